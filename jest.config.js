@@ -1,0 +1,16 @@
+/** Jest runs the TypeScript sources directly (swc strips types; `npm run build` type-checks). */
+const swc = ['@swc/jest', { jsc: { target: 'es2022', parser: { syntax: 'typescript' } }, module: { type: 'commonjs' } }];
+module.exports = {
+  testEnvironment: 'node',
+  transform: { '^.+\\.ts$': swc },
+  moduleNameMapper: {
+    '^@vision/shared$': '<rootDir>/packages/shared/src/index.ts',
+    '^@vision/shared/(.*)$': '<rootDir>/packages/shared/src/$1',
+    '^@vision/(gateway|tasks|quota|results|images|inference)$': '<rootDir>/services/$1/src/index.ts',
+  },
+  roots: ['<rootDir>/packages', '<rootDir>/services', '<rootDir>/test'],
+  testMatch: ['**/test/**/*.test.ts'],
+  testPathIgnorePatterns: ['/node_modules/', '/dist/'],
+  testTimeout: 30000,
+  maxWorkers: 2,
+};

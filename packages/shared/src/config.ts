@@ -1,0 +1,113 @@
+import { z } from 'zod';
+
+/** Raised when environment variables do not satisfy a service's schema; the message names each variable. */
+export class ConfigError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`Invalid configuration:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
+    this.name = 'ConfigError';
+  }
+}
+
+type Env = Record<string, string | undefined>;
+
+/**
+ * Validates environment variables against a zod object schema whose keys are the variable names.
+ * Empty strings count as unset so that `FOO= npm start` falls back to the default.
+ */
+export function loadConfig<S extends z.ZodRawShape>(shape: S, env: Env = process.env): z.infer<z.ZodObject<S>> {
+  const input: Record<string, string> = {};
+  for (const key of Object.keys(shape)) {
+    const v = env[key];
+    if (v !== undefined && v !== '') input[key] = v;
+  }
+  const parsed = z.object(shape).safeParse(input);
+  if (!parsed.success) {
+    throw new ConfigError(
+      parsed.error.issues.map((i) => {
+        const name = i.path.join('.');
+        const got = input[name];
+        return `${name}: ${i.message}${got === undefined ? ' (not set)' : ` (got ${JSON.stringify(got)})`}`;
+      }),
+    );
+  }
+  return parsed.data;
+}
+
+/** Common variable types. */
+export const env = {
+  port: (def: number) =>
+    z.coerce
+      .number({ invalid_type_error: 'expected a TCP port number' })
+      .int('expected an integer TCP port')
+      .min(1, 'expected a TCP port 1-65535')
+      .max(65535, 'expected a TCP port 1-65535')
+      .default(def),
+  int: (def: number, min = 0, max = Number.MAX_SAFE_INTEGER) =>
+    z.coerce
+      .number({ invalid_type_error: 'expected an integer' })
+      .int('expected an integer')
+      .min(min, `expected an integer >= ${min}`)
+      .max(max, `expected an integer <= ${max}`)
+      .default(def),
+  number: (def: number, min = -Infinity, max = Infinity) =>
+    z.coerce
+      .number({ invalid_type_error: 'expected a number' })
+      .min(min, `expected a number >= ${min}`)
+      .max(max, `expected a number <= ${max}`)
+      .default(def),
+  bool: (def: boolean) =>
+    z
+      .enum(['true', 'false', '1', '0', 'yes', 'no'], {
+        errorMap: () => ({ message: 'expected true or false' }),
+      })
+      .transform((v) => v === 'true' || v === '1' || v === 'yes')
+      .default(def ? 'true' : 'false'),
+  str: (def: string) => z.string().default(def),
+  url: () => z.string().url('expected a URL'),
+  list: (def: string[]) =>
+    z
+      .string()
+      .transform((v) =>
+        v
+          .split(',')
+          .map((s) => s.trim())
+          .filter(Boolean),
+      )
+      .default(def.join(',')),
+};
+
+/**
+ * Variables every service reads. `VISION_MODE` picks the adapters: `standalone` (PGlite, in-process
+ * bus, directory store, memory limiters) or `distributed` (Postgres, Kafka, MinIO, Redis).
+ */
+export const commonShape = {
+  VISION_MODE: z.enum(['standalone', 'distributed']).default('standalone'),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  VISION_DATA_DIR: z.string().default('./data'),
+  /** Shared secret for the signed internal identity header (gateway -> services). */
+  INTERNAL_SECRET: z.string().min(16, 'expected at least 16 characters').optional(),
+  DATABASE_URL: z.string().optional(),
+  KAFKA_BROKERS: env.list([]),
+  REDIS_URL: z.string().optional(),
+  S3_ENDPOINT: z.string().optional(),
+  S3_ACCESS_KEY: z.string().optional(),
+  S3_SECRET_KEY: z.string().optional(),
+  S3_BUCKET: z.string().default('vision'),
+  S3_REGION: z.string().default('us-east-1'),
+  OTEL_EXPORTER_OTLP_ENDPOINT: z.string().optional(),
+};
+
+export type CommonConfig = z.infer<z.ZodObject<typeof commonShape>>;
+
+/** Runs `fn`; a ConfigError prints its message and exits the process with status 2. */
+export function exitOnConfigError<T>(fn: () => T): T {
+  try {
+    return fn();
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      process.stderr.write(`${err.message}\n`);
+      process.exit(2);
+    }
+    throw err;
+  }
+}

@@ -1,0 +1,190 @@
+import { randomUUID } from 'node:crypto';
+import type { Server } from 'node:http';
+import express, { type ErrorRequestHandler, type Express, type NextFunction, type Request, type Response } from 'express';
+import { ApiError, toEnvelope } from './errors';
+import { IDENTITY_HEADER, type Identity, verifyIdentity } from './identity';
+import type { Logger } from './logger';
+
+export const REQUEST_ID_HEADER = 'x-request-id';
+
+/** A readiness check resolves when its dependency is reachable and rejects otherwise. */
+export type ReadinessCheck = () => Promise<void | { degraded: string }>;
+
+export interface ServiceAppOptions {
+  name: string;
+  logger: Logger;
+  /** Dependencies probed by GET /readyz, by name. */
+  readiness?: Record<string, ReadinessCheck>;
+  /** When set, every route except /healthz and /readyz requires a valid signed identity header. */
+  identitySecret?: string;
+  /** Paths (prefixes) that skip identity verification, for example operator endpoints with their own credential. */
+  publicPaths?: string[];
+  /** Limit for JSON bodies. */
+  jsonLimit?: string;
+}
+
+const REQUEST_ID_RE = /^[A-Za-z0-9._:-]{1,128}$/;
+
+export function requestIdOf(res: Response): string {
+  return (res.locals.requestId as string | undefined) ?? 'unknown';
+}
+
+/** The verified caller of a request; throws OP-AUTH-REQUIRED when the request carries none. */
+export function identityOf(res: Response): Identity {
+  const id = res.locals.identity as Identity | undefined;
+  if (!id) throw new ApiError('OP-AUTH-REQUIRED', 'Missing or invalid credentials');
+  return id;
+}
+
+const UNAVAILABLE_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EPIPE',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  '57P01', // admin_shutdown
+  '57P02',
+  '57P03', // cannot_connect_now
+  '08000',
+  '08001',
+  '08003',
+  '08006',
+]);
+
+/** True for errors that mean a dependency (database, store, broker) could not be reached. */
+export function isUnavailableError(err: unknown): boolean {
+  if (typeof err !== 'object' || err === null) return false;
+  const e = err as { code?: unknown; name?: unknown; message?: unknown; cause?: unknown };
+  if (typeof e.code === 'string' && UNAVAILABLE_CODES.has(e.code)) return true;
+  if (e.name === 'KnexTimeoutError') return true;
+  if (typeof e.message === 'string' && /Connection terminated|connect ECONNREFUSED|socket hang up/i.test(e.message))
+    return true;
+  return e.cause !== undefined && e.cause !== err ? isUnavailableError(e.cause) : false;
+}
+
+/** Maps any thrown value to an ApiError; unknown errors become a 500 without internals. */
+export function toApiError(err: unknown): ApiError {
+  if (err instanceof ApiError) return err;
+  const e = err as { type?: unknown; status?: unknown };
+  if (e && e.type === 'entity.parse.failed')
+    return new ApiError('OP-TASK-REQUEST-INVALID', 'Request body is not valid JSON', { reason: 'malformed_json' });
+  if (e && e.type === 'entity.too.large')
+    return new ApiError('OP-TASK-REQUEST-INVALID', 'Request body is too large', { reason: 'body_too_large' });
+  if (e && (e.type === 'encoding.unsupported' || e.type === 'charset.unsupported'))
+    return new ApiError('OP-TASK-REQUEST-INVALID', 'Unsupported body encoding', { reason: 'unsupported_encoding' });
+  if (isUnavailableError(err)) return new ApiError('OP-SYS-UNAVAILABLE', 'A dependency is unavailable, retry later');
+  return new ApiError('OP-SYS-INTERNAL', 'Internal error');
+}
+
+export function sendError(res: Response, err: ApiError): void {
+  if (res.headersSent) {
+    res.destroy();
+    return;
+  }
+  if (err.headers) for (const [k, v] of Object.entries(err.headers)) res.setHeader(k, v);
+  res.status(err.status).json(toEnvelope(err, requestIdOf(res)));
+}
+
+export function errorHandler(logger: Logger): ErrorRequestHandler {
+  return (err: unknown, req: Request, res: Response, _next: NextFunction) => {
+    const apiErr = toApiError(err);
+    if (apiErr.status >= 500)
+      logger.error(
+        { err, path: req.path, method: req.method, request_id: requestIdOf(res), code: apiErr.code },
+        'request failed',
+      );
+    sendError(res, apiErr);
+  };
+}
+
+/** Wraps an async route handler so that rejections reach the error handler. */
+export function route(
+  fn: (req: Request, res: Response, next: NextFunction) => Promise<unknown>,
+): (req: Request, res: Response, next: NextFunction) => void {
+  return (req, res, next) => {
+    fn(req, res, next).catch(next);
+  };
+}
+
+async function runReadiness(checks: Record<string, ReadinessCheck>) {
+  const detail: Record<string, { status: 'up' | 'down' | 'degraded'; error?: string }> = {};
+  await Promise.all(
+    Object.entries(checks).map(async ([name, check]) => {
+      try {
+        const r = await Promise.race([
+          check(),
+          new Promise<never>((_, rej) => setTimeout(() => rej(new Error('timed out')), 3000).unref()),
+        ]);
+        detail[name] = r && 'degraded' in r ? { status: 'degraded', error: r.degraded } : { status: 'up' };
+      } catch (err) {
+        detail[name] = { status: 'down', error: err instanceof Error ? err.message : String(err) };
+      }
+    }),
+  );
+  const down = Object.values(detail).some((d) => d.status === 'down');
+  const degraded = Object.values(detail).some((d) => d.status === 'degraded');
+  return { ready: !down, body: { status: down ? 'down' : degraded ? 'degraded' : 'up', dependencies: detail } };
+}
+
+/**
+ * The express app every service starts from: request ids, /healthz, /readyz, identity verification,
+ * strict JSON parsing, then the service's routes, then a JSON 404 and the error envelope.
+ */
+export function createServiceApp(opts: ServiceAppOptions, mount: (app: Express) => void): Express {
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('trust proxy', false);
+  app.set('query parser', 'simple');
+
+  app.use((req, res, next) => {
+    const given = req.header(REQUEST_ID_HEADER);
+    const id = given && REQUEST_ID_RE.test(given) ? given : randomUUID();
+    res.locals.requestId = id;
+    res.setHeader('X-Request-Id', id);
+    next();
+  });
+
+  app.get('/healthz', (_req, res) => {
+    res.json({ status: 'up', service: opts.name });
+  });
+  app.get('/readyz', (_req, res, next) => {
+    runReadiness(opts.readiness ?? {})
+      .then(({ ready, body }) => res.status(ready ? 200 : 503).json({ service: opts.name, ...body }))
+      .catch(next);
+  });
+
+  if (opts.identitySecret) {
+    const secret = opts.identitySecret;
+    const publicPaths = opts.publicPaths ?? [];
+    app.use((req, res, next) => {
+      if (publicPaths.some((p) => req.path.startsWith(p))) return next();
+      const identity = verifyIdentity(secret, req.header(IDENTITY_HEADER));
+      if (!identity) return next(new ApiError('OP-AUTH-REQUIRED', 'Missing or invalid credentials'));
+      res.locals.identity = identity;
+      next();
+    });
+  }
+
+  app.use(express.json({ limit: opts.jsonLimit ?? '1mb', strict: true }));
+  mount(app);
+  app.use((req, _res, next) => next(new ApiError('OP-NOT-FOUND', `No route for ${req.method} ${req.path}`)));
+  app.use(errorHandler(opts.logger));
+  return app;
+}
+
+/** Starts listening; resolves with the server once the port is bound. */
+export function listen(app: Express, port: number, host = '0.0.0.0'): Promise<Server> {
+  return new Promise((resolve, reject) => {
+    const server = app.listen(port, host);
+    server.once('listening', () => resolve(server));
+    server.once('error', reject);
+  });
+}
+
+export function closeServer(server: Server): Promise<void> {
+  return new Promise((resolve) => {
+    server.close(() => resolve());
+    server.closeAllConnections?.();
+  });
+}

@@ -1,0 +1,52 @@
+/** Message bus port: Kafka in distributed mode, an in-process bus in standalone mode. */
+
+export const TOPICS = {
+  frames: 'vision.frames',
+  taskEvents: 'vision.task-events',
+  quotaEvents: 'vision.quota-events',
+} as const;
+
+export type Topic = (typeof TOPICS)[keyof typeof TOPICS];
+
+export interface OutgoingMessage {
+  /** Partition key (the task id for frames and task events): messages of one key keep their order. */
+  key: string;
+  /** JSON-serialisable value; carries `schema` and `event_id` by convention. */
+  value: object;
+  headers?: Record<string, string>;
+}
+
+export interface IncomingMessage {
+  topic: string;
+  key: string;
+  value: unknown;
+  headers: Record<string, string>;
+  /** Position within its partition, for diagnostics. */
+  offset: string;
+  partition: number;
+}
+
+export interface SubscribeOptions {
+  topic: string;
+  /** Consumer group: each message is handled once per group. */
+  group: string;
+  fromBeginning?: boolean;
+  /**
+   * Handles one batch of one partition, in order. When it resolves the batch is committed; when it
+   * rejects the batch is delivered again (at least once: handlers dedupe).
+   */
+  handleBatch(messages: IncomingMessage[]): Promise<void>;
+}
+
+export interface Subscription {
+  close(): Promise<void>;
+}
+
+export interface Bus {
+  readonly kind: 'kafka' | 'memory';
+  publish(topic: string, messages: OutgoingMessage[]): Promise<void>;
+  subscribe(opts: SubscribeOptions): Promise<Subscription>;
+  /** Resolves when the broker is reachable. */
+  check(): Promise<void>;
+  close(): Promise<void>;
+}
