@@ -11,3 +11,4 @@ export * from './ports/bus';
 export * from './ports/db';
 export * from './ports/object-store';
 export * from './ports/limiter';
+export * from './service';

@@ -1,0 +1,62 @@
+import type { Bus } from './ports/bus';
+import type { Clock } from './clock';
+import type { Logger } from './logger';
+import { ConfigError } from './config';
+
+/** How the standalone launcher (or a test) starts one service inside the current process. */
+export interface StartOptions {
+  /** Environment to read configuration from; defaults to process.env. */
+  env?: Record<string, string | undefined>;
+  /** A bus instance to share (standalone mode runs one in-process bus for all services). */
+  bus?: Bus;
+  clock?: Clock;
+  logger?: Logger;
+  /** Port to listen on; 0 picks a free one (tests). Overrides the service's *_PORT variable. */
+  port?: number;
+  host?: string;
+}
+
+export interface RunningService {
+  name: string;
+  port: number;
+  /** Base URL, e.g. http://127.0.0.1:8101 */
+  url: string;
+  close(): Promise<void>;
+}
+
+/**
+ * Process entry for one service (`main.ts`): starts telemetry before anything else is loaded, starts
+ * the service, and stops it cleanly on SIGTERM/SIGINT. A configuration error exits with status 2 and
+ * a message naming the variable.
+ */
+export function runMain(serviceName: string, start: (opts: StartOptions) => Promise<RunningService>): void {
+  // Loaded lazily so that instrumentation patches modules before the service imports them.
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const { startTelemetry } = require('./telemetry') as typeof import('./telemetry');
+  const telemetry = startTelemetry(serviceName);
+  start({})
+    .then((svc) => {
+      process.stdout.write(`${serviceName} listening on ${svc.url}\n`);
+      let stopping = false;
+      const stop = (signal: string) => {
+        if (stopping) return;
+        stopping = true;
+        process.stdout.write(`${serviceName}: ${signal}, stopping\n`);
+        svc
+          .close()
+          .then(() => telemetry.shutdown())
+          .then(() => process.exit(0))
+          .catch(() => process.exit(1));
+      };
+      process.on('SIGTERM', () => stop('SIGTERM'));
+      process.on('SIGINT', () => stop('SIGINT'));
+    })
+    .catch((err: unknown) => {
+      if (err instanceof ConfigError) {
+        process.stderr.write(`${err.message}\n`);
+        process.exit(2);
+      }
+      process.stderr.write(`${serviceName} failed to start: ${err instanceof Error ? err.stack : String(err)}\n`);
+      process.exit(1);
+    });
+}
