@@ -1,0 +1,144 @@
+import type { Express } from 'express';
+import {
+  type Bus,
+  type Clock,
+  closeServer,
+  createBus,
+  createLogger,
+  type Db,
+  listen,
+  type Logger,
+  openDb,
+  type RunningService,
+  type StartOptions,
+  systemClock,
+} from '@vision/shared';
+import { createApp } from './app';
+import { loadQuotaConfig, type QuotaConfig } from './config';
+import type { Limits } from './domain/limits';
+import { QuotaLedger } from './store/ledger';
+import { migrations } from './store/migrations';
+import { OutboxRelay } from './store/outbox';
+import { Sweeper } from './sweeper';
+
+export { createApp } from './app';
+export { loadQuotaConfig, quotaShape, type QuotaConfig } from './config';
+export { dayOf, nextResetAt } from './domain/day';
+export { QuotaLedger } from './store/ledger';
+export { migrations } from './store/migrations';
+export { OutboxRelay } from './store/outbox';
+export { Sweeper } from './sweeper';
+
+export const QUOTA_SCHEMA = 'quota';
+
+export interface QuotaParts {
+  app: Express;
+  ledger: QuotaLedger;
+  relay: OutboxRelay;
+  sweeper: Sweeper;
+  /** Starts the outbox relay and the hold sweeper loops. */
+  startLoops(): void;
+  /** Stops both loops (waits for a relay round in progress). */
+  stopLoops(): Promise<void>;
+}
+
+export interface QuotaPartsDeps {
+  db: Db;
+  bus: Bus;
+  clock: Clock;
+  logger: Logger;
+  identitySecret: string;
+  limits: Limits;
+  holdTtlMs: number;
+  sweepIntervalMs: number;
+  outboxIntervalMs: number;
+}
+
+/** Wires the ledger, the outbox relay, the sweeper and the express app over an open database and a bus. */
+export function createQuota(deps: QuotaPartsDeps): QuotaParts {
+  const relay = new OutboxRelay({
+    knex: deps.db.knex,
+    bus: deps.bus,
+    clock: deps.clock,
+    logger: deps.logger,
+    intervalMs: deps.outboxIntervalMs,
+  });
+  const ledger = new QuotaLedger({
+    knex: deps.db.knex,
+    clock: deps.clock,
+    limits: deps.limits,
+    holdTtlMs: deps.holdTtlMs,
+    onCommit: () => relay.nudge(),
+  });
+  const sweeper = new Sweeper(ledger, relay, () => deps.clock.now(), deps.logger, deps.sweepIntervalMs);
+  const app = createApp({
+    ledger,
+    logger: deps.logger,
+    identitySecret: deps.identitySecret,
+    readiness: { database: () => deps.db.check(), bus: () => deps.bus.check() },
+  });
+  return {
+    app,
+    ledger,
+    relay,
+    sweeper,
+    startLoops: () => {
+      relay.start();
+      sweeper.start();
+    },
+    stopLoops: async () => {
+      sweeper.stop();
+      await relay.stop();
+    },
+  };
+}
+
+export function limitsOf(cfg: QuotaConfig): Limits {
+  return { video: cfg.QUOTA_VIDEO_DAILY, image: cfg.QUOTA_IMAGE_DAILY, overrides: cfg.QUOTA_OVERRIDES };
+}
+
+/** Starts the quota service: config, database (schema `quota`, migrations), bus, loops, HTTP. */
+export async function start(opts: StartOptions): Promise<RunningService> {
+  const cfg = loadQuotaConfig(opts.env ?? process.env);
+  const logger = opts.logger ?? createLogger('quota', { level: cfg.LOG_LEVEL });
+  const clock = opts.clock ?? systemClock;
+  const db = await openDb(cfg, { schema: QUOTA_SCHEMA, migrations, logger });
+  const ownBus = opts.bus === undefined;
+  const bus = opts.bus ?? createBus(cfg, { clientId: 'quota', logger });
+  try {
+    const parts = createQuota({
+      db,
+      bus,
+      clock,
+      logger,
+      identitySecret: cfg.INTERNAL_SECRET,
+      limits: limitsOf(cfg),
+      holdTtlMs: cfg.QUOTA_HOLD_TTL_MS,
+      sweepIntervalMs: cfg.QUOTA_SWEEP_INTERVAL_MS,
+      outboxIntervalMs: cfg.QUOTA_OUTBOX_INTERVAL_MS,
+    });
+    const host = opts.host ?? '0.0.0.0';
+    const server = await listen(parts.app, opts.port ?? cfg.QUOTA_PORT, host);
+    parts.startLoops();
+    const address = server.address();
+    const port = typeof address === 'object' && address ? address.port : (opts.port ?? cfg.QUOTA_PORT);
+    const urlHost = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host;
+    return {
+      name: 'quota',
+      port,
+      url: `http://${urlHost}:${port}`,
+      close: async () => {
+        await closeServer(server);
+        await parts.stopLoops();
+        // One last round so that events of the final requests are not left waiting for a restart.
+        await parts.relay.flush().catch((err: unknown) => logger.warn({ err }, 'final outbox flush failed'));
+        if (ownBus) await bus.close();
+        await db.close();
+      },
+    };
+  } catch (err) {
+    if (ownBus) await bus.close().catch(() => undefined);
+    await db.close();
+    throw err;
+  }
+}
