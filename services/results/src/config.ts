@@ -1,0 +1,43 @@
+import { z } from 'zod';
+import { ConfigError, commonShape, env, loadConfig } from '@vision/shared';
+import { DEFAULT_LIMIT, MAX_LIMIT, MIN_LIMIT } from './domain/read-query';
+
+const DAY_MS = 24 * 60 * 60 * 1000;
+
+/** Environment variables of the results service (besides the common ones). */
+export const resultsShape = {
+  ...commonShape,
+  RESULTS_PORT: env.port(8103),
+  TASKS_URL: env.url().default('http://127.0.0.1:8101'),
+  /** Key for cursor signatures; INTERNAL_SECRET when unset. Changing it invalidates cursors in flight. */
+  RESULTS_CURSOR_SECRET: z.string().min(16, 'expected at least 16 characters').optional(),
+  /** Page size when a read gives no `limit`. */
+  RESULTS_DEFAULT_LIMIT: env.int(DEFAULT_LIMIT, MIN_LIMIT, MAX_LIMIT),
+  /** How long after a terminal status without an end marker a task's frames count as complete. */
+  RESULTS_END_GRACE_MS: env.int(5 * 60 * 1000, 0),
+  /** Pause between retention passes; 0 turns the timer off. */
+  RESULTS_JANITOR_INTERVAL_MS: env.int(60_000, 0),
+  /** Most frames one retention DELETE removes. */
+  RESULTS_DELETE_BATCH: env.int(5_000, 1, 100_000),
+  /** Retention for frames whose task never became known (and for tombstones of purged tasks). */
+  RESULTS_ORPHAN_RETENTION_DAYS: env.int(90, 1),
+};
+
+export type ResultsConfig = z.infer<z.ZodObject<typeof resultsShape>>;
+
+export interface ResolvedResultsConfig extends ResultsConfig {
+  INTERNAL_SECRET: string;
+  cursorSecret: string;
+  orphanRetentionMs: number;
+}
+
+export function loadResultsConfig(source: Record<string, string | undefined>): ResolvedResultsConfig {
+  const cfg = loadConfig(resultsShape, source);
+  if (!cfg.INTERNAL_SECRET) throw new ConfigError(['INTERNAL_SECRET: required (not set)']);
+  return {
+    ...cfg,
+    INTERNAL_SECRET: cfg.INTERNAL_SECRET,
+    cursorSecret: cfg.RESULTS_CURSOR_SECRET ?? cfg.INTERNAL_SECRET,
+    orphanRetentionMs: cfg.RESULTS_ORPHAN_RETENTION_DAYS * DAY_MS,
+  };
+}

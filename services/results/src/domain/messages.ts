@@ -1,0 +1,115 @@
+import { z } from 'zod';
+
+/**
+ * Bus messages the results service consumes (docs/INTERNAL.md, "Kafka topics"). Parsing is lenient
+ * about extra fields (producers may add some) and strict about the fields results relies on.
+ */
+const finite = z.number().finite();
+const unit = finite.min(0).max(1);
+
+const bboxSchema = z.object({
+  format: z.literal('cxcywh_normalized').optional(),
+  cx: unit,
+  cy: unit,
+  width: unit,
+  height: unit,
+});
+
+const objectSchema = z.object({
+  label: z.string().min(1).max(200),
+  score: unit,
+  bbox: bboxSchema,
+  track_id: z.union([z.string().max(200), z.number().int()]).optional(),
+});
+
+const taskId = z.string().min(1).max(200);
+const seq = z.number().int().min(0).max(Number.MAX_SAFE_INTEGER);
+
+export const frameMessageSchema = z.object({
+  schema: z.literal(1),
+  type: z.literal('frame'),
+  event_id: z.string().optional(),
+  task_id: taskId,
+  seq,
+  frame_id: z.string().min(1).max(200),
+  frame_time_ms: z.number().int(),
+  image: z.object({ width: z.number().int().min(0), height: z.number().int().min(0) }),
+  objects: z.array(objectSchema).max(10_000),
+  lower_bound: unit.optional(),
+});
+
+export const endMessageSchema = z.object({
+  schema: z.literal(1),
+  type: z.literal('end'),
+  event_id: z.string().optional(),
+  task_id: taskId,
+  seq: seq.optional(),
+  frames: seq,
+  status: z.string().min(1).max(50),
+  reason: z.string().max(2000).optional(),
+});
+
+export const taskEventSchema = z.object({
+  schema: z.literal(1),
+  event_id: z.string().min(1),
+  type: z.string().min(1),
+  task_id: taskId,
+  subject: z.string().min(1).max(500),
+  kind: z.enum(['video', 'image']),
+  scene_code: z.string().max(100).optional(),
+  status: z.string().min(1).max(50),
+  business_threshold: unit,
+  lower_bound: unit,
+  result_expires_at: z.string().datetime({ offset: true }),
+  occurred_at: z.string().datetime({ offset: true }),
+});
+
+/** The tasks service's answer to GET /internal/v1/tasks/{task_id}. */
+export const internalTaskSchema = z.object({
+  task_id: taskId,
+  subject: z.string().min(1).max(500),
+  kind: z.enum(['video', 'image']),
+  scene_code: z.string().max(100).optional(),
+  status: z.string().min(1).max(50),
+  business_threshold: unit,
+  lower_bound: unit,
+  result_expires_at: z.string().datetime({ offset: true }),
+});
+
+export type FrameMessage = z.infer<typeof frameMessageSchema>;
+export type EndMessage = z.infer<typeof endMessageSchema>;
+export type TaskEvent = z.infer<typeof taskEventSchema>;
+export type InternalTask = z.infer<typeof internalTaskSchema>;
+
+export type FramesTopicMessage =
+  | { kind: 'frame'; frame: FrameMessage }
+  | { kind: 'end'; end: EndMessage }
+  | { kind: 'invalid'; problem: string };
+
+function describe(err: z.ZodError): string {
+  return err.issues
+    .slice(0, 3)
+    .map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`)
+    .join('; ');
+}
+
+/** Classifies one value of `vision.frames`. Invalid values are reported, never thrown. */
+export function parseFramesTopicMessage(value: unknown): FramesTopicMessage {
+  const type = typeof value === 'object' && value !== null ? (value as { type?: unknown }).type : undefined;
+  if (type === 'frame') {
+    const r = frameMessageSchema.safeParse(value);
+    return r.success ? { kind: 'frame', frame: r.data } : { kind: 'invalid', problem: describe(r.error) };
+  }
+  if (type === 'end') {
+    const r = endMessageSchema.safeParse(value);
+    return r.success ? { kind: 'end', end: r.data } : { kind: 'invalid', problem: describe(r.error) };
+  }
+  return { kind: 'invalid', problem: `unknown message type ${JSON.stringify(type)}` };
+}
+
+export function parseTaskEvent(
+  value: unknown,
+): { ok: true; event: TaskEvent } | { ok: false; problem: string } {
+  const r = taskEventSchema.safeParse(value);
+  return r.success ? { ok: true, event: r.data } : { ok: false, problem: describe(r.error) };
+}

@@ -1,0 +1,116 @@
+import {
+  TOPICS,
+  type Bus,
+  type Clock,
+  type IncomingMessage,
+  type Logger,
+  type Subscription,
+} from '@vision/shared';
+import { toStoredFrame, type StoredFrame } from './domain/frames';
+import { parseFramesTopicMessage, parseTaskEvent } from './domain/messages';
+import type { EndMarker } from './domain/task-meta';
+import type { FramesStore } from './store/frames-store';
+import type { TasksStore } from './store/tasks-store';
+
+/** Consumer group of the results service on both topics. */
+export const RESULTS_GROUP = 'results';
+
+export interface IngestDeps {
+  frames: FramesStore;
+  tasks: TasksStore;
+  clock: Clock;
+  logger: Logger;
+}
+
+function skip(logger: Logger, m: IncomingMessage, problem: string): void {
+  logger.warn(
+    { topic: m.topic, partition: m.partition, offset: m.offset, key: m.key, problem },
+    'skipping a message results cannot use',
+  );
+}
+
+/**
+ * Handles one batch of `vision.frames`: every frame of the batch in one multi-row INSERT (a
+ * redelivered frame conflicts on (task_id, seq) and is stored once), then the end markers. A batch
+ * that fails is redelivered by the bus; a message that can never be stored is logged and skipped so it
+ * cannot block its partition.
+ */
+export function framesBatchHandler(deps: IngestDeps): (messages: IncomingMessage[]) => Promise<void> {
+  return async (messages) => {
+    const frames = new Map<string, StoredFrame>();
+    const ends = new Map<string, EndMarker>();
+    for (const m of messages) {
+      const parsed = parseFramesTopicMessage(m.value);
+      if (parsed.kind === 'invalid') skip(deps.logger, m, parsed.problem);
+      else if (parsed.kind === 'frame') {
+        const f = toStoredFrame(parsed.frame);
+        frames.set(`${f.taskId}\u0000${f.seq}`, f);
+      } else ends.set(parsed.end.task_id, { frames: parsed.end.frames, status: parsed.end.status });
+    }
+    const now = deps.clock.now();
+    if (frames.size > 0) {
+      const list = [...frames.values()];
+      await deps.frames.insert(list);
+      await deps.tasks.noteFrames([...new Set(list.map((f) => f.taskId))], now);
+    }
+    // After the frames: a stored end marker means every frame before it is stored too.
+    for (const [taskId, end] of ends) await deps.tasks.markEnded(taskId, end, now);
+  };
+}
+
+/** Handles one batch of `vision.task-events`: ownership, thresholds, retention and status per task. */
+export function taskEventsBatchHandler(deps: IngestDeps): (messages: IncomingMessage[]) => Promise<void> {
+  return async (messages) => {
+    const now = deps.clock.now();
+    for (const m of messages) {
+      const parsed = parseTaskEvent(m.value);
+      if (!parsed.ok) {
+        skip(deps.logger, m, parsed.problem);
+        continue;
+      }
+      const e = parsed.event;
+      await deps.tasks.upsertMeta(
+        {
+          taskId: e.task_id,
+          subject: e.subject,
+          kind: e.kind,
+          sceneCode: e.scene_code,
+          status: e.status,
+          businessThreshold: e.business_threshold,
+          lowerBound: e.lower_bound,
+          resultExpiresAt: new Date(e.result_expires_at),
+          statusAt: new Date(e.occurred_at),
+          source: 'event',
+        },
+        now,
+      );
+    }
+  };
+}
+
+/** Subscribes the results consumer group to both topics. */
+export async function subscribeIngest(bus: Bus, deps: IngestDeps): Promise<Subscription[]> {
+  const subs: Subscription[] = [];
+  try {
+    subs.push(
+      await bus.subscribe({
+        topic: TOPICS.taskEvents,
+        group: RESULTS_GROUP,
+        fromBeginning: true,
+        handleBatch: taskEventsBatchHandler(deps),
+      }),
+    );
+    subs.push(
+      await bus.subscribe({
+        topic: TOPICS.frames,
+        group: RESULTS_GROUP,
+        fromBeginning: true,
+        handleBatch: framesBatchHandler(deps),
+      }),
+    );
+  } catch (err) {
+    await Promise.allSettled(subs.map((s) => s.close()));
+    throw err;
+  }
+  return subs;
+}

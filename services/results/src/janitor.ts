@@ -1,0 +1,97 @@
+import type { Clock, Logger } from '@vision/shared';
+import type { FramesStore } from './store/frames-store';
+import type { TasksStore } from './store/tasks-store';
+
+export interface JanitorOptions {
+  frames: FramesStore;
+  tasks: TasksStore;
+  clock: Clock;
+  logger: Logger;
+  /** Most frames one DELETE removes, so a task with millions of frames never holds a long lock. */
+  deleteBatch: number;
+  /** Frames whose task never became known are deleted this long after they first arrived. */
+  orphanRetentionMs: number;
+  /** Tombstones of purged tasks are forgotten this long after the purge. */
+  tombstoneRetentionMs: number;
+  /** Pause between runs; 0 disables the timer (runOnce can still be called). */
+  intervalMs: number;
+}
+
+export interface JanitorRun {
+  tasksPurged: number;
+  framesDeleted: number;
+  tombstonesDeleted: number;
+}
+
+const TASKS_PER_QUERY = 100;
+
+/**
+ * Retention: a task past result_expires_at loses its frames, deleted in bounded batches, and keeps a
+ * tombstone (reads of it answer 404). Time comes from the injectable clock.
+ */
+export class Janitor {
+  private timer?: NodeJS.Timeout;
+  private running?: Promise<JanitorRun>;
+  private stopped = false;
+
+  constructor(private readonly opts: JanitorOptions) {}
+
+  /** One full pass; concurrent calls share the pass in progress. */
+  runOnce(): Promise<JanitorRun> {
+    if (!this.running) this.running = this.pass().finally(() => (this.running = undefined));
+    return this.running;
+  }
+
+  private async purgeTask(taskId: string, run: JanitorRun): Promise<void> {
+    const { frames, tasks, deleteBatch } = this.opts;
+    for (;;) {
+      if (this.stopped) return;
+      const n = await frames.deleteBatch(taskId, deleteBatch);
+      run.framesDeleted += n;
+      if (n < deleteBatch) break;
+    }
+    await tasks.markPurged(taskId, this.opts.clock.now());
+    run.tasksPurged += 1;
+  }
+
+  private async pass(): Promise<JanitorRun> {
+    const { tasks, clock } = this.opts;
+    const run: JanitorRun = { tasksPurged: 0, framesDeleted: 0, tombstonesDeleted: 0 };
+    const now = clock.now();
+    for (;;) {
+      const ids = await tasks.expired(now, TASKS_PER_QUERY);
+      for (const id of ids) await this.purgeTask(id, run);
+      if (ids.length < TASKS_PER_QUERY || this.stopped) break;
+    }
+    const orphanBefore = new Date(now.getTime() - this.opts.orphanRetentionMs);
+    for (;;) {
+      const ids = await tasks.orphansBefore(orphanBefore, TASKS_PER_QUERY);
+      for (const id of ids) await this.purgeTask(id, run);
+      if (ids.length < TASKS_PER_QUERY || this.stopped) break;
+    }
+    const tombstoneBefore = new Date(now.getTime() - this.opts.tombstoneRetentionMs);
+    for (;;) {
+      const n = await tasks.deleteTombstones(tombstoneBefore, 1000);
+      run.tombstonesDeleted += n;
+      if (n < 1000 || this.stopped) break;
+    }
+    if (run.tasksPurged > 0 || run.tombstonesDeleted > 0)
+      this.opts.logger.info({ ...run }, 'results retention pass');
+    return run;
+  }
+
+  start(): void {
+    if (this.opts.intervalMs <= 0 || this.timer) return;
+    this.timer = setInterval(() => {
+      this.runOnce().catch((err: unknown) => this.opts.logger.warn({ err }, 'results retention pass failed'));
+    }, this.opts.intervalMs);
+    this.timer.unref();
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    if (this.timer) clearInterval(this.timer);
+    this.timer = undefined;
+    await this.running?.catch(() => undefined);
+  }
+}

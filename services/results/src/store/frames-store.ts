@@ -1,0 +1,85 @@
+import type { Knex } from '@vision/shared';
+import type { StoredFrame, StoredObject } from '../domain/frames';
+
+/** Rows per INSERT statement: 7 parameters a row stays well under Postgres' 65535 bind parameters. */
+export const INSERT_CHUNK = 4000;
+
+interface FrameRow {
+  task_id: string;
+  seq: number;
+  frame_id: string;
+  frame_time_ms: string | number;
+  width: number;
+  height: number;
+  objects: StoredObject[] | string;
+}
+
+export function toRow(f: StoredFrame): Record<string, unknown> {
+  return {
+    task_id: f.taskId,
+    seq: f.seq,
+    frame_id: f.frameId,
+    frame_time_ms: f.frameTimeMs,
+    width: f.width,
+    height: f.height,
+    // Serialised here: the pg driver would otherwise send a JS array as a Postgres array.
+    objects: JSON.stringify(f.objects),
+  };
+}
+
+function fromRow(r: FrameRow): StoredFrame {
+  return {
+    taskId: r.task_id,
+    seq: Number(r.seq),
+    frameId: r.frame_id,
+    // bigint comes back as a string from pg; Unix milliseconds are far inside the safe integer range.
+    frameTimeMs: Number(r.frame_time_ms),
+    width: r.width,
+    height: r.height,
+    objects: typeof r.objects === 'string' ? (JSON.parse(r.objects) as StoredObject[]) : r.objects,
+  };
+}
+
+export class FramesStore {
+  constructor(private readonly knex: Knex) {}
+
+  /**
+   * Stores frames with one multi-row INSERT (per INSERT_CHUNK rows). A frame already stored (same
+   * task_id and seq: a redelivery) is left as it is.
+   */
+  async insert(frames: StoredFrame[]): Promise<void> {
+    for (let i = 0; i < frames.length; i += INSERT_CHUNK) {
+      const rows = frames.slice(i, i + INSERT_CHUNK).map(toRow);
+      await this.knex('result_frames').insert(rows).onConflict(['task_id', 'seq']).ignore();
+    }
+  }
+
+  /**
+   * Frames after `afterSeq`, in seq order, at most `limit`: a range scan of the primary key.
+   */
+  async page(taskId: string, afterSeq: number, limit: number): Promise<StoredFrame[]> {
+    const rows = (await this.knex('result_frames')
+      .select('task_id', 'seq', 'frame_id', 'frame_time_ms', 'width', 'height', 'objects')
+      .where('task_id', taskId)
+      .andWhere('seq', '>', afterSeq)
+      .orderBy('seq', 'asc')
+      .limit(limit)) as FrameRow[];
+    return rows.map(fromRow);
+  }
+
+  /** Deletes at most `batch` frames of a task (lowest seqs first); returns how many went. */
+  async deleteBatch(taskId: string, batch: number): Promise<number> {
+    const r = (await this.knex.raw(
+      `DELETE FROM result_frames WHERE task_id = ? AND seq IN (
+         SELECT seq FROM result_frames WHERE task_id = ? ORDER BY seq LIMIT ?)`,
+      [taskId, taskId, batch],
+    )) as { rowCount?: number; affectedRows?: number };
+    return r.rowCount ?? r.affectedRows ?? 0;
+  }
+
+  async count(taskId: string): Promise<number> {
+    const row = (await this.knex('result_frames').where('task_id', taskId).count({ n: '*' }).first()) as
+      { n: string | number } | undefined;
+    return Number(row?.n ?? 0);
+  }
+}
