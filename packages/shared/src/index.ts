@@ -12,3 +12,8 @@ export * from './ports/db';
 export * from './ports/object-store';
 export * from './ports/limiter';
 export * from './service';
+export * from './adapters/in-process-bus';
+export * from './adapters/kafka-bus';
+export * from './adapters/bus-factory';
+export * from './adapters/db';
+export * from './telemetry';

@@ -1,0 +1,81 @@
+import Module from 'node:module';
+import vm from 'node:vm';
+import type { PGlite as PGliteType } from '@electric-sql/pglite';
+
+/**
+ * The minimal PGlite surface knex-pglite uses: `waitReady`, `query`, `close`.
+ */
+export interface PGliteLike {
+  readonly waitReady: Promise<void>;
+  query(sql: string, params?: unknown[], options?: object): Promise<unknown>;
+  close(): Promise<void>;
+}
+
+/**
+ * Jest runs modules in a vm context without dynamic import() unless node runs with
+ * --experimental-vm-modules, and PGlite's WASM loader needs dynamic import(). In that one case PGlite
+ * is loaded with Node's own require, outside the sandbox, and values crossing the boundary are copied
+ * into the sandbox's realm (so `instanceof Date`, toStrictEqual and zod behave as they do in
+ * production). Everywhere else PGlite is used directly.
+ */
+function sandboxedWithoutDynamicImport(): boolean {
+  return process.env.JEST_WORKER_ID !== undefined && typeof (vm as { SourceTextModule?: unknown }).SourceTextModule !== 'function';
+}
+
+type PGliteCtor = new (dataDir?: string) => PGliteType;
+
+function outsideRealm(value: unknown): unknown {
+  // Parameters: the outer realm's PGlite checks `instanceof Date` / `instanceof Uint8Array`.
+  if (value instanceof Date) return value.toISOString();
+  if (value instanceof Uint8Array) return Buffer.from(value.buffer, value.byteOffset, value.byteLength);
+  if (Array.isArray(value)) return value.map(outsideRealm);
+  return value;
+}
+
+function intoRealm(value: unknown, depth = 0): unknown {
+  if (value === null || typeof value !== 'object' || depth > 64) return value;
+  const tag = Object.prototype.toString.call(value);
+  if (tag === '[object Date]') return new Date((value as Date).getTime());
+  if (ArrayBuffer.isView(value)) {
+    const v = value as Uint8Array;
+    return Buffer.from(new Uint8Array(v.buffer, v.byteOffset, v.byteLength));
+  }
+  if (Array.isArray(value)) return value.map((v) => intoRealm(v, depth + 1));
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(value)) out[k] = intoRealm(v, depth + 1);
+  return out;
+}
+
+function errorIntoRealm(err: unknown): unknown {
+  if (err === null || typeof err !== 'object' || err instanceof Error) return err;
+  const e = err as { message?: unknown; name?: unknown; stack?: unknown };
+  const local = new Error(typeof e.message === 'string' ? e.message : String(err));
+  for (const [k, v] of Object.entries(err)) (local as unknown as Record<string, unknown>)[k] = v;
+  if (typeof e.name === 'string') local.name = e.name;
+  if (typeof e.stack === 'string') local.stack = e.stack;
+  return local;
+}
+
+/** A PGlite instance on `dataDir` (in memory when undefined). */
+export function createPGlite(dataDir: string | undefined): PGliteLike {
+  if (!sandboxedWithoutDynamicImport()) {
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    const { PGlite } = require('@electric-sql/pglite') as { PGlite: PGliteCtor };
+    return new PGlite(dataDir);
+  }
+  // Jest replaces createRequire, but Module._load is Node's own loader.
+  const nodeModule = Module as unknown as { _load(request: string, parent: unknown, isMain: boolean): unknown };
+  const { PGlite } = nodeModule._load(require.resolve('@electric-sql/pglite'), null, false) as { PGlite: PGliteCtor };
+  const pg = new PGlite(dataDir);
+  return {
+    waitReady: pg.waitReady.then(() => undefined),
+    async query(sql, params, options) {
+      try {
+        return intoRealm(await pg.query(sql, params?.map(outsideRealm), options));
+      } catch (err) {
+        throw errorIntoRealm(err);
+      }
+    },
+    close: () => pg.close(),
+  };
+}
