@@ -107,7 +107,7 @@ export function route(
   };
 }
 
-async function runReadiness(checks: Record<string, ReadinessCheck>) {
+export async function runReadiness(checks: Record<string, ReadinessCheck>) {
   const detail: Record<string, { status: 'up' | 'down' | 'degraded'; error?: string }> = {};
   await Promise.all(
     Object.entries(checks).map(async ([name, check]) => {

@@ -1,0 +1,126 @@
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import {
+  createBus,
+  createLogger,
+  loadConfig,
+  commonShape,
+  env,
+  type Bus,
+  type Clock,
+  type Logger,
+  type RunningService,
+  type StartOptions,
+} from '@vision/shared';
+import { start as startGateway, type RunningGateway } from '@vision/gateway';
+import { start as startInference } from '@vision/inference';
+import { start as startQuota } from '@vision/quota';
+import { start as startResults } from '@vision/results';
+import { start as startTasks } from '@vision/tasks';
+import { start as startImages } from '@vision/images';
+
+const standaloneShape = {
+  ...commonShape,
+  PORT: env.port(8080),
+  HOST: env.str('127.0.0.1'),
+  VISION_MODELS_DIR: env.str(''),
+  INFERENCE_PORT: env.port(8105),
+  QUOTA_PORT: env.port(8102),
+  TASKS_PORT: env.port(8101),
+  RESULTS_PORT: env.port(8103),
+  IMAGES_PORT: env.port(8104),
+};
+
+export interface StandaloneOptions {
+  env?: Record<string, string | undefined>;
+  /** 'ephemeral' gives every service (and the gateway unless `port` is set) a free port: tests use it. */
+  ports?: 'fixed' | 'ephemeral';
+  port?: number;
+  clock?: Clock;
+  logger?: Logger;
+}
+
+export interface Standalone {
+  url: string;
+  gateway: RunningGateway;
+  services: Record<string, RunningService>;
+  bus: Bus;
+  /** The environment every service was started with (secrets included: never print it). */
+  env: Record<string, string | undefined>;
+  close(): Promise<void>;
+}
+
+/** The secret that signs internal calls and cursors, kept under the data dir so cursors survive restarts. */
+function internalSecret(dataDir: string): string {
+  const file = path.join(dataDir, 'internal-secret');
+  if (existsSync(file)) return readFileSync(file, 'utf8').trim();
+  mkdirSync(dataDir, { recursive: true });
+  const secret = randomBytes(32).toString('base64url');
+  writeFileSync(file, secret, { mode: 0o600 });
+  return secret;
+}
+
+/** Where the models are: VISION_MODELS_DIR, else ./models, else ../shared/models (a checkout beside the test data). */
+function modelsDir(configured: string): string {
+  if (configured) return path.resolve(configured);
+  const candidates = [path.resolve('models'), path.resolve('../shared/models')];
+  return candidates.find((c) => existsSync(c)) ?? candidates[0];
+}
+
+/**
+ * Runs all six services in this process with no external servers: PGlite under the data dir, one
+ * in-process bus, a directory object store, memory limiters. Each service still listens on its own
+ * loopback port and the gateway proxies to it, so the request path is the one of production.
+ */
+export async function startStandalone(opts: StandaloneOptions = {}): Promise<Standalone> {
+  const source = { ...(opts.env ?? process.env), VISION_MODE: 'standalone' };
+  const cfg = loadConfig(standaloneShape, source);
+  const dataDir = path.resolve(cfg.VISION_DATA_DIR);
+  const ephemeral = opts.ports === 'ephemeral';
+  const logger = opts.logger ?? createLogger('standalone', { level: cfg.LOG_LEVEL });
+  const shared: Record<string, string | undefined> = {
+    ...source,
+    VISION_DATA_DIR: dataDir,
+    VISION_MODELS_DIR: modelsDir(cfg.VISION_MODELS_DIR),
+    INTERNAL_SECRET: cfg.INTERNAL_SECRET ?? internalSecret(dataDir),
+  };
+  const bus = createBus(cfg, { clientId: 'standalone', logger });
+  const services: Record<string, RunningService> = {};
+  const base: StartOptions = { bus, clock: opts.clock, host: cfg.HOST };
+  const run = async (
+    name: string,
+    start: (o: StartOptions) => Promise<RunningService>,
+    port: number,
+    urlVar: string,
+  ): Promise<void> => {
+    const svc = await start({ ...base, env: shared, port: ephemeral ? 0 : port, logger: logger.child({ service: name }) });
+    services[name] = svc;
+    shared[urlVar] = svc.url;
+  };
+  try {
+    await run('inference', startInference, cfg.INFERENCE_PORT, 'INFERENCE_URL');
+    await run('quota', startQuota, cfg.QUOTA_PORT, 'QUOTA_URL');
+    await run('tasks', startTasks, cfg.TASKS_PORT, 'TASKS_URL');
+    await run('results', startResults, cfg.RESULTS_PORT, 'RESULTS_URL');
+    await run('images', startImages, cfg.IMAGES_PORT, 'IMAGES_URL');
+    const gateway = await startGateway({
+      ...base,
+      env: shared,
+      port: opts.port ?? (ephemeral ? 0 : cfg.PORT),
+      logger: logger.child({ service: 'gateway' }),
+    });
+    services.gateway = gateway;
+    const closeAll = async () => {
+      for (const name of ['gateway', 'images', 'results', 'tasks', 'quota', 'inference']) {
+        await services[name]?.close().catch((err: unknown) => logger.error({ err, service: name }, 'close failed'));
+      }
+      await bus.close();
+    };
+    return { url: gateway.url, gateway, services, bus, env: shared, close: closeAll };
+  } catch (err) {
+    for (const svc of Object.values(services).reverse()) await svc.close().catch(() => undefined);
+    await bus.close().catch(() => undefined);
+    throw err;
+  }
+}

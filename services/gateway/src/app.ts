@@ -1,0 +1,143 @@
+import { randomUUID } from 'node:crypto';
+import express, { type Express, type NextFunction, type Request, type Response } from 'express';
+import {
+  ApiError,
+  IDENTITY_HEADER,
+  REQUEST_ID_HEADER,
+  errorHandler,
+  signIdentity,
+  type Limiter,
+  type Logger,
+  type ReadinessCheck,
+  runReadiness,
+} from '@vision/shared';
+import { matchRoute, type Upstream } from './domain/routes';
+import { limitsFor, retryAfterSeconds, type LimitOverrides, type SubjectLimits } from './domain/limits';
+import { parseBearer } from './keys/key-format';
+import type { KeyStore } from './keys/key-store';
+import { createForwarder } from './proxy';
+
+export interface GatewayDeps {
+  logger: Logger;
+  keys: KeyStore;
+  limiter: Limiter;
+  internalSecret: string;
+  upstreams: Record<Upstream, string>;
+  limits: SubjectLimits;
+  limitOverrides: LimitOverrides;
+  upstreamTimeoutMs: number;
+  openapi: Record<string, unknown>;
+  readiness: Record<string, ReadinessCheck>;
+}
+
+const REQUEST_ID_RE = /^[A-Za-z0-9._:-]{1,128}$/;
+
+const unauthorized = () => new ApiError('OP-AUTH-REQUIRED', 'A valid API key is required: Authorization: Bearer <API_KEY>');
+
+/**
+ * The public front door: request ids, authentication by API key, per-subject QPS and concurrency
+ * limits, and streaming reverse proxying to the service that owns each path.
+ */
+export function createApp(deps: GatewayDeps): Express {
+  const { logger } = deps;
+  const app = express();
+  app.disable('x-powered-by');
+  const forward = createForwarder(logger, deps.upstreamTimeoutMs);
+
+  app.use((req, res, next) => {
+    const given = req.header(REQUEST_ID_HEADER);
+    const id = given && REQUEST_ID_RE.test(given) ? given : randomUUID();
+    res.locals.requestId = id;
+    res.setHeader('X-Request-Id', id);
+    next();
+  });
+
+  app.get('/healthz', (_req, res) => {
+    res.json({ status: 'up', service: 'gateway' });
+  });
+  app.get('/readyz', (_req, res, next) => {
+    runReadiness(deps.readiness)
+      .then(({ ready, body }) => res.status(ready ? 200 : 503).json({ service: 'gateway', ...body }))
+      .catch(next);
+  });
+
+  // Authentication: every other route, known or not.
+  app.use((req: Request, res: Response, next: NextFunction) => {
+    const key = parseBearer(req.header('authorization'));
+    if (!key) return next(unauthorized());
+    deps.keys
+      .authenticate(key)
+      .then((subject) => {
+        if (!subject) return next(unauthorized());
+        res.locals.subject = subject;
+        next();
+      })
+      .catch(next);
+  });
+
+  // Per-subject limits (shared by all keys of a subject).
+  app.use((req: Request, res: Response, next: NextFunction) => {
+    const subject = res.locals.subject as string;
+    const limits = limitsFor(subject, deps.limits, deps.limitOverrides);
+    (async () => {
+      const rate = await deps.limiter.consumeRate(`qps:${subject}`, { perSecond: limits.qps, burst: limits.burst });
+      if (!rate.allowed) {
+        throw new ApiError(
+          'OP-QUOTA-RATE-LIMITED',
+          'Too many requests for this subject, retry later',
+          { limit: 'qps' },
+          { 'Retry-After': retryAfterSeconds(rate.retryAfterMs) },
+        );
+      }
+      const release = await deps.limiter.acquireSlot(`conc:${subject}`, limits.concurrency);
+      if (!release) {
+        throw new ApiError(
+          'OP-QUOTA-RATE-LIMITED',
+          'Too many concurrent requests for this subject, retry later',
+          { limit: 'concurrency' },
+          { 'Retry-After': '1' },
+        );
+      }
+      let released = false;
+      const done = () => {
+        if (released) return;
+        released = true;
+        release().catch((err: unknown) => logger.warn({ err }, 'releasing a concurrency slot failed'));
+      };
+      res.once('finish', done);
+      res.once('close', done);
+    })().then(() => next(), next);
+  });
+
+  app.get('/openapi.json', (_req, res) => {
+    res.json(deps.openapi);
+  });
+
+  app.use((req: Request, res: Response, next: NextFunction) => {
+    const route = matchRoute(req.path);
+    if (!route) return next(new ApiError('OP-NOT-FOUND', `No route for ${req.method} ${req.path}`));
+    const declared = req.headers['content-length'];
+    if (declared !== undefined && Number(declared) > route.maxBodyBytes) {
+      // Refused at the edge: the upstream is never contacted. Drain what the client sends.
+      req.resume();
+      return next(
+        new ApiError('OP-TASK-REQUEST-INVALID', `Request body exceeds ${route.maxBodyBytes} bytes`, {
+          reason: 'body_too_large',
+          limit_bytes: route.maxBodyBytes,
+        }),
+      );
+    }
+    const requestId = res.locals.requestId as string;
+    delete req.headers[IDENTITY_HEADER];
+    delete req.headers.authorization;
+    req.headers[IDENTITY_HEADER] = signIdentity(deps.internalSecret, {
+      subject: res.locals.subject as string,
+      requestId,
+    });
+    req.headers[REQUEST_ID_HEADER] = requestId;
+    forward(req, res, { name: route.upstream, url: deps.upstreams[route.upstream] }, route.maxBodyBytes);
+  });
+
+  app.use(errorHandler(logger));
+  return app;
+}

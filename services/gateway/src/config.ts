@@ -1,0 +1,57 @@
+import { z } from 'zod';
+import { commonShape, env, loadConfig } from '@vision/shared';
+import { limitOverridesSchema } from './domain/limits';
+import { parseConfiguredKeys } from './keys/key-format';
+
+const jsonOf = <T extends z.ZodTypeAny>(schema: T, what: string) =>
+  z.string().transform((v, ctx): z.infer<T> => {
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(v);
+    } catch {
+      ctx.addIssue({ code: z.ZodIssueCode.custom, message: `expected JSON: ${what}` });
+      return z.NEVER;
+    }
+    const r = schema.safeParse(parsed);
+    if (!r.success) {
+      ctx.addIssue({ code: z.ZodIssueCode.custom, message: `expected ${what}: ${r.error.issues[0]?.message}` });
+      return z.NEVER;
+    }
+    return r.data as z.infer<T>;
+  });
+
+export const gatewayShape = {
+  ...commonShape,
+  PORT: env.port(8080),
+  HOST: env.str('0.0.0.0'),
+  TASKS_URL: env.str('http://127.0.0.1:8101'),
+  QUOTA_URL: env.str('http://127.0.0.1:8102'),
+  RESULTS_URL: env.str('http://127.0.0.1:8103'),
+  IMAGES_URL: env.str('http://127.0.0.1:8104'),
+  VISION_API_KEYS: z
+    .string()
+    .transform((v, ctx) => {
+      try {
+        return parseConfiguredKeys(v);
+      } catch (err) {
+        ctx.addIssue({ code: z.ZodIssueCode.custom, message: (err as Error).message });
+        return z.NEVER;
+      }
+    })
+    .optional(),
+  GATEWAY_QPS: env.number(20, 0.01),
+  GATEWAY_BURST: env.int(40, 0),
+  GATEWAY_CONCURRENCY: env.int(16, 1),
+  GATEWAY_LIMIT_OVERRIDES: jsonOf(limitOverridesSchema, 'an object {"<subject>":{"qps"?,"burst"?,"concurrency"?}}')
+    .optional()
+    .transform((v) => v ?? {}),
+  /** An idle upstream connection is abandoned after this long. */
+  GATEWAY_UPSTREAM_TIMEOUT_MS: env.int(120_000, 1000),
+  GATEWAY_OPENAPI_FILE: z.string().optional(),
+};
+
+export type GatewayConfig = z.infer<z.ZodObject<typeof gatewayShape>>;
+
+export function loadGatewayConfig(source: Record<string, string | undefined>): GatewayConfig {
+  return loadConfig(gatewayShape, source);
+}

@@ -1,0 +1,105 @@
+import type { Knex, Migration } from '@vision/shared';
+import { generateKey, hashKey, keyIdForConfiguredKey } from './key-format';
+
+export const keyMigrations: Migration[] = [
+  {
+    name: '001_api_keys',
+    async up(knex: Knex) {
+      await knex.schema.createTable('api_keys', (t) => {
+        t.string('key_id', 64).primary();
+        t.string('subject', 128).notNullable().index();
+        t.string('key_hash', 64).notNullable().unique();
+        t.string('source', 16).notNullable();
+        t.timestamp('created_at', { useTz: true }).notNullable();
+        t.timestamp('revoked_at', { useTz: true }).nullable();
+      });
+    },
+  },
+];
+
+export interface KeyRecord {
+  keyId: string;
+  subject: string;
+  source: string;
+  createdAt: Date;
+  revokedAt: Date | null;
+}
+
+interface KeyRow {
+  key_id: string;
+  subject: string;
+  source: string;
+  created_at: Date | string;
+  revoked_at: Date | string | null;
+}
+
+const toRecord = (r: KeyRow): KeyRecord => ({
+  keyId: r.key_id,
+  subject: r.subject,
+  source: r.source,
+  createdAt: new Date(r.created_at),
+  revokedAt: r.revoked_at ? new Date(r.revoked_at) : null,
+});
+
+/** API keys, stored only as sha256 hashes, each bound to a subject. */
+export class KeyStore {
+  constructor(
+    private readonly knex: Knex,
+    private readonly now: () => Date = () => new Date(),
+  ) {}
+
+  /** The subject of an active key, or undefined for unknown and revoked keys. */
+  async authenticate(key: string): Promise<string | undefined> {
+    const row = await this.knex<KeyRow>('api_keys')
+      .select('subject')
+      .where({ key_hash: hashKey(key) })
+      .whereNull('revoked_at')
+      .first();
+    return row?.subject;
+  }
+
+  /** Creates a key for a subject; the returned key is shown once and never stored. */
+  async create(subject: string, source = 'cli'): Promise<{ keyId: string; key: string }> {
+    const k = generateKey();
+    await this.knex('api_keys').insert({
+      key_id: k.keyId,
+      subject,
+      key_hash: k.hash,
+      source,
+      created_at: this.now(),
+    });
+    return { keyId: k.keyId, key: k.key };
+  }
+
+  /** Registers a key given in configuration (idempotent: the same key twice is one row). */
+  async ensureConfigured(key: string, subject: string): Promise<void> {
+    await this.knex('api_keys')
+      .insert({
+        key_id: keyIdForConfiguredKey(key),
+        subject,
+        key_hash: hashKey(key),
+        source: 'env',
+        created_at: this.now(),
+      })
+      .onConflict('key_hash')
+      .merge(['subject']);
+  }
+
+  async list(): Promise<KeyRecord[]> {
+    const rows = await this.knex<KeyRow>('api_keys').select('*').orderBy('created_at', 'asc');
+    return rows.map(toRecord);
+  }
+
+  async count(): Promise<number> {
+    const r = await this.knex('api_keys').count<{ n: string | number }[]>({ n: '*' });
+    return Number(r[0]?.n ?? 0);
+  }
+
+  /** Revokes a key by id; false when no active key has that id. */
+  async revoke(keyId: string): Promise<boolean> {
+    const n = await this.knex('api_keys').where({ key_id: keyId }).whereNull('revoked_at').update({
+      revoked_at: this.now(),
+    });
+    return n > 0;
+  }
+}

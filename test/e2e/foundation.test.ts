@@ -1,0 +1,89 @@
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { startStack, type TestStack } from '../helpers/stack';
+
+const KEY = 'e2e-key-acme-0123456789';
+
+describe('standalone stack: foundation', () => {
+  let stack: TestStack;
+  beforeAll(async () => {
+    stack = await startStack({ keys: `${KEY}:acme` });
+  }, 120_000);
+  afterAll(async () => {
+    await stack?.close();
+  });
+
+  it('lists the five scenes of the spec with their engine, labels, bounds and threshold', async () => {
+    const res = await stack.api('GET', '/api/op/v1/scenes', { key: KEY });
+    expect(res.status).toBe(200);
+    const codes = res.body.scenes.map((s: { scene_code: string }) => s.scene_code).sort();
+    expect(codes).toEqual(['cow_sheep', 'fire_smoke', 'fishing', 'person_vehicle', 'ship']);
+    for (const s of res.body.scenes) {
+      expect(s.default_business_threshold).toBe(0.8);
+      if (!s.enabled) expect(typeof s.reason).toBe('string');
+    }
+    const pv = res.body.scenes.find((s: { scene_code: string }) => s.scene_code === 'person_vehicle');
+    expect(pv.enabled).toBe(true);
+    expect(pv.labels).toEqual(expect.arrayContaining(['person', 'car']));
+  });
+
+  it('refuses requests without a valid key with the envelope', async () => {
+    const res = await stack.api('GET', '/api/op/v1/scenes');
+    expect(res.status).toBe(401);
+    expect(res.body.error).toMatchObject({ code: 'OP-AUTH-REQUIRED', request_id: res.headers.get('x-request-id') });
+  });
+
+  it('answers malformed JSON with 400 OP-TASK-REQUEST-INVALID, never 500', async () => {
+    const res = await stack.api('POST', '/v1/vision/tasks', {
+      key: KEY,
+      headers: { 'content-type': 'application/json', 'idempotency-key': '3b241101-e2bb-4255-8caf-4136c566a962' },
+      body: '{"scene_code": "ship", ',
+    });
+    expect(res.status).toBe(400);
+    expect(res.body.error.code).toBe('OP-TASK-REQUEST-INVALID');
+  });
+
+  it('gives a JSON 404 for unknown routes', async () => {
+    const res = await fetch(`${stack.url}/v1/nothing-here`, { headers: { authorization: `Bearer ${KEY}` } });
+    expect(res.status).toBe(404);
+    expect((await res.json()).error.request_id).toBe(res.headers.get('x-request-id'));
+  });
+
+  it('serves its OpenAPI document', async () => {
+    const res = await stack.api('GET', '/openapi.json', { key: KEY });
+    expect(res.status).toBe(200);
+    expect(res.body.openapi).toBe('3.1.0');
+  });
+});
+
+describe('standalone stack: restart', () => {
+  it('creates one dev key on first start and keeps it across a restart', async () => {
+    const dataDir = mkdtempSync(path.join(os.tmpdir(), 'vision-restart-'));
+    try {
+      const first = await startStack({ dataDir });
+      const dev = first.standalone.gateway.devKey;
+      expect(dev?.key).toBeDefined();
+      expect((await first.api('GET', '/api/op/v1/scenes', { key: dev!.key })).status).toBe(200);
+      await first.close();
+
+      const second = await startStack({ dataDir });
+      expect(second.standalone.gateway.devKey).toBeUndefined();
+      expect((await second.api('GET', '/api/op/v1/scenes', { key: dev!.key })).status).toBe(200);
+      await second.close();
+    } finally {
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  }, 120_000);
+});
+
+describe('npm start', () => {
+  const main = path.resolve(__dirname, '../../packages/standalone/dist/main.js');
+  it('exits non-zero naming PORT when PORT is not a port', () => {
+    expect(existsSync(main)).toBe(true); // `npm test` builds first; run `npm run build` before jest alone
+    const r = spawnSync(process.execPath, [main], { env: { ...process.env, PORT: 'abc' }, encoding: 'utf8', timeout: 60_000 });
+    expect(r.status).not.toBe(0);
+    expect(r.stderr).toContain('PORT');
+  });
+});

@@ -1,0 +1,67 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { createLogger } from '@vision/shared';
+import { startStandalone, type Standalone } from '../../packages/standalone/src/index';
+import { assertMatchesOpenApi } from './openapi';
+
+export const SHARED_DIR = process.env.VISION_SHARED_DIR ?? path.resolve(__dirname, '../../../shared');
+export const MEDIA = path.join(SHARED_DIR, 'media');
+
+export interface TestStack {
+  url: string;
+  standalone: Standalone;
+  dataDir: string;
+  /** Calls the gateway; every answer is validated against docs/openapi.yaml. */
+  api(method: string, urlPath: string, init?: { key?: string; headers?: Record<string, string>; body?: RequestInit['body'] }): Promise<ApiResponse>;
+  close(opts?: { keepData?: boolean }): Promise<void>;
+}
+
+export interface ApiResponse {
+  status: number;
+  headers: Headers;
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- test convenience: bodies are checked against the OpenAPI schema
+  body: any;
+}
+
+/**
+ * Starts the whole standalone stack in this process on ephemeral ports, with a temporary data dir
+ * (or the given one, to test restarts), the shared models, and the given API keys.
+ */
+export async function startStack(
+  opts: { keys?: string; dataDir?: string; env?: Record<string, string> } = {},
+): Promise<TestStack> {
+  const dataDir = opts.dataDir ?? mkdtempSync(path.join(os.tmpdir(), 'vision-e2e-'));
+  const standalone = await startStandalone({
+    ports: 'ephemeral',
+    logger: createLogger('e2e', { level: process.env.E2E_LOG_LEVEL ?? 'silent' }),
+    env: {
+      PATH: process.env.PATH,
+      LOG_LEVEL: process.env.E2E_LOG_LEVEL ?? 'silent',
+      VISION_DATA_DIR: dataDir,
+      VISION_MODELS_DIR: path.join(SHARED_DIR, 'models'),
+      STREAM_ALLOW_PRIVATE_NETWORKS: 'true',
+      ...(opts.keys ? { VISION_API_KEYS: opts.keys } : {}),
+      ...opts.env,
+    },
+  });
+  const url = standalone.url;
+  return {
+    url,
+    standalone,
+    dataDir,
+    async api(method, urlPath, init = {}) {
+      const headers: Record<string, string> = { ...init.headers };
+      if (init.key) headers.authorization = `Bearer ${init.key}`;
+      const res = await fetch(`${url}${urlPath}`, { method, headers, body: init.body });
+      const text = await res.text();
+      const body: unknown = text && res.headers.get('content-type')?.includes('json') ? JSON.parse(text) : text;
+      assertMatchesOpenApi(method, urlPath, res.status, res.headers.get('content-type') ?? undefined, body);
+      return { status: res.status, headers: res.headers, body };
+    },
+    async close(o = {}) {
+      await standalone.close();
+      if (!o.keepData && !opts.dataDir) rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
