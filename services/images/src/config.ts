@@ -1,0 +1,47 @@
+import { commonShape, env, loadConfig } from '@vision/shared';
+import { z } from 'zod';
+
+const MiB = 1024 * 1024;
+
+/** Variables the images service reads (on top of commonShape). */
+export const imagesShape = {
+  IMAGES_PORT: env.port(8104),
+  QUOTA_URL: z.string().url('expected a URL').default('http://127.0.0.1:8102'),
+  TASKS_URL: z.string().url('expected a URL').default('http://127.0.0.1:8101'),
+  INFERENCE_URL: z.string().url('expected a URL').default('http://127.0.0.1:8105'),
+  /** Largest accepted image (SPEC.md 8: 8 MiB). */
+  IMAGES_MAX_FILE_BYTES: env.int(8 * MiB, 1),
+  /** Largest accepted request body (SPEC.md 8: 81 MiB). */
+  IMAGES_MAX_BODY_BYTES: env.int(81 * MiB, 1),
+  /** Images per request (SPEC.md 8: 1..10). */
+  IMAGES_MAX_FILES: env.int(10, 1, 100),
+  /** Decoded pixel cap per image (width x height), against decompression bombs. */
+  IMAGES_MAX_PIXELS: env.int(50_000_000, 1),
+  /** Inference calls in flight for one request. */
+  IMAGES_DETECT_CONCURRENCY: env.int(2, 1, 32),
+  /** Time limit of one inference detect call (one image). */
+  IMAGES_DETECT_TIMEOUT_MS: env.int(30_000, 100),
+  /** opossum breaker around inference: error percentage that opens it, and how long it stays open. */
+  IMAGES_BREAKER_ERROR_PERCENT: env.int(50, 1, 100),
+  IMAGES_BREAKER_RESET_MS: env.int(30_000, 100),
+  IMAGES_BREAKER_VOLUME_THRESHOLD: env.int(5, 0),
+  /** How long the enabled-scene list from inference is cached. */
+  IMAGES_SCENE_CACHE_MS: env.int(10_000, 0),
+  /** Quota hold lifetime: a crashed request's hold expires after this. */
+  IMAGES_HOLD_TTL_MS: env.int(10 * 60_000, 1000),
+  /** Lease of a running call record; renewed while the call runs, taken over after it lapses. */
+  IMAGES_CALL_LEASE_MS: env.int(60_000, 1000),
+  /** How long a duplicate request waits for the first one before answering 503 with Retry-After. */
+  IMAGES_IDEMPOTENCY_WAIT_MS: env.int(120_000, 0),
+  /** Retention of uploaded images and stored call results (SPEC.md 8: 90 days). */
+  IMAGES_RETENTION_DAYS: env.int(90, 1),
+  /** Janitor period; 0 disables the timer (tests run it by hand). */
+  IMAGES_JANITOR_INTERVAL_MS: env.int(60 * 60_000, 0),
+};
+
+export const configShape = { ...commonShape, ...imagesShape };
+export type ImagesConfig = z.infer<z.ZodObject<typeof configShape>>;
+
+export function loadImagesConfig(source: Record<string, string | undefined> = process.env): ImagesConfig {
+  return loadConfig(configShape, source);
+}
