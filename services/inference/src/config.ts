@@ -1,0 +1,28 @@
+import { z } from 'zod';
+import { commonShape, env } from '@vision/shared';
+
+export const inferenceShape = {
+  ...commonShape,
+  INFERENCE_PORT: env.port(8105),
+  /** Directory holding model files (yolox_nano.onnx + yolox_nano.labels.txt). */
+  VISION_MODELS_DIR: env.str('./models'),
+  /** Optional JSON scene catalogue replacing scenes of the built-in default (docs/MODELS.md). */
+  INFERENCE_SCENES_FILE: z.string().optional(),
+  INFERENCE_MAX_JOBS: env.int(4, 1, 1000),
+  INFERENCE_SAMPLE_FPS: env.number(5, 0.01, 60),
+  INFERENCE_STREAM_GIVEUP_MS: env.int(30000, 100),
+  /** First reconnect delay; doubles up to INFERENCE_RECONNECT_MAX_MS. */
+  INFERENCE_RECONNECT_MIN_MS: env.int(500, 10),
+  INFERENCE_RECONNECT_MAX_MS: env.int(8000, 10),
+  /** A live job buffers at most this many frames; newer frames are dropped while it is full. */
+  INFERENCE_LIVE_QUEUE: env.int(2, 1, 100),
+  STREAM_ALLOW_PRIVATE_NETWORKS: env.bool(false),
+  INFERENCE_MAX_IMAGE_PIXELS: env.int(40_000_000, 1),
+  FFMPEG_PATH: env.str('ffmpeg'),
+  FIRE_SMOKE_MODEL: z.string().optional(),
+  FIRE_SMOKE_LABELS: z.string().optional(),
+  FIRE_SMOKE_DECODER: z.enum(['yolox', 'yolov8']).default('yolov8'),
+  FIRE_SMOKE_LOWER_BOUND: env.number(0.3, 0, 1).optional(),
+};
+
+export type InferenceConfig = z.infer<z.ZodObject<typeof inferenceShape>>;

@@ -1,0 +1,37 @@
+import type { Express } from 'express';
+import { ApiError, invalidRequest, isSceneCode, route } from '@vision/shared';
+import type { SceneCatalogue } from '../catalogue/catalogue';
+import { detectImages } from '../detect/detect-images';
+import { readDetectForm } from './multipart';
+
+export function mountDetectRoutes(
+  app: Express,
+  deps: { catalogue: SceneCatalogue; maxPixels: number },
+): void {
+  app.get('/internal/v1/scenes', (_req, res) => {
+    res.json({ scenes: deps.catalogue.statuses() });
+  });
+
+  app.post(
+    '/internal/v1/detect',
+    route(async (req, res) => {
+      const form = await readDetectForm(req);
+      if (form.sceneCode === undefined)
+        throw invalidRequest('scene_code is required', 'missing_field', { field: 'scene_code' });
+      if (!isSceneCode(form.sceneCode))
+        throw invalidRequest(`Unknown scene_code`, 'unknown_scene', { field: 'scene_code' });
+      if (form.images.length === 0)
+        throw invalidRequest('At least one file is required', 'missing_field', { field: 'files' });
+      const engine = deps.catalogue.engine(form.sceneCode);
+      if (!engine) {
+        const status = deps.catalogue.status(form.sceneCode);
+        throw new ApiError('OP-TASK-SCENE-UNAVAILABLE', 'Scene is not enabled', {
+          scene_code: form.sceneCode,
+          ...(status?.reason ? { reason: status.reason } : {}),
+        });
+      }
+      const results = await detectImages(engine, form.images, { maxPixels: deps.maxPixels });
+      res.json({ results });
+    }),
+  );
+}

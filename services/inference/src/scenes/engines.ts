@@ -1,0 +1,150 @@
+import type { SceneCode, SceneStatus } from '@vision/shared';
+import { clampBox, unletterbox } from '../bbox';
+import type { LabeledDetection, PixelBox, RawDetection } from '../detection-types';
+import { packBgrTensor } from '../model/letterbox';
+import type { ClassDetection } from '../model/nms';
+import type { OnnxModel } from '../model/onnx-model';
+import type { PreparedImage } from '../model/preprocess';
+import { fishingRule } from '../rules/fishing';
+import type { FireModule, FireVideoDetector } from './fire-loader';
+import { contentRgb, type LetterboxedFrame } from './frames';
+
+/** Per-job detector state (the built-in fire detector keeps temporal state; model scenes keep none). */
+export interface VideoSceneSession {
+  detectFrame(frame: LetterboxedFrame, timeMs: number): Promise<LabeledDetection[]>;
+}
+
+/** What serves one enabled scene. Every detection it returns is in original-image pixels, has a
+ * public label of the scene and a score at or above the scene's lower bound. */
+export interface SceneEngine {
+  readonly code: SceneCode;
+  readonly status: SceneStatus;
+  /** Side of the letterboxed canvas frames must be delivered in. */
+  readonly inputSize: number;
+  /** Whether detectImage needs the full-resolution RGB pixels of the image. */
+  readonly needsRgb: boolean;
+  detectImage(img: PreparedImage): Promise<LabeledDetection[]>;
+  videoSession(): VideoSceneSession;
+}
+
+function toOriginal(d: ClassDetection, r: number, w: number, h: number): PixelBox {
+  return clampBox(unletterbox(d.box, r), w, h);
+}
+
+function frameTensor(frame: LetterboxedFrame): Float32Array {
+  const s = frame.letterbox.size;
+  return packBgrTensor(frame.bgr, s, s, s, 'bgr');
+}
+
+/** A scene served directly by a model: model classes mapped to public labels. */
+export class ModelSceneEngine implements SceneEngine {
+  readonly needsRgb = false;
+  private readonly classMap: Map<number, string>;
+  constructor(
+    readonly code: SceneCode,
+    readonly status: SceneStatus,
+    private readonly model: OnnxModel,
+    classes: Record<string, string>,
+  ) {
+    this.classMap = new Map();
+    model.labels.forEach((name, i) => {
+      if (classes[name] !== undefined) this.classMap.set(i, classes[name]);
+    });
+  }
+  get inputSize(): number {
+    return this.model.inputSize;
+  }
+
+  private async run(tensor: Float32Array, r: number, w: number, h: number): Promise<LabeledDetection[]> {
+    const dets = await this.model.detect(tensor, this.status.lower_bound);
+    const out: LabeledDetection[] = [];
+    for (const d of dets) {
+      const label = this.classMap.get(d.classIndex);
+      if (label !== undefined) out.push({ label, score: d.score, box: toOriginal(d, r, w, h) });
+    }
+    return out;
+  }
+
+  detectImage(img: PreparedImage): Promise<LabeledDetection[]> {
+    return this.run(img.tensor, img.letterbox.r, img.width, img.height);
+  }
+
+  videoSession(): VideoSceneSession {
+    return { detectFrame: (f) => this.run(frameTensor(f), f.letterbox.r, f.width, f.height) };
+  }
+}
+
+/** fishing: the person-on-boat rule over a COCO model's detections (rules/fishing.ts). */
+export class FishingRuleEngine implements SceneEngine {
+  readonly needsRgb = false;
+  private readonly personIdx: number;
+  private readonly boatIdx: number;
+  constructor(
+    readonly code: SceneCode,
+    readonly status: SceneStatus,
+    private readonly model: OnnxModel,
+    personClass: string,
+    boatClass: string,
+    private readonly componentThreshold: number,
+  ) {
+    this.personIdx = model.labels.indexOf(personClass);
+    this.boatIdx = model.labels.indexOf(boatClass);
+  }
+  get inputSize(): number {
+    return this.model.inputSize;
+  }
+
+  private async run(tensor: Float32Array, r: number, w: number, h: number): Promise<LabeledDetection[]> {
+    const dets = await this.model.detect(tensor, Math.min(this.componentThreshold, this.status.lower_bound));
+    const persons: LabeledDetection[] = [];
+    const boats: LabeledDetection[] = [];
+    for (const d of dets) {
+      if (d.classIndex === this.personIdx)
+        persons.push({ label: 'person', score: d.score, box: toOriginal(d, r, w, h) });
+      else if (d.classIndex === this.boatIdx)
+        boats.push({ label: 'boat', score: d.score, box: toOriginal(d, r, w, h) });
+    }
+    return fishingRule(persons, boats).filter((d) => d.score >= this.status.lower_bound);
+  }
+
+  detectImage(img: PreparedImage): Promise<LabeledDetection[]> {
+    return this.run(img.tensor, img.letterbox.r, img.width, img.height);
+  }
+
+  videoSession(): VideoSceneSession {
+    return { detectFrame: (f) => this.run(frameTensor(f), f.letterbox.r, f.width, f.height) };
+  }
+}
+
+/** fire_smoke without a model: the built-in classical colour-and-motion detector (src/fire/). */
+export class BuiltinFireEngine implements SceneEngine {
+  readonly needsRgb = true;
+  constructor(
+    readonly code: SceneCode,
+    readonly status: SceneStatus,
+    private readonly fire: FireModule,
+    readonly inputSize: number,
+  ) {}
+
+  private keep(dets: RawDetection[], scale: number, w: number, h: number): LabeledDetection[] {
+    return dets
+      .filter((d) => d.score >= this.status.lower_bound)
+      .map((d) => ({ label: d.label, score: d.score, box: clampBox(unletterbox(d.box, scale), w, h) }));
+  }
+
+  async detectImage(img: PreparedImage): Promise<LabeledDetection[]> {
+    if (!img.rgb) throw new Error('fire detector needs RGB pixels');
+    return this.keep(this.fire.detectFireSmokeImage(img.rgb), 1, img.width, img.height);
+  }
+
+  videoSession(): VideoSceneSession {
+    const detector: FireVideoDetector = new this.fire.FireSmokeVideoDetector();
+    return {
+      detectFrame: async (f, timeMs) => {
+        const { width, height, r } = f.letterbox;
+        const dets = detector.push({ data: contentRgb(f), width, height, channels: 3 }, timeMs);
+        return this.keep(dets, r, f.width, f.height);
+      },
+    };
+  }
+}
