@@ -17,3 +17,6 @@ export * from './adapters/kafka-bus';
 export * from './adapters/bus-factory';
 export * from './adapters/db';
 export * from './telemetry';
+export * from './adapters/directory-object-store';
+export * from './adapters/minio-object-store';
+export * from './adapters/object-store-factory';
