@@ -20,3 +20,4 @@ export * from './telemetry';
 export * from './adapters/directory-object-store';
 export * from './adapters/minio-object-store';
 export * from './adapters/object-store-factory';
+export * from './adapters/limiter';
