@@ -208,7 +208,10 @@ describe('per-subject overrides', () => {
     expect(q.body.images.limit).toBe(3);
     const rs = await Promise.all(
       Array.from({ length: 9 }, (_, i) =>
-        h.http.post('/internal/v1/charges').set(h.auth('acme')).send({ charge_id: `a${i}`, kind: 'video', units: 1 }),
+        h.http
+          .post('/internal/v1/charges')
+          .set(h.auth('acme'))
+          .send({ charge_id: `a${i}`, kind: 'video', units: 1 }),
       ),
     );
     expect(rs.filter((r) => r.status === 201)).toHaveLength(7);

@@ -29,7 +29,12 @@ describe('quota arithmetic', () => {
   });
 
   describe('decideSettle', () => {
-    const hold = { units: 10, status: 'held' as const, expiresAt: at('2026-01-01T00:10:00Z'), settledUnits: null };
+    const hold = {
+      units: 10,
+      status: 'held' as const,
+      expiresAt: at('2026-01-01T00:10:00Z'),
+      settledUnits: null,
+    };
     const before = at('2026-01-01T00:05:00Z');
     const after = at('2026-01-01T00:11:00Z');
     it.each([
@@ -39,7 +44,13 @@ describe('quota arithmetic', () => {
       ['more than held', hold, 11, before, { action: 'too_many', held: 10 }],
       ['lapsed hold', hold, 7, after, { action: 'settle_lapsed' }],
       ['swept hold', { ...hold, status: 'expired' as const }, 7, before, { action: 'settle_lapsed' }],
-      ['settled, same units', { ...hold, status: 'settled' as const, settledUnits: 7 }, 7, after, { action: 'replay' }],
+      [
+        'settled, same units',
+        { ...hold, status: 'settled' as const, settledUnits: 7 },
+        7,
+        after,
+        { action: 'replay' },
+      ],
       [
         'settled, other units',
         { ...hold, status: 'settled' as const, settledUnits: 7 },

@@ -12,6 +12,7 @@ import {
   type Usage,
 } from '../domain/ledger';
 import { type Limits, limitFor } from '../domain/limits';
+import { affectedRows } from './outbox';
 
 type Trx = Knex.Transaction;
 
@@ -408,9 +409,10 @@ export class QuotaLedger {
 
   /** Marks holds whose expiry has passed as expired; returns how many. Reads never depend on it. */
   async expireHolds(): Promise<number> {
-    return this.knex('holds')
+    const r: unknown = await this.knex('holds')
       .where({ status: 'held' })
       .andWhere('expires_at', '<=', this.now())
       .update({ status: 'expired' });
+    return affectedRows(r);
   }
 }

@@ -17,6 +17,13 @@ export interface OutboxRelayOptions {
   batchSize?: number;
 }
 
+/** Rows a delete or update touched: knex answers a number over pg, the driver's result over PGlite. */
+export function affectedRows(result: unknown): number {
+  if (typeof result === 'number') return result;
+  const r = result as { affectedRows?: unknown; rowCount?: unknown } | null;
+  return Number(r?.affectedRows ?? r?.rowCount ?? 0);
+}
+
 /** How long a relay may take to publish the batch it claimed before another relay may take it over. */
 const CLAIM_MS = 60_000;
 
@@ -131,7 +138,12 @@ export class OutboxRelay {
 
   /** Deletes rows sent before `before`; returns how many. */
   async prune(before: Date): Promise<number> {
-    return this.opts.knex('outbox').whereNotNull('sent_at').andWhere('sent_at', '<', before).delete();
+    const r: unknown = await this.opts
+      .knex('outbox')
+      .whereNotNull('sent_at')
+      .andWhere('sent_at', '<', before)
+      .delete();
+    return affectedRows(r);
   }
 
   async stop(): Promise<void> {
