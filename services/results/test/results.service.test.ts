@@ -1,7 +1,6 @@
 import { IDENTITY_HEADER, TOPICS, signIdentity } from '@vision/shared';
 import { framesBatchHandler } from '../src/ingest';
 import {
-  SECRET,
   endMessage,
   frameMessage,
   logger,
