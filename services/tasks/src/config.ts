@@ -1,0 +1,47 @@
+import { z } from 'zod';
+import { commonShape, env, loadConfig } from '@vision/shared';
+
+/** Environment variables of the tasks service (validated once at start). */
+export const tasksShape = {
+  TASKS_PORT: env.port(8101),
+  QUOTA_URL: z.string().url('expected a URL').default('http://127.0.0.1:8102'),
+  INFERENCE_URL: z.string().url('expected a URL').default('http://127.0.0.1:8105'),
+  /** Business threshold frozen into each new task (SPEC.md 4.4), 0..1. */
+  TASKS_BUSINESS_THRESHOLD: env.number(0.8, 0, 1),
+  /** Standalone/dev only: let stream URLs point at private, loopback and link-local addresses. */
+  STREAM_ALLOW_PRIVATE_NETWORKS: env.bool(false),
+  TASKS_PROBE_TIMEOUT_MS: env.int(5000, 100, 60_000),
+  TASKS_FFPROBE_PATH: env.str('ffprobe'),
+  TASKS_MAX_VIDEO_BYTES: env.int(512 * 1024 * 1024, 1),
+  TASKS_MAX_ACTIVE: env.int(3, 1, 10_000),
+  TASKS_MAINTENANCE: env.bool(false),
+  /** Bearer credential of the operator endpoints under /internal/v1/admin; those endpoints are off without it. */
+  TASKS_ADMIN_TOKEN: z.string().min(16, 'expected at least 16 characters').optional(),
+  /** Time limit of one call to the inference backend. */
+  TASKS_BACKEND_TIMEOUT_MS: env.int(5000, 50, 120_000),
+  TASKS_BREAKER_ERROR_PERCENT: env.int(50, 1, 100),
+  TASKS_BREAKER_RESET_MS: env.int(30_000, 10, 3_600_000),
+  TASKS_BREAKER_VOLUME: env.int(5, 0, 10_000),
+  TASKS_BREAKER_WINDOW_MS: env.int(10_000, 100, 3_600_000),
+  TASKS_POLL_INTERVAL_MS: env.int(2000, 10, 600_000),
+  TASKS_RECONCILE_INTERVAL_MS: env.int(5000, 10, 600_000),
+  /** A resolving task whose job is still absent this long after the submission is settled as not created. */
+  TASKS_RESOLVE_GRACE_MS: env.int(30_000, 0, 86_400_000),
+  /** A submitting task untouched this long is taken over by the recovery loop (a crashed create). */
+  TASKS_RECOVER_AFTER_MS: env.int(60_000, 0, 86_400_000),
+  TASKS_STOP_WAIT_MS: env.int(5000, 0, 60_000),
+  TASKS_JANITOR_INTERVAL_MS: env.int(3_600_000, 10, 86_400_000),
+  TASKS_RETENTION_DAYS: env.int(90, 1, 3650),
+  TASKS_SCENES_CACHE_MS: env.int(5000, 0, 3_600_000),
+  /** How long a copy of the scene list may still be used while inference is unreachable. */
+  TASKS_SCENES_STALE_MS: env.int(300_000, 0, 86_400_000),
+  /** How long a duplicate create waits for the first one to leave `submitting` before replaying. */
+  TASKS_IDEMPOTENCY_WAIT_MS: env.int(15_000, 0, 120_000),
+};
+
+export const fullShape = { ...commonShape, ...tasksShape };
+export type TasksConfig = ReturnType<typeof loadTasksConfig>;
+
+export function loadTasksConfig(e: Record<string, string | undefined> = process.env) {
+  return loadConfig(fullShape, e);
+}

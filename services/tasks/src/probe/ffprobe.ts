@@ -1,0 +1,83 @@
+/**
+ * Connectivity probe: runs ffprobe as a child process against a stream URL and succeeds only when it
+ * finds a video stream within the time limit. ffprobe gets a protocol whitelist for the URL's scheme,
+ * TCP transport for RTSP, and no HTTP redirects (the guard checked the hops already).
+ */
+import { spawn } from 'node:child_process';
+import type { StreamScheme } from '../domain/stream-url';
+
+export type ProbeResult =
+  { ok: true; codec: string; width?: number; height?: number } | { ok: false; problem: string };
+
+const WHITELIST: Record<StreamScheme, string> = {
+  http: 'http,tcp',
+  https: 'https,tls,tcp',
+  rtsp: 'rtsp,rtp,udp,tcp',
+  rtmp: 'rtmp,tcp',
+};
+
+export function ffprobeArgs(url: string, scheme: StreamScheme, timeoutMs: number): string[] {
+  const args = ['-v', 'error', '-hide_banner', '-protocol_whitelist', WHITELIST[scheme]];
+  const us = String(timeoutMs * 1000);
+  if (scheme === 'rtsp') args.push('-rtsp_transport', 'tcp', '-timeout', us);
+  else if (scheme === 'http' || scheme === 'https') args.push('-max_redirects', '0', '-rw_timeout', us);
+  else args.push('-rw_timeout', us);
+  args.push(
+    '-analyzeduration',
+    String(Math.min(timeoutMs, 3000) * 1000),
+    '-probesize',
+    '5000000',
+    '-select_streams',
+    'v',
+    '-show_entries',
+    'stream=codec_type,codec_name,width,height',
+    '-of',
+    'json',
+    url,
+  );
+  return args;
+}
+
+/** Probes `url`; the child is killed when `timeoutMs` passes. Output never includes the URL. */
+export function probeStream(
+  url: string,
+  scheme: StreamScheme,
+  opts: { timeoutMs: number; ffprobePath?: string },
+): Promise<ProbeResult> {
+  return new Promise((resolve) => {
+    const child = spawn(opts.ffprobePath ?? 'ffprobe', ffprobeArgs(url, scheme, opts.timeoutMs), {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '';
+    let done = false;
+    const finish = (r: ProbeResult) => {
+      if (done) return;
+      done = true;
+      clearTimeout(timer);
+      resolve(r);
+    };
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      finish({ ok: false, problem: 'no video found in time' });
+    }, opts.timeoutMs);
+    child.stdout.setEncoding('utf8');
+    child.stdout.on('data', (d: string) => {
+      if (out.length < 65536) out += d;
+    });
+    child.stderr.resume(); // may echo the URL: never kept
+    child.on('error', () => finish({ ok: false, problem: 'probe could not run' }));
+    child.on('close', (code) => {
+      if (code !== 0) return finish({ ok: false, problem: 'stream could not be opened' });
+      try {
+        const parsed = JSON.parse(out) as {
+          streams?: { codec_type?: string; codec_name?: string; width?: number; height?: number }[];
+        };
+        const v = parsed.streams?.find((s) => s.codec_type === 'video');
+        if (!v) return finish({ ok: false, problem: 'no video stream found' });
+        finish({ ok: true, codec: String(v.codec_name ?? 'unknown'), width: v.width, height: v.height });
+      } catch {
+        finish({ ok: false, problem: 'probe output unreadable' });
+      }
+    });
+  });
+}

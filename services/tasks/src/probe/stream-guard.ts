@@ -1,0 +1,95 @@
+/**
+ * SSRF guard for stream URLs: resolves the host and refuses addresses the policy forbids
+ * (domain/address-policy.ts). For http(s) it also walks the redirect chain itself, one hop at a time
+ * with `redirect: 'manual'`, checking every hop, and hands ffprobe the final address with redirects
+ * switched off (`-max_redirects 0`) so that ffprobe never follows a hop we did not check.
+ */
+import { lookup } from 'node:dns/promises';
+import { isIP } from 'node:net';
+import { firstRefused } from '../domain/address-policy';
+import { type ParsedStreamUrl, parseStreamUrl } from '../domain/stream-url';
+
+export type GuardResult =
+  | { ok: true; url: ParsedStreamUrl }
+  | { ok: false; reason: 'stream_url_invalid' | 'stream_unreachable'; problem: string };
+
+export interface GuardOptions {
+  allowPrivate: boolean;
+  timeoutMs: number;
+  maxRedirects?: number;
+}
+
+/** Resolves `host` (all addresses) and checks each against the policy. */
+export async function checkHost(
+  host: string,
+  allowPrivate: boolean,
+): Promise<{ ok: true; addresses: string[] } | { ok: false; unresolvable: boolean; problem: string }> {
+  let addresses: string[];
+  if (isIP(host)) addresses = [host];
+  else {
+    try {
+      addresses = (await lookup(host, { all: true, verbatim: true })).map((a) => a.address);
+    } catch {
+      return { ok: false, unresolvable: true, problem: 'stream_url host does not resolve' };
+    }
+  }
+  if (addresses.length === 0)
+    return { ok: false, unresolvable: true, problem: 'stream_url host does not resolve' };
+  const refused = firstRefused(addresses, allowPrivate);
+  if (refused)
+    return { ok: false, unresolvable: false, problem: `stream_url points at a ${refused.cls} address` };
+  return { ok: true, addresses };
+}
+
+/** Checks the URL's host, then (http/https) every redirect hop. Returns the URL ffprobe should open. */
+export async function guardStreamUrl(url: ParsedStreamUrl, opts: GuardOptions): Promise<GuardResult> {
+  const maxRedirects = opts.maxRedirects ?? 5;
+  let current = url;
+  const deadline = Date.now() + opts.timeoutMs;
+  for (let hop = 0; ; hop++) {
+    const host = await checkHost(current.host, opts.allowPrivate);
+    if (!host.ok)
+      return {
+        ok: false,
+        // A name that does not resolve cannot be reached; an address the policy refuses is invalid.
+        reason: host.unresolvable ? 'stream_unreachable' : 'stream_url_invalid',
+        problem: host.problem,
+      };
+    if (current.scheme !== 'http' && current.scheme !== 'https') return { ok: true, url: current };
+    // One request without following redirects: only the status line and headers are read.
+    const remaining = deadline - Date.now();
+    if (remaining <= 0)
+      return { ok: false, reason: 'stream_unreachable', problem: 'stream_url did not answer in time' };
+    let res: Response;
+    const ac = new AbortController();
+    const timer = setTimeout(() => ac.abort(), remaining);
+    try {
+      res = await fetch(current.href, { method: 'GET', redirect: 'manual', signal: ac.signal });
+    } catch {
+      return { ok: false, reason: 'stream_unreachable', problem: 'stream_url could not be reached' };
+    } finally {
+      clearTimeout(timer);
+    }
+    await res.body?.cancel().catch(() => undefined);
+    ac.abort();
+    if (res.status < 300 || res.status >= 400) {
+      if (res.status >= 400)
+        return { ok: false, reason: 'stream_unreachable', problem: `stream_url answered HTTP ${res.status}` };
+      return { ok: true, url: current };
+    }
+    const location = res.headers.get('location');
+    if (!location) return { ok: false, reason: 'stream_unreachable', problem: 'redirect without a location' };
+    if (hop + 1 > maxRedirects)
+      return { ok: false, reason: 'stream_unreachable', problem: 'too many redirects' };
+    let nextHref: string;
+    try {
+      nextHref = new URL(location, current.href).href;
+    } catch {
+      return { ok: false, reason: 'stream_url_invalid', problem: 'redirect to an invalid URL' };
+    }
+    const next = parseStreamUrl(nextHref);
+    if (!next.ok || (next.url.scheme !== 'http' && next.url.scheme !== 'https'))
+      return { ok: false, reason: 'stream_url_invalid', problem: 'redirect to a refused URL' };
+    current = next.url;
+  }
+}

@@ -1,0 +1,62 @@
+import type { Migration } from '@vision/shared';
+
+export const migrations: Migration[] = [
+  {
+    name: '001_tasks',
+    async up(knex) {
+      await knex.schema.createTable('tasks', (t) => {
+        t.string('task_id', 64).primary();
+        t.string('subject', 256).notNullable();
+        t.string('kind', 16).notNullable(); // video | image
+        t.string('source_type', 16).nullable(); // stream | file (video tasks)
+        t.string('request_id', 64).notNullable();
+        t.string('scene_code', 64).notNullable();
+        t.string('status', 16).notNullable();
+        t.string('reason', 256).nullable();
+        t.double('business_threshold').notNullable();
+        t.double('lower_bound').notNullable();
+        t.text('stream_url').nullable(); // full URL (may carry credentials): only ever sent to the backend
+        t.text('stream_url_redacted').nullable();
+        t.string('object_key', 512).nullable();
+        t.string('object_sha256', 64).nullable();
+        t.bigInteger('object_size').nullable();
+        t.jsonb('results_summary').nullable();
+        t.boolean('stop_requested').notNullable().defaultTo(false);
+        t.boolean('abandoned').notNullable().defaultTo(false);
+        t.boolean('announced').notNullable().defaultTo(false);
+        t.boolean('refund_pending').notNullable().defaultTo(false);
+        t.timestamp('created_at', { useTz: true }).notNullable();
+        t.timestamp('updated_at', { useTz: true }).notNullable();
+        t.timestamp('result_expires_at', { useTz: true }).notNullable();
+        t.timestamp('expired_at', { useTz: true }).nullable();
+        t.index(['subject', 'created_at', 'task_id'], 'tasks_subject_created');
+        t.index(['status'], 'tasks_status');
+        t.index(['result_expires_at'], 'tasks_expires');
+      });
+      await knex.schema.createTable('idempotency_keys', (t) => {
+        t.string('subject', 256).notNullable();
+        t.string('idem_key', 64).notNullable();
+        t.string('fingerprint', 64).notNullable();
+        t.string('task_id', 64).notNullable();
+        t.timestamp('created_at', { useTz: true }).notNullable();
+        t.primary(['subject', 'idem_key']);
+      });
+      await knex.schema.createTable('subject_locks', (t) => {
+        t.string('subject', 256).primary();
+      });
+      await knex.schema.createTable('outbox', (t) => {
+        t.bigIncrements('id').primary();
+        t.string('topic', 128).notNullable();
+        t.string('msg_key', 128).notNullable();
+        t.jsonb('value').notNullable();
+        t.timestamp('created_at', { useTz: true }).notNullable();
+        t.timestamp('published_at', { useTz: true }).nullable();
+        t.index(['published_at', 'id'], 'outbox_pending');
+      });
+    },
+    async down(knex) {
+      for (const t of ['outbox', 'subject_locks', 'idempotency_keys', 'tasks'])
+        await knex.schema.dropTableIfExists(t);
+    },
+  },
+];

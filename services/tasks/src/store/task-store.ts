@@ -1,0 +1,370 @@
+/** Persistence of tasks, idempotency records and the event outbox (knex; Postgres or PGlite). */
+import { randomUUID } from 'node:crypto';
+import { TOPICS, type Clock, type Knex } from '@vision/shared';
+import { type TaskStatus, type TaskTrigger, transition } from '../domain/state-machine';
+import type { ListPosition } from '../domain/cursor';
+
+export type TaskKind = 'video' | 'image';
+export type SourceType = 'stream' | 'file';
+
+export interface TaskRow {
+  task_id: string;
+  subject: string;
+  kind: TaskKind;
+  source_type: SourceType | null;
+  request_id: string;
+  scene_code: string;
+  status: TaskStatus;
+  reason: string | null;
+  business_threshold: number;
+  lower_bound: number;
+  stream_url: string | null;
+  stream_url_redacted: string | null;
+  object_key: string | null;
+  object_sha256: string | null;
+  object_size: number | null;
+  results_summary: unknown;
+  stop_requested: boolean;
+  abandoned: boolean;
+  announced: boolean;
+  refund_pending: boolean;
+  created_at: Date;
+  updated_at: Date;
+  result_expires_at: Date;
+  expired_at: Date | null;
+}
+
+export interface IdempotencyRow {
+  subject: string;
+  idem_key: string;
+  fingerprint: string;
+  task_id: string;
+}
+
+export interface NewVideoTask {
+  task_id: string;
+  subject: string;
+  request_id: string;
+  scene_code: string;
+  business_threshold: number;
+  lower_bound: number;
+  source_type: SourceType;
+  stream_url?: string;
+  stream_url_redacted?: string;
+  object_key?: string;
+  object_sha256?: string;
+  object_size?: number;
+  result_expires_at: Date;
+}
+
+export type InsertOutcome =
+  | { kind: 'created'; task: TaskRow }
+  | { kind: 'exists'; record: IdempotencyRow }
+  | { kind: 'too_many_active'; active: number };
+
+export interface TaskEvent {
+  schema: 1;
+  event_id: string;
+  type: 'task.created' | 'task.status_changed';
+  task_id: string;
+  subject: string;
+  kind: TaskKind;
+  scene_code: string;
+  status: TaskStatus | string;
+  business_threshold: number;
+  lower_bound: number;
+  result_expires_at: string;
+  occurred_at: string;
+}
+
+function toDate(v: unknown): Date {
+  return v instanceof Date ? v : new Date(String(v));
+}
+
+function rowToTask(r: Record<string, unknown>): TaskRow {
+  return {
+    ...(r as unknown as TaskRow),
+    business_threshold: Number(r.business_threshold),
+    lower_bound: Number(r.lower_bound),
+    object_size: r.object_size === null || r.object_size === undefined ? null : Number(r.object_size),
+    created_at: toDate(r.created_at),
+    updated_at: toDate(r.updated_at),
+    result_expires_at: toDate(r.result_expires_at),
+    expired_at: r.expired_at ? toDate(r.expired_at) : null,
+  };
+}
+
+export const ACTIVE: TaskStatus[] = ['submitting', 'resolving', 'running', 'stopping'];
+
+export class TaskStore {
+  constructor(
+    private readonly knex: Knex,
+    private readonly clock: Clock,
+  ) {}
+
+  async findIdempotency(subject: string, key: string): Promise<IdempotencyRow | undefined> {
+    const r = await this.knex('idempotency_keys').where({ subject, idem_key: key }).first();
+    return r as IdempotencyRow | undefined;
+  }
+
+  async get(taskId: string): Promise<TaskRow | undefined> {
+    const r = await this.knex('tasks').where({ task_id: taskId }).first();
+    return r ? rowToTask(r as Record<string, unknown>) : undefined;
+  }
+
+  async countActive(subject: string): Promise<number> {
+    const r = await this.knex('tasks')
+      .where({ subject, kind: 'video' })
+      .whereIn('status', ACTIVE)
+      .count<{ n: string }[]>({ n: '*' });
+    return Number(r[0]?.n ?? 0);
+  }
+
+  /**
+   * Inserts the idempotency record and the task (status submitting) in one transaction, holding the
+   * subject's lock row so that concurrent creates count active tasks one after the other.
+   */
+  async insertSubmitting(
+    t: NewVideoTask,
+    idem: { key: string; fingerprint: string },
+    maxActive: number,
+  ): Promise<InsertOutcome> {
+    const now = this.clock.now();
+    return this.knex.transaction(async (trx) => {
+      await trx('subject_locks').insert({ subject: t.subject }).onConflict('subject').ignore();
+      await trx('subject_locks').where({ subject: t.subject }).forUpdate().first();
+      const existing = await trx('idempotency_keys')
+        .where({ subject: t.subject, idem_key: idem.key })
+        .first();
+      if (existing) return { kind: 'exists', record: existing as IdempotencyRow };
+      const active = await trx('tasks')
+        .where({ subject: t.subject, kind: 'video' })
+        .whereIn('status', ACTIVE)
+        .count<{ n: string }[]>({ n: '*' });
+      const n = Number(active[0]?.n ?? 0);
+      if (n >= maxActive) return { kind: 'too_many_active', active: n };
+      const inserted = await trx('idempotency_keys')
+        .insert({
+          subject: t.subject,
+          idem_key: idem.key,
+          fingerprint: idem.fingerprint,
+          task_id: t.task_id,
+          created_at: now,
+        })
+        .onConflict(['subject', 'idem_key'])
+        .ignore()
+        .returning('task_id');
+      if (inserted.length === 0) {
+        const rec = await trx('idempotency_keys').where({ subject: t.subject, idem_key: idem.key }).first();
+        return { kind: 'exists', record: rec as IdempotencyRow };
+      }
+      const row = {
+        task_id: t.task_id,
+        subject: t.subject,
+        kind: 'video',
+        source_type: t.source_type,
+        request_id: t.request_id,
+        scene_code: t.scene_code,
+        status: 'submitting',
+        business_threshold: t.business_threshold,
+        lower_bound: t.lower_bound,
+        stream_url: t.stream_url ?? null,
+        stream_url_redacted: t.stream_url_redacted ?? null,
+        object_key: t.object_key ?? null,
+        object_sha256: t.object_sha256 ?? null,
+        object_size: t.object_size ?? null,
+        created_at: now,
+        updated_at: now,
+        result_expires_at: t.result_expires_at,
+      };
+      const [created] = await trx('tasks').insert(row).returning('*');
+      return { kind: 'created', task: rowToTask(created as Record<string, unknown>) };
+    });
+  }
+
+  /** Removes a task that never became visible (quota exhausted, backend unreachable) and its key. */
+  async discard(taskId: string): Promise<void> {
+    await this.knex.transaction(async (trx) => {
+      await trx('idempotency_keys').where({ task_id: taskId }).delete();
+      await trx('tasks').where({ task_id: taskId, announced: false }).delete();
+    });
+  }
+
+  async setRefundPending(taskId: string, pending: boolean): Promise<void> {
+    await this.knex('tasks').where({ task_id: taskId }).update({ refund_pending: pending });
+  }
+
+  async refundsPending(limit: number): Promise<TaskRow[]> {
+    const rows = await this.knex('tasks').where({ refund_pending: true }).limit(limit);
+    return rows.map((r) => rowToTask(r as Record<string, unknown>));
+  }
+
+  async markAbandoned(taskId: string): Promise<void> {
+    await this.knex('tasks').where({ task_id: taskId, status: 'submitting' }).update({ abandoned: true });
+  }
+
+  async setStopRequested(taskId: string): Promise<void> {
+    await this.knex('tasks').where({ task_id: taskId }).update({ stop_requested: true });
+  }
+
+  /**
+   * Applies a state-machine trigger. The row is locked, the move checked against SPEC.md 3, the row
+   * updated and the event written to the outbox, all in one transaction. Returns the updated task, or
+   * undefined when the move is not allowed from the task's current status (someone else moved it).
+   */
+  async move(
+    taskId: string,
+    trigger: TaskTrigger,
+    patch: { reason?: string | null; refund_pending?: boolean } = {},
+  ): Promise<TaskRow | undefined> {
+    const now = this.clock.now();
+    return this.knex.transaction(async (trx) => {
+      const cur = await trx('tasks').where({ task_id: taskId }).forUpdate().first();
+      if (!cur) return undefined;
+      const task = rowToTask(cur as Record<string, unknown>);
+      const t = transition(task.status, trigger);
+      if (!t.ok) return undefined;
+      const [updated] = await trx('tasks')
+        .where({ task_id: taskId })
+        .update({
+          status: t.to,
+          updated_at: now,
+          announced: true,
+          ...(patch.reason !== undefined ? { reason: patch.reason } : {}),
+          ...(patch.refund_pending !== undefined ? { refund_pending: patch.refund_pending } : {}),
+        })
+        .returning('*');
+      const next = rowToTask(updated as Record<string, unknown>);
+      await this.writeEvent(trx, next, task.announced ? 'task.status_changed' : 'task.created', now);
+      return next;
+    });
+  }
+
+  private async writeEvent(trx: Knex, task: TaskRow, type: TaskEvent['type'], now: Date): Promise<void> {
+    const event: TaskEvent = {
+      schema: 1,
+      event_id: randomUUID(),
+      type,
+      task_id: task.task_id,
+      subject: task.subject,
+      kind: task.kind,
+      scene_code: task.scene_code,
+      status: task.status,
+      business_threshold: task.business_threshold,
+      lower_bound: task.lower_bound,
+      result_expires_at: task.result_expires_at.toISOString(),
+      occurred_at: now.toISOString(),
+    };
+    await trx('outbox').insert({
+      topic: TOPICS.taskEvents,
+      msg_key: task.task_id,
+      value: JSON.stringify(event),
+      created_at: now,
+    });
+  }
+
+  /** Image call records (created by the images service); idempotent by task id. */
+  async insertImageTask(r: {
+    task_id: string;
+    subject: string;
+    request_id: string;
+    scene_code: string;
+    status: string;
+    business_threshold: number;
+    lower_bound: number;
+    results_summary?: unknown;
+    result_expires_at: Date;
+  }): Promise<{ task: TaskRow; created: boolean }> {
+    const now = this.clock.now();
+    return this.knex.transaction(async (trx) => {
+      const existing = await trx('tasks').where({ task_id: r.task_id }).first();
+      if (existing) return { task: rowToTask(existing as Record<string, unknown>), created: false };
+      const [row] = await trx('tasks')
+        .insert({
+          task_id: r.task_id,
+          subject: r.subject,
+          kind: 'image',
+          request_id: r.request_id,
+          scene_code: r.scene_code,
+          status: r.status,
+          business_threshold: r.business_threshold,
+          lower_bound: r.lower_bound,
+          results_summary: r.results_summary === undefined ? null : JSON.stringify(r.results_summary),
+          announced: true,
+          created_at: now,
+          updated_at: now,
+          result_expires_at: r.result_expires_at,
+        })
+        .returning('*');
+      const task = rowToTask(row as Record<string, unknown>);
+      await this.writeEvent(trx, task, 'task.created', now);
+      return { task, created: true };
+    });
+  }
+
+  async list(
+    subject: string,
+    f: { status?: string; kind?: string; after?: ListPosition; limit: number },
+  ): Promise<TaskRow[]> {
+    const q = this.knex('tasks').where({ subject, abandoned: false }).whereNull('expired_at');
+    if (f.status) q.where('status', f.status);
+    if (f.kind) q.where('kind', f.kind);
+    if (f.after) {
+      const at = new Date(f.after.createdAt);
+      const id = f.after.taskId;
+      q.where((w) =>
+        w.where('created_at', '<', at).orWhere((w2) => w2.where('created_at', at).where('task_id', '<', id)),
+      );
+    }
+    const rows = await q
+      .orderBy([
+        { column: 'created_at', order: 'desc' },
+        { column: 'task_id', order: 'desc' },
+      ])
+      .limit(f.limit);
+    return rows.map((r) => rowToTask(r as Record<string, unknown>));
+  }
+
+  async inStatus(statuses: TaskStatus[], limit: number, olderThan?: Date): Promise<TaskRow[]> {
+    const q = this.knex('tasks').where('kind', 'video').whereIn('status', statuses);
+    if (olderThan) q.where('updated_at', '<', olderThan);
+    const rows = await q.orderBy('updated_at', 'asc').limit(limit);
+    return rows.map((r) => rowToTask(r as Record<string, unknown>));
+  }
+
+  async expiredUnmarked(now: Date, limit: number): Promise<TaskRow[]> {
+    const rows = await this.knex('tasks')
+      .where('result_expires_at', '<=', now)
+      .whereNull('expired_at')
+      .whereNotIn('status', ACTIVE)
+      .orderBy('result_expires_at', 'asc')
+      .limit(limit);
+    return rows.map((r) => rowToTask(r as Record<string, unknown>));
+  }
+
+  /** Marks a task expired: hidden from callers, stream credentials and object key dropped. */
+  async markExpired(taskId: string): Promise<void> {
+    const now = this.clock.now();
+    await this.knex('tasks')
+      .where({ task_id: taskId })
+      .update({ expired_at: now, stream_url: null, object_key: null, updated_at: now });
+  }
+
+  /** Unpublished outbox rows, oldest first. */
+  async pendingEvents(
+    limit: number,
+  ): Promise<{ id: string; topic: string; msg_key: string; value: unknown }[]> {
+    const rows = await this.knex('outbox').whereNull('published_at').orderBy('id', 'asc').limit(limit);
+    return rows.map((r: Record<string, unknown>) => ({
+      id: String(r.id),
+      topic: String(r.topic),
+      msg_key: String(r.msg_key),
+      value: typeof r.value === 'string' ? JSON.parse(r.value) : r.value,
+    }));
+  }
+
+  async markPublished(ids: string[]): Promise<void> {
+    if (ids.length === 0) return;
+    await this.knex('outbox').whereIn('id', ids).update({ published_at: this.clock.now() });
+  }
+}
