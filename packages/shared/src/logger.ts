@@ -56,7 +56,8 @@ export function createLogger(service: string, opts: LoggerOptions = {}): Logger 
           return method.apply(this, scrubbed);
         },
       },
-      serializers: { err: pino.stdSerializers.err },
+      // Error messages and stacks can carry URLs with credentials: scrub the serialised error too.
+      serializers: { err: (e: Error) => scrub(pino.stdSerializers.err(e)) },
     },
     opts.destination,
   );
