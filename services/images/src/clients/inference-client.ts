@@ -78,7 +78,9 @@ export class InferenceClient {
     }
     if (wire.status === 'succeeded' && Array.isArray(wire.objects))
       return { status: 'succeeded', objects: wire.objects.map(toImageObject) };
-    return { status: 'failed', failure: 'inference_rejected', reason: wire.reason ?? 'failed' };
+    const reason = wire.reason ?? 'failed';
+    // Inference names decode problems (the image's fault); "detection failed" is its own fault.
+    return { status: 'failed', failure: reason === 'detection failed' ? 'inference_unavailable' : 'inference_rejected', reason };
   }
 
   private async detectOnce(

@@ -80,10 +80,9 @@ export function parseImageUpload(req: IncomingMessage, limits: UploadLimits): Pr
     const fail = (err: ApiError | Error): void => {
       if (done) return;
       done = true;
+      // busboy is left to be collected: destroying it from inside its own callbacks breaks its state.
       req.unpipe(bb);
-      bb.removeAllListeners();
       bb.on('error', () => undefined);
-      bb.destroy();
       reject(err);
     };
     const maybeFinish = (): void => {

@@ -1,0 +1,168 @@
+import type { Express } from 'express';
+import {
+  type Clock,
+  type Db,
+  type Logger,
+  type ObjectStore,
+  type RunningService,
+  ServiceClient,
+  type StartOptions,
+  closeServer,
+  createLogger,
+  createObjectStore,
+  listen,
+  openDb,
+  systemClock,
+} from '@vision/shared';
+import { createApp } from './app';
+import { InferenceClient } from './clients/inference-client';
+import { QuotaClient } from './clients/quota-client';
+import { TasksClient } from './clients/tasks-client';
+import { type ImagesConfig, loadImagesConfig } from './config';
+import { ImageDetections } from './detections';
+import { RetentionJanitor } from './janitor';
+import { CallStore } from './store/call-store';
+import { migrations } from './store/migrations';
+
+export { createApp, IMAGE_DETECTIONS_PATH } from './app';
+export { loadImagesConfig, imagesShape, type ImagesConfig } from './config';
+export { ImageDetections, DEFAULT_SCENE } from './detections';
+export { RetentionJanitor } from './janitor';
+export { CallStore } from './store/call-store';
+export { migrations } from './store/migrations';
+export { InferenceClient } from './clients/inference-client';
+export { sniffImageType } from './domain/image-type';
+
+export const IMAGES_SCHEMA = 'images';
+
+export interface ImagesParts {
+  app: Express;
+  detections: ImageDetections;
+  janitor: RetentionJanitor;
+  inference: InferenceClient;
+  calls: CallStore;
+  /** Starts the janitor and the sweeper of interrupted settles. */
+  startLoops(): void;
+  stopLoops(): void;
+}
+
+export interface ImagesPartsDeps {
+  cfg: ImagesConfig & { INTERNAL_SECRET: string };
+  db: Db;
+  store: ObjectStore;
+  clock: Clock;
+  logger: Logger;
+}
+
+/** Wires the images service over an open database and object store. */
+export function createImages(deps: ImagesPartsDeps): ImagesParts {
+  const { cfg, db, store, clock, logger } = deps;
+  const secret = cfg.INTERNAL_SECRET;
+  const calls = new CallStore(db.knex);
+  const inference = new InferenceClient(
+    new ServiceClient('inference', cfg.INFERENCE_URL, secret),
+    {
+      timeoutMs: cfg.IMAGES_DETECT_TIMEOUT_MS,
+      errorThresholdPercentage: cfg.IMAGES_BREAKER_ERROR_PERCENT,
+      resetTimeoutMs: cfg.IMAGES_BREAKER_RESET_MS,
+      volumeThreshold: cfg.IMAGES_BREAKER_VOLUME_THRESHOLD,
+    },
+    clock,
+    cfg.IMAGES_SCENE_CACHE_MS,
+  );
+  const detections = new ImageDetections({
+    calls,
+    store,
+    quota: new QuotaClient(new ServiceClient('quota', cfg.QUOTA_URL, secret)),
+    tasks: new TasksClient(new ServiceClient('tasks', cfg.TASKS_URL, secret)),
+    inference,
+    clock,
+    logger,
+    settings: {
+      holdTtlMs: cfg.IMAGES_HOLD_TTL_MS,
+      leaseMs: cfg.IMAGES_CALL_LEASE_MS,
+      idempotencyWaitMs: cfg.IMAGES_IDEMPOTENCY_WAIT_MS,
+      detectConcurrency: cfg.IMAGES_DETECT_CONCURRENCY,
+    },
+  });
+  const janitor = new RetentionJanitor(store, calls, clock, cfg.IMAGES_RETENTION_DAYS, logger);
+  const app = createApp({
+    logger,
+    identitySecret: secret,
+    detections,
+    limits: {
+      maxFileBytes: cfg.IMAGES_MAX_FILE_BYTES,
+      maxBodyBytes: cfg.IMAGES_MAX_BODY_BYTES,
+      maxFiles: cfg.IMAGES_MAX_FILES,
+      maxPixels: cfg.IMAGES_MAX_PIXELS,
+    },
+    readiness: { database: () => db.check(), objects: () => store.check() },
+  });
+  const timers: NodeJS.Timeout[] = [];
+  return {
+    app,
+    detections,
+    janitor,
+    inference,
+    calls,
+    startLoops: () => {
+      const sweep = () =>
+        detections.recoverLapsed().catch((err: unknown) => logger.warn({ err }, 'settle sweeper failed'));
+      void sweep();
+      timers.push(setInterval(sweep, cfg.IMAGES_CALL_LEASE_MS));
+      if (cfg.IMAGES_JANITOR_INTERVAL_MS > 0) {
+        const clean = () => janitor.runOnce().catch((err: unknown) => logger.warn({ err }, 'retention janitor failed'));
+        void clean();
+        timers.push(setInterval(clean, cfg.IMAGES_JANITOR_INTERVAL_MS));
+      }
+      for (const t of timers) t.unref();
+    },
+    stopLoops: () => {
+      for (const t of timers.splice(0)) clearInterval(t);
+      inference.shutdown();
+    },
+  };
+}
+
+export interface RunningImages extends RunningService {
+  parts: ImagesParts;
+  db: Db;
+  store: ObjectStore;
+}
+
+/** Starts the images service: config, database (schema `images`), object store, loops, HTTP. */
+export async function start(opts: StartOptions & { store?: ObjectStore } = {}): Promise<RunningImages> {
+  const cfg = loadImagesConfig(opts.env ?? process.env);
+  const secret = cfg.INTERNAL_SECRET;
+  if (!secret) throw new Error('INTERNAL_SECRET is required');
+  const logger = opts.logger ?? createLogger('images', { level: cfg.LOG_LEVEL });
+  const clock = opts.clock ?? systemClock;
+  const store = opts.store ?? (await createObjectStore(cfg, { logger }));
+  const db = await openDb(cfg, { schema: IMAGES_SCHEMA, migrations, logger });
+  try {
+    const parts = createImages({ cfg: { ...cfg, INTERNAL_SECRET: secret }, db, store, clock, logger });
+    const host = opts.host ?? '0.0.0.0';
+    const server = await listen(parts.app, opts.port ?? cfg.IMAGES_PORT, host);
+    parts.startLoops();
+    const address = server.address();
+    const port = typeof address === 'object' && address ? address.port : (opts.port ?? cfg.IMAGES_PORT);
+    const urlHost = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host;
+    return {
+      name: 'images',
+      port,
+      url: `http://${urlHost}:${port}`,
+      parts,
+      db,
+      store,
+      close: async () => {
+        parts.stopLoops();
+        await closeServer(server);
+        await db.close();
+      },
+    };
+  } catch (err) {
+    await db.close();
+    throw err;
+  }
+}
+

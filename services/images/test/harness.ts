@@ -1,0 +1,247 @@
+/** Test wiring: the real quota service, a test-local inference and tasks implementing the internal contracts, and images. */
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import type { Server } from 'node:http';
+import os from 'node:os';
+import path from 'node:path';
+import type { Readable } from 'node:stream';
+import busboy from 'busboy';
+import {
+  type Clock,
+  type ObjectStore,
+  type RunningService,
+  type SceneCode,
+  IDENTITY_HEADER,
+  closeServer,
+  createLogger,
+  createServiceApp,
+  identityOf,
+  listen,
+  route,
+  signIdentity,
+} from '@vision/shared';
+import { DirectoryObjectStore } from '@vision/shared/adapters/directory-object-store';
+import { start as startQuota } from '@vision/quota';
+import { type RunningImages, start as startImages } from '../src/index';
+
+export const SECRET = 'test-secret-0123456789abcdef';
+export const sharedDir = process.env.VISION_SHARED_DIR ?? path.resolve(__dirname, '../../../../shared');
+export const mediaPath = (name: string): string => path.join(sharedDir, 'media/images', name);
+export const media = (name: string): Buffer => readFileSync(mediaPath(name));
+export const sha256 = (b: Buffer): string => createHash('sha256').update(b).digest('hex');
+
+export const logger = createLogger('images-test', { level: 'silent' });
+
+/** Test-local inference implementing GET /internal/v1/scenes and POST /internal/v1/detect (docs/INTERNAL.md). */
+export class FakeInference {
+  /** Images (by sha256) for which detect answers 500, as a crashed backend would. */
+  readonly poisoned = new Set<string>();
+  disabled = new Set<SceneCode>(['fishing']);
+  detectCalls = 0;
+  private server?: Server;
+  url = '';
+
+  async start(): Promise<void> {
+    const app = createServiceApp({ name: 'inference-fake', logger, identitySecret: SECRET }, (a) => {
+      a.get('/internal/v1/scenes', (_req, res) => {
+        const codes: SceneCode[] = ['person_vehicle', 'ship', 'fishing', 'fire_smoke', 'cow_sheep'];
+        res.json({
+          scenes: codes.map((c) => ({
+            scene_code: c,
+            enabled: !this.disabled.has(c),
+            ...(this.disabled.has(c) ? { reason: 'model not installed' } : {}),
+            engine: 'fake',
+            labels: ['boat'],
+            lower_bound: 0.3,
+          })),
+        });
+      });
+      a.post(
+        '/internal/v1/detect',
+        route(async (req, res) => {
+          this.detectCalls += 1;
+          const files = await readFiles(req);
+          if (files.some((f) => this.poisoned.has(sha256(f)))) {
+            res.status(500).json({ error: { code: 'OP-SYS-INTERNAL', message: 'boom', request_id: 'x' } });
+            return;
+          }
+          res.json({
+            results: files.map((f, seq) => ({
+              seq,
+              status: 'succeeded',
+              image: { width: 10, height: 10 },
+              // A track_id the images service must drop; the score encodes the size so tests can tell images apart.
+              objects: [
+                {
+                  label: 'boat',
+                  score: f.length % 1000 / 1000,
+                  bbox: { format: 'cxcywh_normalized', cx: 0.5, cy: 0.5, width: 0.25, height: 0.25 },
+                  track_id: 'should-not-appear',
+                },
+              ],
+            })),
+          });
+        }),
+      );
+    });
+    this.server = await listen(app, 0, '127.0.0.1');
+    const addr = this.server.address();
+    this.url = `http://127.0.0.1:${typeof addr === 'object' && addr ? addr.port : 0}`;
+  }
+
+  async close(): Promise<void> {
+    if (this.server) await closeServer(this.server);
+  }
+}
+
+function readFiles(req: import('express').Request): Promise<Buffer[]> {
+  return new Promise((resolve, reject) => {
+    const files: Buffer[] = [];
+    const bb = busboy({ headers: req.headers });
+    bb.on('file', (_name, stream) => {
+      const chunks: Buffer[] = [];
+      stream.on('data', (c: Buffer) => chunks.push(c));
+      stream.on('end', () => files.push(Buffer.concat(chunks)));
+    });
+    bb.on('close', () => resolve(files));
+    bb.on('error', reject);
+    req.pipe(bb);
+  });
+}
+
+/** Test-local tasks service: POST /internal/v1/image-tasks and GET /internal/v1/tasks/{id} (docs/INTERNAL.md). */
+export class FakeTasks {
+  readonly records = new Map<string, { subject: string; body: Record<string, unknown> }>();
+  down = false;
+  private server?: Server;
+  url = '';
+
+  async start(): Promise<void> {
+    const app = createServiceApp({ name: 'tasks-fake', logger, identitySecret: SECRET }, (a) => {
+      a.post('/internal/v1/image-tasks', (req, res) => {
+        if (this.down) {
+          res.status(503).json({ error: { code: 'OP-SYS-UNAVAILABLE', message: 'down', request_id: 'x' } });
+          return;
+        }
+        const { subject } = identityOf(res);
+        const body = req.body as Record<string, unknown>;
+        this.records.set(String(body.task_id), { subject, body });
+        res.status(201).json({ ...body, kind: 'image' });
+      });
+      a.get('/internal/v1/tasks/:id', (req, res) => {
+        const rec = this.records.get(String(req.params.id));
+        if (!rec || rec.subject !== identityOf(res).subject) {
+          res.status(404).json({ error: { code: 'OP-NOT-FOUND', message: 'no', request_id: 'x' } });
+          return;
+        }
+        res.json({ ...rec.body, subject: rec.subject, kind: 'image' });
+      });
+    });
+    this.server = await listen(app, 0, '127.0.0.1');
+    const addr = this.server.address();
+    this.url = `http://127.0.0.1:${typeof addr === 'object' && addr ? addr.port : 0}`;
+  }
+
+  async close(): Promise<void> {
+    if (this.server) await closeServer(this.server);
+  }
+}
+
+/** A real directory store whose writes fail for keys matching `failKeys` (fault injection, not a mock). */
+export class FaultyStore implements ObjectStore {
+  readonly kind = 'directory' as const;
+  readonly failKeys: RegExp[] = [];
+  constructor(readonly inner: DirectoryObjectStore) {}
+  put(key: string, body: Readable | Buffer, opts?: { contentType?: string; size?: number }) {
+    if (this.failKeys.some((r) => r.test(key))) return Promise.reject(new Error('disk on fire'));
+    return this.inner.put(key, body, opts);
+  }
+  get(key: string) {
+    return this.inner.get(key);
+  }
+  stat(key: string) {
+    return this.inner.stat(key);
+  }
+  delete(keys: string[]) {
+    return this.inner.delete(keys);
+  }
+  listOlderThan(prefix: string, before: Date, limit: number) {
+    return this.inner.listOlderThan(prefix, before, limit);
+  }
+  locate(key: string) {
+    return this.inner.locate(key);
+  }
+  check() {
+    return this.inner.check();
+  }
+}
+
+export interface Stack {
+  quota: RunningService;
+  inference: FakeInference;
+  tasks: FakeTasks;
+  images: RunningImages;
+  store: FaultyStore;
+  dir: string;
+  close(): Promise<void>;
+}
+
+export async function startStack(opts: { clock?: Clock; env?: Record<string, string> } = {}): Promise<Stack> {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'images-test-'));
+  const quota = await startQuota({
+    env: {
+      INTERNAL_SECRET: SECRET,
+      VISION_DATA_DIR: ':memory:',
+      LOG_LEVEL: 'silent',
+      QUOTA_OVERRIDES: JSON.stringify({ fifty: { image: 50 }, none: { image: 0 } }),
+    },
+    port: 0,
+    host: '127.0.0.1',
+    logger,
+  });
+  const inference = new FakeInference();
+  await inference.start();
+  const tasks = new FakeTasks();
+  await tasks.start();
+  const store = new FaultyStore(new DirectoryObjectStore(path.join(dir, 'objects')));
+  const images = await startImages({
+    env: {
+      INTERNAL_SECRET: SECRET,
+      VISION_DATA_DIR: ':memory:',
+      LOG_LEVEL: 'silent',
+      QUOTA_URL: quota.url,
+      TASKS_URL: tasks.url,
+      INFERENCE_URL: inference.url,
+      IMAGES_MAX_PIXELS: '4000000',
+      IMAGES_BREAKER_VOLUME_THRESHOLD: '1000',
+      IMAGES_JANITOR_INTERVAL_MS: '0',
+      ...opts.env,
+    },
+    port: 0,
+    host: '127.0.0.1',
+    logger,
+    clock: opts.clock,
+    store,
+  });
+  return {
+    quota,
+    inference,
+    tasks,
+    images,
+    store,
+    dir,
+    close: async () => {
+      await images.close();
+      await inference.close();
+      await tasks.close();
+      await quota.close();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+export function identityHeader(subject: string): string {
+  return signIdentity(SECRET, { subject, requestId: `req-${subject}` });
+}
+
+export { IDENTITY_HEADER };

@@ -1,0 +1,348 @@
+import { randomUUID } from 'node:crypto';
+import http from 'node:http';
+import request from 'supertest';
+import { IDENTITY_HEADER, identityHeader, media, startStack, type Stack } from './harness';
+
+jest.setTimeout(120_000);
+
+const MiB = 1024 * 1024;
+const PATH = '/v1/vision/image-detections';
+const JPG = 'sheep_coco5992.jpg';
+const PNG = 'boat_sailboat_kodim06.png';
+const WEBP = 'none_brick_facade_kodim01.webp';
+
+let stack: Stack;
+beforeAll(async () => {
+  stack = await startStack();
+});
+afterAll(async () => {
+  await stack?.close();
+});
+
+/** `key` null sends no Idempotency-Key. */
+function post(subject: string, key: string | null = randomUUID()) {
+  const r = request(stack.images.url).post(PATH).set(IDENTITY_HEADER, identityHeader(subject));
+  return key === null ? r : r.set('Idempotency-Key', key);
+}
+
+function attachAll(r: request.Test, names: string[]): request.Test {
+  for (const n of names) r = r.attach('files', media(n), n);
+  return r;
+}
+
+async function quotaOf(subject: string) {
+  const r = await request(stack.quota.url).get('/v1/vision/quota').set(IDENTITY_HEADER, identityHeader(subject));
+  expect(r.status).toBe(200);
+  return r.body.images as { limit: number; used: number; held: number; remaining: number };
+}
+
+function expectInvalid(r: request.Response, reason: string) {
+  expect(r.status).toBe(400);
+  expect(r.body.error.code).toBe('OP-TASK-REQUEST-INVALID');
+  expect(r.body.error.details.reason).toBe(reason);
+}
+
+describe('successful call', () => {
+  it('answers 201 with per-image results in upload order, relays images, writes the task record and charges', async () => {
+    const subject = 'alice';
+    const key = randomUUID();
+    const r = await attachAll(post(subject, key).field('scene_code', 'ship'), [JPG, PNG, WEBP]);
+    expect(r.status).toBe(201);
+    expect(r.body).toMatchObject({ request_id: key, status: 'succeeded' });
+    expect(r.body.replayed).toBeUndefined();
+    const taskId = r.body.task_id as string;
+    expect(r.body.results.map((x: { seq: number }) => x.seq)).toEqual([0, 1, 2]);
+    for (const [i, name] of [JPG, PNG, WEBP].entries()) {
+      const entry = r.body.results[i];
+      expect(entry.status).toBe('succeeded');
+      expect(entry.objects).toHaveLength(1);
+      expect(entry.objects[0].score).toBeCloseTo((media(name).length % 1000) / 1000);
+      expect(entry.objects[0]).not.toHaveProperty('track_id');
+      expect(entry.objects[0].bbox.format).toBe('cxcywh_normalized');
+    }
+    // Images were relayed under keys the service made.
+    const day = new Date().toISOString().slice(0, 10);
+    const stored = await stack.store.stat(`images/${day}/${taskId}/1.png`);
+    expect(stored?.size).toBe(media(PNG).length);
+    // The task record exists, for this subject only.
+    expect(stack.tasks.records.get(taskId)).toMatchObject({
+      subject,
+      body: { task_id: taskId, request_id: key, scene_code: 'ship', status: 'succeeded', results_summary: { images: 3, succeeded: 3, failed: 0 } },
+    });
+    const q = await quotaOf(subject);
+    expect(q.used).toBe(3);
+    expect(q.held).toBe(0);
+  });
+
+  it('defaults the scene to fire_smoke', async () => {
+    const r = await attachAll(post('bob'), [JPG]);
+    expect(r.status).toBe(201);
+    expect(stack.tasks.records.get(r.body.task_id)?.body.scene_code).toBe('fire_smoke');
+  });
+});
+
+describe('request validation', () => {
+  it('requires a UUID Idempotency-Key', async () => {
+    expectInvalid(await attachAll(post('val', null), [JPG]), 'idempotency_key_missing');
+    expectInvalid(await attachAll(post('val', 'not-a-uuid'), [JPG]), 'idempotency_key_invalid');
+  });
+
+  it('accepts only the file field "files" and the value field "scene_code"', async () => {
+    let r = await post('val').attach('file', media(JPG), JPG);
+    expectInvalid(r, 'unexpected_field');
+    expect(r.body.error.details.field).toBe('file');
+    r = await attachAll(post('val').field('threshold', '0.5'), [JPG]);
+    expectInvalid(r, 'unexpected_field');
+    expect(r.body.error.details.field).toBe('threshold');
+    r = await attachAll(post('val').field('scene_code', 'ship').field('scene_code', 'ship'), [JPG]);
+    expectInvalid(r, 'duplicate_field');
+    expect((await quotaOf('val')).used).toBe(0);
+  });
+
+  it('refuses 0 and 11 files', async () => {
+    expectInvalid(await post('val').field('scene_code', 'ship'), 'no_files');
+    const eleven = Array.from({ length: 11 }, () => JPG);
+    expectInvalid(await attachAll(post('val'), eleven), 'too_many_files');
+    expect((await quotaOf('val')).used).toBe(0);
+  });
+
+  it('refuses a 9 MiB image', async () => {
+    // A real JPEG padded after its end marker: still a JPEG, now 9 MiB.
+    const jpg = media(JPG);
+    const big = Buffer.concat([jpg, Buffer.alloc(9 * MiB - jpg.length, 0)]);
+    const r = await post('val').attach('files', big, 'big.jpg');
+    expectInvalid(r, 'file_too_large');
+  });
+
+  it('accepts an image of exactly 8 MiB', async () => {
+    const jpg = media(JPG);
+    const max = Buffer.concat([jpg, Buffer.alloc(8 * MiB - jpg.length, 0)]);
+    const r = await post('val8').attach('files', max, 'max.jpg');
+    expect(r.status).toBe(201);
+  });
+
+  it('recognises types by content: a GIF and a text file named .jpg are refused', async () => {
+    const gif = Buffer.from('R0lGODlhAQABAIAAAAAAAP///yH5BAEAAAAALAAAAAABAAEAAAIBRAA7', 'base64');
+    let r = await post('val').attach('files', gif, { filename: 'pixel.gif', contentType: 'image/gif' });
+    expectInvalid(r, 'unsupported_type');
+    r = await attachAll(post('val'), [JPG]).attach('files', Buffer.from('just some text, honestly\n'), {
+      filename: 'photo.jpg',
+      contentType: 'image/jpeg',
+    });
+    expectInvalid(r, 'unsupported_type');
+    expect(r.body.error.details.seq).toBe(1);
+    expect((await quotaOf('val')).used).toBe(0);
+  });
+
+  it('caps decoded pixels (decompression bombs)', async () => {
+    const r = await post('val').attach('files', media('fire_small_campfire_person_cameratrap.jpg'), 'big.jpg');
+    expectInvalid(r, 'too_many_pixels');
+  });
+
+  it('refuses a body over 81 MiB by its Content-Length, before reading it', async () => {
+    const res = await rawPost('val', { 'content-length': String(90 * MiB) }, 0);
+    expect(res.status).toBe(400);
+    expect(res.body.error.details.reason).toBe('body_too_large');
+  });
+
+  it('refuses a streamed (chunked) body over 81 MiB while reading it', async () => {
+    // A multipart preamble is ignored by the parser, so only the byte count can stop it.
+    const res = await rawPost('val', {}, 82 * MiB);
+    expect(res.status).toBe(400);
+    expect(res.body.error.details.reason).toBe('body_too_large');
+    expect(res.sent).toBeLessThan(90 * MiB);
+  });
+});
+
+/** Streams `preambleBytes` of preamble in 1 MiB chunks until the server answers. */
+function rawPost(
+  subject: string,
+  headers: Record<string, string>,
+  preambleBytes: number,
+): Promise<{ status: number; body: { error: { details: { reason: string } } }; sent: number }> {
+  return new Promise((resolve, reject) => {
+    const url = new URL(PATH, stack.images.url);
+    const req = http.request(url, {
+      method: 'POST',
+      headers: {
+        'content-type': 'multipart/form-data; boundary=XBOUNDARYX',
+        'idempotency-key': randomUUID(),
+        [IDENTITY_HEADER]: identityHeader(subject),
+        ...headers,
+      },
+    });
+    let sent = 0;
+    let answered = false;
+    req.on('response', (res) => {
+      answered = true;
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => {
+        resolve({ status: res.statusCode ?? 0, body: JSON.parse(Buffer.concat(chunks).toString()), sent });
+        req.destroy();
+      });
+    });
+    req.on('error', (err) => {
+      if (!answered) reject(err);
+    });
+    const chunk = Buffer.alloc(MiB, 0x61);
+    const pump = () => {
+      while (!answered && sent < preambleBytes) {
+        sent += chunk.length;
+        if (!req.write(chunk)) return void req.once('drain', pump);
+      }
+      if (!answered && preambleBytes === 0) req.write('--XBOUNDARYX\r\n');
+      // Keep the request open: the server must answer without waiting for the end.
+    };
+    pump();
+  });
+}
+
+describe('partial failure', () => {
+  it('fails only the images whose relay or inference fails, and charges only the successes', async () => {
+    const subject = 'partial';
+    stack.store.failKeys.push(/\/1\.png$/);
+    const poison = media('street_people_car_coco9891.jpg');
+    stack.inference.poisoned.add(require('./harness').sha256(poison));
+    try {
+      const r = await post(subject)
+        .field('scene_code', 'person_vehicle')
+        .attach('files', media(JPG), 'a.jpg')
+        .attach('files', media(PNG), 'b.png')
+        .attach('files', poison, 'c.jpg')
+        .attach('files', media(WEBP), 'd.webp');
+      expect(r.status).toBe(201);
+      expect(r.body.results).toEqual([
+        expect.objectContaining({ seq: 0, status: 'succeeded' }),
+        { seq: 1, status: 'failed', error_code: 'OP-SYS-UNAVAILABLE' },
+        { seq: 2, status: 'failed', error_code: 'OP-TASK-UPSTREAM-DOWN' },
+        expect.objectContaining({ seq: 3, status: 'succeeded' }),
+      ]);
+      const q = await quotaOf(subject);
+      expect(q.used).toBe(2);
+      expect(q.held).toBe(0);
+      expect(stack.tasks.records.get(r.body.task_id)?.body.results_summary).toEqual({ images: 4, succeeded: 2, failed: 2 });
+    } finally {
+      stack.store.failKeys.length = 0;
+      stack.inference.poisoned.clear();
+    }
+  });
+});
+
+describe('idempotency', () => {
+  it('replays the original results with 200 and no charge; another scene or other files under the key are refused', async () => {
+    const subject = 'replay';
+    const key = randomUUID();
+    const first = await attachAll(post(subject, key).field('scene_code', 'ship'), [JPG, PNG]);
+    expect(first.status).toBe(201);
+    const calls = stack.inference.detectCalls;
+    const again = await attachAll(post(subject, key).field('scene_code', 'ship'), [JPG, PNG]);
+    expect(again.status).toBe(200);
+    expect(again.body).toEqual({ ...first.body, replayed: true });
+    expect(stack.inference.detectCalls).toBe(calls);
+    expect((await quotaOf(subject)).used).toBe(2);
+
+    expectInvalid(await attachAll(post(subject, key).field('scene_code', 'cow_sheep'), [JPG, PNG]), 'idempotency_mismatch');
+    expectInvalid(await attachAll(post(subject, key).field('scene_code', 'ship'), [PNG, JPG]), 'idempotency_mismatch');
+    expectInvalid(await attachAll(post(subject, key).field('scene_code', 'ship'), [JPG]), 'idempotency_mismatch');
+    // The key belongs to its subject: another subject with the same key is a new call.
+    const other = await attachAll(post('replay-other', key).field('scene_code', 'ship'), [JPG, PNG]);
+    expect(other.status).toBe(201);
+    expect(other.body.task_id).not.toBe(first.body.task_id);
+  });
+
+  it('runs concurrent duplicates once and charges once', async () => {
+    const subject = 'dupes';
+    const key = randomUUID();
+    const rs = await Promise.all(
+      Array.from({ length: 5 }, () => attachAll(post(subject, key).field('scene_code', 'ship'), [JPG, PNG, WEBP])),
+    );
+    const statuses = rs.map((r) => r.status).sort();
+    expect(statuses).toEqual([200, 200, 200, 200, 201]);
+    expect(new Set(rs.map((r) => r.body.task_id)).size).toBe(1);
+    expect((await quotaOf(subject)).used).toBe(3);
+  });
+});
+
+describe('quota', () => {
+  it('10 concurrent requests of 10 images for a subject with 50 left never charge more than 50', async () => {
+    const subject = 'fifty';
+    const ten = Array.from({ length: 10 }, (_, i) => [JPG, PNG, WEBP][i % 3]);
+    const rs = await Promise.all(Array.from({ length: 10 }, () => attachAll(post(subject).field('scene_code', 'ship'), ten)));
+    const ok = rs.filter((r) => r.status === 201);
+    const refused = rs.filter((r) => r.status === 429);
+    expect(ok.length + refused.length).toBe(10);
+    for (const r of refused) expect(r.body.error.code).toBe('OP-QUOTA-DAILY-EXHAUSTED');
+    const q = await quotaOf(subject);
+    expect(q.limit).toBe(50);
+    expect(q.used).toBe(ok.length * 10);
+    expect(q.used).toBeLessThanOrEqual(50);
+    expect(ok.length).toBeGreaterThan(0);
+    expect(q.held).toBe(0);
+  });
+
+  it('answers 429 when fewer images remain than the request carries', async () => {
+    let r = await attachAll(post('none'), [JPG]);
+    expect(r.status).toBe(429);
+    expect(r.body.error.code).toBe('OP-QUOTA-DAILY-EXHAUSTED');
+    r = await attachAll(post('fifty'), [JPG]);
+    expect(r.status).toBe(429);
+  });
+});
+
+describe('scenes and breaker', () => {
+  it('refuses a scene that is unknown or not enabled', async () => {
+    let r = await attachAll(post('scenes').field('scene_code', 'fishing'), [JPG]);
+    expect(r.status).toBe(400);
+    expect(r.body.error.code).toBe('OP-TASK-SCENE-UNAVAILABLE');
+    r = await attachAll(post('scenes').field('scene_code', 'volcano'), [JPG]);
+    expect(r.body.error.code).toBe('OP-TASK-SCENE-UNAVAILABLE');
+    expect((await quotaOf('scenes')).used).toBe(0);
+  });
+
+  it('answers 503 OP-TASK-BREAKER-OPEN while the breaker is open, and charges nothing', async () => {
+    const breaker = stack.images.parts.inference.breaker;
+    breaker.open();
+    try {
+      const key = randomUUID();
+      const r = await attachAll(post('breaker', key), [JPG, PNG]);
+      expect(r.status).toBe(503);
+      expect(r.body.error.code).toBe('OP-TASK-BREAKER-OPEN');
+      const q = await quotaOf('breaker');
+      expect(q.used).toBe(0);
+      expect(q.held).toBe(0);
+      breaker.close();
+      // The refused call left nothing behind: the same key now runs.
+      const again = await attachAll(post('breaker', key), [JPG, PNG]);
+      expect(again.status).toBe(201);
+    } finally {
+      breaker.close();
+    }
+  });
+});
+
+describe('task record', () => {
+  it('when tasks cannot take the record the call fails before charging; a retry with the same key runs it under the same task id', async () => {
+    const subject = 'taskdown';
+    const key = randomUUID();
+    stack.tasks.down = true;
+    let r: request.Response;
+    try {
+      r = await attachAll(post(subject, key), [JPG]);
+    } finally {
+      stack.tasks.down = false;
+    }
+    expect(r.status).toBe(503);
+    expect(r.body.error.code).toBe('OP-SYS-UNAVAILABLE');
+    let q = await quotaOf(subject);
+    expect(q.used).toBe(0);
+    expect(q.held).toBe(0);
+    const rec = await stack.images.parts.calls.get(subject, key);
+    const again = await attachAll(post(subject, key), [JPG]);
+    expect(again.status).toBe(201);
+    expect(again.body.task_id).toBe(rec?.taskId);
+    expect(stack.tasks.records.get(again.body.task_id)?.subject).toBe(subject);
+    q = await quotaOf(subject);
+    expect(q.used).toBe(1);
+  });
+});
