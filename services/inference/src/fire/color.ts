@@ -61,9 +61,21 @@ export interface FlameRuleOptions {
   tau: number;
   /** Minimum red value R_T. */
   redMin: number;
+  /**
+   * Glow rule for small, partly saturated flames on dark (night) frames, whose whitish cores fail the
+   * |Cb-Cr| rule: R > redMin, R >= G >= B, R - B >= glowWarmth and Y >= mean(Y) + glowContrast.
+   * Set glowContrast to Infinity to disable.
+   */
+  glowContrast: number;
+  glowWarmth: number;
 }
 
-export const DEFAULT_FLAME_RULES: FlameRuleOptions = { tau: 40, redMin: 150 };
+export const DEFAULT_FLAME_RULES: FlameRuleOptions = {
+  tau: 40,
+  redMin: 150,
+  glowContrast: 90,
+  glowWarmth: 40,
+};
 
 export interface PixelStats {
   meanY: number;
@@ -79,8 +91,10 @@ export function isFlamePixel(
   stats: PixelStats,
   opts: FlameRuleOptions = DEFAULT_FLAME_RULES,
 ): boolean {
-  if (!(r > opts.redMin && r >= g && g > b)) return false;
+  if (!(r > opts.redMin && r >= g && g >= b)) return false;
   const { y, cb, cr } = rgbToYCbCr(r, g, b);
+  if (r - b >= opts.glowWarmth && y >= stats.meanY + opts.glowContrast) return true;
+  if (g === b) return false;
   return (
     y > cb &&
     cr > cb &&

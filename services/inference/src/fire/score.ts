@@ -25,8 +25,8 @@ export interface FireScoreModel {
 }
 
 export const DEFAULT_FIRE_SCORE_MODEL: FireScoreModel = {
-  bias: 0,
-  weights: [1, 1, 1, 1, 1, 1, 1, -1],
+  bias: -1.121,
+  weights: [0.632, 0.109, -2.785, 1.677, -12.948, 2.287, 13.298, -14.262],
 };
 
 export function sigmoid(z: number): number {
