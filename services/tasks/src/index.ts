@@ -58,7 +58,10 @@ export async function start(opts: StartOptions = {}): Promise<TasksService> {
     },
     logger,
   );
-  const quota = new QuotaClient(new ServiceClient('quota', cfg.QUOTA_URL, cfg.INTERNAL_SECRET, 10_000));
+  const quota = new QuotaClient(
+    new ServiceClient('quota', cfg.QUOTA_URL, cfg.INTERNAL_SECRET, 10_000),
+    clock,
+  );
   const scenes = new SceneCatalogue(
     inference,
     {

@@ -1,9 +1,7 @@
 /** Charges and refunds of the daily video quota (docs/INTERNAL.md, quota). */
-import type { ServiceClient } from '@vision/shared';
-import { ApiError, type Identity, UnreachableError, fromEnvelope } from '@vision/shared';
-
-/** Rate-limit headers (draft-ietf-httpapi-ratelimit-headers) the quota service answers with. */
-export const RATE_LIMIT_HEADERS = ['ratelimit-policy', 'ratelimit'] as const;
+import type { Clock, Identity, ServiceClient } from '@vision/shared';
+import { ApiError, UnreachableError, fromEnvelope } from '@vision/shared';
+import { isQuotaFigures, rateLimitHeaders } from '../domain/rate-limit-headers';
 
 export type ChargeOutcome =
   | { kind: 'charged'; day: string; headers: Record<string, string> }
@@ -11,19 +9,24 @@ export type ChargeOutcome =
   /** The quota service could not be asked; `maybeCharged` when the request may have landed. */
   | { kind: 'unavailable'; maybeCharged: boolean };
 
-function rateLimitHeaders(h: Headers): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const name of RATE_LIMIT_HEADERS) {
-    const v = h.get(name);
-    if (v) out[name === 'ratelimit' ? 'RateLimit' : 'RateLimit-Policy'] = v;
-  }
-  const retry = h.get('retry-after');
-  if (retry) out['Retry-After'] = retry;
-  return out;
-}
-
 export class QuotaClient {
-  constructor(private readonly client: ServiceClient) {}
+  constructor(
+    private readonly client: ServiceClient,
+    private readonly clock: Clock,
+  ) {}
+
+  private headersFrom(figures: unknown, retryAfter: string | null): Record<string, string> {
+    const h = isQuotaFigures(figures) ? rateLimitHeaders(figures, this.clock.now()) : {};
+    if (retryAfter) h['Retry-After'] = retryAfter;
+    else if (isQuotaFigures(figures) && figures.remaining <= 0) {
+      const secs = Math.max(
+        1,
+        Math.ceil((Date.parse(figures.resets_at) - this.clock.now().getTime()) / 1000),
+      );
+      h['Retry-After'] = String(secs);
+    }
+    return h;
+  }
 
   /** Charges one video task unit under `chargeId` (idempotent: the task id). */
   async charge(identity: Identity, chargeId: string): Promise<ChargeOutcome> {
@@ -37,12 +40,13 @@ export class QuotaClient {
       if (err instanceof UnreachableError) return { kind: 'unavailable', maybeCharged: err.maybeDelivered };
       throw err;
     }
-    const headers = rateLimitHeaders(r.headers);
     if (r.status === 200 || r.status === 201) {
       const body = r.body as { day?: string };
-      return { kind: 'charged', day: String(body.day ?? ''), headers };
+      return { kind: 'charged', day: String(body.day ?? ''), headers: this.headersFrom(r.body, null) };
     }
     if (r.status === 429) {
+      const details = (r.body as { error?: { details?: unknown } } | undefined)?.error?.details;
+      const headers = this.headersFrom(details, r.headers.get('retry-after'));
       const e =
         fromEnvelope(r.status, r.body) ??
         new ApiError('OP-QUOTA-DAILY-EXHAUSTED', 'Daily video task quota used up');
