@@ -1,0 +1,30 @@
+import type { Express } from 'express';
+import { createServiceApp, type Logger, type ReadinessCheck } from '@vision/shared';
+import type { SceneCatalogue } from './catalogue/catalogue';
+import type { JobManager } from './jobs/job-manager';
+import { mountDetectRoutes } from './http/detect-routes';
+import { mountJobRoutes } from './http/job-routes';
+
+export interface AppDeps {
+  logger: Logger;
+  catalogue: SceneCatalogue;
+  jobs: JobManager;
+  identitySecret?: string;
+  maxImagePixels: number;
+  readiness?: Record<string, ReadinessCheck>;
+}
+
+export function createApp(deps: AppDeps): Express {
+  return createServiceApp(
+    {
+      name: 'inference',
+      logger: deps.logger,
+      identitySecret: deps.identitySecret,
+      readiness: deps.readiness,
+    },
+    (app) => {
+      mountDetectRoutes(app, { catalogue: deps.catalogue, maxPixels: deps.maxImagePixels });
+      mountJobRoutes(app, deps.jobs);
+    },
+  );
+}

@@ -1,0 +1,146 @@
+import type { Express } from 'express';
+import {
+  closeServer,
+  createBus,
+  createLogger,
+  createObjectStore,
+  listen,
+  loadConfig,
+  type Bus,
+  type Logger,
+  type ObjectStore,
+  type RunningService,
+  type StartOptions,
+} from '@vision/shared';
+import { createApp } from './app';
+import { SceneCatalogue } from './catalogue/catalogue';
+import { inferenceShape, type InferenceConfig } from './config';
+import { JobManager } from './jobs/job-manager';
+import type { Resolver } from './net/stream-url';
+
+export { createApp } from './app';
+export { SceneCatalogue } from './catalogue/catalogue';
+export { DEFAULT_SCENES } from './catalogue/scene-config';
+export { inferenceShape, type InferenceConfig } from './config';
+export { JobManager, type SubmitOutcome } from './jobs/job-manager';
+export type { JobView } from './jobs/job-types';
+export { OnnxModel } from './model/onnx-model';
+export { prepareImage } from './model/preprocess';
+export { detectImages } from './detect/detect-images';
+export { SortTracker } from './tracking/sort-tracker';
+export { classifyAddress } from './net/address-class';
+export type { RawDetection, PixelBox, RgbImage } from './detection-types';
+
+export function loadInferenceConfig(env: Record<string, string | undefined> = process.env): InferenceConfig {
+  return loadConfig(inferenceShape, env);
+}
+
+export interface InferenceParts {
+  app: Express;
+  catalogue: SceneCatalogue;
+  jobs: JobManager;
+  close(): Promise<void>;
+}
+
+export interface InferenceDeps {
+  cfg: InferenceConfig;
+  bus: Bus;
+  objectStore: ObjectStore;
+  logger: Logger;
+  resolve?: Resolver;
+}
+
+/** Loads the scene catalogue (models) and wires the job manager and the express app. */
+export async function createInference(deps: InferenceDeps): Promise<InferenceParts> {
+  const { cfg } = deps;
+  const catalogue = await SceneCatalogue.load({
+    modelsDir: cfg.VISION_MODELS_DIR,
+    scenesFile: cfg.INFERENCE_SCENES_FILE,
+    fire: {
+      FIRE_SMOKE_MODEL: cfg.FIRE_SMOKE_MODEL,
+      FIRE_SMOKE_LABELS: cfg.FIRE_SMOKE_LABELS,
+      FIRE_SMOKE_DECODER: cfg.FIRE_SMOKE_DECODER,
+      FIRE_SMOKE_LOWER_BOUND: cfg.FIRE_SMOKE_LOWER_BOUND,
+    },
+    logger: deps.logger,
+  });
+  const jobs = new JobManager({
+    bus: deps.bus,
+    catalogue,
+    objectStore: deps.objectStore,
+    logger: deps.logger,
+    maxJobs: cfg.INFERENCE_MAX_JOBS,
+    defaultSampleFps: cfg.INFERENCE_SAMPLE_FPS,
+    ffmpegPath: cfg.FFMPEG_PATH,
+    giveupMs: cfg.INFERENCE_STREAM_GIVEUP_MS,
+    reconnectMinMs: cfg.INFERENCE_RECONNECT_MIN_MS,
+    reconnectMaxMs: Math.max(cfg.INFERENCE_RECONNECT_MAX_MS, cfg.INFERENCE_RECONNECT_MIN_MS),
+    liveQueue: cfg.INFERENCE_LIVE_QUEUE,
+    allowPrivateNetworks: cfg.STREAM_ALLOW_PRIVATE_NETWORKS,
+    resolve: deps.resolve,
+  });
+  const app = createApp({
+    logger: deps.logger,
+    catalogue,
+    jobs,
+    identitySecret: cfg.INTERNAL_SECRET,
+    maxImagePixels: cfg.INFERENCE_MAX_IMAGE_PIXELS,
+    readiness: {
+      models: async () => {
+        if (catalogue.models().length === 0) throw new Error('no model loaded');
+        const off = catalogue.statuses().filter((s) => !s.enabled);
+        if (off.length > 0)
+          return { degraded: `disabled scenes: ${off.map((s) => s.scene_code).join(', ')}` };
+      },
+      bus: () => deps.bus.check(),
+      object_store: () => deps.objectStore.check(),
+    },
+  });
+  return {
+    app,
+    catalogue,
+    jobs,
+    close: async () => {
+      await jobs.close();
+      await catalogue.close();
+    },
+  };
+}
+
+export interface InferenceStartOptions extends StartOptions {
+  objectStore?: ObjectStore;
+  resolve?: Resolver;
+}
+
+/** Starts the inference service: config, models, bus, object store, HTTP on INFERENCE_PORT. */
+export async function start(opts: InferenceStartOptions): Promise<RunningService> {
+  const cfg = loadInferenceConfig(opts.env ?? process.env);
+  const logger = opts.logger ?? createLogger('inference', { level: cfg.LOG_LEVEL });
+  const ownBus = opts.bus === undefined;
+  const bus = opts.bus ?? createBus(cfg, { clientId: 'inference', logger });
+  const objectStore = opts.objectStore ?? createObjectStore(cfg, { logger });
+  let parts: InferenceParts | undefined;
+  try {
+    parts = await createInference({ cfg, bus, objectStore, logger, resolve: opts.resolve });
+    const host = opts.host ?? '0.0.0.0';
+    const server = await listen(parts.app, opts.port ?? cfg.INFERENCE_PORT, host);
+    const address = server.address();
+    const port = typeof address === 'object' && address ? address.port : (opts.port ?? cfg.INFERENCE_PORT);
+    const urlHost = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host;
+    const running = parts;
+    return {
+      name: 'inference',
+      port,
+      url: `http://${urlHost}:${port}`,
+      close: async () => {
+        await closeServer(server);
+        await running.close();
+        if (ownBus) await bus.close();
+      },
+    };
+  } catch (err) {
+    await parts?.close().catch(() => undefined);
+    if (ownBus) await bus.close().catch(() => undefined);
+    throw err;
+  }
+}

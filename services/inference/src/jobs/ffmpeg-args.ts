@@ -1,0 +1,58 @@
+import { LETTERBOX_PAD_VALUE } from '../model/letterbox';
+
+/** What ffmpeg reads: a local file, a presigned object URL, or a stream URL of one scheme. */
+export type InputKind = 'file' | 'http' | 'https' | 'rtsp' | 'rtmp';
+
+/** Protocols ffmpeg may open for each input kind (nothing else: no file:, concat:, subfile:, data: ...). */
+export const PROTOCOL_WHITELIST: Record<InputKind, string> = {
+  file: 'file',
+  http: 'http,tcp',
+  https: 'https,tls,tcp',
+  rtsp: 'rtsp,rtp,tcp',
+  rtmp: 'rtmp,tcp',
+};
+
+export interface FfmpegArgsOptions {
+  input: string;
+  kind: InputKind;
+  /** True for live sources (network read timeout applies). */
+  live: boolean;
+  sampleFps: number;
+  /** Side of the square letterboxed output. */
+  size: number;
+  /** Network read/write timeout for live sources, in ms. */
+  ioTimeoutMs?: number;
+}
+
+const hex = (v: number) => v.toString(16).padStart(2, '0');
+
+/**
+ * Filter chain: sample at `fps`, report each sampled frame (pts_time and the original size) with
+ * showinfo on stderr, resize by r = min(S/w, S/h) to (round(w*r), round(h*r)) with bilinear
+ * interpolation, convert to BGR and pad to S x S at the top-left with 114 (PROVENANCE.md 1.1).
+ */
+export function letterboxFilter(sampleFps: number, size: number): string {
+  const r = `min(${size}/iw,${size}/ih)`;
+  const pad = `0x${hex(LETTERBOX_PAD_VALUE).repeat(3)}`;
+  return [
+    `fps=${sampleFps}`,
+    'showinfo',
+    `scale=w='round(iw*${r})':h='round(ih*${r})':flags=bilinear`,
+    'format=bgr24',
+    `pad=${size}:${size}:0:0:color=${pad}`,
+  ].join(',');
+}
+
+/** ffmpeg arguments (no shell): raw bgr24 frames of size x size on stdout, nothing on disk. */
+export function ffmpegArgs(o: FfmpegArgsOptions): string[] {
+  const args = ['-hide_banner', '-nostdin', '-nostats', '-loglevel', 'info'];
+  args.push('-protocol_whitelist', PROTOCOL_WHITELIST[o.kind]);
+  if (o.kind === 'rtsp') args.push('-rtsp_transport', 'tcp');
+  if (o.live && o.kind !== 'file')
+    args.push('-rw_timeout', String(Math.round((o.ioTimeoutMs ?? 10_000) * 1000)));
+  args.push('-i', o.input);
+  args.push('-map', '0:v:0', '-an', '-sn', '-dn');
+  args.push('-vf', letterboxFilter(o.sampleFps, o.size));
+  args.push('-fps_mode', 'passthrough', '-f', 'rawvideo', '-pix_fmt', 'bgr24', 'pipe:1');
+  return args;
+}

@@ -1,0 +1,164 @@
+import { spawn, type ChildProcessByStdio } from 'node:child_process';
+import type { Readable } from 'node:stream';
+import { redactText } from '@vision/shared';
+import { isErrorLine, parseDurationLine, parseShowinfoLine, type ShowinfoFrame } from './ffmpeg-log';
+
+/** One sampled frame as ffmpeg delivered it: letterboxed BGR canvas plus what showinfo said about it. */
+export interface SourceFrame {
+  bgr: Buffer;
+  /** Presentation time in ms (NaN when ffmpeg gave none). */
+  ptsMs: number;
+  /** Original frame size. */
+  width: number;
+  height: number;
+  /** Unix ms when the frame came out of ffmpeg. */
+  capturedAt: number;
+}
+
+export interface SourceExit {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  /** Input duration in seconds; null for a live input (Duration: N/A); undefined if never reported. */
+  duration: number | null | undefined;
+  frames: number;
+  /** Last error-looking stderr line, redacted. */
+  lastError?: string;
+  killed: boolean;
+}
+
+export interface FrameSourceOptions {
+  ffmpegPath: string;
+  args: string[];
+  /** Bytes per output frame (size*size*3). */
+  frameBytes: number;
+  onFrame(frame: SourceFrame): void;
+}
+
+const MAX_LINE = 4096;
+
+/**
+ * Runs ffmpeg and splits its stdout into frames, pairing the n-th frame with the n-th showinfo line
+ * of stderr. `pause()` stops reading stdout so ffmpeg blocks on the pipe (back-pressure).
+ */
+export class FfmpegFrameSource {
+  readonly done: Promise<SourceExit>;
+  private readonly child: ChildProcessByStdio<null, Readable, Readable>;
+  private readonly infos: ShowinfoFrame[] = [];
+  private readonly pending: Buffer[] = [];
+  private partial: Buffer;
+  private filled = 0;
+  private frames = 0;
+  private duration: number | null | undefined;
+  private lastError?: string;
+  private killed = false;
+  private paused = false;
+
+  constructor(private readonly opts: FrameSourceOptions) {
+    this.partial = Buffer.allocUnsafe(opts.frameBytes);
+    this.child = spawn(opts.ffmpegPath, opts.args, { stdio: ['ignore', 'pipe', 'pipe'] });
+    this.child.stdout.on('data', (chunk: Buffer) => this.onStdout(chunk));
+    let lineBuf = '';
+    this.child.stderr.setEncoding('utf8');
+    this.child.stderr.on('data', (s: string) => {
+      lineBuf += s;
+      let nl: number;
+      while ((nl = lineBuf.search(/[\r\n]/)) >= 0) {
+        this.onLine(lineBuf.slice(0, nl));
+        lineBuf = lineBuf.slice(nl + 1);
+      }
+      if (lineBuf.length > MAX_LINE) lineBuf = lineBuf.slice(-MAX_LINE);
+    });
+    this.done = new Promise((resolve) => {
+      let spawnError: Error | undefined;
+      this.child.on('error', (err) => {
+        spawnError = err;
+      });
+      this.child.on('close', (code, signal) => {
+        if (lineBuf) this.onLine(lineBuf);
+        this.flush(true);
+        resolve({
+          code,
+          signal,
+          duration: this.duration,
+          frames: this.frames,
+          lastError: spawnError ? `ffmpeg could not start: ${spawnError.message}` : this.lastError,
+          killed: this.killed,
+        });
+      });
+    });
+  }
+
+  pause(): void {
+    if (this.paused) return;
+    this.paused = true;
+    this.child.stdout.pause();
+  }
+
+  resume(): void {
+    if (!this.paused) return;
+    this.paused = false;
+    this.child.stdout.resume();
+  }
+
+  kill(): void {
+    if (this.child.exitCode !== null || this.child.signalCode !== null) return;
+    this.killed = true;
+    this.child.stdout.resume();
+    this.child.kill('SIGKILL');
+  }
+
+  private onLine(raw: string): void {
+    const line = raw.slice(0, MAX_LINE);
+    const info = parseShowinfoLine(line);
+    if (info) {
+      this.infos.push(info);
+      this.flush(false);
+      return;
+    }
+    if (this.duration === undefined) {
+      const d = parseDurationLine(line);
+      if (d !== undefined) this.duration = d;
+    }
+    if (!line.includes('showinfo') && isErrorLine(line))
+      this.lastError = redactText(line.trim()).slice(0, 300);
+  }
+
+  private onStdout(chunk: Buffer): void {
+    let off = 0;
+    const size = this.opts.frameBytes;
+    while (off < chunk.length) {
+      const n = Math.min(size - this.filled, chunk.length - off);
+      chunk.copy(this.partial, this.filled, off, off + n);
+      this.filled += n;
+      off += n;
+      if (this.filled === size) {
+        this.pending.push(this.partial);
+        this.partial = Buffer.allocUnsafe(size);
+        this.filled = 0;
+      }
+    }
+    this.flush(false);
+  }
+
+  /** Emits frames that have their showinfo line (all of them at exit, reusing the last known size). */
+  private flush(atExit: boolean): void {
+    while (this.pending.length > 0 && (this.infos.length > 0 || atExit)) {
+      const bgr = this.pending.shift() as Buffer;
+      const info = this.infos.shift();
+      const last = this.lastInfo;
+      if (info) this.lastInfo = info;
+      const use = info ?? last;
+      if (!use) continue; // no size known: cannot place boxes
+      this.frames++;
+      this.opts.onFrame({
+        bgr,
+        ptsMs: info ? Math.round(info.ptsTime * 1000) : NaN,
+        width: use.width,
+        height: use.height,
+        capturedAt: Date.now(),
+      });
+    }
+  }
+
+  private lastInfo?: ShowinfoFrame;
+}

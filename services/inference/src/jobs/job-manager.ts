@@ -1,0 +1,186 @@
+import { z } from 'zod';
+import { isSceneCode, SCENE_CODES, type Bus, type Logger, type ObjectStore } from '@vision/shared';
+import type { SceneCatalogue } from '../catalogue/catalogue';
+import { checkStreamHost, parseStreamUrl, type Resolver } from '../net/stream-url';
+import type { InputKind } from './ffmpeg-args';
+import { Job, type ResolvedInput } from './job';
+import type { JobSpec, JobView } from './job-types';
+
+export const jobRequestSchema = z
+  .object({
+    job_id: z.string().regex(/^[A-Za-z0-9._:-]{1,128}$/, 'expected 1-128 characters of [A-Za-z0-9._:-]'),
+    scene_code: z.string().min(1).max(64),
+    source: z.union([
+      z.object({ type: z.literal('stream'), url: z.string().min(1).max(2048) }).strict(),
+      z.object({ type: z.literal('object'), key: z.string().min(1).max(1024) }).strict(),
+    ]),
+    sample_fps: z.number().positive().max(30).optional(),
+  })
+  .strict();
+export type JobRequest = z.infer<typeof jobRequestSchema>;
+
+export type SubmitOutcome =
+  | { outcome: 'accepted'; job: JobView }
+  | { outcome: 'duplicate'; job: JobView }
+  | { outcome: 'rejected'; reason: string }
+  | { outcome: 'over_capacity' };
+
+export interface JobManagerOptions {
+  bus: Bus;
+  catalogue: SceneCatalogue;
+  objectStore: ObjectStore;
+  logger: Logger;
+  maxJobs: number;
+  defaultSampleFps: number;
+  ffmpegPath: string;
+  giveupMs: number;
+  reconnectMinMs: number;
+  reconnectMaxMs: number;
+  liveQueue: number;
+  allowPrivateNetworks: boolean;
+  resolve?: Resolver;
+  /** Ended jobs remembered for queries; the oldest are forgotten beyond this. */
+  keepEnded?: number;
+}
+
+/**
+ * Jobs of this instance, in memory: a restarted backend forgets them, and GET answers 404 for a job
+ * it does not know (the tasks reconciler treats that as "the job is gone": see docs/INTERNAL.md).
+ */
+export class JobManager {
+  private readonly jobs = new Map<string, Job>();
+  private readonly submitting = new Map<string, Promise<SubmitOutcome>>();
+  private closed = false;
+
+  constructor(private readonly o: JobManagerOptions) {}
+
+  get runningCount(): number {
+    let n = 0;
+    for (const j of this.jobs.values()) if (j.running) n++;
+    return n;
+  }
+
+  async submit(req: JobRequest): Promise<SubmitOutcome> {
+    const existing = this.jobs.get(req.job_id);
+    if (existing) return { outcome: 'duplicate', job: existing.snapshot() };
+    const inFlight = this.submitting.get(req.job_id);
+    if (inFlight) {
+      const first = await inFlight;
+      return first.outcome === 'accepted' ? { outcome: 'duplicate', job: first.job } : first;
+    }
+    if (this.closed) return { outcome: 'over_capacity' };
+    if (this.runningCount + this.submitting.size >= this.o.maxJobs) return { outcome: 'over_capacity' };
+    const p = this.admit(req);
+    this.submitting.set(req.job_id, p);
+    try {
+      return await p;
+    } finally {
+      this.submitting.delete(req.job_id);
+    }
+  }
+
+  private async admit(req: JobRequest): Promise<SubmitOutcome> {
+    if (!isSceneCode(req.scene_code))
+      return { outcome: 'rejected', reason: `unknown scene_code (one of ${SCENE_CODES.join(', ')})` };
+    const engine = this.o.catalogue.engine(req.scene_code);
+    if (!engine) {
+      const st = this.o.catalogue.status(req.scene_code);
+      return {
+        outcome: 'rejected',
+        reason: `scene ${req.scene_code} is disabled${st?.reason ? `: ${st.reason}` : ''}`,
+      };
+    }
+    const resolved = await this.resolveSource(req.source);
+    if (!resolved.ok) return { outcome: 'rejected', reason: resolved.reason };
+    const spec: JobSpec = {
+      jobId: req.job_id,
+      sceneCode: req.scene_code,
+      source: req.source,
+      sampleFps: req.sample_fps ?? this.o.defaultSampleFps,
+    };
+    const job = new Job(spec, resolved.input, {
+      bus: this.o.bus,
+      engine,
+      logger: this.o.logger,
+      ffmpegPath: this.o.ffmpegPath,
+      giveupMs: this.o.giveupMs,
+      reconnectMinMs: this.o.reconnectMinMs,
+      reconnectMaxMs: this.o.reconnectMaxMs,
+      liveQueue: this.o.liveQueue,
+      allowPrivate: this.o.allowPrivateNetworks,
+      resolve: this.o.resolve,
+    });
+    this.jobs.set(spec.jobId, job);
+    this.forgetOldEnded();
+    job.start();
+    job.finished.catch((err: unknown) => this.o.logger.error({ err, job_id: spec.jobId }, 'job crashed'));
+    return { outcome: 'accepted', job: job.snapshot() };
+  }
+
+  private async resolveSource(
+    source: JobRequest['source'],
+  ): Promise<{ ok: true; input: ResolvedInput } | { ok: false; reason: string }> {
+    if (source.type === 'object') {
+      let info;
+      try {
+        info = await this.o.objectStore.stat(source.key);
+      } catch {
+        return { ok: false, reason: 'object key is not valid or the store is unreachable' };
+      }
+      if (!info) return { ok: false, reason: 'object not found' };
+      const loc = await this.o.objectStore.locate(source.key);
+      const kind: InputKind = loc.startsWith('https://')
+        ? 'https'
+        : loc.startsWith('http://')
+          ? 'http'
+          : 'file';
+      return { ok: true, input: { kind, input: loc, live: false } };
+    }
+    const parsed = parseStreamUrl(source.url);
+    if (!parsed.ok) return parsed;
+    const host = parsed.url.hostname;
+    const check = await checkStreamHost(host, {
+      allowPrivate: this.o.allowPrivateNetworks,
+      resolve: this.o.resolve,
+    });
+    if (!check.ok) return check;
+    return { ok: true, input: { kind: parsed.scheme, input: source.url, live: true, host } };
+  }
+
+  get(id: string): JobView | undefined {
+    return this.jobs.get(id)?.snapshot();
+  }
+
+  list(ids: string[]): JobView[] {
+    return ids.map((id) => this.jobs.get(id)?.snapshot()).filter((j): j is JobView => j !== undefined);
+  }
+
+  stop(id: string): JobView | undefined {
+    const job = this.jobs.get(id);
+    if (!job) return undefined;
+    job.stop();
+    return job.snapshot();
+  }
+
+  /** Waits for a job to end (tests). */
+  async waitFor(id: string): Promise<JobView | undefined> {
+    const job = this.jobs.get(id);
+    if (!job) return undefined;
+    await job.finished.catch(() => undefined);
+    return job.snapshot();
+  }
+
+  private forgetOldEnded(): void {
+    const keep = this.o.keepEnded ?? 10_000;
+    const ended = [...this.jobs.entries()].filter(([, j]) => !j.running);
+    for (let i = 0; i < ended.length - keep; i++) this.jobs.delete(ended[i][0]);
+  }
+
+  /** Ends every running job (failed: backend shut down) and waits for their end messages. */
+  async close(): Promise<void> {
+    this.closed = true;
+    const all = [...this.jobs.values()];
+    for (const j of all) j.abort('inference backend shut down');
+    await Promise.all(all.map((j) => j.finished.catch(() => undefined)));
+  }
+}

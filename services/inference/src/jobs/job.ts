@@ -1,0 +1,331 @@
+import { TOPICS, redactUrl, type Bus, type DetectedObject, type Logger } from '@vision/shared';
+import { toNormalizedBBox } from '../bbox';
+import { letterboxFor } from '../model/letterbox';
+import type { SceneEngine, VideoSceneSession } from '../scenes/engines';
+import { SortTracker } from '../tracking/sort-tracker';
+import { checkStreamHost, type Resolver } from '../net/stream-url';
+import { ffmpegArgs, type InputKind } from './ffmpeg-args';
+import { FfmpegFrameSource, type SourceExit, type SourceFrame } from './frame-source';
+import type { JobSpec, JobStatus, JobView } from './job-types';
+
+/** Where ffmpeg reads from, after resolving an object key or checking a stream URL. */
+export interface ResolvedInput {
+  kind: InputKind;
+  input: string;
+  /** Live stream: frame times are capture times, reconnects with backoff, frames dropped when behind. */
+  live: boolean;
+  /** Host to check again before each (re)connection. */
+  host?: string;
+}
+
+export interface JobRuntimeOptions {
+  bus: Bus;
+  engine: SceneEngine;
+  logger: Logger;
+  ffmpegPath: string;
+  giveupMs: number;
+  reconnectMinMs: number;
+  reconnectMaxMs: number;
+  liveQueue: number;
+  allowPrivate: boolean;
+  resolve?: Resolver;
+  ioTimeoutMs?: number;
+}
+
+type Ending = { status: Exclude<JobStatus, 'running'>; reason?: string };
+
+const round4 = (v: number) => Math.round(v * 1e4) / 1e4;
+
+/**
+ * One inference job: ffmpeg decoding, detection, tracking and publishing to vision.frames, then the
+ * end message. State is in memory only.
+ */
+export class Job {
+  readonly finished: Promise<void>;
+  private readonly view: JobView;
+  private readonly session: VideoSceneSession;
+  private readonly tracker = new SortTracker();
+  private seq = 0;
+  private stopRequested = false;
+  private abortReason?: string;
+  private source?: FfmpegFrameSource;
+  private queue: SourceFrame[] = [];
+  private wake?: () => void;
+  private cancelSleep?: () => void;
+  private resolveStarted!: () => void;
+
+  constructor(
+    readonly spec: JobSpec,
+    private readonly input: ResolvedInput,
+    private readonly rt: JobRuntimeOptions,
+  ) {
+    this.view = {
+      job_id: spec.jobId,
+      scene_code: spec.sceneCode,
+      status: 'running',
+      frames_published: 0,
+      frames_dropped: 0,
+      reconnects: 0,
+      started_at: new Date().toISOString(),
+    };
+    this.session = rt.engine.videoSession();
+    const started = new Promise<void>((r) => (this.resolveStarted = r));
+    this.finished = started.then(() => this.run());
+  }
+
+  start(): void {
+    this.resolveStarted();
+  }
+
+  snapshot(): JobView {
+    return { ...this.view };
+  }
+
+  get running(): boolean {
+    return this.view.status === 'running';
+  }
+
+  /** Stops the job: its status becomes `stopped` at once; the end message follows. */
+  stop(): void {
+    if (this.view.status !== 'running') return;
+    this.stopRequested = true;
+    this.view.status = 'stopped';
+    this.view.ended_at = new Date().toISOString();
+    this.source?.kill();
+    this.wake?.();
+    this.cancelSleep?.();
+  }
+
+  /** Ends the job as failed (backend shutting down): like stop, but the end says failed with the reason. */
+  abort(reason: string): void {
+    if (this.view.status !== 'running') return;
+    this.abortReason = reason;
+    this.stop();
+    this.view.status = 'failed';
+    this.view.reason = reason;
+  }
+
+  private async run(): Promise<void> {
+    let ending: Ending;
+    try {
+      ending = this.input.live ? await this.runLive() : await this.runFile();
+    } catch (err) {
+      this.rt.logger.error({ err, job_id: this.spec.jobId }, 'job failed unexpectedly');
+      ending = { status: 'failed', reason: 'internal error' };
+    }
+    if (this.stopRequested)
+      ending = this.abortReason ? { status: 'failed', reason: this.abortReason } : { status: 'stopped' };
+    if (this.view.status === 'running') {
+      this.view.status = ending.status;
+      if (ending.reason) this.view.reason = ending.reason;
+      this.view.ended_at = new Date().toISOString();
+    }
+    try {
+      await this.publishEnd(ending);
+    } catch (err) {
+      this.rt.logger.error({ err, job_id: this.spec.jobId }, 'end message could not be published');
+    }
+    this.rt.logger.info(
+      {
+        job_id: this.spec.jobId,
+        status: this.view.status,
+        frames: this.seq,
+        dropped: this.view.frames_dropped,
+      },
+      'job ended',
+    );
+  }
+
+  private async runFile(): Promise<Ending> {
+    const exit = await this.runOnce();
+    if (this.stopRequested) return { status: 'stopped' };
+    if (exit.code === 0 && exit.frames > 0) return { status: 'succeeded' };
+    if (exit.code === 0) return { status: 'failed', reason: 'no video frames could be decoded' };
+    return { status: 'failed', reason: exit.lastError ?? `decoder exited with status ${exit.code}` };
+  }
+
+  private async runLive(): Promise<Ending> {
+    let lostSince = Date.now();
+    let delay = this.rt.reconnectMinMs;
+    for (let attempt = 0; ; attempt++) {
+      if (this.stopRequested) return { status: 'stopped' };
+      if (attempt > 0) this.view.reconnects++;
+      let exit: SourceExit | undefined;
+      let reason: string | undefined;
+      if (this.input.host) {
+        const check = await checkStreamHost(this.input.host, {
+          allowPrivate: this.rt.allowPrivate,
+          resolve: this.rt.resolve,
+        });
+        if (!check.ok && check.reason.includes('refused')) return { status: 'failed', reason: check.reason };
+        if (!check.ok) reason = check.reason;
+      }
+      if (!reason) {
+        const before = this.seq;
+        exit = await this.runOnce();
+        if (this.stopRequested) return { status: 'stopped' };
+        if (this.seq > before || exit.frames > 0) {
+          lostSince = Date.now();
+          delay = this.rt.reconnectMinMs;
+        }
+        // A finite input served over the network (it announced a duration) ends like a file.
+        if (exit.code === 0 && typeof exit.duration === 'number' && exit.frames > 0)
+          return { status: 'succeeded' };
+        reason = exit.lastError ?? `stream ended (decoder status ${exit.code ?? exit.signal})`;
+      }
+      const gone = Date.now() - lostSince;
+      if (gone >= this.rt.giveupMs)
+        return { status: 'failed', reason: `stream lost for more than ${this.rt.giveupMs} ms: ${reason}` };
+      this.rt.logger.warn(
+        { job_id: this.spec.jobId, reason, retry_in_ms: delay, url: redactUrl(this.input.input) },
+        'stream lost, reconnecting',
+      );
+      await this.sleep(Math.min(delay, Math.max(0, this.rt.giveupMs - gone)));
+      delay = Math.min(delay * 2, this.rt.reconnectMaxMs);
+    }
+  }
+
+  private sleep(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const t = setTimeout(done, ms);
+      function done() {
+        clearTimeout(t);
+        resolve();
+      }
+      this.cancelSleep = done;
+    });
+  }
+
+  /** One ffmpeg run; resolves when ffmpeg has exited and every queued frame has been handled. */
+  private async runOnce(): Promise<SourceExit> {
+    const size = this.rt.engine.inputSize;
+    const live = this.input.live;
+    this.queue = [];
+    const source = new FfmpegFrameSource({
+      ffmpegPath: this.rt.ffmpegPath,
+      args: ffmpegArgs({
+        input: this.input.input,
+        kind: this.input.kind,
+        live,
+        sampleFps: this.spec.sampleFps,
+        size,
+        ioTimeoutMs: this.rt.ioTimeoutMs,
+      }),
+      frameBytes: size * size * 3,
+      onFrame: (f) => {
+        if (this.stopRequested) return;
+        if (live && this.queue.length >= this.rt.liveQueue) {
+          this.queue.shift(); // keep the freshest frames
+          this.view.frames_dropped++;
+        }
+        this.queue.push(f);
+        if (!live && this.queue.length >= 2) source.pause();
+        this.wake?.();
+      },
+    });
+    this.source = source;
+    if (this.stopRequested) source.kill();
+    let exited = false;
+    const done = source.done.then((exit) => {
+      exited = true;
+      this.wake?.();
+      return exit;
+    });
+    for (;;) {
+      if (this.stopRequested) {
+        source.kill();
+        break;
+      }
+      const frame = this.queue.shift();
+      if (!frame) {
+        if (exited) break;
+        await new Promise<void>((r) => (this.wake = r));
+        this.wake = undefined;
+        continue;
+      }
+      if (!live && this.queue.length < 1) source.resume();
+      try {
+        await this.processFrame(frame);
+      } catch (err) {
+        if (this.stopRequested) break;
+        this.rt.logger.error({ err, job_id: this.spec.jobId }, 'frame processing failed');
+        source.kill();
+        await done;
+        throw err;
+      }
+    }
+    return done;
+  }
+
+  private async processFrame(f: SourceFrame): Promise<void> {
+    const size = this.rt.engine.inputSize;
+    const letterbox = letterboxFor(f.width, f.height, size);
+    const timeMs = this.input.live
+      ? f.capturedAt
+      : Number.isFinite(f.ptsMs)
+        ? f.ptsMs
+        : Math.round((this.seq * 1000) / this.spec.sampleFps);
+    const dets = await this.session.detectFrame(
+      { bgr: f.bgr, letterbox, width: f.width, height: f.height },
+      timeMs,
+    );
+    const tracked = this.tracker.update(dets);
+    const objects: DetectedObject[] = tracked.map((d) => ({
+      label: d.label,
+      score: round4(d.score),
+      bbox: toNormalizedBBox(d.box, f.width, f.height),
+      track_id: d.trackId,
+    }));
+    if (this.stopRequested) return;
+    const seq = this.seq;
+    const taskId = this.spec.jobId;
+    await this.publish({
+      schema: 1,
+      type: 'frame',
+      event_id: `${taskId}:${seq}`,
+      task_id: taskId,
+      seq,
+      frame_id: `${taskId}:${seq}`,
+      frame_time_ms: timeMs,
+      image: { width: f.width, height: f.height },
+      objects,
+      lower_bound: this.rt.engine.status.lower_bound,
+    });
+    this.seq = seq + 1;
+    this.view.frames_published = this.seq;
+  }
+
+  private async publishEnd(ending: Ending): Promise<void> {
+    const taskId = this.spec.jobId;
+    await this.publish(
+      {
+        schema: 1,
+        type: 'end',
+        event_id: `${taskId}:end`,
+        task_id: taskId,
+        seq: this.seq,
+        frames: this.seq,
+        status: ending.status,
+        ...(ending.reason ? { reason: ending.reason } : {}),
+      },
+      true,
+    );
+  }
+
+  /** Publishes one message keyed by the task id, retrying with backoff (at least once). */
+  private async publish(value: object, isEnd = false): Promise<void> {
+    let delay = 200;
+    const deadline = Date.now() + 60_000;
+    for (;;) {
+      try {
+        await this.rt.bus.publish(TOPICS.frames, [{ key: this.spec.jobId, value }]);
+        return;
+      } catch (err) {
+        if ((!isEnd && this.stopRequested) || Date.now() > deadline) throw err;
+        this.rt.logger.warn({ err, job_id: this.spec.jobId }, 'publish failed, retrying');
+        await new Promise((r) => setTimeout(r, delay));
+        delay = Math.min(delay * 2, 5000);
+      }
+    }
+  }
+}

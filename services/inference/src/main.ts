@@ -1,0 +1,4 @@
+import { runMain } from '@vision/shared';
+import { start } from './index';
+
+runMain('inference', start);
