@@ -14,7 +14,10 @@ type Env = Record<string, string | undefined>;
  * Validates environment variables against a zod object schema whose keys are the variable names.
  * Empty strings count as unset so that `FOO= npm start` falls back to the default.
  */
-export function loadConfig<S extends z.ZodRawShape>(shape: S, env: Env = process.env): z.infer<z.ZodObject<S>> {
+export function loadConfig<S extends z.ZodRawShape>(
+  shape: S,
+  env: Env = process.env,
+): z.infer<z.ZodObject<S>> {
   const input: Record<string, string> = {};
   for (const key of Object.keys(shape)) {
     const v = env[key];

@@ -1,6 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import type { Server } from 'node:http';
-import express, { type ErrorRequestHandler, type Express, type NextFunction, type Request, type Response } from 'express';
+import express, {
+  type ErrorRequestHandler,
+  type Express,
+  type NextFunction,
+  type Request,
+  type Response,
+} from 'express';
 import { ApiError, toEnvelope } from './errors';
 import { IDENTITY_HEADER, type Identity, verifyIdentity } from './identity';
 import type { Logger } from './logger';
@@ -58,7 +64,10 @@ export function isUnavailableError(err: unknown): boolean {
   const e = err as { code?: unknown; name?: unknown; message?: unknown; cause?: unknown };
   if (typeof e.code === 'string' && UNAVAILABLE_CODES.has(e.code)) return true;
   if (e.name === 'KnexTimeoutError') return true;
-  if (typeof e.message === 'string' && /Connection terminated|connect ECONNREFUSED|socket hang up/i.test(e.message))
+  if (
+    typeof e.message === 'string' &&
+    /Connection terminated|connect ECONNREFUSED|socket hang up/i.test(e.message)
+  )
     return true;
   return e.cause !== undefined && e.cause !== err ? isUnavailableError(e.cause) : false;
 }
@@ -68,12 +77,17 @@ export function toApiError(err: unknown): ApiError {
   if (err instanceof ApiError) return err;
   const e = err as { type?: unknown; status?: unknown };
   if (e && e.type === 'entity.parse.failed')
-    return new ApiError('OP-TASK-REQUEST-INVALID', 'Request body is not valid JSON', { reason: 'malformed_json' });
+    return new ApiError('OP-TASK-REQUEST-INVALID', 'Request body is not valid JSON', {
+      reason: 'malformed_json',
+    });
   if (e && e.type === 'entity.too.large')
     return new ApiError('OP-TASK-REQUEST-INVALID', 'Request body is too large', { reason: 'body_too_large' });
   if (e && (e.type === 'encoding.unsupported' || e.type === 'charset.unsupported'))
-    return new ApiError('OP-TASK-REQUEST-INVALID', 'Unsupported body encoding', { reason: 'unsupported_encoding' });
-  if (isUnavailableError(err)) return new ApiError('OP-SYS-UNAVAILABLE', 'A dependency is unavailable, retry later');
+    return new ApiError('OP-TASK-REQUEST-INVALID', 'Unsupported body encoding', {
+      reason: 'unsupported_encoding',
+    });
+  if (isUnavailableError(err))
+    return new ApiError('OP-SYS-UNAVAILABLE', 'A dependency is unavailable, retry later');
   return new ApiError('OP-SYS-INTERNAL', 'Internal error');
 }
 
@@ -124,7 +138,10 @@ export async function runReadiness(checks: Record<string, ReadinessCheck>) {
   );
   const down = Object.values(detail).some((d) => d.status === 'down');
   const degraded = Object.values(detail).some((d) => d.status === 'degraded');
-  return { ready: !down, body: { status: down ? 'down' : degraded ? 'degraded' : 'up', dependencies: detail } };
+  return {
+    ready: !down,
+    body: { status: down ? 'down' : degraded ? 'degraded' : 'up', dependencies: detail },
+  };
 }
 
 /**

@@ -32,7 +32,11 @@ export function signIdentity(secret: string, identity: Identity, now = Date.now(
 }
 
 /** Returns the identity when the header is present, well-formed, correctly signed and fresh; otherwise undefined. */
-export function verifyIdentity(secret: string, header: string | undefined, now = Date.now()): Identity | undefined {
+export function verifyIdentity(
+  secret: string,
+  header: string | undefined,
+  now = Date.now(),
+): Identity | undefined {
   if (!header) return undefined;
   const dot = header.indexOf('.');
   if (dot <= 0) return undefined;
@@ -48,7 +52,8 @@ export function verifyIdentity(secret: string, header: string | undefined, now =
   }
   if (typeof claims !== 'object' || claims === null) return undefined;
   const { sub, rid, iat } = claims as Partial<Claims>;
-  if (typeof sub !== 'string' || sub === '' || typeof rid !== 'string' || typeof iat !== 'number') return undefined;
+  if (typeof sub !== 'string' || sub === '' || typeof rid !== 'string' || typeof iat !== 'number')
+    return undefined;
   if (Math.abs(now - iat) > IDENTITY_MAX_AGE_MS) return undefined;
   return { subject: sub, requestId: rid };
 }

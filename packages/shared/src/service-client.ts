@@ -64,13 +64,16 @@ export class ServiceClient {
         headers,
         body,
         signal,
-        ...(body !== undefined && typeof body === 'object' && 'pipe' in (body as object) ? { duplex: 'half' } : {}),
+        ...(body !== undefined && typeof body === 'object' && 'pipe' in (body as object)
+          ? { duplex: 'half' }
+          : {}),
       } as RequestInit);
     } catch (err) {
       const timedOut = timeout.aborted;
       const code = (err as { cause?: { code?: string } }).cause?.code;
       // Refused or unresolved connections never delivered anything; anything else might have.
-      const maybeDelivered = timedOut || !(code === 'ECONNREFUSED' || code === 'ENOTFOUND' || code === 'EAI_AGAIN');
+      const maybeDelivered =
+        timedOut || !(code === 'ECONNREFUSED' || code === 'ENOTFOUND' || code === 'EAI_AGAIN');
       throw new UnreachableError(
         `${this.name} ${timedOut ? 'timed out' : 'unreachable'}${code ? ` (${code})` : ''}`,
         timedOut,

@@ -2,6 +2,8 @@ import type { Bus } from './ports/bus';
 import type { Clock } from './clock';
 import type { Logger } from './logger';
 import { ConfigError } from './config';
+// Type only: the module itself is required lazily in runMain.
+import type * as Telemetry from './telemetry';
 
 /** How the standalone launcher (or a test) starts one service inside the current process. */
 export interface StartOptions {
@@ -32,7 +34,7 @@ export interface RunningService {
 export function runMain(serviceName: string, start: (opts: StartOptions) => Promise<RunningService>): void {
   // Loaded lazily so that instrumentation patches modules before the service imports them.
   // eslint-disable-next-line @typescript-eslint/no-require-imports
-  const { startTelemetry } = require('./telemetry') as typeof import('./telemetry');
+  const { startTelemetry } = require('./telemetry') as typeof Telemetry;
   const telemetry = startTelemetry(serviceName);
   start({})
     .then((svc) => {
@@ -56,7 +58,9 @@ export function runMain(serviceName: string, start: (opts: StartOptions) => Prom
         process.stderr.write(`${err.message}\n`);
         process.exit(2);
       }
-      process.stderr.write(`${serviceName} failed to start: ${err instanceof Error ? err.stack : String(err)}\n`);
+      process.stderr.write(
+        `${serviceName} failed to start: ${err instanceof Error ? err.stack : String(err)}\n`,
+      );
       process.exit(1);
     });
 }

@@ -10,7 +10,11 @@ export interface ObjectInfo {
 export interface ObjectStore {
   readonly kind: 'minio' | 'directory';
   /** Writes an object from a stream or buffer. A failed write leaves no object behind. */
-  put(key: string, body: Readable | Buffer, opts?: { contentType?: string; size?: number }): Promise<{ size: number }>;
+  put(
+    key: string,
+    body: Readable | Buffer,
+    opts?: { contentType?: string; size?: number },
+  ): Promise<{ size: number }>;
   get(key: string): Promise<Readable>;
   stat(key: string): Promise<ObjectInfo | undefined>;
   delete(keys: string[]): Promise<void>;
