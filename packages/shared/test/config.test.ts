@@ -2,7 +2,12 @@ import { z } from 'zod';
 import { commonShape, ConfigError, env, loadConfig } from '../src';
 
 describe('loadConfig', () => {
-  const shape = { ...commonShape, PORT: env.port(8080), WORKERS: env.int(2, 1, 64), ENABLED: env.bool(false) };
+  const shape = {
+    ...commonShape,
+    PORT: env.port(8080),
+    WORKERS: env.int(2, 1, 64),
+    ENABLED: env.bool(false),
+  };
 
   it('applies defaults and treats empty strings as unset', () => {
     const cfg = loadConfig(shape, { PORT: '', WORKERS: '4' });
@@ -11,7 +16,10 @@ describe('loadConfig', () => {
     expect(cfg.ENABLED).toBe(false);
     expect(cfg.VISION_MODE).toBe('standalone');
     expect(cfg.KAFKA_BROKERS).toEqual([]);
-    expect(loadConfig(shape, { KAFKA_BROKERS: 'a:9092, b:9092,' }).KAFKA_BROKERS).toEqual(['a:9092', 'b:9092']);
+    expect(loadConfig(shape, { KAFKA_BROKERS: 'a:9092, b:9092,' }).KAFKA_BROKERS).toEqual([
+      'a:9092',
+      'b:9092',
+    ]);
     expect(loadConfig(shape, { ENABLED: 'yes' }).ENABLED).toBe(true);
   });
 
@@ -31,7 +39,16 @@ describe('loadConfig', () => {
   it('reports every bad variable at once', () => {
     expect(() =>
       loadConfig(shape, { PORT: '70000', WORKERS: '0', VISION_MODE: 'cluster', INTERNAL_SECRET: 'short' }),
-    ).toThrow(expect.objectContaining({ problems: expect.arrayContaining([expect.stringContaining('PORT'), expect.stringContaining('WORKERS'), expect.stringContaining('VISION_MODE'), expect.stringContaining('INTERNAL_SECRET')]) }));
+    ).toThrow(
+      expect.objectContaining({
+        problems: expect.arrayContaining([
+          expect.stringContaining('PORT'),
+          expect.stringContaining('WORKERS'),
+          expect.stringContaining('VISION_MODE'),
+          expect.stringContaining('INTERNAL_SECRET'),
+        ]),
+      }),
+    );
   });
 
   it('mentions a required variable that is not set', () => {

@@ -38,9 +38,15 @@ describe('openDb on PGlite', () => {
   it('creates the schema, runs migrations in order and records them in the schema', async () => {
     expect(db.kind).toBe('pglite');
     await db.check();
-    const tables = await db.knex('information_schema.tables').where({ table_schema: 'svc_a' }).pluck('table_name');
+    const tables = await db
+      .knex('information_schema.tables')
+      .where({ table_schema: 'svc_a' })
+      .pluck('table_name');
     expect(tables).toEqual(expect.arrayContaining(['items', 'knex_migrations', 'knex_migrations_lock']));
-    const cols = await db.knex('information_schema.columns').where({ table_schema: 'svc_a', table_name: 'items' }).pluck('column_name');
+    const cols = await db
+      .knex('information_schema.columns')
+      .where({ table_schema: 'svc_a', table_name: 'items' })
+      .pluck('column_name');
     expect(cols.sort()).toEqual(['id', 'label', 'n']);
     const done = await db.knex.withSchema('svc_a').table('knex_migrations').orderBy('id').pluck('name');
     expect(done).toEqual(['001_items', '002_items_label']);
@@ -66,7 +72,9 @@ describe('openDb on PGlite', () => {
   it('supports forUpdate inside a transaction', async () => {
     const n = await db.knex.transaction(async (trx) => {
       const row = await trx('items').where({ id: 't1' }).forUpdate().first();
-      await trx('items').where({ id: 't1' }).update({ n: (row?.n as number) + 1 });
+      await trx('items')
+        .where({ id: 't1' })
+        .update({ n: (row?.n as number) + 1 });
       return (await trx('items').where({ id: 't1' }).first())?.n as number;
     });
     expect(n).toBe(2);
@@ -74,7 +82,12 @@ describe('openDb on PGlite', () => {
 
   it('supports onConflict ignore and merge', async () => {
     await db.knex('items').insert({ id: 'c', n: 1, label: 'first' });
-    const ignored = await db.knex('items').insert({ id: 'c', n: 5, label: 'second' }).onConflict('id').ignore().returning('id');
+    const ignored = await db
+      .knex('items')
+      .insert({ id: 'c', n: 5, label: 'second' })
+      .onConflict('id')
+      .ignore()
+      .returning('id');
     expect(ignored).toEqual([]);
     expect(await db.knex('items').where({ id: 'c' }).first()).toMatchObject({ n: 1, label: 'first' });
     await db.knex('items').insert({ id: 'c', n: 7, label: 'third' }).onConflict('id').merge(['n']);
@@ -86,7 +99,7 @@ describe('openDb on PGlite', () => {
   it('returns values that behave like local ones (Date, JSON, bytes) and accepts Date parameters', async () => {
     const at = new Date('2026-01-02T03:04:05.678Z');
     const row = (await db.knex.raw(
-      "select ?::timestamptz as at, '{\"a\":[1,{\"b\":true}]}'::jsonb as doc, '\\x0102'::bytea as bin",
+      'select ?::timestamptz as at, \'{"a":[1,{"b":true}]}\'::jsonb as doc, \'\\x0102\'::bytea as bin',
       [at],
     )) as { rows: Array<{ at: unknown; doc: unknown; bin: unknown }> };
     const r = row.rows[0];
@@ -97,13 +110,18 @@ describe('openDb on PGlite', () => {
   });
 
   it('reports SQL errors as Error instances with the Postgres code', async () => {
-    const err: unknown = await db.knex('items').insert({ id: 't1' }).catch((e: unknown) => e);
+    const err: unknown = await db
+      .knex('items')
+      .insert({ id: 't1' })
+      .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(Error);
     expect((err as { code?: string }).code).toBe('23505');
   });
 
   it('refuses an invalid schema name', async () => {
-    await expect(openDb(cfg, { schema: 'bad-name"; drop', migrations: [] })).rejects.toThrow('invalid schema name');
+    await expect(openDb(cfg, { schema: 'bad-name"; drop', migrations: [] })).rejects.toThrow(
+      'invalid schema name',
+    );
   });
 });
 
@@ -121,10 +139,9 @@ describe('openDb on a PGlite data directory', () => {
     const second = await openDb(fileCfg, { schema: 'svc_b', migrations });
     try {
       expect(await second.knex('items').where({ id: 'kept' }).first()).toMatchObject({ n: 3, label: null });
-      expect(await second.knex.withSchema('svc_b').table('knex_migrations').orderBy('id').pluck('name')).toEqual([
-        '001_items',
-        '002_items_label',
-      ]);
+      expect(
+        await second.knex.withSchema('svc_b').table('knex_migrations').orderBy('id').pluck('name'),
+      ).toEqual(['001_items', '002_items_label']);
     } finally {
       await second.close();
     }

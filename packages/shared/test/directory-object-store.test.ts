@@ -2,7 +2,12 @@ import { mkdtempSync, readdirSync, rmSync, utimesSync, existsSync } from 'node:f
 import os from 'node:os';
 import path from 'node:path';
 import { Readable } from 'node:stream';
-import { createObjectStore, DirectoryObjectStore, InvalidObjectKeyError, ObjectNotFoundError } from '../src';
+import {
+  createObjectStore,
+  InvalidObjectKeyError,
+  ObjectNotFoundError,
+  type DirectoryObjectStore,
+} from '../src';
 
 async function readAll(r: Readable): Promise<Buffer> {
   const chunks: Buffer[] = [];
@@ -38,7 +43,9 @@ describe('DirectoryObjectStore', () => {
 
   it('puts buffers and streams, gets, stats, locates and deletes', async () => {
     expect(await store.put('videos/a.bin', Buffer.from('hello'))).toEqual({ size: 5 });
-    expect(await store.put('videos/b.bin', Readable.from([Buffer.from('abc'), Buffer.from('def')]))).toEqual({ size: 6 });
+    expect(await store.put('videos/b.bin', Readable.from([Buffer.from('abc'), Buffer.from('def')]))).toEqual({
+      size: 6,
+    });
     expect((await readAll(await store.get('videos/a.bin'))).toString()).toBe('hello');
     expect((await readAll(await store.get('videos/b.bin'))).toString()).toBe('abcdef');
     const info = await store.stat('videos/b.bin');
@@ -78,16 +85,25 @@ describe('DirectoryObjectStore', () => {
     expect(await store.stat('up/y.mp4')).toBeUndefined();
   });
 
-  it.each(['../escape', 'a/../../escape', '/etc/passwd', 'a//b', './a', 'a/./b', 'a\\b', '', 'a/', '.hidden', 'a/.partial'])(
-    'refuses the key %j',
-    async (key) => {
-      await expect(store.put(key, Buffer.from('x'))).rejects.toBeInstanceOf(InvalidObjectKeyError);
-      await expect(store.get(key)).rejects.toBeInstanceOf(InvalidObjectKeyError);
-      await expect(store.stat(key)).rejects.toBeInstanceOf(InvalidObjectKeyError);
-      await expect(store.delete([key])).rejects.toBeInstanceOf(InvalidObjectKeyError);
-      await expect(store.locate(key)).rejects.toBeInstanceOf(InvalidObjectKeyError);
-    },
-  );
+  it.each([
+    '../escape',
+    'a/../../escape',
+    '/etc/passwd',
+    'a//b',
+    './a',
+    'a/./b',
+    'a\\b',
+    '',
+    'a/',
+    '.hidden',
+    'a/.partial',
+  ])('refuses the key %j', async (key) => {
+    await expect(store.put(key, Buffer.from('x'))).rejects.toBeInstanceOf(InvalidObjectKeyError);
+    await expect(store.get(key)).rejects.toBeInstanceOf(InvalidObjectKeyError);
+    await expect(store.stat(key)).rejects.toBeInstanceOf(InvalidObjectKeyError);
+    await expect(store.delete([key])).rejects.toBeInstanceOf(InvalidObjectKeyError);
+    await expect(store.locate(key)).rejects.toBeInstanceOf(InvalidObjectKeyError);
+  });
 
   it('never writes outside its root', async () => {
     await expect(store.put('../outside.txt', Buffer.from('x'))).rejects.toThrow();
@@ -103,7 +119,11 @@ describe('DirectoryObjectStore', () => {
     await store.put('t/1/new', Buffer.from('new'));
     const cutoff = new Date('2025-06-01T00:00:00Z');
     expect((await store.listOlderThan('t/1/', cutoff, 10)).map((o) => o.key)).toEqual(['t/1/a', 't/1/b']);
-    expect((await store.listOlderThan('t/1', cutoff, 10)).map((o) => o.key).sort()).toEqual(['t/1/a', 't/1/b', 't/10/a']);
+    expect((await store.listOlderThan('t/1', cutoff, 10)).map((o) => o.key).sort()).toEqual([
+      't/1/a',
+      't/1/b',
+      't/10/a',
+    ]);
     expect((await store.listOlderThan('', cutoff, 100)).map((o) => o.key).sort()).toEqual([
       't/1/a',
       't/1/b',

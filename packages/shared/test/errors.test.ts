@@ -1,4 +1,12 @@
-import { ApiError, ERROR_STATUS, fromEnvelope, invalidRequest, isErrorCode, toEnvelope, type ErrorCode } from '../src';
+import {
+  ApiError,
+  ERROR_STATUS,
+  fromEnvelope,
+  invalidRequest,
+  isErrorCode,
+  toEnvelope,
+  type ErrorCode,
+} from '../src';
 
 describe('error codes and envelope', () => {
   it('maps every SPEC code to its HTTP status', () => {
@@ -16,7 +24,8 @@ describe('error codes and envelope', () => {
       'OP-SYS-INTERNAL': 500,
     };
     expect(ERROR_STATUS).toEqual(spec);
-    for (const [code, status] of Object.entries(spec)) expect(new ApiError(code as ErrorCode, 'x').status).toBe(status);
+    for (const [code, status] of Object.entries(spec))
+      expect(new ApiError(code as ErrorCode, 'x').status).toBe(status);
   });
 
   it('builds the envelope with the request id, details only when present', () => {
@@ -31,7 +40,11 @@ describe('error codes and envelope', () => {
     const body = toEnvelope(new ApiError('OP-QUOTA-RATE-LIMITED', 'slow down', { retry_after_ms: 10 }), 'r');
     const back = fromEnvelope(429, body);
     expect(back).toBeInstanceOf(ApiError);
-    expect(back).toMatchObject({ code: 'OP-QUOTA-RATE-LIMITED', status: 429, details: { retry_after_ms: 10 } });
+    expect(back).toMatchObject({
+      code: 'OP-QUOTA-RATE-LIMITED',
+      status: 429,
+      details: { retry_after_ms: 10 },
+    });
     expect(fromEnvelope(500, body)).toBeUndefined();
     expect(fromEnvelope(400, { error: { code: 'NOPE' } })).toBeUndefined();
     expect(fromEnvelope(400, 'text')).toBeUndefined();

@@ -12,7 +12,9 @@ describe('signed identity header', () => {
   it('rejects a tampered payload or signature', () => {
     const header = signIdentity(secret, id);
     const [payload, sig] = header.split('.');
-    const forged = Buffer.from(JSON.stringify({ sub: 'admin', rid: 'req-1', iat: Date.now() })).toString('base64url');
+    const forged = Buffer.from(JSON.stringify({ sub: 'admin', rid: 'req-1', iat: Date.now() })).toString(
+      'base64url',
+    );
     expect(verifyIdentity(secret, `${forged}.${sig}`)).toBeUndefined();
     const flipped = sig[0] === 'A' ? `B${sig.slice(1)}` : `A${sig.slice(1)}`;
     expect(verifyIdentity(secret, `${payload}.${flipped}`)).toBeUndefined();

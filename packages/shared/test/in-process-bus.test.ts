@@ -25,7 +25,9 @@ describe('InProcessBus', () => {
     await expect(b.check()).resolves.toBeUndefined();
     await b.close();
     await expect(b.check()).rejects.toThrow();
-    expect(() => createBus({ VISION_MODE: 'distributed', KAFKA_BROKERS: [] }, { clientId: 't' })).toThrow(/KAFKA_BROKERS/);
+    expect(() => createBus({ VISION_MODE: 'distributed', KAFKA_BROKERS: [] }, { clientId: 't' })).toThrow(
+      /KAFKA_BROKERS/,
+    );
   });
 
   it('keeps the order of each key across batches, with JSON copies of values', async () => {
@@ -46,11 +48,17 @@ describe('InProcessBus', () => {
     });
     const value = { key: 'k0', i: -1, at: new Date(0) };
     for (let i = 0; i < 60; i++) {
-      await bus.publish('t', [0, 1, 2].map((k) => ({ key: `k${k}`, value: { key: `k${k}`, i } })));
+      await bus.publish(
+        't',
+        [0, 1, 2].map((k) => ({ key: `k${k}`, value: { key: `k${k}`, i } })),
+      );
     }
     await bus.publish('t', [{ key: 'k0', value }]);
     value.i = 999; // mutating after publish changes nothing
-    await until(() => [0, 1, 2].every((k) => (seen.get(`k${k}`)?.length ?? 0) >= (k === 0 ? 61 : 60)), 'all messages');
+    await until(
+      () => [0, 1, 2].every((k) => (seen.get(`k${k}`)?.length ?? 0) >= (k === 0 ? 61 : 60)),
+      'all messages',
+    );
     const expected = Array.from({ length: 60 }, (_, i) => i);
     expect(seen.get('k0')).toEqual([...expected, -1]);
     expect(seen.get('k1')).toEqual(expected);
@@ -76,7 +84,10 @@ describe('InProcessBus', () => {
     await sub('a', byGroupA, 'a2');
     await sub('b', byGroupB, 'b1');
     const keys = Array.from({ length: 40 }, (_, i) => `task-${i}`);
-    await bus.publish('shared', keys.map((key) => ({ key, value: { key } })));
+    await bus.publish(
+      'shared',
+      keys.map((key) => ({ key, value: { key } })),
+    );
     await until(() => byGroupA.length >= 40 && byGroupB.length >= 40, 'both groups');
     await new Promise((r) => setTimeout(r, 20));
     expect([...byGroupA].sort()).toEqual([...keys].sort());
@@ -106,7 +117,10 @@ describe('InProcessBus', () => {
       { key: 'same', value: { n: 'b' } },
       { key: 'same', value: { n: 'c' } },
     ]);
-    await until(() => failuresLeft === 0 && attempts.flat().filter((n) => n === 'c').length >= 3, 'redelivery');
+    await until(
+      () => failuresLeft === 0 && attempts.flat().filter((n) => n === 'c').length >= 3,
+      'redelivery',
+    );
     await new Promise((r) => setTimeout(r, 30));
     const delivered = attempts.flat();
     // Three attempts of the same batch, in order; nothing after the successful one.
@@ -122,7 +136,11 @@ describe('InProcessBus', () => {
     await bus.publish('late', [{ key: 'k', value: { n: 1 } }]);
     const latest: number[] = [];
     const earliest: number[] = [];
-    await bus.subscribe({ topic: 'late', group: 'latest', handleBatch: async (m) => void latest.push(...m.map((x) => (x.value as { n: number }).n)) });
+    await bus.subscribe({
+      topic: 'late',
+      group: 'latest',
+      handleBatch: async (m) => void latest.push(...m.map((x) => (x.value as { n: number }).n)),
+    });
     await bus.subscribe({
       topic: 'late',
       group: 'earliest',
@@ -141,7 +159,12 @@ describe('InProcessBus', () => {
     await new Promise((r) => setTimeout(r, 20));
     await first.close();
     await bus.publish('resume', [{ key: 'k', value: { n: 2 } }]);
-    await bus.subscribe({ topic: 'resume', group: 'r', fromBeginning: true, handleBatch: async (m) => void resumed.push(...m.map((x) => (x.value as { n: number }).n)) });
+    await bus.subscribe({
+      topic: 'resume',
+      group: 'r',
+      fromBeginning: true,
+      handleBatch: async (m) => void resumed.push(...m.map((x) => (x.value as { n: number }).n)),
+    });
     await until(() => resumed.length >= 1, 'resume');
     await new Promise((r) => setTimeout(r, 20));
     expect(resumed).toEqual([2]);

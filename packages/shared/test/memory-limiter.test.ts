@@ -91,16 +91,19 @@ describe('memory Limiter (standalone)', () => {
 
 describe('createLimiter in distributed mode', () => {
   it('names REDIS_URL when it is missing', () => {
-    expect(() => createLimiter({ VISION_MODE: 'distributed', REDIS_URL: undefined }, { keyPrefix: 'x' })).toThrow(
-      /REDIS_URL/,
-    );
+    expect(() =>
+      createLimiter({ VISION_MODE: 'distributed', REDIS_URL: undefined }, { keyPrefix: 'x' }),
+    ).toThrow(/REDIS_URL/);
   });
 });
 
 describe('Redis limiter while Redis is unreachable', () => {
   it('reports memory-fallback and degraded, and still limits in memory', async () => {
     // Nothing listens on port 1: the client never becomes ready.
-    const limiter = createLimiter({ VISION_MODE: 'distributed', REDIS_URL: 'redis://:secret@127.0.0.1:1' }, { keyPrefix: 'x' });
+    const limiter = createLimiter(
+      { VISION_MODE: 'distributed', REDIS_URL: 'redis://:secret@127.0.0.1:1' },
+      { keyPrefix: 'x' },
+    );
     try {
       expect(limiter.mode()).toBe('memory-fallback');
       expect(await limiter.check()).toEqual({ degraded: expect.stringContaining('Redis') });

@@ -14,7 +14,8 @@ export function createBus(
   opts: { clientId: string; logger?: Logger },
 ): Bus {
   if (cfg.VISION_MODE === 'distributed') {
-    if (cfg.KAFKA_BROKERS.length === 0) throw new ConfigError(['KAFKA_BROKERS: required in distributed mode (not set)']);
+    if (cfg.KAFKA_BROKERS.length === 0)
+      throw new ConfigError(['KAFKA_BROKERS: required in distributed mode (not set)']);
     return new KafkaBus({ brokers: cfg.KAFKA_BROKERS, clientId: opts.clientId, logger: opts.logger });
   }
   return new InProcessBus({ logger: opts.logger });

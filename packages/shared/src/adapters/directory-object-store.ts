@@ -17,7 +17,10 @@ export class ObjectNotFoundError extends Error {
 
 /** Raised for a key the stores refuse (both adapters). */
 export class InvalidObjectKeyError extends Error {
-  constructor(readonly key: string, reason: string) {
+  constructor(
+    readonly key: string,
+    reason: string,
+  ) {
     super(`invalid object key ${JSON.stringify(key.slice(0, 200))}: ${reason}`);
     this.name = 'InvalidObjectKeyError';
   }
@@ -32,10 +35,12 @@ export function validateObjectKey(key: string): void {
   if (typeof key !== 'string' || key.length === 0) throw new InvalidObjectKeyError(String(key), 'empty');
   if (key.length > 1024) throw new InvalidObjectKeyError(key, 'longer than 1024 characters');
   // eslint-disable-next-line no-control-regex
-  if (/[\\\u0000-\u001f\u007f]/.test(key)) throw new InvalidObjectKeyError(key, 'backslash or control character');
+  if (/[\\\u0000-\u001f\u007f]/.test(key))
+    throw new InvalidObjectKeyError(key, 'backslash or control character');
   if (key.startsWith('/') || path.isAbsolute(key)) throw new InvalidObjectKeyError(key, 'absolute path');
   for (const seg of key.split('/')) {
-    if (seg === '' || seg === '.' || seg === '..') throw new InvalidObjectKeyError(key, 'empty, "." or ".." segment');
+    if (seg === '' || seg === '.' || seg === '..')
+      throw new InvalidObjectKeyError(key, 'empty, "." or ".." segment');
     if (seg.startsWith('.')) throw new InvalidObjectKeyError(key, 'segment starts with "."');
   }
 }
@@ -155,7 +160,8 @@ export class DirectoryObjectStore implements ObjectStore {
           if (key.startsWith(prefix) || prefix.startsWith(`${key}/`)) await walk(key);
         } else if (e.isFile() && key.startsWith(prefix)) {
           const info = await stat(path.join(this.root, key)).catch(() => undefined);
-          if (info && info.mtimeMs < before.getTime()) out.push({ key, size: info.size, lastModified: new Date(info.mtimeMs) });
+          if (info && info.mtimeMs < before.getTime())
+            out.push({ key, size: info.size, lastModified: new Date(info.mtimeMs) });
         }
       }
     };

@@ -127,7 +127,11 @@ export class InProcessBus implements Bus {
     // Serialise up front: a value that is not JSON fails the publish, as it would with Kafka.
     const stored = messages.map((m) => {
       if (typeof m.key !== 'string') throw new TypeError('message key must be a string');
-      return { key: m.key, value: JSON.parse(JSON.stringify(m.value)) as unknown, headers: { ...(m.headers ?? {}) } };
+      return {
+        key: m.key,
+        value: JSON.parse(JSON.stringify(m.value)) as unknown,
+        headers: { ...(m.headers ?? {}) },
+      };
     });
     const t = this.topic(topic);
     for (;;) {
@@ -189,7 +193,12 @@ export class InProcessBus implements Bus {
       };
       t.groups.set(opts.group, g);
     }
-    const member: Member = { id: this.nextMemberId++, handleBatch: opts.handleBatch, inFlight: new Set(), closed: false };
+    const member: Member = {
+      id: this.nextMemberId++,
+      handleBatch: opts.handleBatch,
+      inFlight: new Set(),
+      closed: false,
+    };
     g.members.push(member);
     this.kick(t, g);
     const group = g;
@@ -211,11 +220,14 @@ export class InProcessBus implements Bus {
       g.pumping[i] = true;
       setImmediate(() => {
         this.pump(t, g, i)
-          .catch((err: unknown) => this.logger?.error({ err, topic: t.name }, 'in-process bus delivery loop failed'))
+          .catch((err: unknown) =>
+            this.logger?.error({ err, topic: t.name }, 'in-process bus delivery loop failed'),
+          )
           .finally(() => {
             g.pumping[i] = false;
             // Messages may have arrived after the loop saw the end.
-            if (!this.closed && g.members.length > 0 && g.committed[i] < p.start + p.messages.length) this.kick(t, g);
+            if (!this.closed && g.members.length > 0 && g.committed[i] < p.start + p.messages.length)
+              this.kick(t, g);
           });
       });
     });

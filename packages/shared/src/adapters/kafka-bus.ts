@@ -105,7 +105,11 @@ export class KafkaBus implements Bus {
 
   private connectProducer(): Promise<Producer> {
     if (!this.producerReady) {
-      const producer = this.kafka.producer({ idempotent: true, maxInFlightRequests: 1, allowAutoTopicCreation: false });
+      const producer = this.kafka.producer({
+        idempotent: true,
+        maxInFlightRequests: 1,
+        allowAutoTopicCreation: false,
+      });
       this.producer = producer;
       this.producerReady = producer.connect().then(
         () => producer,
@@ -136,7 +140,14 @@ export class KafkaBus implements Bus {
       await consumer.run({
         eachBatchAutoResolve: false,
         autoCommit: true,
-        eachBatch: async ({ batch, resolveOffset, heartbeat, commitOffsetsIfNecessary, isRunning, isStale }) => {
+        eachBatch: async ({
+          batch,
+          resolveOffset,
+          heartbeat,
+          commitOffsetsIfNecessary,
+          isRunning,
+          isStale,
+        }) => {
           if (!isRunning() || isStale() || batch.messages.length === 0) return;
           const messages: IncomingMessage[] = batch.messages.map((m) => ({
             topic: batch.topic,
@@ -150,7 +161,13 @@ export class KafkaBus implements Bus {
             await opts.handleBatch(messages);
           } catch (err) {
             this.logger?.warn(
-              { err, topic: batch.topic, group: opts.group, partition: batch.partition, offset: batch.firstOffset() },
+              {
+                err,
+                topic: batch.topic,
+                group: opts.group,
+                partition: batch.partition,
+                offset: batch.firstOffset(),
+              },
               'handler rejected a batch; it will be delivered again',
             );
             await new Promise((r) => setTimeout(r, this.retryBackoffMs));
@@ -162,7 +179,9 @@ export class KafkaBus implements Bus {
             topics: [
               {
                 topic: batch.topic,
-                partitions: [{ partition: batch.partition, offset: (BigInt(batch.lastOffset()) + 1n).toString() }],
+                partitions: [
+                  { partition: batch.partition, offset: (BigInt(batch.lastOffset()) + 1n).toString() },
+                ],
               },
             ],
           });

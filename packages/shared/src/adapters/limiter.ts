@@ -29,13 +29,17 @@ export function rateWindows(opts: RateLimitOptions): {
   burst?: { points: number; duration: number };
 } {
   const perSecond = opts.perSecond;
-  if (!(perSecond > 0) || !Number.isFinite(perSecond)) throw new RangeError('perSecond must be a positive number');
+  if (!(perSecond > 0) || !Number.isFinite(perSecond))
+    throw new RangeError('perSecond must be a positive number');
   if (!(opts.burst >= 0) || !Number.isFinite(opts.burst)) throw new RangeError('burst must be >= 0');
   const duration = perSecond >= 1 ? 1 : Math.ceil(1 / perSecond);
   const sustained = { points: Math.max(1, Math.floor(perSecond * duration)), duration };
   const burstPoints = Math.floor(opts.burst);
   if (burstPoints === 0) return { sustained };
-  return { sustained, burst: { points: burstPoints, duration: Math.max(1, Math.ceil(burstPoints / perSecond)) } };
+  return {
+    sustained,
+    burst: { points: burstPoints, duration: Math.max(1, Math.ceil(burstPoints / perSecond)) },
+  };
 }
 
 // Concurrency slots as a sorted set of holder ids scored by lease expiry (Redis server time, ms).
@@ -108,7 +112,10 @@ export class FlexibleLimiter implements Limiter {
       redis.defineCommand('visionAcquireSlot', { numberOfKeys: 1, lua: ACQUIRE_SLOT_LUA });
       redis.on('ready', () => {
         if (this.redisDownSince !== undefined)
-          this.logger?.info({ down_ms: Date.now() - this.redisDownSince }, 'Redis reachable again; shared limits restored');
+          this.logger?.info(
+            { down_ms: Date.now() - this.redisDownSince },
+            'Redis reachable again; shared limits restored',
+          );
         this.redisDownSince = undefined;
       });
       const down = (err?: unknown) => {
@@ -148,7 +155,9 @@ export class FlexibleLimiter implements Limiter {
       const w = rateWindows(opts);
       const prefix = `${this.keyPrefix}:rate:${id}`;
       const sustained = this.limiter(w.sustained.points, w.sustained.duration, prefix);
-      l = w.burst ? new BurstyRateLimiter(sustained, this.limiter(w.burst.points, w.burst.duration, `${prefix}:burst`)) : sustained;
+      l = w.burst
+        ? new BurstyRateLimiter(sustained, this.limiter(w.burst.points, w.burst.duration, `${prefix}:burst`))
+        : sustained;
       this.rateLimiters.set(id, l);
     }
     return l;
@@ -160,7 +169,8 @@ export class FlexibleLimiter implements Limiter {
       const res = await limiter.consume(key, 1);
       return { allowed: true, retryAfterMs: 0, remaining: Math.max(0, res.remainingPoints) };
     } catch (rej) {
-      if (rej instanceof RateLimiterRes) return { allowed: false, retryAfterMs: Math.max(1, rej.msBeforeNext), remaining: 0 };
+      if (rej instanceof RateLimiterRes)
+        return { allowed: false, retryAfterMs: Math.max(1, rej.msBeforeNext), remaining: 0 };
       throw rej;
     }
   }

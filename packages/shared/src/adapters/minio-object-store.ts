@@ -26,7 +26,8 @@ export interface ExpiryRule {
 /** Parses S3_ENDPOINT (a URL) into minio client options. */
 export function minioClientOptions(endpoint: string) {
   const url = new URL(endpoint);
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new Error('S3_ENDPOINT must be an http(s) URL');
+  if (url.protocol !== 'http:' && url.protocol !== 'https:')
+    throw new Error('S3_ENDPOINT must be an http(s) URL');
   const useSSL = url.protocol === 'https:';
   return { endPoint: url.hostname, port: url.port ? Number(url.port) : useSSL ? 443 : 80, useSSL };
 }
@@ -156,7 +157,11 @@ export class MinioObjectStore implements ObjectStore {
     if (limit <= 0) return out;
     const stream = this.client.listObjectsV2(this.bucket, prefix, true);
     try {
-      for await (const item of stream as AsyncIterable<{ name?: string; size: number; lastModified?: Date }>) {
+      for await (const item of stream as AsyncIterable<{
+        name?: string;
+        size: number;
+        lastModified?: Date;
+      }>) {
         if (item.name && item.lastModified && item.lastModified < before) {
           out.push({ key: item.name, size: item.size, lastModified: item.lastModified });
           if (out.length >= limit) break;
@@ -175,6 +180,7 @@ export class MinioObjectStore implements ObjectStore {
 
   async check(): Promise<void> {
     await this.ensureBucket();
-    if (!(await this.client.bucketExists(this.bucket))) throw new Error(`bucket ${this.bucket} does not exist`);
+    if (!(await this.client.bucketExists(this.bucket)))
+      throw new Error(`bucket ${this.bucket} does not exist`);
   }
 }

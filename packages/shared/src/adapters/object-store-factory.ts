@@ -13,13 +13,20 @@ import { MinioObjectStore } from './minio-object-store';
 export function createObjectStore(
   cfg: Pick<
     CommonConfig,
-    'VISION_MODE' | 'VISION_DATA_DIR' | 'S3_ENDPOINT' | 'S3_ACCESS_KEY' | 'S3_SECRET_KEY' | 'S3_BUCKET' | 'S3_REGION'
+    | 'VISION_MODE'
+    | 'VISION_DATA_DIR'
+    | 'S3_ENDPOINT'
+    | 'S3_ACCESS_KEY'
+    | 'S3_SECRET_KEY'
+    | 'S3_BUCKET'
+    | 'S3_REGION'
   >,
   opts: { logger?: Logger } = {},
 ): ObjectStore {
   if (cfg.VISION_MODE === 'distributed') {
     const missing = (['S3_ENDPOINT', 'S3_ACCESS_KEY', 'S3_SECRET_KEY'] as const).filter((k) => !cfg[k]);
-    if (missing.length > 0) throw new ConfigError(missing.map((k) => `${k}: required in distributed mode (not set)`));
+    if (missing.length > 0)
+      throw new ConfigError(missing.map((k) => `${k}: required in distributed mode (not set)`));
     try {
       new URL(cfg.S3_ENDPOINT as string);
     } catch {

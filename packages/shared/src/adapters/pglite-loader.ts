@@ -19,7 +19,10 @@ export interface PGliteLike {
  * production). Everywhere else PGlite is used directly.
  */
 function sandboxedWithoutDynamicImport(): boolean {
-  return process.env.JEST_WORKER_ID !== undefined && typeof (vm as { SourceTextModule?: unknown }).SourceTextModule !== 'function';
+  return (
+    process.env.JEST_WORKER_ID !== undefined &&
+    typeof (vm as { SourceTextModule?: unknown }).SourceTextModule !== 'function'
+  );
 }
 
 type PGliteCtor = new (dataDir?: string) => PGliteType;
@@ -64,8 +67,12 @@ export function createPGlite(dataDir: string | undefined): PGliteLike {
     return new PGlite(dataDir);
   }
   // Jest replaces createRequire, but Module._load is Node's own loader.
-  const nodeModule = Module as unknown as { _load(request: string, parent: unknown, isMain: boolean): unknown };
-  const { PGlite } = nodeModule._load(require.resolve('@electric-sql/pglite'), null, false) as { PGlite: PGliteCtor };
+  const nodeModule = Module as unknown as {
+    _load(request: string, parent: unknown, isMain: boolean): unknown;
+  };
+  const { PGlite } = nodeModule._load(require.resolve('@electric-sql/pglite'), null, false) as {
+    PGlite: PGliteCtor;
+  };
   const pg = new PGlite(dataDir);
   return {
     waitReady: pg.waitReady.then(() => undefined),

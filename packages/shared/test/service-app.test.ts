@@ -1,0 +1,161 @@
+import { Writable } from 'node:stream';
+import request from 'supertest';
+import {
+  ApiError,
+  createLogger,
+  createServiceApp,
+  IDENTITY_HEADER,
+  identityOf,
+  route,
+  signIdentity,
+  type ServiceAppOptions,
+} from '../src';
+
+const secret = 'internal-secret-for-tests';
+
+function makeApp(extra: Partial<ServiceAppOptions> = {}) {
+  const lines: string[] = [];
+  const logger = createLogger('svc', {
+    level: 'info',
+    destination: new Writable({
+      write(chunk: Buffer, _e, cb) {
+        lines.push(chunk.toString());
+        cb();
+      },
+    }),
+  });
+  const app = createServiceApp({ name: 'svc', logger, identitySecret: secret, ...extra }, (a) => {
+    a.post(
+      '/echo',
+      route(async (req, res) => {
+        res.json({ subject: identityOf(res).subject, body: req.body as unknown });
+      }),
+    );
+    a.get(
+      '/boom',
+      route(async () => {
+        throw new Error('secret internals at /srv/app.js rtsp://u:p@h');
+      }),
+    );
+    a.get(
+      '/conflict',
+      route(async () => {
+        throw new ApiError('OP-TASK-NOT-STOPPABLE', 'Task already ended');
+      }),
+    );
+    a.get(
+      '/db-down',
+      route(async () => {
+        throw Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' });
+      }),
+    );
+    a.get('/open/ping', (_req, res) => void res.json({ ok: true }));
+  });
+  return { app, lines };
+}
+
+const auth = () => signIdentity(secret, { subject: 'sub-1', requestId: 'r-1' });
+
+describe('createServiceApp', () => {
+  it('answers /healthz without identity', async () => {
+    const res = await request(makeApp().app).get('/healthz');
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual({ status: 'up', service: 'svc' });
+  });
+
+  it('answers /readyz with detail; a failing dependency makes it 503, a degraded one does not', async () => {
+    const ok = makeApp({
+      readiness: { db: async () => undefined, limiter: async () => ({ degraded: 'memory' }) },
+    }).app;
+    const up = await request(ok).get('/readyz');
+    expect(up.status).toBe(200);
+    expect(up.body).toEqual({
+      service: 'svc',
+      status: 'degraded',
+      dependencies: { db: { status: 'up' }, limiter: { status: 'degraded', error: 'memory' } },
+    });
+    const bad = makeApp({
+      readiness: {
+        db: async () => undefined,
+        bus: async () => {
+          throw new Error('broker unreachable');
+        },
+      },
+    }).app;
+    const down = await request(bad).get('/readyz');
+    expect(down.status).toBe(503);
+    expect(down.body.status).toBe('down');
+    expect(down.body.dependencies).toEqual({
+      db: { status: 'up' },
+      bus: { status: 'down', error: 'broker unreachable' },
+    });
+  });
+
+  it('requires the signed identity with a 401 envelope', async () => {
+    const { app } = makeApp();
+    for (const header of [
+      undefined,
+      'garbage',
+      signIdentity('some-other-secret-value', { subject: 's', requestId: 'r' }),
+    ]) {
+      const req = request(app).post('/echo').send({ a: 1 });
+      const res = header ? await req.set(IDENTITY_HEADER, header) : await req;
+      expect(res.status).toBe(401);
+      expect(res.body.error).toMatchObject({ code: 'OP-AUTH-REQUIRED' });
+      expect(typeof res.body.error.request_id).toBe('string');
+    }
+    const res = await request(app).post('/echo').set(IDENTITY_HEADER, auth()).send({ a: 1 });
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual({ subject: 'sub-1', body: { a: 1 } });
+  });
+
+  it('skips identity on public paths', async () => {
+    const res = await request(makeApp({ publicPaths: ['/open/'] }).app).get('/open/ping');
+    expect(res.status).toBe(200);
+  });
+
+  it('answers malformed JSON with 400 OP-TASK-REQUEST-INVALID, never 500', async () => {
+    const res = await request(makeApp().app)
+      .post('/echo')
+      .set(IDENTITY_HEADER, auth())
+      .set('Content-Type', 'application/json')
+      .send('{"a": 1,,');
+    expect(res.status).toBe(400);
+    expect(res.body.error).toMatchObject({
+      code: 'OP-TASK-REQUEST-INVALID',
+      details: { reason: 'malformed_json' },
+    });
+  });
+
+  it('answers unknown routes with a JSON 404 envelope', async () => {
+    const res = await request(makeApp().app).get('/nope').set(IDENTITY_HEADER, auth());
+    expect(res.status).toBe(404);
+    expect(res.headers['content-type']).toMatch(/application\/json/);
+    expect(res.body.error.code).toBe('OP-NOT-FOUND');
+  });
+
+  it('maps ApiError and unavailable dependencies to their statuses', async () => {
+    const { app } = makeApp();
+    const conflict = await request(app).get('/conflict').set(IDENTITY_HEADER, auth());
+    expect(conflict.status).toBe(409);
+    expect(conflict.body.error.code).toBe('OP-TASK-NOT-STOPPABLE');
+    const down = await request(app).get('/db-down').set(IDENTITY_HEADER, auth());
+    expect(down.status).toBe(503);
+    expect(down.body.error.code).toBe('OP-SYS-UNAVAILABLE');
+    expect(JSON.stringify(down.body)).not.toContain('5432');
+  });
+
+  it('never leaks stack traces or internals in responses, and logs without credentials', async () => {
+    const { app, lines } = makeApp();
+    const res = await request(app).get('/boom').set(IDENTITY_HEADER, auth()).set('X-Request-Id', 'req-abc');
+    expect(res.status).toBe(500);
+    expect(res.body).toEqual({
+      error: { code: 'OP-SYS-INTERNAL', message: 'Internal error', request_id: 'req-abc' },
+    });
+    expect(res.headers['x-request-id']).toBe('req-abc');
+    expect(res.text).not.toMatch(/secret internals|\/srv\/app\.js|at .*\.ts/);
+    const logged = lines.join('');
+    expect(logged).toContain('request failed');
+    expect(logged).not.toContain('u:p@');
+  });
+});
