@@ -104,7 +104,9 @@ describe('quota holds and settle (HTTP, PGlite)', () => {
   it('a crashed request: its hold expires and frees the units', async () => {
     await useImages('alice', 50);
     expect((await hold('alice', 'crashed', 50, { ttl_ms: 60_000 })).status).toBe(201);
-    expect((await hold('alice', 'next', 1)).status).toBe(429);
+    const refused = await hold('alice', 'next', 1);
+    expect(refused.status).toBe(429);
+    expect(refused.body.error.details).toMatchObject({ limit: 100, used: 50, held: 50, remaining: 0 });
     h.clock.advance(59_999);
     expect(await images('alice')).toMatchObject({ held: 50, remaining: 0 });
     h.clock.advance(1);

@@ -171,7 +171,8 @@ export class QuotaLedger {
       {
         kind,
         limit: usage.limit,
-        used: usage.used + usage.held,
+        used: usage.used,
+        held: usage.held,
         remaining: remaining(usage),
         resets_at: resetsAt,
         ...extra,
