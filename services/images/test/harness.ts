@@ -22,6 +22,7 @@ import {
 } from '@vision/shared';
 import { DirectoryObjectStore } from '@vision/shared/adapters/directory-object-store';
 import { start as startQuota } from '@vision/quota';
+import { start as startInference } from '@vision/inference';
 import { type RunningImages, start as startImages } from '../src/index';
 
 export const SECRET = 'test-secret-0123456789abcdef';
@@ -178,7 +179,9 @@ export class FaultyStore implements ObjectStore {
 
 export interface Stack {
   quota: RunningService;
-  inference: FakeInference;
+  /** The fake when the stack was started with `inference: 'fake'`. */
+  fake?: FakeInference;
+  inferenceUrl: string;
   tasks: FakeTasks;
   images: RunningImages;
   store: FaultyStore;
@@ -186,7 +189,9 @@ export interface Stack {
   close(): Promise<void>;
 }
 
-export async function startStack(opts: { clock?: Clock; env?: Record<string, string> } = {}): Promise<Stack> {
+export async function startStack(
+  opts: { clock?: Clock; env?: Record<string, string>; inference?: 'real' | 'fake' } = {},
+): Promise<Stack> {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'images-test-'));
   const quota = await startQuota({
     env: {
@@ -199,8 +204,26 @@ export async function startStack(opts: { clock?: Clock; env?: Record<string, str
     host: '127.0.0.1',
     logger,
   });
-  const inference = new FakeInference();
-  await inference.start();
+  let fake: FakeInference | undefined;
+  let real: RunningService | undefined;
+  if (opts.inference === 'fake') {
+    fake = new FakeInference();
+    await fake.start();
+  } else {
+    real = await startInference({
+      env: {
+        INTERNAL_SECRET: SECRET,
+        VISION_DATA_DIR: path.join(dir, 'inference'),
+        VISION_MODELS_DIR: path.join(sharedDir, 'models'),
+        LOG_LEVEL: 'silent',
+      },
+      port: 0,
+      host: '127.0.0.1',
+      logger,
+      objectStore: new DirectoryObjectStore(path.join(dir, 'objects')),
+    });
+  }
+  const inferenceUrl = fake ? fake.url : (real as RunningService).url;
   const tasks = new FakeTasks();
   await tasks.start();
   const store = new FaultyStore(new DirectoryObjectStore(path.join(dir, 'objects')));
@@ -211,7 +234,7 @@ export async function startStack(opts: { clock?: Clock; env?: Record<string, str
       LOG_LEVEL: 'silent',
       QUOTA_URL: quota.url,
       TASKS_URL: tasks.url,
-      INFERENCE_URL: inference.url,
+      INFERENCE_URL: inferenceUrl,
       IMAGES_MAX_PIXELS: '4000000',
       IMAGES_BREAKER_VOLUME_THRESHOLD: '1000',
       IMAGES_JANITOR_INTERVAL_MS: '0',
@@ -225,14 +248,16 @@ export async function startStack(opts: { clock?: Clock; env?: Record<string, str
   });
   return {
     quota,
-    inference,
+    fake,
+    inferenceUrl,
     tasks,
     images,
     store,
     dir,
     close: async () => {
       await images.close();
-      await inference.close();
+      await fake?.close();
+      await real?.close();
       await tasks.close();
       await quota.close();
       rmSync(dir, { recursive: true, force: true });

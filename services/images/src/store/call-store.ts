@@ -162,11 +162,13 @@ export class CallStore {
       .orderBy('created_at')
       .limit(limit)) as { task_id: string }[];
     if (keys.length === 0) return 0;
-    return this.knex(TABLE)
+    const deleted = await this.knex(TABLE)
       .whereIn(
         'task_id',
         keys.map((k) => k.task_id),
       )
-      .delete();
+      .delete()
+      .returning('task_id');
+    return deleted.length;
   }
 }

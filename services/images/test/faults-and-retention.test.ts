@@ -1,0 +1,134 @@
+import { randomUUID } from 'node:crypto';
+import request from 'supertest';
+import { FakeClock } from '@vision/shared';
+import { IDENTITY_HEADER, identityHeader, media, sha256, startStack, type Stack } from './harness';
+
+jest.setTimeout(60_000);
+
+const PATH = '/v1/vision/image-detections';
+const JPG = 'sheep_coco5992.jpg';
+const PNG = 'boat_sailboat_kodim06.png';
+const DAY = 24 * 60 * 60 * 1000;
+
+let stack: Stack;
+let clock: FakeClock;
+beforeAll(async () => {
+  clock = new FakeClock(new Date());
+  // Test-local inference (docs/INTERNAL.md contract) so that faults can be injected per image.
+  stack = await startStack({ inference: 'fake', clock, env: { IMAGES_CALL_LEASE_MS: '5000' } });
+});
+afterAll(async () => {
+  await stack?.close();
+});
+
+const post = (subject: string, key = randomUUID()) =>
+  request(stack.images.url).post(PATH).set(IDENTITY_HEADER, identityHeader(subject)).set('Idempotency-Key', key);
+
+async function quotaOf(subject: string) {
+  const r = await request(stack.quota.url).get('/v1/vision/quota').set(IDENTITY_HEADER, identityHeader(subject));
+  return r.body.images as { used: number; held: number };
+}
+
+it('a scene inference lists as disabled is OP-TASK-SCENE-UNAVAILABLE', async () => {
+  const r = await post('f1').field('scene_code', 'fishing').attach('files', media(JPG), 'a.jpg');
+  expect(r.status).toBe(400);
+  expect(r.body.error.code).toBe('OP-TASK-SCENE-UNAVAILABLE');
+  expect(r.body.error.details.scene_code).toBe('fishing');
+});
+
+it('an image whose inference call fails (backend error) fails alone with OP-TASK-UPSTREAM-DOWN', async () => {
+  const fake = stack.fake!;
+  fake.poisoned.add(sha256(media(PNG)));
+  try {
+    const r = await post('f2').field('scene_code', 'ship').attach('files', media(JPG), 'a.jpg').attach('files', media(PNG), 'b.png');
+    expect(r.status).toBe(201);
+    expect(r.body.results[0]).toMatchObject({ seq: 0, status: 'succeeded' });
+    expect(r.body.results[0].objects[0]).not.toHaveProperty('track_id');
+    expect(r.body.results[1]).toEqual({ seq: 1, status: 'failed', error_code: 'OP-TASK-UPSTREAM-DOWN' });
+    expect(await quotaOf('f2')).toMatchObject({ used: 1, held: 0 });
+  } finally {
+    fake.poisoned.clear();
+  }
+});
+
+it('a call interrupted before settling (owner died) is run again by a retry with the same key, under the same task id', async () => {
+  const subject = 'crash';
+  const key = randomUUID();
+  const calls = stack.images.parts.calls;
+  // What a crashed owner leaves: a running record whose lease has lapsed (and a hold that will expire).
+  const fingerprint = (await import('../src/domain/fingerprint')).requestFingerprint('ship', [sha256(media(JPG))]);
+  const taskId = randomUUID();
+  await calls.claim({
+    subject,
+    idempotencyKey: key,
+    taskId,
+    fingerprint,
+    sceneCode: 'ship',
+    imageCount: 1,
+    leaseUntil: new Date(clock.now().getTime() - 1),
+    createdAt: clock.now(),
+  });
+  const r = await post(subject, key).field('scene_code', 'ship').attach('files', media(JPG), 'a.jpg');
+  expect(r.status).toBe(201);
+  expect(r.body.task_id).toBe(taskId);
+  expect((await calls.get(subject, key))?.attempt).toBe(1);
+  expect(await quotaOf(subject)).toMatchObject({ used: 1, held: 0 });
+  const replay = await post(subject, key).field('scene_code', 'ship').attach('files', media(JPG), 'a.jpg');
+  expect(replay.status).toBe(200);
+  expect(replay.body.replayed).toBe(true);
+});
+
+it('a call that stored its results but crashed before settling is settled once by the sweeper, and replayed', async () => {
+  const subject = 'crash2';
+  const key = randomUUID();
+  const r = await post(subject, key).field('scene_code', 'ship').attach('files', media(JPG), 'a.jpg').attach('files', media(PNG), 'b.png');
+  expect(r.status).toBe(201);
+  // Re-create the state a crash between markSettling and settle leaves, using a fresh hold.
+  const calls = stack.images.parts.calls;
+  const taskId = randomUUID();
+  const key2 = randomUUID();
+  await request(stack.quota.url)
+    .post('/internal/v1/holds')
+    .set(IDENTITY_HEADER, identityHeader(subject))
+    .send({ hold_id: taskId, kind: 'image', units: 2 })
+    .expect(201);
+  await calls.claim({
+    subject,
+    idempotencyKey: key2,
+    taskId,
+    fingerprint: 'fp',
+    sceneCode: 'ship',
+    imageCount: 2,
+    leaseUntil: new Date(clock.now().getTime() + 1000),
+    createdAt: clock.now(),
+  });
+  await calls.markSettling(subject, key2, 0, r.body.results, 2);
+  expect(await quotaOf(subject)).toMatchObject({ used: 2, held: 2 });
+  expect(await stack.images.parts.detections.recoverLapsed()).toBe(0); // lease still live
+  clock.advance(2000);
+  expect(await stack.images.parts.detections.recoverLapsed()).toBe(1);
+  expect(await stack.images.parts.detections.recoverLapsed()).toBe(0);
+  expect(await quotaOf(subject)).toMatchObject({ used: 4, held: 0 });
+  expect((await calls.get(subject, key2))?.state).toBe('completed');
+});
+
+it('the janitor deletes images and call results after 90 days, not before', async () => {
+  const subject = 'old';
+  const key = randomUUID();
+  const r = await post(subject, key).field('scene_code', 'ship').attach('files', media(JPG), 'a.jpg');
+  expect(r.status).toBe(201);
+  const day = new Date().toISOString().slice(0, 10);
+  const objectKey = `images/${day}/${r.body.task_id}/0.jpg`;
+  expect(await stack.store.stat(objectKey)).toBeDefined();
+  const janitor = stack.images.parts.janitor;
+  clock.advance(89 * DAY);
+  await janitor.runOnce();
+  expect(await stack.store.stat(objectKey)).toBeDefined();
+  expect(await stack.images.parts.calls.get(subject, key)).toBeDefined();
+  clock.advance(2 * DAY);
+  const removed = await janitor.runOnce();
+  expect(removed.objects).toBeGreaterThanOrEqual(1);
+  expect(removed.calls).toBeGreaterThanOrEqual(1);
+  expect(await stack.store.stat(objectKey)).toBeUndefined();
+  expect(await stack.images.parts.calls.get(subject, key)).toBeUndefined();
+});
