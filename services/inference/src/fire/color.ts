@@ -83,6 +83,9 @@ export interface PixelStats {
   meanCr: number;
 }
 
+/** Margin (grey levels) on the comparisons with image means, so rounding never decides them. */
+const MEAN_MARGIN = 0.5;
+
 /** The flame-pixel rule for one pixel given the image means. */
 export function isFlamePixel(
   r: number,
@@ -98,9 +101,9 @@ export function isFlamePixel(
   return (
     y > cb &&
     cr > cb &&
-    y > stats.meanY &&
-    cb < stats.meanCb &&
-    cr > stats.meanCr &&
+    y > stats.meanY + MEAN_MARGIN &&
+    cb < stats.meanCb - MEAN_MARGIN &&
+    cr > stats.meanCr + MEAN_MARGIN &&
     Math.abs(cb - cr) >= opts.tau
   );
 }

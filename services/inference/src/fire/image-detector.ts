@@ -62,7 +62,31 @@ export interface FireCandidate {
 
 export interface SmokeCandidate {
   box: GridBox;
+  /** Score of the grey region on its own (before any flame-adjacency boost), at most 0.74. */
+  base: number;
   score: number;
+}
+
+/** Fire regions must score at least this much to raise the score of smoke touching or above them. */
+export const SMOKE_FIRE_SUPPORT_MIN = 0.6;
+
+/**
+ * Raises a smoke score by a quarter of the best supporting fire score (fire boxes scoring at least
+ * SMOKE_FIRE_SUPPORT_MIN whose box, extended upwards by its own height, touches the smoke box).
+ * Capped at 0.95.
+ */
+export function smokeScoreWithFire(
+  box: GridBox,
+  base: number,
+  fire: { box: GridBox; score: number }[],
+): number {
+  let near = 0;
+  for (const f of fire) {
+    if (f.score < SMOKE_FIRE_SUPPORT_MIN) continue;
+    const grown: GridBox = { ...f.box, minY: Math.max(0, f.box.minY - (f.box.maxY - f.box.minY + 1)) };
+    if (boxesNear(grown, box, 2) || intersectionArea(grown, box) > 0) near = Math.max(near, f.score);
+  }
+  return near > 0 ? Math.min(0.95, base + 0.25 * near) : base;
 }
 
 /** Everything the still-image pass computes; the video detector builds on it. */
@@ -183,16 +207,11 @@ function smokeCandidates(
     // Soft texture: plumes have gentle luma gradients (about 2..14 grey levels per working pixel);
     // flat regions (sky, walls) are smoother, foliage and brickwork are rougher.
     const soft = grad >= 2 && grad <= 14 ? 1 : grad < 2 ? grad / 2 : Math.max(0, 1 - (grad - 14) / 10);
-    let s = 0.3 + 0.25 * Math.min(1, frac / 0.15) + 0.1 * soft + 0.1 * Math.min(1, fill / 0.6);
-    s = Math.min(s, 0.74);
-    let near = 0;
-    for (const f of fire) {
-      if (f.score < 0.5) continue;
-      const grown: GridBox = { ...f.box, minY: Math.max(0, f.box.minY - (f.box.maxY - f.box.minY + 1)) };
-      if (boxesNear(grown, box, 2) || intersectionArea(grown, box) > 0) near = Math.max(near, f.score);
-    }
-    if (near > 0) s = Math.min(0.95, s + 0.25 * near);
-    out.push({ box, score: s });
+    const base = Math.min(
+      0.74,
+      0.3 + 0.25 * Math.min(1, frac / 0.15) + 0.1 * soft + 0.1 * Math.min(1, fill / 0.6),
+    );
+    out.push({ box, base, score: smokeScoreWithFire(box, base, fire) });
   }
   out.sort((a, b) => b.score - a.score);
   return out;

@@ -43,3 +43,9 @@ export function logisticScore(model: FireScoreModel, features: FireFeatureVector
   for (let i = 0; i < features.length; i++) z += model.weights[i] * features[i];
   return sigmoid(z);
 }
+
+/**
+ * Scene lower bound chosen for the built-in detector: the bound with the best image-level F0.5 on the
+ * even-id half of dfire-valid (scripts/eval-fire.js). Detections below it should not be published.
+ */
+export const BUILTIN_FIRE_SMOKE_LOWER_BOUND = 0.5;
