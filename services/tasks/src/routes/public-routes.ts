@@ -16,6 +16,7 @@ import type { SceneCatalogue } from '../scene-catalogue';
 import type { Admission, TaskEngine } from '../task-engine';
 import type { TaskRow, TaskStore } from '../store/task-store';
 import { idempotencyKeyOf, strictBody } from './validation';
+import { KeyedMutex } from '../domain/keyed-mutex';
 
 export interface PublicRouteDeps {
   engine: TaskEngine;
@@ -41,6 +42,7 @@ function send(res: Response, a: Admission): void {
 const subjectHash = (subject: string) => createHash('sha256').update(subject).digest('hex').slice(0, 16);
 
 export function mountPublicRoutes(app: Express, d: PublicRouteDeps): void {
+  const sameKey = new KeyedMutex();
   app.get(
     '/api/op/v1/scenes',
     route(async (_req, res) => {
@@ -63,39 +65,40 @@ export function mountPublicRoutes(app: Express, d: PublicRouteDeps): void {
         scene_code: sceneCode,
         stream_url: parsed.url.href,
       });
+      await sameKey.run(`${identity.subject}\n${key}`, async () => {
+        const replay = await d.engine.replay(identity.subject, key, fingerprint);
+        if (replay) return send(res, replay);
+        d.engine.assertAcceptingNewTasks();
+        const scene = await d.scenes.requireEnabled(body.scene_code);
 
-      const replay = await d.engine.replay(identity.subject, key, fingerprint);
-      if (replay) return send(res, replay);
-      d.engine.assertAcceptingNewTasks();
-      const scene = await d.scenes.requireEnabled(body.scene_code);
+        const guard = await guardStreamUrl(parsed.url, {
+          allowPrivate: d.settings.allowPrivateNetworks,
+          timeoutMs: d.settings.probeTimeoutMs,
+        });
+        if (!guard.ok) throw invalidRequest(guard.problem, guard.reason);
+        await d.engine.assertActiveRoom(identity.subject);
+        const probe = await probeStream(guard.url.href, guard.url.scheme, {
+          timeoutMs: d.settings.probeTimeoutMs,
+          ffprobePath: d.settings.ffprobePath,
+        });
+        if (!probe.ok)
+          throw invalidRequest(`stream_url is not reachable: ${probe.problem}`, 'stream_unreachable');
 
-      const guard = await guardStreamUrl(parsed.url, {
-        allowPrivate: d.settings.allowPrivateNetworks,
-        timeoutMs: d.settings.probeTimeoutMs,
+        const admission = await d.engine.admit(
+          identity,
+          { key, fingerprint },
+          {
+            scene_code: scene.scene_code,
+            business_threshold: d.settings.businessThreshold,
+            lower_bound: scene.lower_bound,
+            source_type: 'stream',
+            stream_url: parsed.url.href,
+            stream_url_redacted: parsed.url.redacted,
+            result_expires_at: resultExpiresAt(d.clock.now(), d.settings.retentionDays),
+          },
+        );
+        send(res, admission);
       });
-      if (!guard.ok) throw invalidRequest(guard.problem, guard.reason);
-      await d.engine.assertActiveRoom(identity.subject);
-      const probe = await probeStream(guard.url.href, guard.url.scheme, {
-        timeoutMs: d.settings.probeTimeoutMs,
-        ffprobePath: d.settings.ffprobePath,
-      });
-      if (!probe.ok)
-        throw invalidRequest(`stream_url is not reachable: ${probe.problem}`, 'stream_unreachable');
-
-      const admission = await d.engine.admit(
-        identity,
-        { key, fingerprint },
-        {
-          scene_code: scene.scene_code,
-          business_threshold: d.settings.businessThreshold,
-          lower_bound: scene.lower_bound,
-          source_type: 'stream',
-          stream_url: parsed.url.href,
-          stream_url_redacted: parsed.url.redacted,
-          result_expires_at: resultExpiresAt(d.clock.now(), d.settings.retentionDays),
-        },
-      );
-      send(res, admission);
     }),
   );
 
@@ -111,32 +114,34 @@ export function mountPublicRoutes(app: Express, d: PublicRouteDeps): void {
       });
       let kept = false;
       try {
-        const fingerprint = fingerprintOf({
-          endpoint: 'video-tasks',
-          scene_code: video.sceneCode ?? '',
-          file_sha256: video.sha256,
+        await sameKey.run(`${identity.subject}\n${key}`, async () => {
+          const fingerprint = fingerprintOf({
+            endpoint: 'video-tasks',
+            scene_code: video.sceneCode ?? '',
+            file_sha256: video.sha256,
+          });
+          const replay = await d.engine.replay(identity.subject, key, fingerprint);
+          if (replay) return send(res, replay);
+          d.engine.assertAcceptingNewTasks();
+          const scene = await d.scenes.requireEnabled(video.sceneCode);
+          await d.engine.assertActiveRoom(identity.subject);
+          const admission = await d.engine.admit(
+            identity,
+            { key, fingerprint },
+            {
+              scene_code: scene.scene_code,
+              business_threshold: d.settings.businessThreshold,
+              lower_bound: scene.lower_bound,
+              source_type: 'file',
+              object_key: video.key,
+              object_sha256: video.sha256,
+              object_size: video.size,
+              result_expires_at: resultExpiresAt(d.clock.now(), d.settings.retentionDays),
+            },
+          );
+          kept = admission.task.object_key === video.key;
+          send(res, admission);
         });
-        const replay = await d.engine.replay(identity.subject, key, fingerprint);
-        if (replay) return send(res, replay);
-        d.engine.assertAcceptingNewTasks();
-        const scene = await d.scenes.requireEnabled(video.sceneCode);
-        await d.engine.assertActiveRoom(identity.subject);
-        const admission = await d.engine.admit(
-          identity,
-          { key, fingerprint },
-          {
-            scene_code: scene.scene_code,
-            business_threshold: d.settings.businessThreshold,
-            lower_bound: scene.lower_bound,
-            source_type: 'file',
-            object_key: video.key,
-            object_sha256: video.sha256,
-            object_size: video.size,
-            result_expires_at: resultExpiresAt(d.clock.now(), d.settings.retentionDays),
-          },
-        );
-        kept = admission.task.object_key === video.key;
-        send(res, admission);
       } finally {
         if (!kept) await d.objects.delete([video.key]).catch(() => undefined);
       }
