@@ -38,7 +38,12 @@ export function createApp(deps: AppDeps): Express {
             );
           const upload = await parseImageUpload(req, deps.limits);
           await checkPixelCounts(upload.files, deps.limits.maxPixels);
-          const outcome = await deps.detections.detect(identity, normaliseKey(key), upload.sceneCode, upload.files);
+          const outcome = await deps.detections.detect(
+            identity,
+            normaliseKey(key),
+            upload.sceneCode,
+            upload.files,
+          );
           res.status(outcome.status).json(outcome.body);
         }),
       );

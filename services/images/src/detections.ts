@@ -1,5 +1,12 @@
 import { randomUUID } from 'node:crypto';
-import { ApiError, type Clock, type Identity, type Logger, type ObjectStore, invalidRequest } from '@vision/shared';
+import {
+  ApiError,
+  type Clock,
+  type Identity,
+  type Logger,
+  type ObjectStore,
+  invalidRequest,
+} from '@vision/shared';
 import { CONTENT_TYPES } from './domain/image-type';
 import { requestFingerprint } from './domain/fingerprint';
 import { decideExisting, holdIdFor } from './domain/idempotency';
@@ -80,7 +87,12 @@ export class ImageDetections {
         createdAt: now,
       });
       if (claimed)
-        return this.run(identity, { idempotencyKey, taskId, sceneCode, attempt: 0, fingerprint }, files, true);
+        return this.run(
+          identity,
+          { idempotencyKey, taskId, sceneCode, attempt: 0, fingerprint },
+          files,
+          true,
+        );
 
       const existing = await calls.get(identity.subject, idempotencyKey);
       if (!existing) continue; // released between our insert and our read
@@ -94,18 +106,46 @@ export class ImageDetections {
         case 'replay':
           return { status: 200, body: replayOf(existing) };
         case 'finish':
-          if (await calls.takeSettling(identity.subject, idempotencyKey, existing.attempt, clock.now(), this.leaseFrom(clock.now())))
+          if (
+            await calls.takeSettling(
+              identity.subject,
+              idempotencyKey,
+              existing.attempt,
+              clock.now(),
+              this.leaseFrom(clock.now()),
+            )
+          )
             return { status: 200, body: replayOf(await this.finishSettling(existing)) };
           continue;
         case 'take_over': {
           const at = clock.now();
-          if (!(await calls.takeOver(identity.subject, idempotencyKey, existing.attempt, at, this.leaseFrom(at)))) continue;
+          if (
+            !(await calls.takeOver(
+              identity.subject,
+              idempotencyKey,
+              existing.attempt,
+              at,
+              this.leaseFrom(at),
+            ))
+          )
+            continue;
           // The dead attempt's hold was never settled: release it rather than wait for it to expire.
-          await this.d.quota.settle(identity, holdIdFor(existing.taskId, existing.attempt), 0).catch(() => undefined);
-          this.d.logger.warn({ task_id: existing.taskId, attempt: existing.attempt + 1 }, 'taking over an interrupted image call');
+          await this.d.quota
+            .settle(identity, holdIdFor(existing.taskId, existing.attempt), 0)
+            .catch(() => undefined);
+          this.d.logger.warn(
+            { task_id: existing.taskId, attempt: existing.attempt + 1 },
+            'taking over an interrupted image call',
+          );
           return this.run(
             identity,
-            { idempotencyKey, taskId: existing.taskId, sceneCode, attempt: existing.attempt + 1, fingerprint },
+            {
+              idempotencyKey,
+              taskId: existing.taskId,
+              sceneCode,
+              attempt: existing.attempt + 1,
+              fingerprint,
+            },
             files,
             false,
           );
@@ -135,7 +175,9 @@ export class ImageDetections {
     const holdId = holdIdFor(call.taskId, call.attempt);
     const heartbeat = setInterval(
       () => {
-        calls.renewLease(subject, call.idempotencyKey, call.attempt, this.leaseFrom(clock.now())).catch(() => undefined);
+        calls
+          .renewLease(subject, call.idempotencyKey, call.attempt, this.leaseFrom(clock.now()))
+          .catch(() => undefined);
       },
       Math.max(250, Math.floor(settings.leaseMs / 3)),
     );
@@ -174,22 +216,30 @@ export class ImageDetections {
         await quota.settle(identity, holdId, 0).catch(() => undefined);
         // Keep the task id: a retry with the same key takes the call over and runs it again.
         await calls.renewLease(subject, call.idempotencyKey, call.attempt, clock.now());
-        throw new ApiError('OP-SYS-UNAVAILABLE', 'The task record could not be written; retry with the same Idempotency-Key', {
-          reason: 'task_record_unavailable',
-        });
+        throw new ApiError(
+          'OP-SYS-UNAVAILABLE',
+          'The task record could not be written; retry with the same Idempotency-Key',
+          {
+            reason: 'task_record_unavailable',
+          },
+        );
       }
 
       if (!(await calls.markSettling(subject, call.idempotencyKey, call.attempt, results, units))) {
         // Another request took this call over while we ran (our lease lapsed): let it win.
         await quota.settle(identity, holdId, 0).catch(() => undefined);
-        throw new ApiError('OP-SYS-UNAVAILABLE', 'The request was interrupted; retry with the same Idempotency-Key');
+        throw new ApiError(
+          'OP-SYS-UNAVAILABLE',
+          'The request was interrupted; retry with the same Idempotency-Key',
+        );
       }
       const settled = await quota.settle(identity, holdId, units);
       if (settled === 'retry_later') {
         // Results stand; the sweeper settles the hold when quota answers again.
         logger.warn({ task_id: call.taskId, units }, 'quota settle failed; left for the sweeper');
       } else {
-        if (settled === 'gone') logger.warn({ task_id: call.taskId, units }, 'quota refused the settle (hold gone)');
+        if (settled === 'gone')
+          logger.warn({ task_id: call.taskId, units }, 'quota refused the settle (hold gone)');
         await calls.markCompleted(subject, call.idempotencyKey, call.attempt, clock.now());
       }
       return { status: 201, body: detectionResponse(call.taskId, call.idempotencyKey, results, false) };
@@ -199,7 +249,12 @@ export class ImageDetections {
   }
 
   /** Relays every image to object storage and runs inference on it; one image's failure is its own. */
-  private async process(identity: Identity, taskId: string, sceneCode: string, files: UploadedImage[]): Promise<ImageResult[]> {
+  private async process(
+    identity: Identity,
+    taskId: string,
+    sceneCode: string,
+    files: UploadedImage[],
+  ): Promise<ImageResult[]> {
     const { store, inference, clock, logger } = this.d;
     const at = clock.now();
     const results: ImageResult[] = [];
@@ -216,7 +271,8 @@ export class ImageDetections {
           continue;
         }
         const outcome = await inference.detect(identity, sceneCode, f.data, f.type);
-        if (outcome.status === 'succeeded') results.push({ seq: f.seq, status: 'succeeded', objects: outcome.objects });
+        if (outcome.status === 'succeeded')
+          results.push({ seq: f.seq, status: 'succeeded', objects: outcome.objects });
         else {
           logger.warn({ task_id: taskId, seq: f.seq, reason: outcome.reason }, 'image detection failed');
           results.push({ seq: f.seq, status: 'failed', error_code: errorCodeFor(outcome.failure) });
@@ -244,7 +300,15 @@ export class ImageDetections {
     const lapsed = await calls.lapsedSettling(clock.now(), limit);
     let n = 0;
     for (const rec of lapsed) {
-      if (!(await calls.takeSettling(rec.subject, rec.idempotencyKey, rec.attempt, clock.now(), this.leaseFrom(clock.now()))))
+      if (
+        !(await calls.takeSettling(
+          rec.subject,
+          rec.idempotencyKey,
+          rec.attempt,
+          clock.now(),
+          this.leaseFrom(clock.now()),
+        ))
+      )
         continue;
       await this.finishSettling(rec);
       n += 1;
@@ -252,7 +316,11 @@ export class ImageDetections {
     return n;
   }
 
-  private async forget(subject: string, call: { idempotencyKey: string; attempt: number }, fresh: boolean): Promise<void> {
+  private async forget(
+    subject: string,
+    call: { idempotencyKey: string; attempt: number },
+    fresh: boolean,
+  ): Promise<void> {
     // A taken-over call keeps its record (and task id); lapse it so that the next retry can take it again.
     if (fresh) await this.d.calls.release(subject, call.idempotencyKey, call.attempt);
     else await this.d.calls.renewLease(subject, call.idempotencyKey, call.attempt, this.d.clock.now());

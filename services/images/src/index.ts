@@ -21,6 +21,7 @@ import { TasksClient } from './clients/tasks-client';
 import { type ImagesConfig, loadImagesConfig } from './config';
 import { ImageDetections } from './detections';
 import { RetentionJanitor } from './janitor';
+import { ensureImagesLifecycle } from './lifecycle';
 import { CallStore } from './store/call-store';
 import { migrations } from './store/migrations';
 
@@ -28,6 +29,7 @@ export { createApp, IMAGE_DETECTIONS_PATH } from './app';
 export { loadImagesConfig, imagesShape, type ImagesConfig } from './config';
 export { ImageDetections, DEFAULT_SCENE } from './detections';
 export { RetentionJanitor } from './janitor';
+export { ensureImagesLifecycle } from './lifecycle';
 export { CallStore } from './store/call-store';
 export { migrations } from './store/migrations';
 export { InferenceClient } from './clients/inference-client';
@@ -111,7 +113,8 @@ export function createImages(deps: ImagesPartsDeps): ImagesParts {
       void sweep();
       timers.push(setInterval(sweep, cfg.IMAGES_CALL_LEASE_MS));
       if (cfg.IMAGES_JANITOR_INTERVAL_MS > 0) {
-        const clean = () => janitor.runOnce().catch((err: unknown) => logger.warn({ err }, 'retention janitor failed'));
+        const clean = () =>
+          janitor.runOnce().catch((err: unknown) => logger.warn({ err }, 'retention janitor failed'));
         void clean();
         timers.push(setInterval(clean, cfg.IMAGES_JANITOR_INTERVAL_MS));
       }
@@ -137,8 +140,10 @@ export async function start(opts: StartOptions & { store?: ObjectStore } = {}): 
   if (!secret) throw new Error('INTERNAL_SECRET is required');
   const logger = opts.logger ?? createLogger('images', { level: cfg.LOG_LEVEL });
   const clock = opts.clock ?? systemClock;
-  const store = opts.store ?? (await createObjectStore(cfg, { logger }));
+  const store = opts.store ?? createObjectStore(cfg, { logger });
   const db = await openDb(cfg, { schema: IMAGES_SCHEMA, migrations, logger });
+  // Not awaited: an unreachable store must not keep the service from starting (readiness reports it).
+  void ensureImagesLifecycle(store, cfg.IMAGES_RETENTION_DAYS, logger);
   try {
     const parts = createImages({ cfg: { ...cfg, INTERNAL_SECRET: secret }, db, store, clock, logger });
     const host = opts.host ?? '0.0.0.0';
@@ -165,4 +170,3 @@ export async function start(opts: StartOptions & { store?: ObjectStore } = {}): 
     throw err;
   }
 }
-

@@ -33,7 +33,8 @@ export class RetentionJanitor {
       calls += n;
       if (n < BATCH) break;
     }
-    if (objects > 0 || calls > 0) this.logger.info({ objects, calls, cutoff }, 'retention: deleted expired images and results');
+    if (objects > 0 || calls > 0)
+      this.logger.info({ objects, calls, cutoff }, 'retention: deleted expired images and results');
     return { objects, calls };
   }
 }

@@ -5,9 +5,19 @@ import { requestFingerprint } from '../src/domain/fingerprint';
 import { imageObjectKey, resultExpiresAt, retentionCutoff } from '../src/domain/object-key';
 import { decideExisting, holdIdFor } from '../src/domain/idempotency';
 import { isUuid } from '../src/domain/idempotency-key';
-import { chargeableUnits, errorCodeFor, inUploadOrder, summarise, toImageObject, type ImageResult } from '../src/domain/results';
+import {
+  chargeableUnits,
+  errorCodeFor,
+  inUploadOrder,
+  summarise,
+  toImageObject,
+  type ImageResult,
+} from '../src/domain/results';
 
-const media = path.resolve(process.env.VISION_SHARED_DIR ?? path.resolve(__dirname, '../../../../shared'), 'media/images');
+const media = path.resolve(
+  process.env.VISION_SHARED_DIR ?? path.resolve(__dirname, '../../../../shared'),
+  'media/images',
+);
 const head = (name: string) => readFileSync(path.join(media, name)).subarray(0, 12);
 
 describe('sniffImageType', () => {
@@ -36,7 +46,9 @@ describe('requestFingerprint', () => {
 
 describe('object keys and retention', () => {
   it('builds images/<day>/<task>/<seq>.<ext> and refuses unsafe task ids', () => {
-    expect(imageObjectKey(new Date('2026-03-04T23:59:00Z'), 'abc-1', 3, 'png')).toBe('images/2026-03-04/abc-1/3.png');
+    expect(imageObjectKey(new Date('2026-03-04T23:59:00Z'), 'abc-1', 3, 'png')).toBe(
+      'images/2026-03-04/abc-1/3.png',
+    );
     expect(() => imageObjectKey(new Date(), '../x', 0, 'jpg')).toThrow();
   });
   it('keeps 90 days', () => {
@@ -51,16 +63,28 @@ describe('decideExisting', () => {
   const later = new Date(now.getTime() + 1000);
   const earlier = new Date(now.getTime() - 1000);
   it('mismatch wins over every state', () => {
-    expect(decideExisting({ fingerprint: 'a', state: 'completed', leaseUntil: later }, 'b', now).action).toBe('mismatch');
+    expect(decideExisting({ fingerprint: 'a', state: 'completed', leaseUntil: later }, 'b', now).action).toBe(
+      'mismatch',
+    );
   });
   it('replays completed and settling calls', () => {
-    expect(decideExisting({ fingerprint: 'a', state: 'completed', leaseUntil: earlier }, 'a', now).action).toBe('replay');
-    expect(decideExisting({ fingerprint: 'a', state: 'settling', leaseUntil: later }, 'a', now).action).toBe('replay');
+    expect(
+      decideExisting({ fingerprint: 'a', state: 'completed', leaseUntil: earlier }, 'a', now).action,
+    ).toBe('replay');
+    expect(decideExisting({ fingerprint: 'a', state: 'settling', leaseUntil: later }, 'a', now).action).toBe(
+      'replay',
+    );
   });
   it('waits for a live owner, takes over a dead one, finishes a dead settler', () => {
-    expect(decideExisting({ fingerprint: 'a', state: 'running', leaseUntil: later }, 'a', now).action).toBe('wait');
-    expect(decideExisting({ fingerprint: 'a', state: 'running', leaseUntil: now }, 'a', now).action).toBe('take_over');
-    expect(decideExisting({ fingerprint: 'a', state: 'settling', leaseUntil: earlier }, 'a', now).action).toBe('finish');
+    expect(decideExisting({ fingerprint: 'a', state: 'running', leaseUntil: later }, 'a', now).action).toBe(
+      'wait',
+    );
+    expect(decideExisting({ fingerprint: 'a', state: 'running', leaseUntil: now }, 'a', now).action).toBe(
+      'take_over',
+    );
+    expect(
+      decideExisting({ fingerprint: 'a', state: 'settling', leaseUntil: earlier }, 'a', now).action,
+    ).toBe('finish');
   });
   it('never reuses a hold id across attempts', () => {
     expect(holdIdFor('t', 0)).toBe('t');
@@ -105,7 +129,11 @@ describe('results', () => {
       bbox: { format: 'cxcywh_normalized', cx: 0.5, cy: 0.5, width: 0.2, height: 0.1 },
       track_id: 't1',
     } as Parameters<typeof toImageObject>[0]);
-    expect(o).toEqual({ label: 'boat', score: 0.7, bbox: { format: 'cxcywh_normalized', cx: 0.5, cy: 0.5, width: 0.2, height: 0.1 } });
+    expect(o).toEqual({
+      label: 'boat',
+      score: 0.7,
+      bbox: { format: 'cxcywh_normalized', cx: 0.5, cy: 0.5, width: 0.2, height: 0.1 },
+    });
     expect('track_id' in o).toBe(false);
   });
 });

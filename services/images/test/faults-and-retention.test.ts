@@ -22,10 +22,15 @@ afterAll(async () => {
 });
 
 const post = (subject: string, key = randomUUID()) =>
-  request(stack.images.url).post(PATH).set(IDENTITY_HEADER, identityHeader(subject)).set('Idempotency-Key', key);
+  request(stack.images.url)
+    .post(PATH)
+    .set(IDENTITY_HEADER, identityHeader(subject))
+    .set('Idempotency-Key', key);
 
 async function quotaOf(subject: string) {
-  const r = await request(stack.quota.url).get('/v1/vision/quota').set(IDENTITY_HEADER, identityHeader(subject));
+  const r = await request(stack.quota.url)
+    .get('/v1/vision/quota')
+    .set(IDENTITY_HEADER, identityHeader(subject));
   return r.body.images as { used: number; held: number };
 }
 
@@ -40,7 +45,10 @@ it('an image whose inference call fails (backend error) fails alone with OP-TASK
   const fake = stack.fake!;
   fake.poisoned.add(sha256(media(PNG)));
   try {
-    const r = await post('f2').field('scene_code', 'ship').attach('files', media(JPG), 'a.jpg').attach('files', media(PNG), 'b.png');
+    const r = await post('f2')
+      .field('scene_code', 'ship')
+      .attach('files', media(JPG), 'a.jpg')
+      .attach('files', media(PNG), 'b.png');
     expect(r.status).toBe(201);
     expect(r.body.results[0]).toMatchObject({ seq: 0, status: 'succeeded' });
     expect(r.body.results[0].objects[0]).not.toHaveProperty('track_id');
@@ -56,7 +64,9 @@ it('a call interrupted before settling (owner died) is run again by a retry with
   const key = randomUUID();
   const calls = stack.images.parts.calls;
   // What a crashed owner leaves: a running record whose lease has lapsed (and a hold that will expire).
-  const fingerprint = (await import('../src/domain/fingerprint')).requestFingerprint('ship', [sha256(media(JPG))]);
+  const fingerprint = (await import('../src/domain/fingerprint')).requestFingerprint('ship', [
+    sha256(media(JPG)),
+  ]);
   const taskId = randomUUID();
   await calls.claim({
     subject,
@@ -81,7 +91,10 @@ it('a call interrupted before settling (owner died) is run again by a retry with
 it('a call that stored its results but crashed before settling is settled once by the sweeper, and replayed', async () => {
   const subject = 'crash2';
   const key = randomUUID();
-  const r = await post(subject, key).field('scene_code', 'ship').attach('files', media(JPG), 'a.jpg').attach('files', media(PNG), 'b.png');
+  const r = await post(subject, key)
+    .field('scene_code', 'ship')
+    .attach('files', media(JPG), 'a.jpg')
+    .attach('files', media(PNG), 'b.png');
   expect(r.status).toBe(201);
   // Re-create the state a crash between markSettling and settle leaves, using a fresh hold.
   const calls = stack.images.parts.calls;

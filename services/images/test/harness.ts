@@ -6,6 +6,7 @@ import os from 'node:os';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
 import busboy from 'busboy';
+import type { Request } from 'express';
 import {
   type Clock,
   type ObjectStore,
@@ -21,8 +22,8 @@ import {
   signIdentity,
 } from '@vision/shared';
 import { DirectoryObjectStore } from '@vision/shared/adapters/directory-object-store';
-import { start as startQuota } from '@vision/quota';
-import { start as startInference } from '@vision/inference';
+import { start as startQuota } from '../../quota/src/index';
+import { start as startInference } from '../../inference/src/index';
 import { type RunningImages, start as startImages } from '../src/index';
 
 export const SECRET = 'test-secret-0123456789abcdef';
@@ -75,7 +76,7 @@ export class FakeInference {
               objects: [
                 {
                   label: 'boat',
-                  score: f.length % 1000 / 1000,
+                  score: (f.length % 1000) / 1000,
                   bbox: { format: 'cxcywh_normalized', cx: 0.5, cy: 0.5, width: 0.25, height: 0.25 },
                   track_id: 'should-not-appear',
                 },
@@ -95,7 +96,7 @@ export class FakeInference {
   }
 }
 
-function readFiles(req: import('express').Request): Promise<Buffer[]> {
+function readFiles(req: Request): Promise<Buffer[]> {
   return new Promise((resolve, reject) => {
     const files: Buffer[] = [];
     const bb = busboy({ headers: req.headers });

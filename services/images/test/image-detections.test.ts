@@ -32,7 +32,9 @@ function attachAll(r: request.Test, names: string[]): request.Test {
 }
 
 async function quotaOf(subject: string) {
-  const r = await request(stack.quota.url).get('/v1/vision/quota').set(IDENTITY_HEADER, identityHeader(subject));
+  const r = await request(stack.quota.url)
+    .get('/v1/vision/quota')
+    .set(IDENTITY_HEADER, identityHeader(subject));
   expect(r.status).toBe(200);
   return r.body.images as { limit: number; used: number; held: number; remaining: number };
 }
@@ -145,7 +147,11 @@ describe('request validation', () => {
   });
 
   it('caps decoded pixels (decompression bombs)', async () => {
-    const r = await post('val').attach('files', media('fire_small_campfire_person_cameratrap.jpg'), 'big.jpg');
+    const r = await post('val').attach(
+      'files',
+      media('fire_small_campfire_person_cameratrap.jpg'),
+      'big.jpg',
+    );
     expectInvalid(r, 'too_many_pixels');
   });
 
@@ -233,7 +239,11 @@ describe('partial failure', () => {
       const q = await quotaOf(subject);
       expect(q.used).toBe(2);
       expect(q.held).toBe(0);
-      expect(stack.tasks.records.get(r.body.task_id)?.body.results_summary).toEqual({ images: 4, succeeded: 2, failed: 2 });
+      expect(stack.tasks.records.get(r.body.task_id)?.body.results_summary).toEqual({
+        images: 4,
+        succeeded: 2,
+        failed: 2,
+      });
     } finally {
       stack.store.failKeys.length = 0;
     }
@@ -251,9 +261,18 @@ describe('idempotency', () => {
     expect(again.body).toEqual({ ...first.body, replayed: true });
     expect((await quotaOf(subject)).used).toBe(2);
 
-    expectInvalid(await attachAll(post(subject, key).field('scene_code', 'cow_sheep'), [JPG, PNG]), 'idempotency_mismatch');
-    expectInvalid(await attachAll(post(subject, key).field('scene_code', 'ship'), [PNG, JPG]), 'idempotency_mismatch');
-    expectInvalid(await attachAll(post(subject, key).field('scene_code', 'ship'), [JPG]), 'idempotency_mismatch');
+    expectInvalid(
+      await attachAll(post(subject, key).field('scene_code', 'cow_sheep'), [JPG, PNG]),
+      'idempotency_mismatch',
+    );
+    expectInvalid(
+      await attachAll(post(subject, key).field('scene_code', 'ship'), [PNG, JPG]),
+      'idempotency_mismatch',
+    );
+    expectInvalid(
+      await attachAll(post(subject, key).field('scene_code', 'ship'), [JPG]),
+      'idempotency_mismatch',
+    );
     // The key belongs to its subject: another subject with the same key is a new call.
     const other = await attachAll(post('replay-other', key).field('scene_code', 'ship'), [JPG, PNG]);
     expect(other.status).toBe(201);
@@ -264,7 +283,9 @@ describe('idempotency', () => {
     const subject = 'dupes';
     const key = randomUUID();
     const rs = await Promise.all(
-      Array.from({ length: 5 }, () => attachAll(post(subject, key).field('scene_code', 'ship'), [JPG, PNG, WEBP])),
+      Array.from({ length: 5 }, () =>
+        attachAll(post(subject, key).field('scene_code', 'ship'), [JPG, PNG, WEBP]),
+      ),
     );
     const statuses = rs.map((r) => r.status).sort();
     expect(statuses).toEqual([200, 200, 200, 200, 201]);
@@ -277,7 +298,9 @@ describe('quota', () => {
   it('10 concurrent requests of 10 images for a subject with 50 left never charge more than 50', async () => {
     const subject = 'fifty';
     const ten = Array.from({ length: 10 }, (_, i) => [JPG, PNG, WEBP][i % 3]);
-    const rs = await Promise.all(Array.from({ length: 10 }, () => attachAll(post(subject).field('scene_code', 'ship'), ten)));
+    const rs = await Promise.all(
+      Array.from({ length: 10 }, () => attachAll(post(subject).field('scene_code', 'ship'), ten)),
+    );
     const ok = rs.filter((r) => r.status === 201);
     const refused = rs.filter((r) => r.status === 429);
     expect(ok.length + refused.length).toBe(10);

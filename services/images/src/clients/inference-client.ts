@@ -1,10 +1,10 @@
 import CircuitBreaker from 'opossum';
+import type { ServiceClient } from '@vision/shared';
 import {
   ApiError,
   type Clock,
   type Identity,
   type SceneStatus,
-  ServiceClient,
   UnreachableError,
   isSceneCode,
 } from '@vision/shared';
@@ -51,15 +51,17 @@ export class InferenceClient {
     private readonly clock: Clock,
     private readonly sceneCacheMs: number,
   ) {
-    this.breaker = new CircuitBreaker((identity: Identity, scene: string, data: Buffer, type: ImageType) =>
-      this.detectOnce(identity, scene, data, type, breaker.timeoutMs),
-    {
-      timeout: breaker.timeoutMs,
-      errorThresholdPercentage: breaker.errorThresholdPercentage,
-      resetTimeout: breaker.resetTimeoutMs,
-      volumeThreshold: breaker.volumeThreshold,
-      errorFilter: (err: unknown) => err instanceof RefusedByInference,
-    });
+    this.breaker = new CircuitBreaker(
+      (identity: Identity, scene: string, data: Buffer, type: ImageType) =>
+        this.detectOnce(identity, scene, data, type, breaker.timeoutMs),
+      {
+        timeout: breaker.timeoutMs,
+        errorThresholdPercentage: breaker.errorThresholdPercentage,
+        resetTimeout: breaker.resetTimeoutMs,
+        volumeThreshold: breaker.volumeThreshold,
+        errorFilter: (err: unknown) => err instanceof RefusedByInference,
+      },
+    );
   }
 
   /** True while the breaker is open (not half-open): new requests are refused before any work. */
@@ -80,7 +82,11 @@ export class InferenceClient {
       return { status: 'succeeded', objects: wire.objects.map(toImageObject) };
     const reason = wire.reason ?? 'failed';
     // Inference names decode problems (the image's fault); "detection failed" is its own fault.
-    return { status: 'failed', failure: reason === 'detection failed' ? 'inference_unavailable' : 'inference_rejected', reason };
+    return {
+      status: 'failed',
+      failure: reason === 'detection failed' ? 'inference_unavailable' : 'inference_rejected',
+      reason,
+    };
   }
 
   private async detectOnce(
@@ -111,7 +117,9 @@ export class InferenceClient {
    */
   async requireEnabledScene(identity: Identity, sceneCode: string): Promise<SceneStatus> {
     if (!isSceneCode(sceneCode))
-      throw new ApiError('OP-TASK-SCENE-UNAVAILABLE', `Unknown scene "${sceneCode}"`, { scene_code: sceneCode });
+      throw new ApiError('OP-TASK-SCENE-UNAVAILABLE', `Unknown scene "${sceneCode}"`, {
+        scene_code: sceneCode,
+      });
     const list = await this.sceneList(identity);
     const scene = list.find((s) => s.scene_code === sceneCode);
     if (!scene || !scene.enabled)
@@ -126,7 +134,10 @@ export class InferenceClient {
     const now = this.clock.now().getTime();
     if (this.scenes && now - this.scenes.at < this.sceneCacheMs) return this.scenes.list;
     try {
-      const r = await this.client.call<{ scenes?: SceneStatus[] }>('/internal/v1/scenes', { identity, timeoutMs: 5000 });
+      const r = await this.client.call<{ scenes?: SceneStatus[] }>('/internal/v1/scenes', {
+        identity,
+        timeoutMs: 5000,
+      });
       if (r.status === 200 && Array.isArray(r.body?.scenes)) {
         this.scenes = { at: now, list: r.body.scenes };
         return r.body.scenes;

@@ -1,4 +1,5 @@
-import { ApiError, type Identity, ServiceClient, UnreachableError } from '@vision/shared';
+import type { ServiceClient } from '@vision/shared';
+import { ApiError, type Identity, UnreachableError } from '@vision/shared';
 
 export type SettleOutcome = 'settled' | 'retry_later' | 'gone';
 

@@ -1,4 +1,5 @@
-import { type Identity, ServiceClient, UnreachableError } from '@vision/shared';
+import type { ServiceClient } from '@vision/shared';
+import { type Identity, UnreachableError } from '@vision/shared';
 import type { ResultsSummary } from '../domain/results';
 
 export interface ImageTaskRecord {

@@ -6,7 +6,11 @@ import { createHash } from 'node:crypto';
  * request" exactly when their fingerprints are equal.
  */
 export function requestFingerprint(sceneCode: string, fileSha256s: readonly string[]): string {
-  const canonical = JSON.stringify({ endpoint: 'POST /v1/vision/image-detections', scene_code: sceneCode, files: fileSha256s });
+  const canonical = JSON.stringify({
+    endpoint: 'POST /v1/vision/image-detections',
+    scene_code: sceneCode,
+    files: fileSha256s,
+  });
   return createHash('sha256').update(canonical).digest('hex');
 }
 

@@ -7,7 +7,8 @@ export function utcDay(at: Date): string {
 
 /** Object key of one uploaded image: images/<UTC day>/<task_id>/<seq>.<ext>. The caller never chooses it. */
 export function imageObjectKey(at: Date, taskId: string, seq: number, type: ImageType): string {
-  if (!/^[A-Za-z0-9_-]{1,64}$/.test(taskId)) throw new Error(`task id not usable in an object key: ${taskId}`);
+  if (!/^[A-Za-z0-9_-]{1,64}$/.test(taskId))
+    throw new Error(`task id not usable in an object key: ${taskId}`);
   if (!Number.isInteger(seq) || seq < 0) throw new Error(`bad seq ${seq}`);
   return `images/${utcDay(at)}/${taskId}/${seq}.${type}`;
 }

@@ -90,12 +90,19 @@ export class CallStore {
   }
 
   async get(subject: string, idempotencyKey: string): Promise<CallRecord | undefined> {
-    const row = (await this.knex(TABLE).where({ subject, idempotency_key: idempotencyKey }).first()) as Row | undefined;
+    const row = (await this.knex(TABLE).where({ subject, idempotency_key: idempotencyKey }).first()) as
+      Row | undefined;
     return row ? toRecord(row) : undefined;
   }
 
   /** Takes over a running call whose lease lapsed; true when this caller won it (attempt becomes attempt + 1). */
-  async takeOver(subject: string, idempotencyKey: string, attempt: number, now: Date, leaseUntil: Date): Promise<boolean> {
+  async takeOver(
+    subject: string,
+    idempotencyKey: string,
+    attempt: number,
+    now: Date,
+    leaseUntil: Date,
+  ): Promise<boolean> {
     const n = await this.knex(TABLE)
       .where({ subject, idempotency_key: idempotencyKey, attempt, state: 'running' })
       .andWhere('lease_until', '<=', now)
@@ -104,7 +111,13 @@ export class CallStore {
   }
 
   /** Takes a lapsed settling call to finish it; true when this caller won it. */
-  async takeSettling(subject: string, idempotencyKey: string, attempt: number, now: Date, leaseUntil: Date): Promise<boolean> {
+  async takeSettling(
+    subject: string,
+    idempotencyKey: string,
+    attempt: number,
+    now: Date,
+    leaseUntil: Date,
+  ): Promise<boolean> {
     const n = await this.knex(TABLE)
       .where({ subject, idempotency_key: idempotencyKey, attempt, state: 'settling' })
       .andWhere('lease_until', '<=', now)
@@ -112,7 +125,12 @@ export class CallStore {
     return n === 1;
   }
 
-  async renewLease(subject: string, idempotencyKey: string, attempt: number, leaseUntil: Date): Promise<void> {
+  async renewLease(
+    subject: string,
+    idempotencyKey: string,
+    attempt: number,
+    leaseUntil: Date,
+  ): Promise<void> {
     await this.knex(TABLE)
       .where({ subject, idempotency_key: idempotencyKey, attempt })
       .whereIn('state', ['running', 'settling'])
@@ -141,7 +159,9 @@ export class CallStore {
 
   /** Forgets a running call that ended in a request-level error, so that the key can be used again. */
   async release(subject: string, idempotencyKey: string, attempt: number): Promise<void> {
-    await this.knex(TABLE).where({ subject, idempotency_key: idempotencyKey, attempt, state: 'running' }).delete();
+    await this.knex(TABLE)
+      .where({ subject, idempotency_key: idempotencyKey, attempt, state: 'running' })
+      .delete();
   }
 
   /** Settling calls whose owner's lease lapsed (crash between storing results and settling). */

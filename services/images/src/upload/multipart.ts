@@ -41,13 +41,15 @@ export function parseImageUpload(req: IncomingMessage, limits: UploadLimits): Pr
 
     const contentType = req.headers['content-type'] ?? '';
     if (!/^multipart\/form-data\b/i.test(contentType)) {
-      reject(
-        discard(req, limits, invalidRequest('The body must be multipart/form-data', 'not_multipart')),
-      );
+      reject(discard(req, limits, invalidRequest('The body must be multipart/form-data', 'not_multipart')));
       return;
     }
     const declared = Number(req.headers['content-length']);
-    if (req.headers['content-length'] !== undefined && Number.isFinite(declared) && declared > limits.maxBodyBytes) {
+    if (
+      req.headers['content-length'] !== undefined &&
+      Number.isFinite(declared) &&
+      declared > limits.maxBodyBytes
+    ) {
       reject(discard(req, limits, bodyTooLarge(limits)));
       return;
     }
@@ -68,7 +70,13 @@ export function parseImageUpload(req: IncomingMessage, limits: UploadLimits): Pr
         },
       });
     } catch {
-      reject(discard(req, limits, invalidRequest('The multipart body has no usable boundary', 'malformed_multipart')));
+      reject(
+        discard(
+          req,
+          limits,
+          invalidRequest('The multipart body has no usable boundary', 'malformed_multipart'),
+        ),
+      );
       return;
     }
 
@@ -87,7 +95,8 @@ export function parseImageUpload(req: IncomingMessage, limits: UploadLimits): Pr
     };
     const maybeFinish = (): void => {
       if (done || !closed || pendingFiles > 0) return;
-      if (files.length === 0) return fail(invalidRequest('At least one image is required in field "files"', 'no_files'));
+      if (files.length === 0)
+        return fail(invalidRequest('At least one image is required in field "files"', 'no_files'));
       done = true;
       resolve({ sceneCode, files });
     };
@@ -110,9 +119,13 @@ export function parseImageUpload(req: IncomingMessage, limits: UploadLimits): Pr
       if (name !== FILE_FIELD) {
         stream.resume();
         return fail(
-          invalidRequest(`Unexpected file field "${name}"; images go in "${FILE_FIELD}"`, 'unexpected_field', {
-            field: name,
-          }),
+          invalidRequest(
+            `Unexpected file field "${name}"; images go in "${FILE_FIELD}"`,
+            'unexpected_field',
+            {
+              field: name,
+            },
+          ),
         );
       }
       const seq = files.length + pendingFiles;
@@ -153,12 +166,18 @@ export function parseImageUpload(req: IncomingMessage, limits: UploadLimits): Pr
       if (done) return;
       if (name !== SCENE_FIELD || info.nameTruncated)
         return fail(
-          invalidRequest(`Unexpected field "${name}"; the only value field is "${SCENE_FIELD}"`, 'unexpected_field', {
-            field: name,
-          }),
+          invalidRequest(
+            `Unexpected field "${name}"; the only value field is "${SCENE_FIELD}"`,
+            'unexpected_field',
+            {
+              field: name,
+            },
+          ),
         );
       if (sceneCode !== undefined)
-        return fail(invalidRequest(`Field "${SCENE_FIELD}" given more than once`, 'duplicate_field', { field: name }));
+        return fail(
+          invalidRequest(`Field "${SCENE_FIELD}" given more than once`, 'duplicate_field', { field: name }),
+        );
       if (info.valueTruncated)
         return fail(invalidRequest(`Field "${SCENE_FIELD}" is too long`, 'field_too_large', { field: name }));
       sceneCode = value;
@@ -166,7 +185,9 @@ export function parseImageUpload(req: IncomingMessage, limits: UploadLimits): Pr
 
     bb.on('filesLimit', () =>
       fail(
-        invalidRequest(`At most ${limits.maxFiles} images per request`, 'too_many_files', { max_files: limits.maxFiles }),
+        invalidRequest(`At most ${limits.maxFiles} images per request`, 'too_many_files', {
+          max_files: limits.maxFiles,
+        }),
       ),
     );
     bb.on('fieldsLimit', () => fail(invalidRequest('Too many value fields', 'too_many_fields')));
