@@ -15,6 +15,7 @@ import {
 import { createApp } from './app';
 import { loadResultsConfig } from './config';
 import { CursorCodec } from './domain/cursor';
+import { FrameWriter } from './frame-writer';
 import { subscribeIngest } from './ingest';
 import { Janitor } from './janitor';
 import { ResultsReader } from './results-reader';
@@ -28,8 +29,11 @@ export { resultsShape, loadResultsConfig } from './config';
 export { CursorCodec } from './domain/cursor';
 export { framesBatchHandler, taskEventsBatchHandler, subscribeIngest, RESULTS_GROUP } from './ingest';
 export { Janitor } from './janitor';
+export { FrameWriter } from './frame-writer';
 export { ResultsReader } from './results-reader';
-export { FramesStore } from './store/frames-store';
+export { FramesStore, toRow } from './store/frames-store';
+export { toStoredFrame, toPublicFrame } from './domain/frames';
+export { frameMessageSchema, taskEventSchema } from './domain/messages';
 export { TasksStore } from './store/tasks-store';
 export { migrations } from './store/migrations';
 export { TaskResolver } from './task-resolver';
@@ -76,7 +80,8 @@ export async function start(opts: StartOptions = {}): Promise<RunningResults> {
       defaultLimit: cfg.RESULTS_DEFAULT_LIMIT,
       readiness: { database: () => database.check(), bus: () => bus.check() },
     });
-    subs = await subscribeIngest(bus, { frames, tasks, clock, logger });
+    const writer = new FrameWriter(frames, tasks, clock);
+    subs = await subscribeIngest(bus, { frames, tasks, writer, clock, logger });
     janitor = new Janitor({
       frames,
       tasks,
@@ -86,6 +91,12 @@ export async function start(opts: StartOptions = {}): Promise<RunningResults> {
       orphanRetentionMs: cfg.orphanRetentionMs,
       tombstoneRetentionMs: cfg.orphanRetentionMs,
       intervalMs: cfg.RESULTS_JANITOR_INTERVAL_MS,
+      analyze:
+        database.kind === 'pglite'
+          ? async () => {
+              await database.knex.raw('ANALYZE result_frames, result_tasks');
+            }
+          : undefined,
     });
     janitor.start();
     const host = opts.host ?? (opts.port === 0 ? '127.0.0.1' : '0.0.0.0');

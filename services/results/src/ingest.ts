@@ -9,6 +9,7 @@ import {
 import { toStoredFrame, type StoredFrame } from './domain/frames';
 import { parseFramesTopicMessage, parseTaskEvent } from './domain/messages';
 import type { EndMarker } from './domain/task-meta';
+import type { FrameWriter } from './frame-writer';
 import type { FramesStore } from './store/frames-store';
 import type { TasksStore } from './store/tasks-store';
 
@@ -17,6 +18,8 @@ export const RESULTS_GROUP = 'results';
 
 export interface IngestDeps {
   frames: FramesStore;
+  /** Shared by all partitions' handlers: frames handled at the same time are written together. */
+  writer: FrameWriter;
   tasks: TasksStore;
   clock: Clock;
   logger: Logger;
@@ -30,8 +33,9 @@ function skip(logger: Logger, m: IncomingMessage, problem: string): void {
 }
 
 /**
- * Handles one batch of `vision.frames`: every frame of the batch in one multi-row INSERT (a
- * redelivered frame conflicts on (task_id, seq) and is stored once), then the end markers. A batch
+ * Handles one batch of `vision.frames`: its frames go into one multi-row INSERT, shared with the
+ * batches of other partitions handled at the same moment (FrameWriter); a redelivered frame conflicts
+ * on (task_id, seq) and is stored once. Then the end markers. A batch
  * that fails is redelivered by the bus; a message that can never be stored is logged and skipped so it
  * cannot block its partition.
  */
@@ -47,12 +51,8 @@ export function framesBatchHandler(deps: IngestDeps): (messages: IncomingMessage
         frames.set(`${f.taskId}\u0000${f.seq}`, f);
       } else ends.set(parsed.end.task_id, { frames: parsed.end.frames, status: parsed.end.status });
     }
+    await deps.writer.write([...frames.values()]);
     const now = deps.clock.now();
-    if (frames.size > 0) {
-      const list = [...frames.values()];
-      await deps.frames.insert(list);
-      await deps.tasks.noteFrames([...new Set(list.map((f) => f.taskId))], now);
-    }
     // After the frames: a stored end marker means every frame before it is stored too.
     for (const [taskId, end] of ends) await deps.tasks.markEnded(taskId, end, now);
   };

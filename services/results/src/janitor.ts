@@ -15,6 +15,12 @@ export interface JanitorOptions {
   tombstoneRetentionMs: number;
   /** Pause between runs; 0 disables the timer (runOnce can still be called). */
   intervalMs: number;
+  /**
+   * Refreshes planner statistics after each pass. PGlite has no autovacuum: without statistics the
+   * planner reads a page with a bitmap scan and sort of the task's remaining frames instead of an
+   * ordered primary-key scan that stops after `limit` rows.
+   */
+  analyze?: () => Promise<void>;
 }
 
 export interface JanitorRun {
@@ -75,6 +81,7 @@ export class Janitor {
       run.tombstonesDeleted += n;
       if (n < 1000 || this.stopped) break;
     }
+    await this.opts.analyze?.();
     if (run.tasksPurged > 0 || run.tombstonesDeleted > 0)
       this.opts.logger.info({ ...run }, 'results retention pass');
     return run;

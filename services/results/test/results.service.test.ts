@@ -1,4 +1,5 @@
 import { IDENTITY_HEADER, TOPICS, signIdentity } from '@vision/shared';
+import { FrameWriter } from '../src/frame-writer';
 import { framesBatchHandler } from '../src/ingest';
 import {
   endMessage,
@@ -59,7 +60,14 @@ describe('ingest', () => {
   });
 
   it('a batch handled twice (redelivery after a failure) changes nothing the second time', async () => {
-    const handle = framesBatchHandler({ frames: h.svc.frames, tasks: h.svc.tasks, clock: h.clock, logger });
+    const writer = new FrameWriter(h.svc.frames, h.svc.tasks, h.clock);
+    const handle = framesBatchHandler({
+      frames: h.svc.frames,
+      tasks: h.svc.tasks,
+      writer,
+      clock: h.clock,
+      logger,
+    });
     const batch = [0, 1, 2, 1, 0].map((seq, i) => ({
       topic: TOPICS.frames,
       partition: 0,
@@ -92,6 +100,16 @@ describe('paging', () => {
     const { ids, pages } = await readAll('big', 'alice', { limit: '500' });
     expect(pages).toBe(20);
     expect(ids).toEqual(Array.from({ length: 10_000 }, (_, i) => `big-f${i}`));
+
+    // A page is an ordered primary-key range scan that stops at the limit, not a scan of the task.
+    await h.svc.janitor.runOnce(); // refreshes planner statistics (PGlite has no autovacuum)
+    const plan = (await h.svc.db.knex.raw(
+      'EXPLAIN SELECT * FROM result_frames WHERE task_id = ? AND seq > ? ORDER BY seq LIMIT ?',
+      ['big', 500, 501],
+    )) as { rows: { 'QUERY PLAN': string }[] };
+    const text = plan.rows.map((r) => r['QUERY PLAN']).join('\n');
+    expect(text).toMatch(/Index Scan using result_frames_pkey/);
+    expect(text).not.toMatch(/Sort|Seq Scan|Bitmap/);
   });
 
   it('uses 100 frames per page by default and keeps frame fields', async () => {

@@ -1,0 +1,282 @@
+/* global setTimeout, performance, fetch, URLSearchParams */
+/**
+ * Results service benchmark. Run after `npm run build`:
+ *
+ *   node bench/results.bench.js [--frames 20000] [--tasks 8] [--readers 200] [--requests 4000]
+ *
+ * 1. Ingest: the same frame rows are stored twice in one run and one database (PGlite, as in
+ *    standalone mode): once by a raw bulk INSERT (4,000-row multi-row statements into a copy of the
+ *    frames table), once by the results service consuming them from the in-process bus. Prints
+ *    frames/s of each and the ratio ingest/raw (target >= 0.5).
+ * 2. Reads: p50/p99 latency of 100-frame pages under N concurrent readers, issued directly to the
+ *    results service (signed identity header, as the gateway sends).
+ *
+ * Through the gateway (services started elsewhere, tasks with frames owned by the key's subject):
+ *
+ *   INTERNAL_SECRET=... node bench/results.bench.js --results-url http://127.0.0.1:8103 \
+ *     --gateway-url http://127.0.0.1:8080 --api-key KEY --subject SUBJECT --task-ids id1,id2
+ *
+ * measures the same reads directly and through the gateway and prints the overhead ratio p50/p99
+ * (target <= 1.3). Latencies are measured from a client in this process; compare them only within
+ * one run.
+ */
+const path = require('node:path');
+
+const root = path.resolve(__dirname, '..');
+const shared = require(path.join(root, 'packages/shared/dist/index.js'));
+const results = require(path.join(root, 'services/results/dist/index.js'));
+
+function parseArgs(argv) {
+  const out = {};
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i];
+    if (!a.startsWith('--')) throw new Error(`unexpected argument ${a}`);
+    const next = argv[i + 1];
+    if (next === undefined || next.startsWith('--')) out[a.slice(2)] = 'true';
+    else {
+      out[a.slice(2)] = next;
+      i++;
+    }
+  }
+  return out;
+}
+
+const args = parseArgs(process.argv.slice(2));
+const num = (name, def) => (args[name] === undefined ? def : Number(args[name]));
+const FRAMES = num('frames', 20_000);
+const TASKS = num('tasks', 8);
+const READERS = num('readers', 200);
+const REQUESTS = num('requests', 4_000);
+const PAGE = num('page', 100);
+const SECRET = process.env.INTERNAL_SECRET ?? 'bench-internal-secret-0123456789';
+const SUBJECT = args.subject ?? 'bench-subject';
+
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+function percentile(sorted, p) {
+  if (sorted.length === 0) return NaN;
+  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
+}
+
+function frameValue(taskId, seq) {
+  const objects = [];
+  for (let i = 0; i < 1 + (seq % 4); i++)
+    objects.push({
+      label: i % 2 ? 'car' : 'person',
+      score: 0.3 + ((seq * 7 + i * 13) % 70) / 100,
+      bbox: { format: 'cxcywh_normalized', cx: 0.5, cy: 0.4, width: 0.1, height: 0.2 },
+      track_id: String(i + 1),
+    });
+  return {
+    schema: 1,
+    type: 'frame',
+    event_id: `${taskId}:${seq}`,
+    task_id: taskId,
+    seq,
+    frame_id: `${taskId}-${seq}`,
+    frame_time_ms: 1_767_225_600_000 + seq * 200,
+    image: { width: 1280, height: 720 },
+    objects,
+    lower_bound: 0.3,
+  };
+}
+
+async function benchIngest(svc, bus, knex) {
+  const taskIds = Array.from({ length: TASKS }, (_, i) => `bench-task-${i}`);
+  const perTask = Math.ceil(FRAMES / TASKS);
+  const messages = [];
+  for (let seq = 0; seq < perTask; seq++)
+    for (const t of taskIds) messages.push({ key: t, value: frameValue(t, seq) });
+  const total = messages.length;
+
+  // Task events first, so the tasks are readable afterwards.
+  await bus.publish(
+    shared.TOPICS.taskEvents,
+    taskIds.map((t) => ({
+      key: t,
+      value: {
+        schema: 1,
+        event_id: `ev-${t}`,
+        type: 'task.created',
+        task_id: t,
+        subject: SUBJECT,
+        kind: 'video',
+        scene_code: 'person_vehicle',
+        status: 'succeeded',
+        business_threshold: 0.8,
+        lower_bound: 0.3,
+        result_expires_at: new Date(Date.now() + 90 * 86_400_000).toISOString(),
+        occurred_at: new Date().toISOString(),
+      },
+    })),
+  );
+
+  // Raw: the same rows, bulk-inserted into a table of the same shape and indexes.
+  await knex.raw('CREATE TABLE result_frames_raw (LIKE result_frames INCLUDING ALL)');
+  const rows = messages.map((m) =>
+    results.toRow(results.toStoredFrame(results.frameMessageSchema.parse(m.value))),
+  );
+  const rawStart = performance.now();
+  for (let i = 0; i < rows.length; i += 4000) await knex('result_frames_raw').insert(rows.slice(i, i + 4000));
+  const rawMs = performance.now() - rawStart;
+  await knex.raw('DROP TABLE result_frames_raw');
+
+  // Ingest: publish to the bus, wait for every task's end marker (frames precede it per task).
+  const ingestStart = performance.now();
+  const publishing = (async () => {
+    for (let i = 0; i < messages.length; i += 1000)
+      await bus.publish(shared.TOPICS.frames, messages.slice(i, i + 1000));
+    await bus.publish(
+      shared.TOPICS.frames,
+      taskIds.map((t) => ({
+        key: t,
+        value: {
+          schema: 1,
+          type: 'end',
+          event_id: `${t}:end`,
+          task_id: t,
+          seq: perTask,
+          frames: perTask,
+          status: 'succeeded',
+        },
+      })),
+    );
+  })();
+  for (;;) {
+    const row = await knex('result_tasks').whereNotNull('end_frames').count({ n: '*' }).first();
+    if (Number(row.n) === TASKS) break;
+    await sleep(5);
+  }
+  const ingestMs = performance.now() - ingestStart;
+  await publishing;
+  const stored = await knex('result_frames').count({ n: '*' }).first();
+  if (Number(stored.n) !== total) throw new Error(`expected ${total} stored frames, found ${stored.n}`);
+
+  const rawFps = total / (rawMs / 1000);
+  const ingestFps = total / (ingestMs / 1000);
+  const ratio = ingestFps / rawFps;
+  return { taskIds, total, rawFps, ingestFps, ratio };
+}
+
+/** Runs `requests` page reads with `readers` concurrent clients; each reader pages through a task and starts over. */
+async function measureReads({ label, baseUrl, headers, taskIds, readers, requests }) {
+  const latencies = [];
+  let issued = 0;
+  let errors = 0;
+  async function reader(i) {
+    const taskId = taskIds[i % taskIds.length];
+    let cursor = '';
+    while (issued < requests) {
+      issued++;
+      const qs = new URLSearchParams({ limit: String(PAGE) });
+      if (cursor) qs.set('cursor', cursor);
+      const t0 = performance.now();
+      const res = await fetch(`${baseUrl}/v1/vision/tasks/${encodeURIComponent(taskId)}/results?${qs}`, {
+        headers: headers(i),
+      });
+      const body = await res.json();
+      latencies.push(performance.now() - t0);
+      if (res.status !== 200) {
+        errors++;
+        cursor = '';
+        continue;
+      }
+      cursor = body.next_cursor;
+    }
+  }
+  const start = performance.now();
+  await Promise.all(Array.from({ length: readers }, (_, i) => reader(i)));
+  const wallMs = performance.now() - start;
+  latencies.sort((a, b) => a - b);
+  return {
+    label,
+    requests: latencies.length,
+    errors,
+    p50_ms: percentile(latencies, 50),
+    p99_ms: percentile(latencies, 99),
+    pages_per_s: latencies.length / (wallMs / 1000),
+  };
+}
+
+const signed = (i) => ({
+  [shared.IDENTITY_HEADER]: shared.signIdentity(SECRET, { subject: SUBJECT, requestId: `bench-${i}` }),
+});
+
+const fmt = (x, d = 1) => (Number.isFinite(x) ? x.toFixed(d) : String(x));
+
+async function main() {
+  if (args['gateway-url']) {
+    for (const need of ['results-url', 'api-key', 'task-ids'])
+      if (!args[need]) throw new Error(`--gateway-url needs --${need}`);
+    const taskIds = args['task-ids'].split(',');
+    const direct = await measureReads({
+      label: 'direct',
+      baseUrl: args['results-url'],
+      headers: signed,
+      taskIds,
+      readers: READERS,
+      requests: REQUESTS,
+    });
+    const viaGateway = await measureReads({
+      label: 'gateway',
+      baseUrl: args['gateway-url'],
+      headers: () => ({ authorization: `Bearer ${args['api-key']}` }),
+      taskIds,
+      readers: READERS,
+      requests: REQUESTS,
+    });
+    const p50 = viaGateway.p50_ms / direct.p50_ms;
+    const p99 = viaGateway.p99_ms / direct.p99_ms;
+    console.log(
+      JSON.stringify({ bench: 'results.reads', direct, gateway: viaGateway, ratio_p50: p50, ratio_p99: p99 }),
+    );
+    console.log(
+      `gateway overhead: p50 ratio ${fmt(p50, 2)}, p99 ratio ${fmt(p99, 2)} (target <= 1.3) ${p50 <= 1.3 && p99 <= 1.3 ? 'PASS' : 'FAIL'}`,
+    );
+    return;
+  }
+
+  const logger = shared.createLogger('results-bench', { level: 'silent' });
+  const bus = new shared.InProcessBus({ logger });
+  const svc = await results.start({
+    env: {
+      INTERNAL_SECRET: SECRET,
+      VISION_DATA_DIR: ':memory:',
+      RESULTS_JANITOR_INTERVAL_MS: '0',
+      TASKS_URL: 'http://127.0.0.1:9',
+      LOG_LEVEL: 'silent',
+    },
+    bus,
+    logger,
+    port: 0,
+  });
+  try {
+    const ingest = await benchIngest(svc, bus, svc.db.knex);
+    console.log(JSON.stringify({ bench: 'results.ingest', ...ingest, taskIds: undefined }));
+    console.log(
+      `ingest: ${ingest.total} frames, bus->db ${fmt(ingest.ingestFps, 0)} frames/s, raw bulk insert ${fmt(ingest.rawFps, 0)} frames/s, ratio ${fmt(ingest.ratio, 2)} (target >= 0.5) ${ingest.ratio >= 0.5 ? 'PASS' : 'FAIL'}`,
+    );
+    await svc.janitor.runOnce(); // as in steady state: refreshes planner statistics
+    const reads = await measureReads({
+      label: 'direct',
+      baseUrl: svc.url,
+      headers: signed,
+      taskIds: ingest.taskIds,
+      readers: READERS,
+      requests: REQUESTS,
+    });
+    console.log(JSON.stringify({ bench: 'results.reads', readers: READERS, page: PAGE, ...reads }));
+    console.log(
+      `reads (direct, ${READERS} concurrent readers, ${PAGE}-frame pages): p50 ${fmt(reads.p50_ms)} ms, p99 ${fmt(reads.p99_ms)} ms, ${fmt(reads.pages_per_s, 0)} pages/s, ${reads.errors} errors`,
+    );
+    if (reads.errors > 0) process.exitCode = 1;
+  } finally {
+    await svc.close();
+    await bus.close();
+  }
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});

@@ -1,0 +1,70 @@
+import type { Clock } from '@vision/shared';
+import type { StoredFrame } from './domain/frames';
+import type { FramesStore } from './store/frames-store';
+import type { TasksStore } from './store/tasks-store';
+
+interface Waiter {
+  frames: StoredFrame[];
+  resolve: () => void;
+  reject: (err: unknown) => void;
+}
+
+/**
+ * Group commit for ingest: the batch handlers of all partitions that run at the same time hand their
+ * frames here, and they are written together in one multi-row INSERT while the previous write is in
+ * flight. Each handler resolves only when its own frames are committed (so the bus commits its offsets
+ * only then) and rejects when that write fails (so the bus delivers the batch again). Per-partition
+ * order holds: a partition's next batch is handed over only after its previous one resolved.
+ */
+export class FrameWriter {
+  private pending: Waiter[] = [];
+  private flushing = false;
+
+  constructor(
+    private readonly frames: FramesStore,
+    private readonly tasks: TasksStore,
+    private readonly clock: Clock,
+    /** Frames beyond which a write starts without waiting for more to join. */
+    private readonly maxFramesPerWrite = 8_000,
+  ) {}
+
+  write(frames: StoredFrame[]): Promise<void> {
+    if (frames.length === 0) return Promise.resolve();
+    return new Promise<void>((resolve, reject) => {
+      this.pending.push({ frames, resolve, reject });
+      if (!this.flushing) {
+        this.flushing = true;
+        // Let handlers started in the same tick join the first write.
+        setImmediate(() => void this.drain());
+      }
+    });
+  }
+
+  private take(): Waiter[] {
+    let n = 0;
+    let i = 0;
+    while (
+      i < this.pending.length &&
+      (i === 0 || n + this.pending[i].frames.length <= this.maxFramesPerWrite)
+    ) {
+      n += this.pending[i].frames.length;
+      i++;
+    }
+    return this.pending.splice(0, i);
+  }
+
+  private async drain(): Promise<void> {
+    while (this.pending.length > 0) {
+      const group = this.take();
+      const all = group.flatMap((w) => w.frames);
+      try {
+        await this.frames.insert(all);
+        await this.tasks.noteFrames([...new Set(all.map((f) => f.taskId))], this.clock.now());
+        for (const w of group) w.resolve();
+      } catch (err) {
+        for (const w of group) w.reject(err);
+      }
+    }
+    this.flushing = false;
+  }
+}
