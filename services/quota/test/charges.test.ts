@@ -165,6 +165,16 @@ describe('quota charges and refunds (HTTP, PGlite)', () => {
     expect(r.body.error.details.reason).toBe('charge_id_conflict');
     expect((await quota('alice')).body.images.used).toBe(3);
   });
+});
+
+describe('charge body validation', () => {
+  let h: Harness;
+  beforeAll(async () => {
+    h = await startHarness();
+  });
+  afterAll(async () => {
+    await h.close();
+  });
 
   it.each([
     [{ charge_id: 'a', kind: 'video', units: 1, extra: true }, 'unknown_field'],

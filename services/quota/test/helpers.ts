@@ -85,7 +85,10 @@ export async function startHarness(o: HarnessOptions = {}): Promise<Harness> {
       [IDENTITY_HEADER]: signIdentity(SECRET, { subject, requestId: `req-${++n}` }),
     }),
     close: async () => {
-      await new Promise<void>((r) => server.close(() => r()));
+      await new Promise<void>((r) => {
+        server.close(() => r());
+        server.closeAllConnections();
+      });
       await parts.stopLoops();
       await sub.close();
       await bus.close();

@@ -162,6 +162,28 @@ describe('quota holds and settle (HTTP, PGlite)', () => {
       .first();
     expect(row.used).toBe(8);
   });
+});
+
+describe('hold and settle body validation', () => {
+  let h: Harness;
+  beforeAll(async () => {
+    h = await startHarness();
+  });
+  afterAll(async () => {
+    await h.close();
+  });
+
+  const hold = (subject: string, hold_id: string, units: number, extra: Record<string, unknown> = {}) =>
+    h.http
+      .post('/internal/v1/holds')
+      .set(h.auth(subject))
+      .send({ hold_id, kind: 'image', units, ...extra });
+  const images = async (subject: string) =>
+    (await h.http.get('/v1/vision/quota').set(h.auth(subject))).body.images as {
+      used: number;
+      held: number;
+      remaining: number;
+    };
 
   it.each([
     [{ hold_id: 'h', kind: 'image', units: 1, ttl_ms: 10 }, 'invalid_field'],
