@@ -9,6 +9,10 @@
 import type { Mask, PlanarRgb } from './raster';
 import { emptyMask } from './raster';
 
+// Math functions bound once per module: looking globals up inside hot pixel loops is slow when the
+// code runs in a vm context (as under jest).
+const { abs: mAbs, max: mMax, min: mMin } = Math;
+
 export interface YCbCr {
   y: number;
   cb: number;
@@ -104,7 +108,7 @@ export function isFlamePixel(
     y > stats.meanY + MEAN_MARGIN &&
     cb < stats.meanCb - MEAN_MARGIN &&
     cr > stats.meanCr + MEAN_MARGIN &&
-    Math.abs(cb - cr) >= opts.tau
+    mAbs(cb - cr) >= opts.tau
   );
 }
 
@@ -147,12 +151,12 @@ export function isSmokePixel(
   b: number,
   opts: SmokeRuleOptions = DEFAULT_SMOKE_RULES,
 ): boolean {
-  const max = Math.max(r, g, b);
-  const min = Math.min(r, g, b);
+  const max = mMax(r, g, b);
+  const min = mMin(r, g, b);
   if (max <= 0 || (max - min) / max > opts.satMax) return false;
   const { y, cb, cr } = rgbToYCbCr(r, g, b);
   if (y < opts.yMin || y > opts.yMax) return false;
-  if (Math.abs(cb - 128) > opts.chromaMax || Math.abs(cr - 128) > opts.chromaMax) return false;
+  if (mAbs(cb - 128) > opts.chromaMax || mAbs(cr - 128) > opts.chromaMax) return false;
   return cb - 128 <= opts.blueMax;
 }
 

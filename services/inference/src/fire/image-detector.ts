@@ -15,6 +15,10 @@ import { downscaleToPlanar } from './raster';
 import type { FireFeatureVector, FireScoreModel } from './score';
 import { DEFAULT_FIRE_SCORE_MODEL, logisticScore } from './score';
 
+// Math functions bound once per module: looking globals up inside hot pixel loops is slow when the
+// code runs in a vm context (as under jest).
+const { abs: mAbs, max: mMax, min: mMin } = Math;
+
 export interface FireSmokeOptions {
   /** Longest side of the working image (input is reduced by area averaging, never enlarged). */
   maxSide: number;
@@ -83,10 +87,10 @@ export function smokeScoreWithFire(
   let near = 0;
   for (const f of fire) {
     if (f.score < SMOKE_FIRE_SUPPORT_MIN) continue;
-    const grown: GridBox = { ...f.box, minY: Math.max(0, f.box.minY - (f.box.maxY - f.box.minY + 1)) };
-    if (boxesNear(grown, box, 2) || intersectionArea(grown, box) > 0) near = Math.max(near, f.score);
+    const grown: GridBox = { ...f.box, minY: mMax(0, f.box.minY - (f.box.maxY - f.box.minY + 1)) };
+    if (boxesNear(grown, box, 2) || intersectionArea(grown, box) > 0) near = mMax(near, f.score);
   }
-  return near > 0 ? Math.min(0.95, base + 0.25 * near) : base;
+  return near > 0 ? mMin(0.95, base + 0.25 * near) : base;
 }
 
 /** Everything the still-image pass computes; the video detector builds on it. */
@@ -130,8 +134,8 @@ function regionFeatures(
   const area = boxArea(box);
   const total = flame.width * flame.height;
   const meanY = sy / area;
-  const std = Math.sqrt(Math.max(0, syy / area - meanY * meanY));
-  const nn = Math.max(1, n);
+  const std = Math.sqrt(mMax(0, syy / area - meanY * meanY));
+  const nn = mMax(1, n);
   return {
     n,
     f: [
@@ -176,7 +180,7 @@ function meanGradient(box: GridBox, mask: Mask, planes: YCbCrPlanes): number {
     for (let x = box.minX; x < box.maxX; x++) {
       const i = y * w + x;
       if (!mask.data[i]) continue;
-      s += Math.abs(planes.y[i + 1] - planes.y[i]) + Math.abs(planes.y[i + w] - planes.y[i]);
+      s += mAbs(planes.y[i + 1] - planes.y[i]) + mAbs(planes.y[i + w] - planes.y[i]);
       n++;
     }
   }
@@ -206,11 +210,8 @@ function smokeCandidates(
     const grad = meanGradient(box, grey, planes);
     // Soft texture: plumes have gentle luma gradients (about 2..14 grey levels per working pixel);
     // flat regions (sky, walls) are smoother, foliage and brickwork are rougher.
-    const soft = grad >= 2 && grad <= 14 ? 1 : grad < 2 ? grad / 2 : Math.max(0, 1 - (grad - 14) / 10);
-    const base = Math.min(
-      0.74,
-      0.3 + 0.25 * Math.min(1, frac / 0.15) + 0.1 * soft + 0.1 * Math.min(1, fill / 0.6),
-    );
+    const soft = grad >= 2 && grad <= 14 ? 1 : grad < 2 ? grad / 2 : mMax(0, 1 - (grad - 14) / 10);
+    const base = mMin(0.74, 0.3 + 0.25 * mMin(1, frac / 0.15) + 0.1 * soft + 0.1 * mMin(1, fill / 0.6));
     out.push({ box, base, score: smokeScoreWithFire(box, base, fire) });
   }
   out.sort((a, b) => b.score - a.score);
@@ -236,10 +237,10 @@ export function gridBoxToPixels(
   height: number,
 ): RawDetection['box'] {
   return {
-    x1: Math.max(0, box.minX * img.scaleX),
-    y1: Math.max(0, box.minY * img.scaleY),
-    x2: Math.min(width, (box.maxX + 1) * img.scaleX),
-    y2: Math.min(height, (box.maxY + 1) * img.scaleY),
+    x1: mMax(0, box.minX * img.scaleX),
+    y1: mMax(0, box.minY * img.scaleY),
+    x2: mMin(width, (box.maxX + 1) * img.scaleX),
+    y2: mMin(height, (box.maxY + 1) * img.scaleY),
   };
 }
 

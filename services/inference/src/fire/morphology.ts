@@ -4,6 +4,10 @@
  */
 import type { Mask } from './raster';
 
+// Math functions bound once per module: looking globals up inside hot pixel loops is slow when the
+// code runs in a vm context (as under jest).
+const { max: mMax, min: mMin } = Math;
+
 function pass(
   src: Uint8Array,
   w: number,
@@ -19,8 +23,8 @@ function pass(
   for (let o = 0; o < outer; o++) {
     const base = horizontal ? o * w : o;
     for (let i = 0; i < inner; i++) {
-      const lo = Math.max(0, i - r);
-      const hi = Math.min(inner - 1, i + r);
+      const lo = mMax(0, i - r);
+      const hi = mMin(inner - 1, i + r);
       let v = dilate ? 0 : 1;
       if (!dilate && (i - r < 0 || i + r > inner - 1)) v = 0;
       for (let k = lo; k <= hi; k++) {

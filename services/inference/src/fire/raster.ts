@@ -4,6 +4,10 @@
  */
 import type { RgbImage } from '../detection-types';
 
+// Math functions bound once per module: looking globals up inside hot pixel loops is slow when the
+// code runs in a vm context (as under jest).
+const { max: mMax, min: mMin } = Math;
+
 /** Planar float image at working resolution: R, G, B each `width * height` long, values 0..255. */
 export interface PlanarRgb {
   width: number;
@@ -40,19 +44,22 @@ export function assertRgbImage(img: RgbImage): void {
  */
 export function downscaleToPlanar(img: RgbImage, maxSide: number): PlanarRgb {
   assertRgbImage(img);
-  const { width: w, height: h, data } = img;
-  const factor = Math.max(1, Math.max(w, h) / Math.max(1, maxSide));
-  const ow = Math.max(1, Math.round(w / factor));
-  const oh = Math.max(1, Math.round(h / factor));
+  const { width: w, height: h } = img;
+  // Plain Uint8Array view of this realm: indexing a Buffer created in another V8 context (e.g. by a
+  // native addon under a test runner's vm sandbox) is far slower.
+  const data = new Uint8Array(img.data.buffer, img.data.byteOffset, w * h * 3);
+  const factor = mMax(1, mMax(w, h) / mMax(1, maxSide));
+  const ow = mMax(1, Math.round(w / factor));
+  const oh = mMax(1, Math.round(h / factor));
   const n = ow * oh;
   const r = new Float32Array(n);
   const g = new Float32Array(n);
   const b = new Float32Array(n);
   const count = new Float32Array(n);
   const xMap = new Int32Array(w);
-  for (let x = 0; x < w; x++) xMap[x] = Math.min(ow - 1, Math.floor((x * ow) / w));
+  for (let x = 0; x < w; x++) xMap[x] = mMin(ow - 1, Math.floor((x * ow) / w));
   for (let y = 0; y < h; y++) {
-    const oy = Math.min(oh - 1, Math.floor((y * oh) / h));
+    const oy = mMin(oh - 1, Math.floor((y * oh) / h));
     const rowOut = oy * ow;
     let p = y * w * 3;
     for (let x = 0; x < w; x++, p += 3) {

@@ -18,6 +18,10 @@ import { close, open } from './morphology';
 import type { Mask } from './raster';
 import { emptyMask } from './raster';
 
+// Math functions bound once per module: looking globals up inside hot pixel loops is slow when the
+// code runs in a vm context (as under jest).
+const { abs: mAbs, max: mMax, min: mMin } = Math;
+
 export interface FireSmokeVideoOptions extends FireSmokeOptions {
   /** Number of recent flame masks kept for the flicker measure. */
   historyFrames: number;
@@ -73,10 +77,10 @@ function flameCountInBox(mask: Mask, box: GridBox): number {
  */
 export function temporalFireScore(still: number, flicker: number, growth: number, frames: number): number {
   if (frames < 3) return still;
-  const f = Math.min(1, flicker / 0.3);
+  const f = mMin(1, flicker / 0.3);
   let s = still * (0.8 + 0.45 * f);
   if (growth >= 0.25) s += 0.05;
-  return Math.max(0, Math.min(0.99, s));
+  return mMax(0, mMin(0.99, s));
 }
 
 export class FireSmokeVideoDetector {
@@ -135,7 +139,7 @@ export class FireSmokeVideoDetector {
     for (let y = box.minY; y <= box.maxY; y++) {
       for (let x = box.minX; x <= box.maxX; x++) {
         const i = y * w + x;
-        if (Math.abs(a.planes.y[i] - bg[i]) >= this.o.motionThreshold) n++;
+        if (mAbs(a.planes.y[i] - bg[i]) >= this.o.motionThreshold) n++;
       }
     }
     return n / boxArea(box);
@@ -165,7 +169,7 @@ export class FireSmokeVideoDetector {
     const { width: w, height: h } = a.img;
     const mask = emptyMask(w, h);
     for (let i = 0; i < w * h; i++) {
-      if (Math.abs(a.planes.y[i] - bg[i]) < this.o.motionThreshold) continue;
+      if (mAbs(a.planes.y[i] - bg[i]) < this.o.motionThreshold) continue;
       mask.data[i] = isSmokePixel(a.img.r[i], a.img.g[i], a.img.b[i], this.o.smokeRules) ? 1 : 0;
     }
     const cleaned = close(open(mask, 1), 2);
@@ -176,11 +180,11 @@ export class FireSmokeVideoDetector {
       if (frac < this.o.minMovingSmokeFraction) continue;
       const box: GridBox = { minX: c.minX, minY: c.minY, maxX: c.maxX, maxY: c.maxY };
       // Smoke is semi-transparent: it softens the edges behind it. Objects (people, cars) add edges.
-      const ratio = edgeEnergy(a.planes.y, w, box) / Math.max(1e-3, edgeEnergy(bg, w, box));
-      let s = 0.3 + 0.25 * Math.min(1, frac / 0.1) + 0.1 * Math.min(1, c.area / boxArea(box) / 0.6);
+      const ratio = edgeEnergy(a.planes.y, w, box) / mMax(1e-3, edgeEnergy(bg, w, box));
+      let s = 0.3 + 0.25 * mMin(1, frac / 0.1) + 0.1 * mMin(1, c.area / boxArea(box) / 0.6);
       if (ratio < 0.9) s += 0.1;
       if (ratio > 1.1) s -= 0.15;
-      s = Math.max(0, Math.min(s, 0.7));
+      s = mMax(0, mMin(s, 0.7));
       out.push({ box, score: smokeScoreWithFire(box, s, fire) });
     }
     return out;
@@ -193,7 +197,7 @@ function edgeEnergy(lum: Float32Array, w: number, box: GridBox): number {
   for (let y = box.minY; y < box.maxY; y++) {
     for (let x = box.minX; x < box.maxX; x++) {
       const i = y * w + x;
-      s += Math.abs(lum[i + 1] - lum[i]) + Math.abs(lum[i + w] - lum[i]);
+      s += mAbs(lum[i + 1] - lum[i]) + mAbs(lum[i + w] - lum[i]);
       n++;
     }
   }
@@ -206,7 +210,7 @@ function mergeSmoke(items: { box: GridBox; score: number }[]): { box: GridBox; s
   const kept: { box: GridBox; score: number }[] = [];
   for (const it of sorted) {
     const dup = kept.some(
-      (k) => intersectionArea(k.box, it.box) > 0.5 * Math.min(boxArea(k.box), boxArea(it.box)),
+      (k) => intersectionArea(k.box, it.box) > 0.5 * mMin(boxArea(k.box), boxArea(it.box)),
     );
     if (!dup) kept.push(it);
   }
