@@ -68,10 +68,10 @@ export async function receiveVideoUpload(
       limits: {
         fieldNameSize: 64,
         fieldSize: 256,
-        fields: 1,
+        fields: 2, // one more than allowed: the handlers below refuse the extra one by name
         fileSize: opts.maxBytes,
-        files: 1,
-        parts: 2,
+        files: 2,
+        parts: 4,
         headerPairs: 32,
       },
     });
@@ -129,6 +129,7 @@ export async function receiveVideoUpload(
       s.on('error', (err: Error) => fail(err));
       const body = new PassThrough();
       bodyStream = body;
+      body.on('error', () => undefined); // reported through fail(); the store sees the destroyed stream
       s.pipe(body);
       stream.pipe(s);
       upload = store.put(key, body, { contentType: 'application/octet-stream' });

@@ -112,20 +112,20 @@ export function mountPublicRoutes(app: Express, d: PublicRouteDeps): void {
         maxBytes: d.settings.maxVideoBytes,
         keyPrefix: `videos/${subjectHash(identity.subject)}`,
       });
-      let kept = false;
+      let admission: Admission | undefined;
       try {
-        await sameKey.run(`${identity.subject}\n${key}`, async () => {
+        admission = await sameKey.run(`${identity.subject}\n${key}`, async () => {
           const fingerprint = fingerprintOf({
             endpoint: 'video-tasks',
             scene_code: video.sceneCode ?? '',
             file_sha256: video.sha256,
           });
           const replay = await d.engine.replay(identity.subject, key, fingerprint);
-          if (replay) return send(res, replay);
+          if (replay) return replay;
           d.engine.assertAcceptingNewTasks();
           const scene = await d.scenes.requireEnabled(video.sceneCode);
           await d.engine.assertActiveRoom(identity.subject);
-          const admission = await d.engine.admit(
+          return d.engine.admit(
             identity,
             { key, fingerprint },
             {
@@ -139,12 +139,13 @@ export function mountPublicRoutes(app: Express, d: PublicRouteDeps): void {
               result_expires_at: resultExpiresAt(d.clock.now(), d.settings.retentionDays),
             },
           );
-          kept = admission.task.object_key === video.key;
-          send(res, admission);
         });
       } finally {
-        if (!kept) await d.objects.delete([video.key]).catch(() => undefined);
+        // A replay, a refusal or an error keeps no copy; deleted before the answer goes out.
+        if (admission?.task.object_key !== video.key)
+          await d.objects.delete([video.key]).catch(() => undefined);
       }
+      send(res, admission);
     }),
   );
 

@@ -1,0 +1,390 @@
+import { randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import request from 'supertest';
+import { FakeClock } from '@vision/shared';
+import {
+  ADMIN_TOKEN,
+  MOV,
+  MP4,
+  type Stack,
+  quotaUsed,
+  startClipServer,
+  startStack,
+  waitFor,
+} from './harness';
+
+let clips: Awaited<ReturnType<typeof startClipServer>>;
+beforeAll(async () => {
+  clips = await startClipServer();
+});
+afterAll(async () => {
+  await clips.close();
+});
+
+const createUrl = (stack: Stack, subject: string, key = randomUUID()) =>
+  stack.http
+    .post('/v1/vision/tasks')
+    .set(stack.as(subject))
+    .set('Idempotency-Key', key)
+    .send({ scene_code: 'ship', stream_url: clips.url('boats_kodak_pan_synth.mp4') });
+
+const upload = (stack: Stack, subject: string, file: string | Buffer, name: string, key = randomUUID()) =>
+  stack.http
+    .post('/v1/vision/video-tasks')
+    .set(stack.as(subject))
+    .set('Idempotency-Key', key)
+    .field('scene_code', 'person_vehicle')
+    .attach('file', typeof file === 'string' ? readFileSync(file) : file, name);
+
+describe('uploads', () => {
+  let stack: Stack;
+  beforeAll(async () => {
+    stack = await startStack({
+      env: { TASKS_MAX_ACTIVE: '10', TASKS_MAX_VIDEO_BYTES: String(2 * 1024 * 1024) },
+    });
+  });
+  afterAll(() => stack.close());
+
+  test('MP4 and MOV create running file tasks; the object is stored; a replay keeps one object', async () => {
+    const key = randomUUID();
+    const mp4 = await upload(stack, 'ann', MP4, 'clip.mp4', key);
+    expect(mp4.status).toBe(201);
+    expect(mp4.body.status).toBe('running');
+    const job = stack.inference.jobs.get(mp4.body.task_id);
+    expect(job?.source).toMatchObject({ type: 'object' });
+    const objectKey = (job?.source as { key: string }).key;
+    expect(objectKey).toMatch(/^videos\/[0-9a-f]{16}\/[0-9a-f-]{36}$/);
+    expect(stack.objectFiles()).toHaveLength(1);
+
+    const replay = await upload(stack, 'ann', MP4, 'renamed.mp4', key);
+    expect(replay.status).toBe(200);
+    expect(replay.body.task_id).toBe(mp4.body.task_id);
+    expect(stack.objectFiles()).toHaveLength(1);
+    const mismatch = await upload(stack, 'ann', MOV, 'clip.mov', key);
+    expect(mismatch.status).toBe(400);
+    expect(mismatch.body.error.details.reason).toBe('idempotency_mismatch');
+
+    const mov = await upload(stack, 'ann', MOV, 'clip.mov');
+    expect(mov.status).toBe(201);
+    expect(stack.objectFiles()).toHaveLength(2);
+    expect(await quotaUsed(stack, 'ann')).toBe(2);
+  });
+
+  test.each<[string, () => ReturnType<typeof upload>, string]>([
+    [
+      'text named .mp4',
+      () => upload(stack, 'ben', Buffer.from('just some text, not a video at all, really'), 'x.mp4'),
+      'file_type',
+    ],
+    [
+      'too large',
+      () =>
+        upload(stack, 'ben', Buffer.concat([readFileSync(MP4), Buffer.alloc(2 * 1024 * 1024)]), 'big.mp4'),
+      'file_too_large',
+    ],
+    [
+      'extra field',
+      () =>
+        stack.http
+          .post('/v1/vision/video-tasks')
+          .set(stack.as('ben'))
+          .set('Idempotency-Key', randomUUID())
+          .field('scene_code', 'ship')
+          .field('note', 'x')
+          .attach('file', readFileSync(MP4), 'a.mp4'),
+      'unknown_field',
+    ],
+    [
+      'other file field',
+      () =>
+        stack.http
+          .post('/v1/vision/video-tasks')
+          .set(stack.as('ben'))
+          .set('Idempotency-Key', randomUUID())
+          .field('scene_code', 'ship')
+          .attach('video', readFileSync(MP4), 'a.mp4'),
+      'unknown_field',
+    ],
+    [
+      'no file',
+      () =>
+        stack.http
+          .post('/v1/vision/video-tasks')
+          .set(stack.as('ben'))
+          .set('Idempotency-Key', randomUUID())
+          .field('scene_code', 'ship'),
+      'file_missing',
+    ],
+  ])('%s -> 400 %s, no object, no task, no charge', async (_name, send, reason) => {
+    const before = stack.objectFiles().length;
+    const r = await send();
+    expect(r.status).toBe(400);
+    expect(r.body.error.details.reason).toBe(reason);
+    expect(stack.objectFiles()).toHaveLength(before);
+    expect((await stack.http.get('/v1/vision/tasks').set(stack.as('ben'))).body.items).toEqual([]);
+    expect(await quotaUsed(stack, 'ben')).toBe(0);
+  });
+
+  test('disabled scene on upload: 400 and the object is deleted', async () => {
+    const before = stack.objectFiles().length;
+    const r = await stack.http
+      .post('/v1/vision/video-tasks')
+      .set(stack.as('ben'))
+      .set('Idempotency-Key', randomUUID())
+      .field('scene_code', 'fire_smoke')
+      .attach('file', readFileSync(MP4), 'a.mp4');
+    expect(r.status).toBe(400);
+    expect(r.body.error.code).toBe('OP-TASK-SCENE-UNAVAILABLE');
+    expect(stack.objectFiles()).toHaveLength(before);
+  });
+
+  test('daily quota exhausted: 429, nothing left behind', async () => {
+    for (let i = 0; i < 5; i++) expect((await createUrl(stack, 'cat')).status).toBe(201);
+    const before = stack.objectFiles().length;
+    const r = await upload(stack, 'cat', MP4, 'a.mp4');
+    expect(r.status).toBe(429);
+    expect(r.body.error.code).toBe('OP-QUOTA-DAILY-EXHAUSTED');
+    expect(r.headers.ratelimit).toMatch(/r=0/);
+    expect(r.headers['retry-after']).toBeDefined();
+    expect(stack.objectFiles()).toHaveLength(before);
+    expect((await stack.http.get('/v1/vision/tasks').set(stack.as('cat'))).body.items).toHaveLength(5);
+  });
+
+  test('20 concurrent uploads with one key: one task, one charge, one object', async () => {
+    const key = randomUUID();
+    const before = stack.objectFiles().length;
+    const answers = await Promise.all(
+      Array.from({ length: 20 }, () => upload(stack, 'dan', MOV, 'a.mov', key)),
+    );
+    expect(answers.filter((a) => a.status === 201)).toHaveLength(1);
+    expect(answers.filter((a) => a.status === 200)).toHaveLength(19);
+    expect(new Set(answers.map((a) => a.body.task_id)).size).toBe(1);
+    expect(await quotaUsed(stack, 'dan')).toBe(1);
+    expect(stack.objectFiles()).toHaveLength(before + 1);
+  });
+
+  test('image task records: created by the images service, readable by their owner', async () => {
+    const taskId = randomUUID();
+    const body = { task_id: taskId, request_id: randomUUID(), scene_code: 'ship', status: 'succeeded' };
+    const r = await stack.http.post('/internal/v1/image-tasks').set(stack.as('eve')).send(body);
+    expect(r.status).toBe(201);
+    expect((await stack.http.post('/internal/v1/image-tasks').set(stack.as('eve')).send(body)).status).toBe(
+      200,
+    );
+    const got = await stack.http.get(`/v1/vision/tasks/${taskId}`).set(stack.as('eve'));
+    expect(got.body).toMatchObject({ task_id: taskId, kind: 'image', status: 'succeeded' });
+    expect((await stack.http.get(`/v1/vision/tasks/${taskId}`).set(stack.as('zed'))).status).toBe(404);
+    const internal = await stack.http.get(`/internal/v1/tasks/${taskId}`).set(stack.as('results'));
+    expect(internal.body).toMatchObject({
+      subject: 'eve',
+      kind: 'image',
+      business_threshold: 0.8,
+      lower_bound: 0.25,
+    });
+    const stop = await stack.http.post(`/v1/vision/tasks/${taskId}/stop`).set(stack.as('eve'));
+    expect(stop.status).toBe(409);
+  });
+});
+
+describe('backend failures', () => {
+  let stack: Stack;
+  beforeAll(async () => {
+    stack = await startStack({
+      env: {
+        TASKS_MAX_ACTIVE: '50',
+        TASKS_BREAKER_VOLUME: '10',
+        TASKS_BREAKER_ERROR_PERCENT: '50',
+        TASKS_BREAKER_RESET_MS: '1500',
+        TASKS_BACKEND_TIMEOUT_MS: '700',
+        TASKS_RESOLVE_GRACE_MS: '0',
+        TASKS_RECONCILE_INTERVAL_MS: '600000',
+      },
+      quotaDaily: 50,
+    });
+  });
+  afterAll(() => stack.close());
+
+  test('timeouts leave the task resolving (202, charged); the reconciler settles both ways', async () => {
+    stack.inference.behaviour.submit = 'hang_after_create';
+    const created = await createUrl(stack, 'fox');
+    stack.inference.behaviour.submit = 'hang';
+    const lost = await createUrl(stack, 'fox');
+    stack.inference.behaviour.submit = 'accept';
+    for (const r of [created, lost]) {
+      expect(r.status).toBe(202);
+      expect(r.body.status).toBe('resolving');
+    }
+    expect(await quotaUsed(stack, 'fox')).toBe(2);
+    await stack.tasks.engine.reconcileResolving();
+    const a = await stack.http.get(`/v1/vision/tasks/${created.body.task_id}`).set(stack.as('fox'));
+    const b = await stack.http.get(`/v1/vision/tasks/${lost.body.task_id}`).set(stack.as('fox'));
+    expect(a.body.status).toBe('running');
+    expect(b.body.status).toBe('refunded');
+    expect(await quotaUsed(stack, 'fox')).toBe(1);
+  });
+
+  test('operator verification of resolving tasks, with its own credential', async () => {
+    stack.inference.behaviour.submit = 'hang';
+    const one = await createUrl(stack, 'gil');
+    const two = await createUrl(stack, 'gil');
+    stack.inference.behaviour.submit = 'accept';
+    const admin = (id: string, created: boolean, token = ADMIN_TOKEN) =>
+      request(stack.tasks.url)
+        .post(`/internal/v1/admin/tasks/${id}/verify`)
+        .set('Authorization', `Bearer ${token}`)
+        .send({ created });
+    expect((await admin(one.body.task_id, true, 'wrong-token-wrong-token')).status).toBe(401);
+    const customer = await request(stack.tasks.url)
+      .post(`/internal/v1/admin/tasks/${one.body.task_id}/verify`)
+      .set(stack.as('gil'))
+      .send({ created: true });
+    expect(customer.status).toBe(401);
+    expect((await admin(one.body.task_id, true)).body.status).toBe('running');
+    expect((await admin(two.body.task_id, false)).body.status).toBe('refunded');
+    expect((await admin(two.body.task_id, true)).status).toBe(400);
+    expect(await quotaUsed(stack, 'gil')).toBe(1);
+  });
+
+  test('breaker opens after failures, answers OP-TASK-BREAKER-OPEN without charging, closes after reset', async () => {
+    const port = stack.inference.port;
+    await stack.inference.close();
+    let failures = 0;
+    let open: Awaited<ReturnType<typeof createUrl>> | undefined;
+    for (let i = 0; i < 20 && !open; i++) {
+      const r = await createUrl(stack, 'hal');
+      expect(r.status).toBe(503);
+      if (r.body.error.code === 'OP-TASK-BREAKER-OPEN') open = r;
+      else {
+        expect(r.body.error.code).toBe('OP-TASK-UPSTREAM-DOWN');
+        failures++;
+      }
+    }
+    expect(open?.body.error.details.reason).toBe('breaker_open');
+    expect(failures).toBeGreaterThan(0);
+    expect(await quotaUsed(stack, 'hal')).toBe(0);
+    expect((await stack.http.get('/v1/vision/tasks').set(stack.as('hal'))).body.items).toEqual([]);
+
+    await stack.inference.listen(port);
+    await new Promise((r) => setTimeout(r, 1700));
+    const ok = await createUrl(stack, 'hal');
+    expect(ok.status).toBe(201);
+    expect(stack.tasks.engine.inference.state()).toBe('closed');
+    expect(await quotaUsed(stack, 'hal')).toBe(1);
+  });
+
+  test('maintenance switch answers OP-TASK-BREAKER-OPEN', async () => {
+    const put = (enabled: boolean) =>
+      request(stack.tasks.url)
+        .put('/internal/v1/admin/maintenance')
+        .set('Authorization', `Bearer ${ADMIN_TOKEN}`)
+        .send({ enabled });
+    expect((await put(true)).body.enabled).toBe(true);
+    const r = await createUrl(stack, 'ivy');
+    expect(r.status).toBe(503);
+    expect(r.body.error).toMatchObject({ code: 'OP-TASK-BREAKER-OPEN', details: { reason: 'maintenance' } });
+    await put(false);
+    expect((await createUrl(stack, 'ivy')).status).toBe(201);
+  });
+});
+
+describe('following the backend, stop, retention', () => {
+  test('poller: ended jobs end tasks; a lost job fails the task', async () => {
+    const stack = await startStack();
+    try {
+      const a = await createUrl(stack, 'jo');
+      const b = await createUrl(stack, 'jo');
+      stack.inference.jobs.get(a.body.task_id)!.status = 'succeeded';
+      stack.inference.jobs.delete(b.body.task_id);
+      const status = (id: string) =>
+        stack.http
+          .get(`/v1/vision/tasks/${id}`)
+          .set(stack.as('jo'))
+          .then((r) => r.body as { status: string; reason?: string });
+      await waitFor(async () => (await status(a.body.task_id)).status === 'succeeded');
+      const lost = await waitFor(async () => {
+        const s = await status(b.body.task_id);
+        return s.status === 'failed' && s;
+      });
+      expect(lost.reason).toBe('backend_lost_job');
+      const stop = await stack.http.post(`/v1/vision/tasks/${a.body.task_id}/stop`).set(stack.as('jo'));
+      expect(stop.status).toBe(409);
+      expect(stop.body.error.code).toBe('OP-TASK-NOT-STOPPABLE');
+    } finally {
+      await stack.close();
+    }
+  });
+
+  test('stop: confirmed stop answers stopped; a pending stop survives a restart of the tasks service', async () => {
+    const stack = await startStack({ env: { TASKS_STOP_WAIT_MS: '800' } });
+    try {
+      const t1 = await createUrl(stack, 'kit');
+      const s1 = await stack.http.post(`/v1/vision/tasks/${t1.body.task_id}/stop`).set(stack.as('kit'));
+      expect(s1.status).toBe(200);
+      expect(s1.body.status).toBe('stopped');
+      expect(
+        (await stack.http.post(`/v1/vision/tasks/${t1.body.task_id}/stop`).set(stack.as('mallory'))).status,
+      ).toBe(404);
+
+      const t2 = await createUrl(stack, 'kit');
+      stack.inference.behaviour.stop = 'error500';
+      const s2 = await stack.http.post(`/v1/vision/tasks/${t2.body.task_id}/stop`).set(stack.as('kit'));
+      expect(s2.body.status).toBe('stopping');
+      await stack.restartTasks();
+      expect(
+        (await stack.http.get(`/v1/vision/tasks/${t2.body.task_id}`).set(stack.as('kit'))).body.status,
+      ).toBe('stopping');
+      stack.inference.behaviour.stop = 'confirm';
+      await waitFor(async () => {
+        const r = await stack.http.get(`/v1/vision/tasks/${t2.body.task_id}`).set(stack.as('kit'));
+        return r.body.status === 'stopped';
+      });
+      expect(stack.inference.jobs.get(t2.body.task_id)?.status).toBe('stopped');
+    } finally {
+      await stack.close();
+    }
+  });
+
+  test('stop on a resolving task is remembered and carried out once it runs', async () => {
+    const stack = await startStack({
+      env: { TASKS_BACKEND_TIMEOUT_MS: '500', TASKS_RECONCILE_INTERVAL_MS: '600000' },
+    });
+    try {
+      stack.inference.behaviour.submit = 'hang_after_create';
+      const t = await createUrl(stack, 'lou');
+      stack.inference.behaviour.submit = 'accept';
+      expect(t.body.status).toBe('resolving');
+      const s = await stack.http.post(`/v1/vision/tasks/${t.body.task_id}/stop`).set(stack.as('lou'));
+      expect(s.status).toBe(202);
+      expect(s.body.status).toBe('resolving');
+      await stack.tasks.engine.reconcileResolving();
+      await waitFor(async () => {
+        const r = await stack.http.get(`/v1/vision/tasks/${t.body.task_id}`).set(stack.as('lou'));
+        return r.body.status === 'stopped';
+      });
+    } finally {
+      await stack.close();
+    }
+  });
+
+  test('janitor: 90 days after creation the uploaded video is deleted and the task expires', async () => {
+    const clock = new FakeClock(new Date());
+    const stack = await startStack({ clock });
+    try {
+      const t = await upload(stack, 'max', MP4, 'a.mp4');
+      expect(t.status).toBe(201);
+      await stack.http.post(`/v1/vision/tasks/${t.body.task_id}/stop`).set(stack.as('max'));
+      expect(stack.objectFiles()).toHaveLength(1);
+      clock.advance(89 * 86_400_000);
+      expect(await stack.tasks.engine.expireTasks()).toBe(0);
+      expect(stack.objectFiles()).toHaveLength(1);
+      clock.advance(2 * 86_400_000);
+      expect(await stack.tasks.engine.expireTasks()).toBe(1);
+      expect(stack.objectFiles()).toHaveLength(0);
+      expect((await stack.http.get(`/v1/vision/tasks/${t.body.task_id}`).set(stack.as('max'))).status).toBe(
+        404,
+      );
+    } finally {
+      await stack.close();
+    }
+  });
+});
