@@ -1,0 +1,39 @@
+import { probeStream } from '../src/probe/ffprobe';
+import { guardStreamUrl } from '../src/probe/stream-guard';
+import { parseStreamUrl } from '../src/domain/stream-url';
+import { startClipServer } from './harness';
+
+let clips: Awaited<ReturnType<typeof startClipServer>>;
+beforeAll(async () => {
+  clips = await startClipServer();
+});
+afterAll(() => clips.close());
+
+const parsed = (u: string) => {
+  const r = parseStreamUrl(u);
+  if (!r.ok) throw new Error(r.problem);
+  return r.url;
+};
+
+test('real ffprobe finds the video stream of a clip served over HTTP', async () => {
+  const r = await probeStream(clips.url('pedestrians_vtest_opencv_10s.mov'), 'http', { timeoutMs: 5000 });
+  expect(r).toMatchObject({ ok: true });
+  if (r.ok) expect(r.width).toBeGreaterThan(0);
+});
+
+test('an unreachable address and a non-video body fail the probe', async () => {
+  expect((await probeStream('http://127.0.0.1:1/x.mp4', 'http', { timeoutMs: 3000 })).ok).toBe(false);
+  expect((await probeStream(clips.url('not-video.txt'), 'http', { timeoutMs: 3000 })).ok).toBe(false);
+});
+
+test('the guard refuses loopback unless private networks are allowed, and checks redirect hops', async () => {
+  const local = parsed(clips.url('boats_kodak_pan_synth.mp4'));
+  expect(await guardStreamUrl(local, { allowPrivate: false, timeoutMs: 2000 })).toMatchObject({
+    ok: false,
+    reason: 'stream_url_invalid',
+  });
+  expect((await guardStreamUrl(local, { allowPrivate: true, timeoutMs: 2000 })).ok).toBe(true);
+  expect(
+    await guardStreamUrl(parsed(clips.url('redirect-to-metadata')), { allowPrivate: true, timeoutMs: 2000 }),
+  ).toMatchObject({ ok: false, reason: 'stream_url_invalid' });
+});
