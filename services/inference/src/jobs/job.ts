@@ -188,6 +188,7 @@ export class Job {
   private sleep(ms: number): Promise<void> {
     return new Promise((resolve) => {
       const t = setTimeout(done, ms);
+      t.unref();
       function done() {
         clearTimeout(t);
         resolve();

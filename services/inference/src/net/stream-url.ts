@@ -20,7 +20,8 @@ export function parseStreamUrl(raw: string): StreamUrlCheck {
   if (!SCHEMES.includes(scheme))
     return { ok: false, reason: `unsupported stream scheme (use ${SCHEMES.join(', ')})` };
   if (!url.hostname) return { ok: false, reason: 'stream url has no host' };
-  if (/[\s\x00-\x1f]/.test(raw)) return { ok: false, reason: 'stream url contains control characters' };
+  if ([...raw].some((ch) => ch.charCodeAt(0) <= 0x20 || ch.charCodeAt(0) === 0x7f))
+    return { ok: false, reason: 'stream url contains control characters' };
   return { ok: true, url, scheme };
 }
 

@@ -1,0 +1,135 @@
+/** @jest-environment ./services/inference/test/support/onnx-environment.js */
+import { createReadStream } from 'node:fs';
+import path from 'node:path';
+import { VIDEOS_DIR, startTestInference, type EndMsg, type TestInference } from './support/helpers';
+
+let svc: TestInference;
+beforeAll(async () => {
+  svc = await startTestInference();
+  for (const f of ['pedestrians_vtest_opencv_10s.mov', 'person_bicycle_car_parkinglot_intel.mp4'])
+    await svc.store.put(`uploads/${f}`, createReadStream(path.join(VIDEOS_DIR, f)));
+});
+afterAll(() => svc.close());
+
+describe('file jobs from the object store', () => {
+  it('pedestrian clip: ordered frames with PTS times, stable person tracks, end, succeeded', async () => {
+    const outcome = await svc.parts.jobs.submit({
+      job_id: 'task-ped',
+      scene_code: 'person_vehicle',
+      source: { type: 'object', key: 'uploads/pedestrians_vtest_opencv_10s.mov' },
+      sample_fps: 5,
+    });
+    expect(outcome.outcome).toBe('accepted');
+    const end = await svc.collector.waitForEnd('task-ped');
+    const msgs = svc.collector.messages('task-ped');
+    const frames = svc.collector.frames('task-ped');
+    expect(svc.collector.keyMismatches).toEqual([]);
+    // 10.5 s at 5 fps -> about 52 frames, seq 0..n-1 without gaps, then the end.
+    expect(frames.length).toBeGreaterThanOrEqual(48);
+    expect(frames.length).toBeLessThanOrEqual(54);
+    expect(frames.map((f) => f.seq)).toEqual(frames.map((_, i) => i));
+    expect(msgs[msgs.length - 1]).toBe(end);
+    expect(end).toMatchObject({
+      type: 'end',
+      seq: frames.length,
+      frames: frames.length,
+      status: 'succeeded',
+    });
+    expect(end.event_id).toBe('task-ped:end');
+    // PTS times: 0, 200, 400, ... ms
+    frames.forEach((f, i) => expect(f.frame_time_ms).toBe(i * 200));
+    for (const f of frames) {
+      expect(f).toMatchObject({
+        schema: 1,
+        type: 'frame',
+        task_id: 'task-ped',
+        event_id: `task-ped:${f.seq}`,
+      });
+      expect(f.image).toEqual({ width: 480, height: 360 });
+      expect(f.lower_bound).toBe(0.3);
+    }
+    // persons in (nearly) every frame, every object tracked
+    expect(frames.filter((f) => f.objects.some((o) => o.label === 'person')).length).toBeGreaterThanOrEqual(
+      frames.length - 2,
+    );
+    for (const f of frames) for (const o of f.objects) expect(typeof o.track_id).toBe('string');
+
+    // A person keeps one track_id over consecutive frames: some person track spans >= 10 consecutive frames.
+    const runs = new Map<string, { last: number; run: number; best: number }>();
+    for (const f of frames) {
+      for (const o of f.objects.filter((x) => x.label === 'person')) {
+        const r = runs.get(o.track_id) ?? { last: -2, run: 0, best: 0 };
+        r.run = r.last === f.seq - 1 ? r.run + 1 : 1;
+        r.last = f.seq;
+        r.best = Math.max(r.best, r.run);
+        runs.set(o.track_id, r);
+      }
+    }
+    const best = Math.max(...[...runs.values()].map((r) => r.best));
+    expect(best).toBeGreaterThanOrEqual(10);
+    // and a long-lived track stays near the same place between consecutive frames
+    const [longId] = [...runs.entries()].sort((a, b) => b[1].best - a[1].best)[0];
+    const centers = frames.flatMap((f) => f.objects.filter((o) => o.track_id === longId).map((o) => o.bbox));
+    for (let i = 1; i < centers.length; i++)
+      expect(Math.abs(centers[i].cx - centers[i - 1].cx)).toBeLessThan(0.1);
+
+    const job = svc.parts.jobs.get('task-ped');
+    expect(job).toMatchObject({ status: 'succeeded', frames_published: frames.length });
+    expect(job?.ended_at).toBeDefined();
+  });
+
+  it('parking-lot clip: a car is detected, frames ordered, succeeded; resubmission is a duplicate', async () => {
+    const req = {
+      job_id: 'task-park',
+      scene_code: 'person_vehicle',
+      source: { type: 'object' as const, key: 'uploads/person_bicycle_car_parkinglot_intel.mp4' },
+    };
+    expect((await svc.parts.jobs.submit(req)).outcome).toBe('accepted');
+    expect((await svc.parts.jobs.submit(req)).outcome).toBe('duplicate');
+    const end: EndMsg = await svc.collector.waitForEnd('task-park');
+    const frames = svc.collector.frames('task-park');
+    expect(end.status).toBe('succeeded');
+    // 3.42 s at the default 5 fps -> 17 frames
+    expect(frames.length).toBeGreaterThanOrEqual(16);
+    expect(frames.length).toBeLessThanOrEqual(18);
+    expect(frames.map((f) => f.seq)).toEqual(frames.map((_, i) => i));
+    expect(frames.every((f, i) => i === 0 || f.frame_time_ms > frames[i - 1].frame_time_ms)).toBe(true);
+    expect(frames.some((f) => f.objects.some((o) => o.label === 'car'))).toBe(true);
+    expect(frames[0].image).toEqual({ width: 480, height: 270 });
+    expect((await svc.parts.jobs.submit(req)).outcome).toBe('duplicate');
+  });
+
+  it('rejects a missing object and an unknown scene', async () => {
+    expect(
+      await svc.parts.jobs.submit({
+        job_id: 'task-missing',
+        scene_code: 'ship',
+        source: { type: 'object', key: 'uploads/nope.mp4' },
+      }),
+    ).toEqual({ outcome: 'rejected', reason: 'object not found' });
+    const bad = await svc.parts.jobs.submit({
+      job_id: 'task-bad-scene',
+      scene_code: 'dogs',
+      source: { type: 'object', key: 'uploads/person_bicycle_car_parkinglot_intel.mp4' },
+    });
+    expect(bad.outcome).toBe('rejected');
+    expect(svc.parts.jobs.get('task-missing')).toBeUndefined();
+  });
+
+  it('stop ends a running job as stopped, with an end message', async () => {
+    await svc.parts.jobs.submit({
+      job_id: 'task-stop',
+      scene_code: 'person_vehicle',
+      source: { type: 'object', key: 'uploads/pedestrians_vtest_opencv_10s.mov' },
+      sample_fps: 5,
+    });
+    await svc.collector.waitFor(() => svc.collector.frames('task-stop').length >= 2, 30_000, 'two frames');
+    expect(svc.parts.jobs.stop('task-stop')?.status).toBe('stopped');
+    const end = await svc.collector.waitForEnd('task-stop');
+    expect(end.status).toBe('stopped');
+    const frames = svc.collector.frames('task-stop');
+    expect(end.seq).toBe(frames.length);
+    expect(frames.length).toBeLessThan(45);
+    expect(svc.parts.jobs.stop('task-stop')?.status).toBe('stopped');
+  });
+});

@@ -1,0 +1,150 @@
+/** @jest-environment ./services/inference/test/support/onnx-environment.js */
+import { spawn, type ChildProcess } from 'node:child_process';
+import http from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
+import path from 'node:path';
+import { VIDEOS_DIR, startTestInference, type TestInference } from './support/helpers';
+
+const CLIP = path.join(VIDEOS_DIR, 'pedestrians_vtest_opencv_10s.mov');
+
+/** A live MPEG-TS stream over HTTP: each request gets an ffmpeg that plays the clip in a loop in real time. */
+class LiveHttpStream {
+  private server?: http.Server;
+  private readonly children = new Set<ChildProcess>();
+  private readonly sockets = new Set<Socket>();
+  port = 0;
+
+  async start(port = 0): Promise<void> {
+    const server = http.createServer((_req, res) => {
+      const ff = spawn(
+        'ffmpeg',
+        [
+          '-hide_banner',
+          '-loglevel',
+          'error',
+          '-re',
+          '-stream_loop',
+          '-1',
+          '-i',
+          CLIP,
+          '-c',
+          'copy',
+          '-f',
+          'mpegts',
+          'pipe:1',
+        ],
+        { stdio: ['ignore', 'pipe', 'ignore'] },
+      );
+      this.children.add(ff);
+      ff.on('close', () => this.children.delete(ff));
+      res.writeHead(200, { 'content-type': 'video/mp2t' });
+      ff.stdout?.pipe(res);
+      res.on('close', () => ff.kill('SIGKILL'));
+    });
+    server.on('connection', (s) => {
+      this.sockets.add(s);
+      s.on('close', () => this.sockets.delete(s));
+    });
+    await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
+    this.server = server;
+    this.port = (server.address() as AddressInfo).port;
+  }
+
+  /** Kills the server mid-stream: connections are cut and the port is closed. */
+  async kill(): Promise<void> {
+    for (const c of this.children) c.kill('SIGKILL');
+    for (const s of this.sockets) s.destroy();
+    await new Promise<void>((resolve) => (this.server ? this.server.close(() => resolve()) : resolve()));
+    this.server = undefined;
+  }
+
+  get url(): string {
+    return `http://127.0.0.1:${this.port}/live.ts`;
+  }
+}
+
+let svc: TestInference;
+beforeAll(async () => {
+  svc = await startTestInference({
+    STREAM_ALLOW_PRIVATE_NETWORKS: 'true',
+    INFERENCE_STREAM_GIVEUP_MS: '3000',
+    INFERENCE_RECONNECT_MIN_MS: '200',
+    INFERENCE_RECONNECT_MAX_MS: '800',
+  });
+});
+afterAll(() => svc.close());
+
+describe('live stream jobs over HTTP', () => {
+  it('produces frames with capture times, reconnects after the server is killed, stops on request', async () => {
+    const stream = new LiveHttpStream();
+    await stream.start();
+    const t0 = Date.now();
+    const outcome = await svc.parts.jobs.submit({
+      job_id: 'live-1',
+      scene_code: 'person_vehicle',
+      source: { type: 'stream', url: stream.url },
+      sample_fps: 5,
+    });
+    expect(outcome.outcome).toBe('accepted');
+    const c = svc.collector;
+    await c.waitFor(() => c.frames('live-1').length >= 5, 30_000, 'first frames');
+    const first = c.frames('live-1');
+    for (const f of first) {
+      expect(f.frame_time_ms).toBeGreaterThanOrEqual(t0);
+      expect(f.frame_time_ms).toBeLessThanOrEqual(Date.now());
+      expect(f.image).toEqual({ width: 480, height: 360 });
+    }
+
+    await stream.kill();
+    await new Promise((r) => setTimeout(r, 700));
+    const before = c.frames('live-1').length;
+    expect(svc.parts.jobs.get('live-1')?.status).toBe('running');
+    await stream.start(stream.port);
+    await c.waitFor(() => c.frames('live-1').length >= before + 5, 30_000, 'frames after reconnecting');
+    const job = svc.parts.jobs.get('live-1');
+    expect(job?.status).toBe('running');
+    expect(job?.reconnects).toBeGreaterThanOrEqual(1);
+    const frames = c.frames('live-1');
+    expect(frames.map((f) => f.seq)).toEqual(frames.map((_, i) => i));
+
+    expect(svc.parts.jobs.stop('live-1')?.status).toBe('stopped');
+    const end = await c.waitForEnd('live-1', 10_000);
+    expect(end.status).toBe('stopped');
+    expect(end.seq).toBe(c.frames('live-1').length);
+    await stream.kill();
+  });
+
+  it('a stream that never comes back fails the job with a reason after the give-up time', async () => {
+    const stream = new LiveHttpStream();
+    await stream.start();
+    await svc.parts.jobs.submit({
+      job_id: 'live-2',
+      scene_code: 'person_vehicle',
+      source: { type: 'stream', url: stream.url },
+      sample_fps: 5,
+    });
+    const c = svc.collector;
+    await c.waitFor(() => c.frames('live-2').length >= 3, 30_000, 'first frames');
+    await stream.kill();
+    const killedAt = Date.now();
+    const end = await c.waitForEnd('live-2', 20_000);
+    expect(end.status).toBe('failed');
+    expect(end.reason).toMatch(/stream lost for more than 3000 ms/);
+    expect(Date.now() - killedAt).toBeGreaterThanOrEqual(2500);
+    expect(svc.parts.jobs.get('live-2')).toMatchObject({ status: 'failed' });
+    expect(svc.parts.jobs.get('live-2')?.reconnects).toBeGreaterThanOrEqual(1);
+  });
+
+  it('a stream that never answers fails the job too', async () => {
+    const stream = new LiveHttpStream();
+    await stream.start();
+    const url = stream.url;
+    await stream.kill();
+    expect(
+      (await svc.parts.jobs.submit({ job_id: 'live-3', scene_code: 'ship', source: { type: 'stream', url } }))
+        .outcome,
+    ).toBe('accepted');
+    const end = await svc.collector.waitForEnd('live-3', 20_000);
+    expect(end).toMatchObject({ status: 'failed', frames: 0, seq: 0 });
+  });
+});
