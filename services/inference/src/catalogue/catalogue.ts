@@ -141,14 +141,15 @@ async function buildScene(
   ctx: BuildContext,
 ): Promise<{ engine?: SceneEngine; status: SceneStatus }> {
   if (cfg.engine === 'builtin') {
+    const fire = ctx.loadFire();
     const status: SceneStatus = {
       scene_code: code,
       enabled: false,
       engine: `builtin:${cfg.detector}`,
       labels: ['fire', 'smoke'],
-      lower_bound: cfg.lower_bound,
+      lower_bound:
+        cfg.lower_bound ?? (fire.ok ? fire.module.BUILTIN_FIRE_SMOKE_LOWER_BOUND : undefined) ?? 0.5,
     };
-    const fire = ctx.loadFire();
     if (!fire.ok) return { status: { ...status, reason: fire.reason } };
     status.enabled = true;
     return { engine: new BuiltinFireEngine(code, status, fire.module, ctx.builtinInputSize), status };

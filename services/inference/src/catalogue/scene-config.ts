@@ -43,7 +43,8 @@ export const builtinFireSceneSchema = z
   .object({
     engine: z.literal('builtin'),
     detector: z.literal('fire-colour-motion'),
-    lower_bound: lowerBound,
+    /** Defaults to the detector's own calibrated bound (BUILTIN_FIRE_SMOKE_LOWER_BOUND in src/fire). */
+    lower_bound: lowerBound.optional(),
   })
   .strict();
 
@@ -99,7 +100,7 @@ export const DEFAULT_SCENES: Record<SceneCode, SceneConfig> = {
     component_threshold: 0.25,
     lower_bound: 0.3,
   },
-  fire_smoke: { engine: 'builtin', detector: 'fire-colour-motion', lower_bound: 0.3 },
+  fire_smoke: { engine: 'builtin', detector: 'fire-colour-motion' },
 };
 
 export interface FireModelEnv {

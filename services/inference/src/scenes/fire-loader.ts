@@ -7,6 +7,8 @@ export interface FireVideoDetector {
 export interface FireModule {
   detectFireSmokeImage(img: RgbImage): RawDetection[];
   FireSmokeVideoDetector: new (opts?: Record<string, unknown>) => FireVideoDetector;
+  /** The detector's calibrated lower bound, used when the catalogue sets none. */
+  BUILTIN_FIRE_SMOKE_LOWER_BOUND?: number;
 }
 
 export type FireModuleLoad = { ok: true; module: FireModule } | { ok: false; reason: string };
