@@ -1,4 +1,4 @@
-/* global performance, fetch, FormData, Blob */
+/* global performance, fetch, FormData, Blob, setTimeout */
 /**
  * Inference backend benchmark. Run after `npm run build` (or `npx tsc -b services/inference/tsconfig.json`):
  *
@@ -45,7 +45,10 @@ const fmt = (v, d = 2) => v.toFixed(d);
 
 async function rawModel() {
   const labels = fs.readFileSync(path.join(modelsDir, 'yolox_nano.labels.txt'), 'utf8').trim().split('\n');
-  const model = await inference.OnnxModel.load(path.join(modelsDir, 'yolox_nano.onnx'), { decoder: 'yolox', labels });
+  const model = await inference.OnnxModel.load(path.join(modelsDir, 'yolox_nano.onnx'), {
+    decoder: 'yolox',
+    labels,
+  });
   const prepared = await inference.prepareImage(fs.readFileSync(imagePath), model.inputSize);
   for (let i = 0; i < 5; i++) await model.runRaw(prepared.tensor);
   const times = [];
@@ -68,7 +71,12 @@ async function main() {
   const store = new shared.DirectoryObjectStore(path.join(dataDir, 'objects'));
   await store.put('bench/clip.mov', fs.readFileSync(clip));
   const svc = await inference.start({
-    env: { VISION_MODELS_DIR: modelsDir, INTERNAL_SECRET: SECRET, VISION_DATA_DIR: dataDir, LOG_LEVEL: 'silent' },
+    env: {
+      VISION_MODELS_DIR: modelsDir,
+      INTERNAL_SECRET: SECRET,
+      VISION_DATA_DIR: dataDir,
+      LOG_LEVEL: 'silent',
+    },
     bus,
     objectStore: store,
     logger,
@@ -85,10 +93,13 @@ async function main() {
       const res = await fetch(`${svc.url}/internal/v1/detect`, {
         method: 'POST',
         body: form,
-        headers: { 'x-vision-identity': shared.signIdentity(SECRET, { subject: 'bench', requestId: 'bench' }) },
+        headers: {
+          'x-vision-identity': shared.signIdentity(SECRET, { subject: 'bench', requestId: 'bench' }),
+        },
       });
       const body = await res.json();
-      if (res.status !== 200 || body.results[0].status !== 'succeeded') throw new Error(`detect failed: ${JSON.stringify(body)}`);
+      if (res.status !== 200 || body.results[0].status !== 'succeeded')
+        throw new Error(`detect failed: ${JSON.stringify(body)}`);
     };
     for (let i = 0; i < 3; i++) await post();
     const times = [];
@@ -137,7 +148,9 @@ async function main() {
 
     const overhead = perImageMs / rawMs - 1;
     console.log(`inference bench (image ${imageName}, reps ${reps}, cpus ${os.cpus().length})`);
-    console.log(`  raw model (session.run only):   ${fmt(rawMs)} ms/frame = ${fmt(rawFps, 1)} fps   [ratio 1.00, the limit]`);
+    console.log(
+      `  raw model (session.run only):   ${fmt(rawMs)} ms/frame = ${fmt(rawFps, 1)} fps   [ratio 1.00, the limit]`,
+    );
     console.log(
       `  per image via POST /detect:     ${fmt(perImageMs)} ms  ratio ${fmt(perImageMs / rawMs)} x raw, overhead ${fmt(overhead * 100, 1)}% (target < 25%) ${overhead < 0.25 ? 'OK' : 'MISSED'}`,
     );

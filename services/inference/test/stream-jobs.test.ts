@@ -148,3 +148,49 @@ describe('live stream jobs over HTTP', () => {
     expect(end).toMatchObject({ status: 'failed', frames: 0, seq: 0 });
   });
 });
+
+describe('live stream jobs over RTMP', () => {
+  it('reads frames from an RTMP server (ffmpeg -listen) and ends failed when it never comes back', async () => {
+    const port = 19000 + Math.floor(Math.random() * 900);
+    const server = spawn(
+      'ffmpeg',
+      [
+        '-hide_banner',
+        '-loglevel',
+        'error',
+        '-re',
+        '-stream_loop',
+        '-1',
+        '-i',
+        CLIP,
+        '-c',
+        'copy',
+        '-f',
+        'flv',
+        '-listen',
+        '1',
+        `rtmp://127.0.0.1:${port}/live/s`,
+      ],
+      { stdio: 'ignore' },
+    );
+    try {
+      await new Promise((r) => setTimeout(r, 700)); // let it bind
+      const outcome = await svc.parts.jobs.submit({
+        job_id: 'rtmp-1',
+        scene_code: 'person_vehicle',
+        source: { type: 'stream', url: `rtmp://127.0.0.1:${port}/live/s` },
+        sample_fps: 5,
+      });
+      expect(outcome.outcome).toBe('accepted');
+      const c = svc.collector;
+      await c.waitFor(() => c.frames('rtmp-1').length >= 5, 30_000, 'RTMP frames');
+      expect(c.frames('rtmp-1')[0].image).toEqual({ width: 480, height: 360 });
+      server.kill('SIGKILL');
+      const end = await c.waitForEnd('rtmp-1', 20_000);
+      expect(end.status).toBe('failed');
+      expect(end.reason).toMatch(/stream lost/);
+    } finally {
+      server.kill('SIGKILL');
+    }
+  });
+});

@@ -168,8 +168,10 @@ export class Job {
           lostSince = Date.now();
           delay = this.rt.reconnectMinMs;
         }
-        // A finite input served over the network (it announced a duration) ends like a file.
-        if (exit.code === 0 && typeof exit.duration === 'number' && exit.frames > 0)
+        // A finite file served over HTTP(S) (it announced a duration) ends like a file; RTSP/RTMP are always
+        // live (an FLV relay announces its source's duration too).
+        const httpLike = this.input.kind === 'http' || this.input.kind === 'https';
+        if (httpLike && exit.code === 0 && typeof exit.duration === 'number' && exit.frames > 0)
           return { status: 'succeeded' };
         reason = exit.lastError ?? `stream ended (decoder status ${exit.code ?? exit.signal})`;
       }
