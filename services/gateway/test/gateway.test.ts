@@ -66,11 +66,11 @@ describe('gateway', () => {
         VISION_DATA_DIR: ':memory:',
         INTERNAL_SECRET: SECRET,
         LOG_LEVEL: 'silent',
-        VISION_API_KEYS: 'key-acme-aaaaaaaa:acme,key-acme-bbbbbbbb:acme,key-other-cccccccc:other,key-limited-dddddddd:limited',
+        VISION_API_KEYS: 'key-acme-aaaaaaaa:acme,key-acme-bbbbbbbb:acme,key-other-cccccccc:other,key-limited-dddddddd:limited,key-conc-eeeeeeee:conc',
         GATEWAY_QPS: '1000',
         GATEWAY_BURST: '1000',
         GATEWAY_CONCURRENCY: '50',
-        GATEWAY_LIMIT_OVERRIDES: JSON.stringify({ limited: { qps: 1, burst: 2, concurrency: 2 } }),
+        GATEWAY_LIMIT_OVERRIDES: JSON.stringify({ limited: { qps: 1, burst: 2 }, conc: { concurrency: 2 } }),
         TASKS_URL: up.url,
         RESULTS_URL: up.url,
         QUOTA_URL: up.url,
@@ -213,14 +213,25 @@ describe('gateway', () => {
   });
 
   it('cuts off a chunked body that grows past the cap and answers 400', async () => {
-    const res = await request(gw.url)
-      .post('/v1/vision/tasks')
-      .set('Authorization', 'Bearer key-acme-aaaaaaaa')
-      .set('Content-Type', 'application/json')
-      .set('Transfer-Encoding', 'chunked')
-      .send(Buffer.alloc(2 * 1024 * 1024, 0x20));
+    const res = await new Promise<{ status: number; body: { error?: { details?: { reason?: string } } } }>(
+      (resolve, reject) => {
+        const req = http.request(`${gw.url}/v1/vision/tasks`, {
+          method: 'POST',
+          headers: { Authorization: 'Bearer key-acme-aaaaaaaa', 'Content-Type': 'application/json' },
+        });
+        req.on('response', (r) => {
+          let data = '';
+          r.on('data', (c: Buffer) => (data += c.toString()));
+          r.on('end', () => resolve({ status: r.statusCode ?? 0, body: JSON.parse(data) }));
+        });
+        req.on('error', reject);
+        // No Content-Length: node sends it chunked, 2 MiB against a 1 MiB cap.
+        for (let i = 0; i < 32; i++) req.write(Buffer.alloc(64 * 1024, 0x20));
+        req.end();
+      },
+    );
     expect(res.status).toBe(400);
-    expect(res.body.error.details.reason).toBe('body_too_large');
+    expect(res.body.error?.details?.reason).toBe('body_too_large');
   });
 
   it('limits QPS per subject with Retry-After, shared by all keys of the subject, and recovers', async () => {
@@ -282,11 +293,15 @@ describe('gateway', () => {
   it('limits concurrent in-flight requests per subject', async () => {
     let release!: () => void;
     up.hold = new Promise<void>((r) => (release = r));
+    // supertest requests are lazy: .then() sends them now.
     const inflight = [0, 1].map(() =>
-      request(gw.url).get('/v1/vision/tasks/slow').set('Authorization', 'Bearer key-limited-dddddddd'),
+      request(gw.url)
+        .get('/v1/vision/tasks/slow')
+        .set('Authorization', 'Bearer key-conc-eeeeeeee')
+        .then((r) => r),
     );
-    await new Promise((r) => setTimeout(r, 1500)); // let the QPS budget refill; the two requests are held
-    const third = await request(gw.url).get('/v1/vision/tasks/slow').set('Authorization', 'Bearer key-limited-dddddddd');
+    while (up.seen.filter((x) => x.subject === 'conc').length < 2) await new Promise((r) => setTimeout(r, 20));
+    const third = await request(gw.url).get('/v1/vision/tasks/slow').set('Authorization', 'Bearer key-conc-eeeeeeee');
     expect(third.status).toBe(429);
     expect(third.body.error.details.limit).toBe('concurrency');
     release();

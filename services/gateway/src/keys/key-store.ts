@@ -50,9 +50,9 @@ export class KeyStore {
 
   /** The subject of an active key, or undefined for unknown and revoked keys. */
   async authenticate(key: string): Promise<string | undefined> {
-    const row = await this.knex<KeyRow>('api_keys')
+    const row: Pick<KeyRow, 'subject'> | undefined = await this.knex('api_keys')
       .select('subject')
-      .where({ key_hash: hashKey(key) })
+      .where('key_hash', hashKey(key))
       .whereNull('revoked_at')
       .first();
     return row?.subject;
@@ -86,7 +86,7 @@ export class KeyStore {
   }
 
   async list(): Promise<KeyRecord[]> {
-    const rows = await this.knex<KeyRow>('api_keys').select('*').orderBy('created_at', 'asc');
+    const rows: KeyRow[] = await this.knex('api_keys').select('*').orderBy('created_at', 'asc');
     return rows.map(toRecord);
   }
 
