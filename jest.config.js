@@ -1,7 +1,11 @@
 /** Jest runs the TypeScript sources directly (swc strips types; `npm run build` type-checks). */
-const swc = ['@swc/jest', { jsc: { target: 'es2022', parser: { syntax: 'typescript' } }, module: { type: 'commonjs' } }];
+const swc = [
+  '@swc/jest',
+  { jsc: { target: 'es2022', parser: { syntax: 'typescript' } }, module: { type: 'commonjs' } },
+];
 module.exports = {
-  testEnvironment: 'node',
+  // Shares typed-array constructors with the test realm so onnxruntime-node works under jest.
+  testEnvironment: '<rootDir>/services/inference/test/support/onnx-environment.js',
   transform: { '^.+\\.ts$': swc },
   moduleNameMapper: {
     '^@vision/shared$': '<rootDir>/packages/shared/src/index.ts',

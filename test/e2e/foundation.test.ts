@@ -32,13 +32,19 @@ describe('standalone stack: foundation', () => {
   it('refuses requests without a valid key with the envelope', async () => {
     const res = await stack.api('GET', '/api/op/v1/scenes');
     expect(res.status).toBe(401);
-    expect(res.body.error).toMatchObject({ code: 'OP-AUTH-REQUIRED', request_id: res.headers.get('x-request-id') });
+    expect(res.body.error).toMatchObject({
+      code: 'OP-AUTH-REQUIRED',
+      request_id: res.headers.get('x-request-id'),
+    });
   });
 
   it('answers malformed JSON with 400 OP-TASK-REQUEST-INVALID, never 500', async () => {
     const res = await stack.api('POST', '/v1/vision/tasks', {
       key: KEY,
-      headers: { 'content-type': 'application/json', 'idempotency-key': '3b241101-e2bb-4255-8caf-4136c566a962' },
+      headers: {
+        'content-type': 'application/json',
+        'idempotency-key': '3b241101-e2bb-4255-8caf-4136c566a962',
+      },
       body: '{"scene_code": "ship", ',
     });
     expect(res.status).toBe(400);
@@ -82,7 +88,11 @@ describe('npm start', () => {
   const main = path.resolve(__dirname, '../../packages/standalone/dist/main.js');
   it('exits non-zero naming PORT when PORT is not a port', () => {
     expect(existsSync(main)).toBe(true); // `npm test` builds first; run `npm run build` before jest alone
-    const r = spawnSync(process.execPath, [main], { env: { ...process.env, PORT: 'abc' }, encoding: 'utf8', timeout: 60_000 });
+    const r = spawnSync(process.execPath, [main], {
+      env: { ...process.env, PORT: 'abc' },
+      encoding: 'utf8',
+      timeout: 60_000,
+    });
     expect(r.status).not.toBe(0);
     expect(r.stderr).toContain('PORT');
   });

@@ -13,7 +13,11 @@ export interface TestStack {
   standalone: Standalone;
   dataDir: string;
   /** Calls the gateway; every answer is validated against docs/openapi.yaml. */
-  api(method: string, urlPath: string, init?: { key?: string; headers?: Record<string, string>; body?: RequestInit['body'] }): Promise<ApiResponse>;
+  api(
+    method: string,
+    urlPath: string,
+    init?: { key?: string; headers?: Record<string, string>; body?: RequestInit['body'] },
+  ): Promise<ApiResponse>;
   close(opts?: { keepData?: boolean }): Promise<void>;
 }
 
@@ -55,7 +59,8 @@ export async function startStack(
       if (init.key) headers.authorization = `Bearer ${init.key}`;
       const res = await fetch(`${url}${urlPath}`, { method, headers, body: init.body });
       const text = await res.text();
-      const body: unknown = text && res.headers.get('content-type')?.includes('json') ? JSON.parse(text) : text;
+      const body: unknown =
+        text && res.headers.get('content-type')?.includes('json') ? JSON.parse(text) : text;
       assertMatchesOpenApi(method, urlPath, res.status, res.headers.get('content-type') ?? undefined, body);
       return { status: res.status, headers: res.headers, body };
     },

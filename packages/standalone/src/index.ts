@@ -94,7 +94,12 @@ export async function startStandalone(opts: StandaloneOptions = {}): Promise<Sta
     port: number,
     urlVar: string,
   ): Promise<void> => {
-    const svc = await start({ ...base, env: shared, port: ephemeral ? 0 : port, logger: logger.child({ service: name }) });
+    const svc = await start({
+      ...base,
+      env: shared,
+      port: ephemeral ? 0 : port,
+      logger: logger.child({ service: name }),
+    });
     services[name] = svc;
     shared[urlVar] = svc.url;
   };
@@ -113,7 +118,9 @@ export async function startStandalone(opts: StandaloneOptions = {}): Promise<Sta
     services.gateway = gateway;
     const closeAll = async () => {
       for (const name of ['gateway', 'images', 'results', 'tasks', 'quota', 'inference']) {
-        await services[name]?.close().catch((err: unknown) => logger.error({ err, service: name }, 'close failed'));
+        await services[name]
+          ?.close()
+          .catch((err: unknown) => logger.error({ err, service: name }, 'close failed'));
       }
       await bus.close();
     };

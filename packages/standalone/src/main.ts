@@ -1,10 +1,11 @@
 import { ConfigError, startTelemetry } from '@vision/shared';
+import type * as StandaloneModule from './index';
 
 // Telemetry first, so that its instrumentation patches http, express, pg and kafkajs before they load.
 // In standalone mode the whole process reports as one service.
 const telemetry = startTelemetry(process.env.OTEL_SERVICE_NAME ?? 'vision-standalone');
 // eslint-disable-next-line @typescript-eslint/no-require-imports
-const { startStandalone } = require('./index') as typeof import('./index');
+const { startStandalone } = require('./index') as typeof StandaloneModule;
 
 /** `npm start`: the whole service in one process, no external servers. */
 startStandalone()
@@ -16,7 +17,9 @@ startStandalone()
       out.write(
         `\nCreated a development API key for subject "${s.gateway.devKey.subject}". It is shown only now; only its hash is stored:\n\n  ${s.gateway.devKey.key}\n`,
       );
-      out.write(`\nTry it:\n\n  curl -H 'Authorization: Bearer ${s.gateway.devKey.key}' ${s.url}/api/op/v1/scenes\n\n`);
+      out.write(
+        `\nTry it:\n\n  curl -H 'Authorization: Bearer ${s.gateway.devKey.key}' ${s.url}/api/op/v1/scenes\n\n`,
+      );
     } else {
       out.write(
         `\nTry it (with the key printed at first start, or one from VISION_API_KEYS / npm run keys):\n\n  curl -H "Authorization: Bearer $VISION_API_KEY" ${s.url}/api/op/v1/scenes\n\n`,
@@ -29,9 +32,9 @@ startStandalone()
       s.close()
         .then(() => telemetry.shutdown())
         .then(
-        () => process.exit(0),
-        () => process.exit(1),
-      );
+          () => process.exit(0),
+          () => process.exit(1),
+        );
     };
     process.on('SIGINT', stop);
     process.on('SIGTERM', stop);

@@ -32,7 +32,8 @@ export interface GatewayDeps {
 
 const REQUEST_ID_RE = /^[A-Za-z0-9._:-]{1,128}$/;
 
-const unauthorized = () => new ApiError('OP-AUTH-REQUIRED', 'A valid API key is required: Authorization: Bearer <API_KEY>');
+const unauthorized = () =>
+  new ApiError('OP-AUTH-REQUIRED', 'A valid API key is required: Authorization: Bearer <API_KEY>');
 
 /**
  * The public front door: request ids, authentication by API key, per-subject QPS and concurrency
@@ -80,7 +81,10 @@ export function createApp(deps: GatewayDeps): Express {
     const subject = res.locals.subject as string;
     const limits = limitsFor(subject, deps.limits, deps.limitOverrides);
     (async () => {
-      const rate = await deps.limiter.consumeRate(`qps:${subject}`, { perSecond: limits.qps, burst: limits.burst });
+      const rate = await deps.limiter.consumeRate(`qps:${subject}`, {
+        perSecond: limits.qps,
+        burst: limits.burst,
+      });
       if (!rate.allowed) {
         throw new ApiError(
           'OP-QUOTA-RATE-LIMITED',

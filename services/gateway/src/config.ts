@@ -14,7 +14,10 @@ const jsonOf = <T extends z.ZodTypeAny>(schema: T, what: string) =>
     }
     const r = schema.safeParse(parsed);
     if (!r.success) {
-      ctx.addIssue({ code: z.ZodIssueCode.custom, message: `expected ${what}: ${r.error.issues[0]?.message}` });
+      ctx.addIssue({
+        code: z.ZodIssueCode.custom,
+        message: `expected ${what}: ${r.error.issues[0]?.message}`,
+      });
       return z.NEVER;
     }
     return r.data as z.infer<T>;
@@ -42,7 +45,10 @@ export const gatewayShape = {
   GATEWAY_QPS: env.number(20, 0.01),
   GATEWAY_BURST: env.int(40, 0),
   GATEWAY_CONCURRENCY: env.int(16, 1),
-  GATEWAY_LIMIT_OVERRIDES: jsonOf(limitOverridesSchema, 'an object {"<subject>":{"qps"?,"burst"?,"concurrency"?}}')
+  GATEWAY_LIMIT_OVERRIDES: jsonOf(
+    limitOverridesSchema,
+    'an object {"<subject>":{"qps"?,"burst"?,"concurrency"?}}',
+  )
     .optional()
     .transform((v) => v ?? {}),
   /** An idle upstream connection is abandoned after this long. */

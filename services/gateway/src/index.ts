@@ -25,7 +25,10 @@ export interface RunningGateway extends RunningService {
 }
 
 /** Opens the key database with the gateway's schema and migrations (used by the service and the CLI). */
-export async function openKeyStore(cfg: GatewayConfig, logger = createLogger('gateway', { level: cfg.LOG_LEVEL })) {
+export async function openKeyStore(
+  cfg: GatewayConfig,
+  logger = createLogger('gateway', { level: cfg.LOG_LEVEL }),
+) {
   const db = await openDb(cfg, { schema: 'gateway', migrations: keyMigrations, logger });
   return { db, keys: new KeyStore(db.knex) };
 }
@@ -52,7 +55,12 @@ export async function start(opts: StartOptions = {}): Promise<RunningGateway> {
     keys: keyStore,
     limiter,
     internalSecret: cfg.INTERNAL_SECRET,
-    upstreams: { tasks: cfg.TASKS_URL, quota: cfg.QUOTA_URL, results: cfg.RESULTS_URL, images: cfg.IMAGES_URL },
+    upstreams: {
+      tasks: cfg.TASKS_URL,
+      quota: cfg.QUOTA_URL,
+      results: cfg.RESULTS_URL,
+      images: cfg.IMAGES_URL,
+    },
     limits: { qps: cfg.GATEWAY_QPS, burst: cfg.GATEWAY_BURST, concurrency: cfg.GATEWAY_CONCURRENCY },
     limitOverrides: cfg.GATEWAY_LIMIT_OVERRIDES,
     upstreamTimeoutMs: cfg.GATEWAY_UPSTREAM_TIMEOUT_MS,

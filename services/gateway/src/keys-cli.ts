@@ -29,7 +29,9 @@ async function main(argv: string[]): Promise<number> {
           return 1;
         }
         const k = await keys.create(subject);
-        process.stdout.write(`key_id:  ${k.keyId}\nsubject: ${subject}\nkey:     ${k.key}\n(shown once; only its hash is stored)\n`);
+        process.stdout.write(
+          `key_id:  ${k.keyId}\nsubject: ${subject}\nkey:     ${k.key}\n(shown once; only its hash is stored)\n`,
+        );
         return 0;
       }
       case 'list': {
@@ -64,7 +66,9 @@ async function main(argv: string[]): Promise<number> {
 main(process.argv.slice(2)).then(
   (code) => process.exit(code),
   (err: unknown) => {
-    process.stderr.write(`${err instanceof ConfigError ? err.message : err instanceof Error ? err.message : String(err)}\n`);
+    process.stderr.write(
+      `${err instanceof ConfigError ? err.message : err instanceof Error ? err.message : String(err)}\n`,
+    );
     process.exit(err instanceof ConfigError ? 2 : 1);
   },
 );

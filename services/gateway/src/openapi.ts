@@ -10,7 +10,10 @@ export function resolveOpenApiFile(configured?: string): string {
     path.resolve(process.cwd(), 'docs/openapi.yaml'),
   ];
   const found = candidates.find((c) => existsSync(c));
-  if (!found) throw new Error(`docs/openapi.yaml not found (looked in ${candidates.join(', ')}); set GATEWAY_OPENAPI_FILE`);
+  if (!found)
+    throw new Error(
+      `docs/openapi.yaml not found (looked in ${candidates.join(', ')}); set GATEWAY_OPENAPI_FILE`,
+    );
   return found;
 }
 

@@ -66,7 +66,8 @@ describe('gateway', () => {
         VISION_DATA_DIR: ':memory:',
         INTERNAL_SECRET: SECRET,
         LOG_LEVEL: 'silent',
-        VISION_API_KEYS: 'key-acme-aaaaaaaa:acme,key-acme-bbbbbbbb:acme,key-other-cccccccc:other,key-limited-dddddddd:limited,key-conc-eeeeeeee:conc',
+        VISION_API_KEYS:
+          'key-acme-aaaaaaaa:acme,key-acme-bbbbbbbb:acme,key-other-cccccccc:other,key-limited-dddddddd:limited,key-conc-eeeeeeee:conc',
         GATEWAY_QPS: '1000',
         GATEWAY_BURST: '1000',
         GATEWAY_CONCURRENCY: '50',
@@ -122,7 +123,8 @@ describe('gateway', () => {
         expect(res.status).toBe(401);
         expect(res.body.error.code).toBe('OP-AUTH-REQUIRED');
         expect(res.body.error.request_id).toBe(res.headers['x-request-id']);
-        if (path !== '/no/such/route') assertMatchesOpenApi(method, path, res.status, res.headers['content-type'], res.body);
+        if (path !== '/no/such/route')
+          assertMatchesOpenApi(method, path, res.status, res.headers['content-type'], res.body);
       }
     }
     expect(up.hits).toBe(hitsBefore);
@@ -156,14 +158,14 @@ describe('gateway', () => {
     const res = await request(up.url).get('/v1/vision/tasks/t1').set(IDENTITY_HEADER, forged);
     expect(res.status).toBe(401);
     expect(res.body.error.code).toBe('OP-AUTH-REQUIRED');
-    const unsigned = await request(up.url).get('/v1/vision/tasks/t1').set(IDENTITY_HEADER, 'eyJzdWIiOiJhY21lIn0.');
+    const unsigned = await request(up.url)
+      .get('/v1/vision/tasks/t1')
+      .set(IDENTITY_HEADER, 'eyJzdWIiOiJhY21lIn0.');
     expect(unsigned.status).toBe(401);
   });
 
   it('accepts a client X-Request-Id and echoes it in the body of errors', async () => {
-    const res = await request(gw.url)
-      .get('/v1/vision/tasks')
-      .set('X-Request-Id', 'client-chosen-id-123');
+    const res = await request(gw.url).get('/v1/vision/tasks').set('X-Request-Id', 'client-chosen-id-123');
     expect(res.status).toBe(401);
     expect(res.headers['x-request-id']).toBe('client-chosen-id-123');
     expect(res.body.error.request_id).toBe('client-chosen-id-123');
@@ -182,30 +184,37 @@ describe('gateway', () => {
       .attach('files', Buffer.from('x'), 'a.jpg');
     expect(res.status).toBe(503);
     expect(res.body.error.code).toBe('OP-SYS-UNAVAILABLE');
-    assertMatchesOpenApi('post', '/v1/vision/image-detections', res.status, res.headers['content-type'], res.body);
+    assertMatchesOpenApi(
+      'post',
+      '/v1/vision/image-detections',
+      res.status,
+      res.headers['content-type'],
+      res.body,
+    );
   });
 
   it('refuses an image body over 81 MiB by Content-Length before touching the upstream', async () => {
     const before = up.hits;
-    const res = await new Promise<{ status: number; body: { error: { code: string; details: { reason: string } } } }>(
-      (resolve, reject) => {
-        const req = http.request(`${gw.url}/v1/vision/video-tasks`, {
-          method: 'POST',
-          headers: {
-            Authorization: 'Bearer key-acme-aaaaaaaa',
-            'Content-Type': 'multipart/form-data; boundary=x',
-            'Content-Length': String(600 * 1000 * 1000),
-          },
-        });
-        req.on('response', (r) => {
-          let data = '';
-          r.on('data', (c: Buffer) => (data += c.toString()));
-          r.on('end', () => resolve({ status: r.statusCode ?? 0, body: JSON.parse(data) }));
-        });
-        req.on('error', reject);
-        req.write(Buffer.alloc(1024));
-      },
-    );
+    const res = await new Promise<{
+      status: number;
+      body: { error: { code: string; details: { reason: string } } };
+    }>((resolve, reject) => {
+      const req = http.request(`${gw.url}/v1/vision/video-tasks`, {
+        method: 'POST',
+        headers: {
+          Authorization: 'Bearer key-acme-aaaaaaaa',
+          'Content-Type': 'multipart/form-data; boundary=x',
+          'Content-Length': String(600 * 1000 * 1000),
+        },
+      });
+      req.on('response', (r) => {
+        let data = '';
+        r.on('data', (c: Buffer) => (data += c.toString()));
+        r.on('end', () => resolve({ status: r.statusCode ?? 0, body: JSON.parse(data) }));
+      });
+      req.on('error', reject);
+      req.write(Buffer.alloc(1024));
+    });
     expect(res.status).toBe(400);
     expect(res.body.error.code).toBe('OP-TASK-REQUEST-INVALID');
     expect(res.body.error.details.reason).toBe('body_too_large');
@@ -251,13 +260,15 @@ describe('gateway', () => {
     expect(statuses.filter((s) => s === 429).length).toBeGreaterThan(0);
     expect(Number(retryAfter)).toBeGreaterThanOrEqual(1);
     // Another subject is not affected.
-    expect((await request(gw.url).get('/v1/vision/quota').set('Authorization', 'Bearer key-other-cccccccc')).status).toBe(
-      200,
-    );
+    expect(
+      (await request(gw.url).get('/v1/vision/quota').set('Authorization', 'Bearer key-other-cccccccc'))
+        .status,
+    ).toBe(200);
     await new Promise((r) => setTimeout(r, Number(retryAfter) * 1000 + 100));
-    expect((await request(gw.url).get('/v1/vision/quota').set('Authorization', 'Bearer key-limited-dddddddd')).status).toBe(
-      200,
-    );
+    expect(
+      (await request(gw.url).get('/v1/vision/quota').set('Authorization', 'Bearer key-limited-dddddddd'))
+        .status,
+    ).toBe(200);
   });
 
   it('two keys of one subject share the QPS limit', async () => {
@@ -279,7 +290,9 @@ describe('gateway', () => {
       const codes: number[] = [];
       for (let i = 0; i < 8; i++) {
         const key = i % 2 === 0 ? 'key-one-aaaaaaaa' : 'key-two-bbbbbbbb';
-        codes.push((await request(shared.url).get('/v1/vision/quota').set('Authorization', `Bearer ${key}`)).status);
+        codes.push(
+          (await request(shared.url).get('/v1/vision/quota').set('Authorization', `Bearer ${key}`)).status,
+        );
       }
       const ok = codes.filter((c) => c === 200).length;
       // Per key the limit would allow both keys their own burst; shared, the subject gets one budget.
@@ -300,8 +313,11 @@ describe('gateway', () => {
         .set('Authorization', 'Bearer key-conc-eeeeeeee')
         .then((r) => r),
     );
-    while (up.seen.filter((x) => x.subject === 'conc').length < 2) await new Promise((r) => setTimeout(r, 20));
-    const third = await request(gw.url).get('/v1/vision/tasks/slow').set('Authorization', 'Bearer key-conc-eeeeeeee');
+    while (up.seen.filter((x) => x.subject === 'conc').length < 2)
+      await new Promise((r) => setTimeout(r, 20));
+    const third = await request(gw.url)
+      .get('/v1/vision/tasks/slow')
+      .set('Authorization', 'Bearer key-conc-eeeeeeee');
     expect(third.status).toBe(429);
     expect(third.body.error.details.limit).toBe('concurrency');
     release();

@@ -20,7 +20,11 @@ export const limitOverridesSchema = z.record(
 
 export type LimitOverrides = z.infer<typeof limitOverridesSchema>;
 
-export function limitsFor(subject: string, defaults: SubjectLimits, overrides: LimitOverrides): SubjectLimits {
+export function limitsFor(
+  subject: string,
+  defaults: SubjectLimits,
+  overrides: LimitOverrides,
+): SubjectLimits {
   return { ...defaults, ...overrides[subject] };
 }
 

@@ -23,7 +23,9 @@ export function matchRoute(path: string): RouteMatch | undefined {
     return { upstream: 'tasks', maxBodyBytes: VIDEO_BODY_LIMIT };
   if (path === '/v1/vision/image-detections' || path === '/v1/vision/image-detections/')
     return { upstream: 'images', maxBodyBytes: IMAGE_BODY_LIMIT };
-  if (path === '/api/op/v1/scenes' || path === '/api/op/v1/scenes/') return { upstream: 'tasks', maxBodyBytes: 0 };
-  if (path === '/v1/vision/quota' || path === '/v1/vision/quota/') return { upstream: 'quota', maxBodyBytes: 0 };
+  if (path === '/api/op/v1/scenes' || path === '/api/op/v1/scenes/')
+    return { upstream: 'tasks', maxBodyBytes: 0 };
+  if (path === '/v1/vision/quota' || path === '/v1/vision/quota/')
+    return { upstream: 'quota', maxBodyBytes: 0 };
   return undefined;
 }
