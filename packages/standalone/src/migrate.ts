@@ -18,7 +18,7 @@ export const SCHEMAS: Record<string, Migration[]> = {
  * `node packages/standalone/dist/migrate.js [schema...]`: brings the given schemas (default: all) up
  * to date and exits; used by the Helm pre-install/pre-upgrade Job and the compose init service.
  */
-async function main(names: string[]): Promise<void> {
+export async function runMigrations(names: string[]): Promise<void> {
   const cfg = loadConfig(commonShape);
   const logger = createLogger('migrate', { level: cfg.LOG_LEVEL });
   const wanted = names.length ? names : Object.keys(SCHEMAS);
@@ -31,8 +31,9 @@ async function main(names: string[]): Promise<void> {
   }
 }
 
-if (require.main === module) {
-  main(process.argv.slice(2)).then(
+/** Process entry: runs the migrations named on the command line and exits with a status. */
+export function migrateMain(argv: string[]): void {
+  runMigrations(argv).then(
     () => process.exit(0),
     (err: unknown) => {
       process.stderr.write(`migration failed: ${err instanceof Error ? err.message : String(err)}\n`);
@@ -40,3 +41,5 @@ if (require.main === module) {
     },
   );
 }
+
+if (require.main === module) migrateMain(process.argv.slice(2));
