@@ -2,7 +2,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { startStack, type TestStack } from '../helpers/stack';
+import { startStack, startStandaloneStack, type TestStack } from '../helpers/stack';
 
 const KEY = 'e2e-key-acme-0123456789';
 
@@ -68,14 +68,14 @@ describe('standalone stack: restart', () => {
   it('creates one dev key on first start and keeps it across a restart', async () => {
     const dataDir = mkdtempSync(path.join(os.tmpdir(), 'vision-restart-'));
     try {
-      const first = await startStack({ dataDir });
-      const dev = first.standalone.gateway.devKey;
+      const first = await startStandaloneStack({ dataDir });
+      const dev = first.standalone?.gateway.devKey;
       expect(dev?.key).toBeDefined();
       expect((await first.api('GET', '/api/op/v1/scenes', { key: dev!.key })).status).toBe(200);
       await first.close();
 
-      const second = await startStack({ dataDir });
-      expect(second.standalone.gateway.devKey).toBeUndefined();
+      const second = await startStandaloneStack({ dataDir });
+      expect(second.standalone?.gateway.devKey).toBeUndefined();
       expect((await second.api('GET', '/api/op/v1/scenes', { key: dev!.key })).status).toBe(200);
       await second.close();
     } finally {

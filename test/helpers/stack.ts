@@ -9,8 +9,10 @@ export const SHARED_DIR = process.env.VISION_SHARED_DIR ?? path.resolve(__dirnam
 export const MEDIA = path.join(SHARED_DIR, 'media');
 
 export interface TestStack {
+  kind: 'standalone' | 'distributed';
   url: string;
-  standalone: Standalone;
+  /** Set for the standalone stack only. */
+  standalone?: Standalone;
   dataDir: string;
   /** Calls the gateway; every answer is validated against docs/openapi.yaml. */
   api(
@@ -28,13 +30,34 @@ export interface ApiResponse {
   body: any;
 }
 
+export interface StackOptions {
+  /** VISION_API_KEYS value: `key:subject,...`. */
+  keys?: string;
+  dataDir?: string;
+  env?: Record<string, string>;
+}
+
+/**
+ * The stack the end-to-end suite runs against: E2E_STACK=standalone (default) starts everything in
+ * this process; E2E_STACK=distributed uses the separate processes on real servers (see
+ * test/helpers/distributed.ts).
+ */
+export async function startStack(opts: StackOptions = {}): Promise<TestStack> {
+  if (process.env.E2E_STACK === 'distributed') {
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    const { startDistributedStack } = require('./distributed') as {
+      startDistributedStack(o: StackOptions): Promise<TestStack>;
+    };
+    return startDistributedStack(opts);
+  }
+  return startStandaloneStack(opts);
+}
+
 /**
  * Starts the whole standalone stack in this process on ephemeral ports, with a temporary data dir
  * (or the given one, to test restarts), the shared models, and the given API keys.
  */
-export async function startStack(
-  opts: { keys?: string; dataDir?: string; env?: Record<string, string> } = {},
-): Promise<TestStack> {
+export async function startStandaloneStack(opts: StackOptions = {}): Promise<TestStack> {
   const dataDir = opts.dataDir ?? mkdtempSync(path.join(os.tmpdir(), 'vision-e2e-'));
   const standalone = await startStandalone({
     ports: 'ephemeral',
@@ -51,6 +74,7 @@ export async function startStack(
   });
   const url = standalone.url;
   return {
+    kind: 'standalone',
     url,
     standalone,
     dataDir,
