@@ -1,0 +1,80 @@
+# Shared settings for scripts/stack/*.sh (sourced). Everything listens on 127.0.0.1 only.
+#   VISION_STACK_DIR  cache + state root (default $HOME/.cache/vision-stack); nothing goes into the repo.
+#   VISION_PG_DIR     Postgres cluster dir; must be reachable by the `postgres` user. Default: under the stack dir
+#                     when `postgres` can traverse it, else /var/lib/postgresql/vision-stack (postgres's home; /root is 0700).
+#   Ports: PG 55432, Redis 56379, Kafka 59092 (controller 59093), MinIO 59000 (console 59001), toxiproxy 58474.
+set -euo pipefail
+
+STACK_DIR="${VISION_STACK_DIR:-${HOME:-/tmp}/.cache/vision-stack}"
+STACK_SCRIPTS="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+BIN_DIR="$STACK_DIR/bin"
+RUN_DIR="$STACK_DIR/run"
+LOG_DIR="$STACK_DIR/log"
+
+KAFKA_VERSION="${KAFKA_VERSION:-3.9.1}"
+MINIO_VERSION="${MINIO_VERSION:-latest}"
+TOXIPROXY_VERSION="${TOXIPROXY_VERSION:-latest}"
+
+PG_PORT="${VISION_PG_PORT:-55432}"
+PG_PASSWORD="${VISION_PG_PASSWORD:-vision-stack}"
+REDIS_PORT="${VISION_REDIS_PORT:-56379}"
+KAFKA_PORT="${VISION_KAFKA_PORT:-59092}"
+KAFKA_CONTROLLER_PORT="${VISION_KAFKA_CONTROLLER_PORT:-59093}"
+MINIO_PORT="${VISION_MINIO_PORT:-59000}"
+MINIO_CONSOLE_PORT="${VISION_MINIO_CONSOLE_PORT:-59001}"
+MINIO_USER="${VISION_MINIO_USER:-visionstack}"
+MINIO_PASSWORD="${VISION_MINIO_PASSWORD:-visionstack-secret}"
+TOXIPROXY_PORT="${VISION_TOXIPROXY_PORT:-58474}"
+
+KAFKA_HOME="$STACK_DIR/kafka-$KAFKA_VERSION"
+PG_BIN="${VISION_PG_BIN:-}"
+
+ALL_COMPONENTS="postgres redis kafka minio toxiproxy"
+
+log() { echo "[vision-stack] $*" >&2; }
+die() { log "ERROR: $*"; exit 1; }
+
+mkdir -p "$BIN_DIR" "$RUN_DIR" "$LOG_DIR"
+
+as_postgres() {
+  if [ "$(id -u)" = "0" ]; then runuser -u postgres -- "$@"; else "$@"; fi
+}
+
+pg_bin_dir() {
+  if [ -n "$PG_BIN" ]; then echo "$PG_BIN"; return; fi
+  local d
+  d="$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1 || true)"
+  [ -n "$d" ] || die "no PostgreSQL server binaries under /usr/lib/postgresql/*/bin (run scripts/stack/install.sh)"
+  echo "$d"
+}
+
+pg_dir() {
+  if [ -n "${VISION_PG_DIR:-}" ]; then echo "$VISION_PG_DIR"; return; fi
+  if [ "$(id -u)" != "0" ] || runuser -u postgres -- test -x "$STACK_DIR" 2>/dev/null; then
+    echo "$STACK_DIR/postgres"
+  else
+    echo "/var/lib/postgresql/vision-stack"
+  fi
+}
+
+# Is a TCP port on 127.0.0.1 accepting connections?
+port_open() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+
+pid_alive() {
+  local f="$RUN_DIR/$1.pid"
+  [ -f "$f" ] && kill -0 "$(cat "$f")" 2>/dev/null
+}
+
+# wait_for <seconds> <description> <command...>
+wait_for() {
+  local secs="$1" what="$2"; shift 2
+  local end=$((SECONDS + secs))
+  until "$@" >/dev/null 2>&1; do
+    if [ "$SECONDS" -ge "$end" ]; then die "$what not ready after ${secs}s (logs: $LOG_DIR)"; fi
+    sleep 0.3
+  done
+}
+
+components_from_args() {
+  if [ "$#" -eq 0 ]; then echo "$ALL_COMPONENTS"; else echo "$*"; fi
+}

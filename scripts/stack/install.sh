@@ -1,0 +1,94 @@
+#!/usr/bin/env bash
+# Installs the servers of the distributed deployment, without Docker, idempotently:
+#   postgres   Debian package `postgresql` (apt-get; needs root) + a cluster initialised as the `postgres` user
+#   redis      Debian package `redis-server` (apt-get; needs root; the packaged service is not used)
+#   kafka      Apache Kafka $KAFKA_VERSION jars from Maven Central (mvn + scripts/stack/kafka-pom.xml), KRaft storage formatted
+#   minio      `go install github.com/minio/minio@$MINIO_VERSION` into $VISION_STACK_DIR/bin
+#   toxiproxy  `go install github.com/Shopify/toxiproxy/v2/cmd/server@$TOXIPROXY_VERSION` (installed as toxiproxy-server)
+#   ffmpeg     Debian package (checked, installed when missing)
+# Usage: scripts/stack/install.sh [component...]   (default: all). Prints how long each step took.
+source "$(dirname "$0")/common.sh"
+
+apt_install() {
+  local missing=()
+  for p in "$@"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
+  [ "${#missing[@]}" -eq 0 ] && return 0
+  [ "$(id -u)" = "0" ] || die "apt packages missing (${missing[*]}); run as root or install them"
+  log "apt-get install ${missing[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  # The Debian packages start their own system services; keep them from starting (we run our own instances).
+  local policy=/usr/sbin/policy-rc.d created=0
+  if [ ! -e "$policy" ]; then printf '#!/bin/sh\nexit 101\n' >"$policy"; chmod +x "$policy"; created=1; fi
+  (apt-get install -y --no-install-recommends "${missing[@]}" >"$LOG_DIR/apt.log" 2>&1 \
+    || { apt-get update >>"$LOG_DIR/apt.log" 2>&1 && apt-get install -y --no-install-recommends "${missing[@]}" >>"$LOG_DIR/apt.log" 2>&1; }) \
+    || { [ "$created" = 1 ] && rm -f "$policy"; die "apt-get install ${missing[*]} failed (see $LOG_DIR/apt.log)"; }
+  [ "$created" = 1 ] && rm -f "$policy"
+  return 0
+}
+
+install_postgres() {
+  apt_install postgresql
+  local dir; dir="$(pg_dir)"
+  if [ -f "$dir/data/PG_VERSION" ]; then return 0; fi
+  local bin; bin="$(pg_bin_dir)"
+  mkdir -p "$dir"
+  chown postgres:postgres "$dir"; chmod 700 "$dir"
+  local pw="$dir/.pwfile"
+  printf '%s\n' "$PG_PASSWORD" >"$pw"; chown postgres:postgres "$pw"; chmod 600 "$pw"
+  log "initdb $dir/data"
+  as_postgres "$bin/initdb" -D "$dir/data" -U postgres --pwfile="$pw" --auth-local=peer --auth-host=scram-sha-256 \
+    -E UTF8 --locale=C.UTF-8 >"$LOG_DIR/initdb.log" 2>&1 || die "initdb failed (see $LOG_DIR/initdb.log)"
+  rm -f "$pw"
+  cat >>"$dir/data/postgresql.conf" <<CONF
+# vision-stack
+listen_addresses = '127.0.0.1'
+port = $PG_PORT
+unix_socket_directories = '$dir'
+max_connections = 300
+fsync = off
+synchronous_commit = off
+full_page_writes = off
+CONF
+}
+
+install_redis() {
+  apt_install redis-server
+  command -v redis-server >/dev/null || die "redis-server not on PATH after install"
+}
+
+install_kafka() {
+  command -v java >/dev/null || apt_install openjdk-17-jre-headless
+  if [ -f "$KAFKA_HOME/.complete" ]; then return 0; fi
+  command -v mvn >/dev/null || apt_install maven
+  log "resolving Kafka $KAFKA_VERSION jars from Maven Central"
+  rm -rf "$KAFKA_HOME/lib"; mkdir -p "$KAFKA_HOME/lib"
+  mvn -B -q -f "$STACK_SCRIPTS/kafka-pom.xml" -Dkafka.version="$KAFKA_VERSION" -Dmaven.repo.local="$STACK_DIR/m2" \
+    dependency:copy-dependencies -DincludeScope=runtime -DoutputDirectory="$KAFKA_HOME/lib" >"$LOG_DIR/kafka-mvn.log" 2>&1 \
+    || die "mvn dependency:copy-dependencies failed (see $LOG_DIR/kafka-mvn.log)"
+  ls "$KAFKA_HOME/lib"/kafka_2.13-*.jar >/dev/null 2>&1 || die "kafka_2.13 jar missing after mvn"
+  touch "$KAFKA_HOME/.complete"
+}
+
+go_install() { # <binary name wanted> <package@version> [name go gives the binary]
+  [ -x "$BIN_DIR/$1" ] && return 0
+  command -v go >/dev/null || die "go is not on PATH (needed to build $1)"
+  log "go install $2 (compiles; can take minutes)"
+  local gobin="$STACK_DIR/go/bin-$1"
+  rm -rf "$gobin"; mkdir -p "$gobin"
+  GOBIN="$gobin" GOMODCACHE="$STACK_DIR/go/mod" GOFLAGS=-buildvcs=false CGO_ENABLED=0 \
+    go install "$2" >"$LOG_DIR/go-install-$1.log" 2>&1 || die "go install $2 failed (see $LOG_DIR/go-install-$1.log)"
+  mv "$gobin/${3:-$1}" "$BIN_DIR/$1"
+  rm -rf "$gobin"
+}
+
+install_minio() { go_install minio "github.com/minio/minio@$MINIO_VERSION"; }
+# In the v2 module the server's package is cmd/server (there is no cmd/toxiproxy-server in v2); its binary is renamed.
+install_toxiproxy() { go_install toxiproxy-server "github.com/Shopify/toxiproxy/v2/cmd/server@$TOXIPROXY_VERSION" server; }
+
+command -v ffmpeg >/dev/null && command -v ffprobe >/dev/null || apt_install ffmpeg
+
+for c in $(components_from_args "$@"); do
+  t0=$SECONDS
+  "install_$c"
+  log "$c ready ($((SECONDS - t0))s)"
+done

@@ -1,0 +1,145 @@
+#!/usr/bin/env bash
+# Starts the installed servers on 127.0.0.1 (idempotent: a running one is left alone), waits until each is ready,
+# writes its pid to $VISION_STACK_DIR/run/<name>.pid and the connection settings to $VISION_STACK_DIR/stack.env.
+# Usage: scripts/stack/start.sh [component...]   (default: postgres redis kafka minio toxiproxy)
+#   --started-file FILE   append the name of each component this call actually started (for callers that stop only those)
+source "$(dirname "$0")/common.sh"
+
+STARTED_FILE=""
+args=()
+while [ "$#" -gt 0 ]; do
+  case "$1" in
+    --started-file) STARTED_FILE="$2"; shift 2 ;;
+    *) args+=("$1"); shift ;;
+  esac
+done
+
+started() { [ -n "$STARTED_FILE" ] && echo "$1" >>"$STARTED_FILE"; log "$1 started (pid $(cat "$RUN_DIR/$1.pid"))"; }
+
+start_postgres() {
+  local dir bin; dir="$(pg_dir)"; bin="$(pg_bin_dir)"
+  [ -f "$dir/data/PG_VERSION" ] || die "postgres is not installed (run scripts/stack/install.sh postgres)"
+  if [ -f "$dir/data/postmaster.pid" ] && kill -0 "$(head -1 "$dir/data/postmaster.pid")" 2>/dev/null; then
+    head -1 "$dir/data/postmaster.pid" >"$RUN_DIR/postgres.pid"
+  else
+    as_postgres "$bin/pg_ctl" -D "$dir/data" -l "$dir/postgres.log" -o "-p $PG_PORT" start >/dev/null \
+      || die "pg_ctl start failed (see $dir/postgres.log)"
+    wait_for 60 postgres test -f "$dir/data/postmaster.pid"
+    head -1 "$dir/data/postmaster.pid" >"$RUN_DIR/postgres.pid"
+    wait_for 60 postgres "$bin/pg_isready" -q -h 127.0.0.1 -p "$PG_PORT"
+    started postgres
+    return 0
+  fi
+  wait_for 60 postgres "$bin/pg_isready" -q -h 127.0.0.1 -p "$PG_PORT"
+}
+
+start_redis() {
+  if pid_alive redis; then return 0; fi
+  mkdir -p "$STACK_DIR/redis"
+  cat >"$STACK_DIR/redis/redis.conf" <<CONF
+bind 127.0.0.1
+protected-mode yes
+port $REDIS_PORT
+daemonize yes
+pidfile $RUN_DIR/redis.pid
+logfile $LOG_DIR/redis.log
+dir $STACK_DIR/redis
+save ""
+appendonly no
+CONF
+  rm -f "$RUN_DIR/redis.pid"
+  redis-server "$STACK_DIR/redis/redis.conf" || die "redis-server failed (see $LOG_DIR/redis.log)"
+  wait_for 30 redis test -s "$RUN_DIR/redis.pid"
+  wait_for 30 redis sh -c "redis-cli -h 127.0.0.1 -p $REDIS_PORT ping | grep -q PONG"
+  started redis
+}
+
+# Kafka (KRaft, combined broker+controller). Two client listeners: PLAINTEXT (direct) and PROXIED, which advertises
+# the toxiproxy port 59095 so that clients routed through toxiproxy stay behind it after the metadata request.
+KAFKA_PROXIED_PORT=$((KAFKA_PORT + 2))
+KAFKA_TOXI_PORT=$((KAFKA_PORT + 3))
+start_kafka() {
+  if pid_alive kafka; then return 0; fi
+  [ -f "$KAFKA_HOME/.complete" ] || die "kafka is not installed (run scripts/stack/install.sh kafka)"
+  local data="$STACK_DIR/kafka-data" conf="$STACK_DIR/kafka/server.properties"
+  mkdir -p "$STACK_DIR/kafka"
+  cat >"$conf" <<CONF
+process.roles=broker,controller
+node.id=1
+controller.quorum.voters=1@127.0.0.1:$KAFKA_CONTROLLER_PORT
+listeners=PLAINTEXT://127.0.0.1:$KAFKA_PORT,PROXIED://127.0.0.1:$KAFKA_PROXIED_PORT,CONTROLLER://127.0.0.1:$KAFKA_CONTROLLER_PORT
+advertised.listeners=PLAINTEXT://127.0.0.1:$KAFKA_PORT,PROXIED://127.0.0.1:$KAFKA_TOXI_PORT
+controller.listener.names=CONTROLLER
+inter.broker.listener.name=PLAINTEXT
+listener.security.protocol.map=CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT,PROXIED:PLAINTEXT
+log.dirs=$data
+num.partitions=1
+default.replication.factor=1
+offsets.topic.replication.factor=1
+offsets.topic.num.partitions=4
+transaction.state.log.replication.factor=1
+transaction.state.log.min.isr=1
+group.initial.rebalance.delay.ms=0
+auto.create.topics.enable=false
+delete.topic.enable=true
+log.retention.hours=24
+CONF
+  cat >"$STACK_DIR/kafka/log4j.properties" <<CONF
+log4j.rootLogger=WARN, file
+log4j.logger.kafka=INFO
+log4j.logger.org.apache.kafka=INFO
+log4j.appender.file=org.apache.log4j.FileAppender
+log4j.appender.file.File=$LOG_DIR/kafka-server.log
+log4j.appender.file.layout=org.apache.log4j.PatternLayout
+log4j.appender.file.layout.ConversionPattern=[%d] %p %m (%c)%n
+CONF
+  local java_opts=(-Xms256m -Xmx768m -XX:+UseG1GC -Djava.awt.headless=true
+    "-Dlog4j.configuration=file:$STACK_DIR/kafka/log4j.properties" -cp "$KAFKA_HOME/lib/*")
+  if [ ! -f "$data/meta.properties" ]; then
+    local cid
+    cid="$(java "${java_opts[@]}" kafka.tools.StorageTool random-uuid 2>>"$LOG_DIR/kafka-format.log")"
+    java "${java_opts[@]}" kafka.tools.StorageTool format -t "$cid" -c "$conf" >>"$LOG_DIR/kafka-format.log" 2>&1 \
+      || die "kafka storage format failed (see $LOG_DIR/kafka-format.log)"
+  fi
+  nohup setsid java "${java_opts[@]}" kafka.Kafka "$conf" >>"$LOG_DIR/kafka.out" 2>&1 </dev/null &
+  echo $! >"$RUN_DIR/kafka.pid"
+  wait_for 90 kafka port_open "$KAFKA_PORT"
+  wait_for 90 kafka node "$STACK_SCRIPTS/kafka-ready.js" "127.0.0.1:$KAFKA_PORT"
+  started kafka
+}
+
+start_minio() {
+  if pid_alive minio; then return 0; fi
+  [ -x "$BIN_DIR/minio" ] || die "minio is not installed (run scripts/stack/install.sh minio)"
+  mkdir -p "$STACK_DIR/minio-data"
+  MINIO_ROOT_USER="$MINIO_USER" MINIO_ROOT_PASSWORD="$MINIO_PASSWORD" MINIO_BROWSER=off MINIO_UPDATE=off \
+    nohup setsid "$BIN_DIR/minio" server --quiet --address "127.0.0.1:$MINIO_PORT" \
+    --console-address "127.0.0.1:$MINIO_CONSOLE_PORT" "$STACK_DIR/minio-data" >>"$LOG_DIR/minio.log" 2>&1 </dev/null &
+  echo $! >"$RUN_DIR/minio.pid"
+  wait_for 60 minio curl -fsS "http://127.0.0.1:$MINIO_PORT/minio/health/live"
+  started minio
+}
+
+start_toxiproxy() {
+  if pid_alive toxiproxy; then return 0; fi
+  [ -x "$BIN_DIR/toxiproxy-server" ] || die "toxiproxy is not installed (run scripts/stack/install.sh toxiproxy)"
+  nohup setsid "$BIN_DIR/toxiproxy-server" -host 127.0.0.1 -port "$TOXIPROXY_PORT" >>"$LOG_DIR/toxiproxy.log" 2>&1 </dev/null &
+  echo $! >"$RUN_DIR/toxiproxy.pid"
+  wait_for 30 toxiproxy curl -fsS "http://127.0.0.1:$TOXIPROXY_PORT/version"
+  started toxiproxy
+}
+
+for c in $(components_from_args "${args[@]+"${args[@]}"}"); do "start_$c"; done
+
+cat >"$STACK_DIR/stack.env" <<ENV
+VISION_STACK_PG_URL=postgres://postgres:$PG_PASSWORD@127.0.0.1:$PG_PORT
+VISION_STACK_REDIS_URL=redis://127.0.0.1:$REDIS_PORT
+VISION_STACK_KAFKA_BROKERS=127.0.0.1:$KAFKA_PORT
+VISION_STACK_KAFKA_PROXIED_UPSTREAM=127.0.0.1:$KAFKA_PROXIED_PORT
+VISION_STACK_KAFKA_PROXIED_LISTEN=127.0.0.1:$KAFKA_TOXI_PORT
+VISION_STACK_S3_ENDPOINT=http://127.0.0.1:$MINIO_PORT
+VISION_STACK_S3_ACCESS_KEY=$MINIO_USER
+VISION_STACK_S3_SECRET_KEY=$MINIO_PASSWORD
+VISION_STACK_TOXIPROXY_URL=http://127.0.0.1:$TOXIPROXY_PORT
+VISION_STACK_DIR=$STACK_DIR
+ENV

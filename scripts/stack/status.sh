@@ -1,0 +1,10 @@
+#!/usr/bin/env bash
+# Prints `<component> running|stopped` for each component (default: all); exit 0 when all asked are running.
+source "$(dirname "$0")/common.sh"
+rc=0
+for c in $(components_from_args "$@"); do
+  if [ "$c" = postgres ] && [ -f "$(pg_dir)/data/postmaster.pid" ] && kill -0 "$(head -1 "$(pg_dir)/data/postmaster.pid")" 2>/dev/null; then
+    echo "$c running"
+  elif pid_alive "$c"; then echo "$c running"; else echo "$c stopped"; rc=1; fi
+done
+exit $rc
