@@ -1,0 +1,176 @@
+{{/* Chart name, fullname and labels. */}}
+{{- define "vision.name" -}}
+{{- default .Chart.Name .Values.nameOverride | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+
+{{- define "vision.fullname" -}}
+{{- if .Values.fullnameOverride -}}
+{{- .Values.fullnameOverride | trunc 63 | trimSuffix "-" -}}
+{{- else -}}
+{{- $name := default .Chart.Name .Values.nameOverride -}}
+{{- if contains $name .Release.Name -}}
+{{- .Release.Name | trunc 63 | trimSuffix "-" -}}
+{{- else -}}
+{{- printf "%s-%s" .Release.Name $name | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+
+{{- define "vision.chart" -}}
+{{- printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+
+{{- define "vision.labels" -}}
+helm.sh/chart: {{ include "vision.chart" . }}
+app.kubernetes.io/name: {{ include "vision.name" . }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+app.kubernetes.io/part-of: vision
+{{- end -}}
+
+{{/* Selector labels of every pod of this release. */}}
+{{- define "vision.instanceSelector" -}}
+app.kubernetes.io/name: {{ include "vision.name" . }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+{{- end -}}
+
+{{/* Selector labels of one component: (dict "root" $ "component" "tasks"). */}}
+{{- define "vision.selectorLabels" -}}
+{{ include "vision.instanceSelector" .root }}
+app.kubernetes.io/component: {{ .component }}
+{{- end -}}
+
+{{- define "vision.componentName" -}}
+{{- printf "%s-%s" (include "vision.fullname" .root) .component | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+
+{{- define "vision.image" -}}
+{{- $img := .Values.image -}}
+{{- if $img.digest -}}
+{{- printf "%s@%s" $img.repository $img.digest -}}
+{{- else -}}
+{{- printf "%s:%s" $img.repository (default .Chart.AppVersion $img.tag) -}}
+{{- end -}}
+{{- end -}}
+
+{{- define "vision.secretName" -}}
+{{- default (printf "%s-secrets" (include "vision.fullname" .)) .Values.secrets.existingSecret -}}
+{{- end -}}
+
+{{- define "vision.configMapName" -}}
+{{- printf "%s-config" (include "vision.fullname" .) -}}
+{{- end -}}
+
+{{- define "vision.serviceAccountName" -}}
+{{- if .Values.serviceAccount.create -}}
+{{- default (include "vision.fullname" .) .Values.serviceAccount.name -}}
+{{- else -}}
+{{- default "default" .Values.serviceAccount.name -}}
+{{- end -}}
+{{- end -}}
+
+{{/*
+The components and what they need. These are facts of the code, not settings:
+  port/portVar  the port each service listens on and the variable that sets it
+  secrets       Secret keys the component reads (required); optionalSecrets may be absent
+  callers       components allowed to reach it (NetworkPolicy); the gateway is reached from the ingress
+  models        mounts the models volume
+  values        the key under .Values.services
+  program       the service directory whose dist/main.js the container runs
+inference-detect is the same inference service, serving only the stateless batch image detection for
+images: video jobs live in the memory of one inference pod (tasks polls them by id), so the job-running
+"inference" Deployment stays at one replica and the detect pool is the one that scales.
+*/}}
+{{- define "vision.components" -}}
+gateway:
+  values: gateway
+  program: gateway
+  port: 8080
+  portVar: PORT
+  secrets: [INTERNAL_SECRET, DATABASE_URL, REDIS_URL]
+  optionalSecrets: [VISION_API_KEYS]
+  callers: []
+  ingress: true
+tasks:
+  values: tasks
+  program: tasks
+  port: 8101
+  portVar: TASKS_PORT
+  secrets: [INTERNAL_SECRET, DATABASE_URL, S3_ACCESS_KEY, S3_SECRET_KEY]
+  optionalSecrets: [TASKS_ADMIN_TOKEN]
+  callers: [gateway, images, results]
+quota:
+  values: quota
+  program: quota
+  port: 8102
+  portVar: QUOTA_PORT
+  secrets: [INTERNAL_SECRET, DATABASE_URL]
+  optionalSecrets: []
+  callers: [gateway, tasks, images]
+results:
+  values: results
+  program: results
+  port: 8103
+  portVar: RESULTS_PORT
+  secrets: [INTERNAL_SECRET, DATABASE_URL]
+  optionalSecrets: [RESULTS_CURSOR_SECRET]
+  callers: [gateway]
+images:
+  values: images
+  program: images
+  port: 8104
+  portVar: IMAGES_PORT
+  secrets: [INTERNAL_SECRET, DATABASE_URL, S3_ACCESS_KEY, S3_SECRET_KEY]
+  optionalSecrets: []
+  callers: [gateway]
+inference:
+  values: inference
+  program: inference
+  port: 8105
+  portVar: INFERENCE_PORT
+  secrets: [INTERNAL_SECRET, S3_ACCESS_KEY, S3_SECRET_KEY]
+  optionalSecrets: []
+  callers: {{ if .Values.services.inferenceDetect.enabled }}[tasks]{{ else }}[tasks, images]{{ end }}
+  models: true
+  singleton: true
+{{- if .Values.services.inferenceDetect.enabled }}
+inference-detect:
+  values: inferenceDetect
+  program: inference
+  port: 8105
+  portVar: INFERENCE_PORT
+  secrets: [INTERNAL_SECRET, S3_ACCESS_KEY, S3_SECRET_KEY]
+  optionalSecrets: []
+  callers: [images]
+  models: true
+{{- end }}
+{{- end -}}
+
+{{/* URL of a component's Service inside the cluster. */}}
+{{- define "vision.url" -}}
+{{- $c := index (include "vision.components" .root | fromYaml) .component -}}
+{{- printf "http://%s:%v" (include "vision.componentName" .) $c.port -}}
+{{- end -}}
+
+{{- define "vision.podSecurityContext" -}}
+runAsNonRoot: true
+runAsUser: {{ .Values.securityContext.runAsUser }}
+runAsGroup: {{ .Values.securityContext.runAsGroup }}
+fsGroup: {{ .Values.securityContext.runAsGroup }}
+seccompProfile:
+  type: RuntimeDefault
+{{- end -}}
+
+{{- define "vision.containerSecurityContext" -}}
+runAsNonRoot: true
+runAsUser: {{ .Values.securityContext.runAsUser }}
+runAsGroup: {{ .Values.securityContext.runAsGroup }}
+allowPrivilegeEscalation: false
+readOnlyRootFilesystem: true
+privileged: false
+capabilities:
+  drop: [ALL]
+seccompProfile:
+  type: RuntimeDefault
+{{- end -}}
