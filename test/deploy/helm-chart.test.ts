@@ -1,0 +1,470 @@
+/**
+ * The Helm chart, checked with the real helm (pinned, installed by scripts/ensure-helm.sh with
+ * `go install` the first time, which takes minutes): lint, render with the default and the
+ * production-like values, then assertions over the rendered manifests.
+ */
+import { execFileSync, spawnSync } from 'node:child_process';
+import path from 'node:path';
+import { parseAllDocuments } from 'yaml';
+import { CALLERS, type ServiceName, repoRoot, requiredVariables, validateEnv } from './deploy-support';
+
+jest.setTimeout(20 * 60 * 1000);
+
+const chartDir = path.join(repoRoot, 'charts/vision');
+const productionValues = path.join(chartDir, 'ci/production-values.yaml');
+
+type Obj = Record<string, unknown>;
+interface Manifest {
+  apiVersion: string;
+  kind: string;
+  metadata: { name: string; labels?: Record<string, string>; annotations?: Record<string, string> };
+  spec?: Obj;
+  data?: Record<string, string>;
+}
+
+let helm = '';
+
+function runHelm(args: string[]) {
+  return spawnSync(helm, args, { cwd: repoRoot, encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
+}
+
+function render(...args: string[]): Manifest[] {
+  const r = runHelm(['template', 'vis', chartDir, '--namespace', 'vision', ...args]);
+  if (r.status !== 0) throw new Error(`helm template failed: ${r.stderr}`);
+  return parseAllDocuments(r.stdout)
+    .map((d) => d.toJS() as Manifest | null)
+    .filter((m): m is Manifest => m !== null);
+}
+
+const ofKind = (ms: Manifest[], kind: string) => ms.filter((m) => m.kind === kind);
+const componentOf = (m: { metadata: { labels?: Record<string, string> } }) =>
+  m.metadata.labels?.['app.kubernetes.io/component'];
+
+interface Container {
+  name: string;
+  command?: string[];
+  ports?: { name: string; containerPort: number }[];
+  env?: {
+    name: string;
+    value?: string;
+    valueFrom?: { secretKeyRef?: { name: string; key: string; optional?: boolean } };
+  }[];
+  envFrom?: { configMapRef?: { name: string } }[];
+  livenessProbe?: { httpGet?: { path: string; port: string | number } };
+  readinessProbe?: { httpGet?: { path: string; port: string | number } };
+  resources?: { requests?: Obj; limits?: Obj };
+  securityContext?: {
+    runAsNonRoot?: boolean;
+    readOnlyRootFilesystem?: boolean;
+    allowPrivilegeEscalation?: boolean;
+    capabilities?: { drop?: string[] };
+  };
+  volumeMounts?: { name: string; mountPath: string }[];
+}
+interface PodSpec {
+  securityContext?: { runAsNonRoot?: boolean };
+  containers: Container[];
+  initContainers?: Container[];
+  volumes?: ({ name: string } & Obj)[];
+}
+const podOf = (m: Manifest) =>
+  (m.spec as { template: { metadata: { labels: Record<string, string> }; spec: PodSpec } }).template;
+
+const matches = (selector: Record<string, string> | undefined, labels: Record<string, string>) =>
+  Object.entries(selector ?? {}).every(([k, v]) => labels[k] === v);
+
+/** The service a component's container runs (inference-detect runs the inference service). */
+const serviceOf = (c: Container): ServiceName => {
+  const m = /^services\/([a-z]+)\/dist\/main\.js$/.exec(c.command?.[1] ?? '');
+  if (!m || c.command?.[0] !== 'node') throw new Error(`unexpected command ${JSON.stringify(c.command)}`);
+  return m[1] as ServiceName;
+};
+
+function checkDeployments(ms: Manifest[]) {
+  const deployments = ofKind(ms, 'Deployment');
+  expect(deployments.map(componentOf).sort()).toEqual(
+    expect.arrayContaining(['gateway', 'images', 'inference', 'quota', 'results', 'tasks']),
+  );
+  for (const d of deployments) {
+    const pod = podOf(d);
+    expect(pod.spec.securityContext?.runAsNonRoot).toBe(true);
+    for (const c of [...pod.spec.containers, ...(pod.spec.initContainers ?? [])]) {
+      const where = `${d.metadata.name}/${c.name}`;
+      expect({ where, sc: c.securityContext }).toMatchObject({
+        where,
+        sc: { runAsNonRoot: true, readOnlyRootFilesystem: true, allowPrivilegeEscalation: false },
+      });
+      expect(c.securityContext?.capabilities?.drop).toEqual(['ALL']);
+      expect(c.resources?.requests).toEqual(
+        expect.objectContaining({ cpu: expect.anything(), memory: expect.anything() }),
+      );
+      expect(c.resources?.limits).toEqual(expect.objectContaining({ memory: expect.anything() }));
+      // A writable /tmp on a read-only root filesystem.
+      const tmp = c.volumeMounts?.find((v) => v.mountPath === '/tmp');
+      expect(tmp).toBeDefined();
+      expect(pod.spec.volumes?.find((v) => v.name === tmp?.name)).toHaveProperty('emptyDir');
+    }
+    const [main] = pod.spec.containers;
+    expect(main.livenessProbe?.httpGet).toEqual({ path: '/healthz', port: 'http' });
+    expect(main.readinessProbe?.httpGet).toEqual({ path: '/readyz', port: 'http' });
+    expect(main.ports?.map((p) => p.name)).toContain('http');
+    serviceOf(main);
+  }
+}
+
+/** The environment a Deployment's main container gets, resolved against the rendered ConfigMap and Secret. */
+function environmentOf(ms: Manifest[], d: Manifest): Record<string, string> {
+  const [c] = podOf(d).spec.containers;
+  const env: Record<string, string> = {};
+  for (const from of c.envFrom ?? []) {
+    const cm = ofKind(ms, 'ConfigMap').find((m) => m.metadata.name === from.configMapRef?.name);
+    if (!cm) throw new Error(`${d.metadata.name}: ConfigMap ${from.configMapRef?.name} is not rendered`);
+    Object.assign(env, cm.data);
+  }
+  for (const e of c.env ?? []) {
+    if (e.value !== undefined) env[e.name] = e.value;
+    const ref = e.valueFrom?.secretKeyRef;
+    if (!ref) continue;
+    const secret = ofKind(ms, 'Secret').find(
+      (m) => m.metadata.name === ref.name && !m.metadata.annotations?.['helm.sh/hook'],
+    );
+    if (!secret) {
+      env[e.name] = `<from existing Secret ${ref.name}>`;
+      continue;
+    }
+    const raw = secret.data?.[ref.key];
+    if (raw === undefined) {
+      if (!ref.optional) throw new Error(`${d.metadata.name}: Secret ${ref.name} has no key ${ref.key}`);
+      continue;
+    }
+    env[e.name] = Buffer.from(raw, 'base64').toString('utf8');
+  }
+  return env;
+}
+
+function checkEnvironment(ms: Manifest[], existingSecret: boolean) {
+  for (const d of ofKind(ms, 'Deployment')) {
+    const [c] = podOf(d).spec.containers;
+    const service = serviceOf(c);
+    const env = environmentOf(ms, d);
+    const missing = requiredVariables(service).filter((v) => !env[v]);
+    expect({ deployment: d.metadata.name, missing }).toEqual({ deployment: d.metadata.name, missing: [] });
+    expect(env.VISION_MODE).toBe('distributed');
+    if (!existingSecret) expect(() => validateEnv(service, env)).not.toThrow();
+    // Peer URLs name the peer's Service and port.
+    for (const [name, value] of Object.entries(env)) {
+      const m = /^(TASKS|QUOTA|RESULTS|IMAGES|INFERENCE)_URL$/.exec(name);
+      if (!m) continue;
+      const url = new URL(value);
+      const target = ofKind(ms, 'Service').find((s) => s.metadata.name === url.hostname);
+      expect({ name, found: Boolean(target) }).toEqual({ name, found: true });
+      const ports = (target!.spec as { ports: { port: number }[] }).ports.map((p) => String(p.port));
+      expect(ports).toContain(url.port);
+      expect(
+        serviceOf(
+          podOf(ofKind(ms, 'Deployment').find((x) => componentOf(x) === componentOf(target!))!).spec
+            .containers[0],
+        ),
+      ).toBe(m[1].toLowerCase());
+    }
+    if (service === 'inference') {
+      const mount = c.volumeMounts?.find((v) => v.mountPath === env.VISION_MODELS_DIR);
+      expect(mount?.name).toBe('models');
+    }
+  }
+}
+
+function checkServices(ms: Manifest[]) {
+  const deployments = ofKind(ms, 'Deployment');
+  for (const s of ofKind(ms, 'Service')) {
+    const spec = s.spec as {
+      selector: Record<string, string>;
+      ports: { port: number; targetPort: string | number }[];
+    };
+    const selected = deployments.filter((d) => matches(spec.selector, podOf(d).metadata.labels));
+    expect({ service: s.metadata.name, selected: selected.map((d) => d.metadata.name) }).toEqual({
+      service: s.metadata.name,
+      selected: [s.metadata.name],
+    });
+    const names = selected[0].spec && podOf(selected[0]).spec.containers[0].ports?.map((p) => p.name);
+    for (const p of spec.ports) expect(names).toContain(p.targetPort);
+    // Deployment selector selects its own pods.
+    const dsel = (selected[0].spec as { selector: { matchLabels: Record<string, string> } }).selector
+      .matchLabels;
+    expect(matches(dsel, podOf(selected[0]).metadata.labels)).toBe(true);
+  }
+}
+
+interface Peer {
+  podSelector?: { matchLabels?: Record<string, string> };
+  namespaceSelector?: { matchLabels?: Record<string, string> };
+  ipBlock?: unknown;
+}
+interface PolicySpec {
+  podSelector: { matchLabels?: Record<string, string> };
+  policyTypes: string[];
+  ingress?: { from?: Peer[]; ports?: unknown[] }[];
+}
+
+/** A pod that might send traffic: its namespace's labels and its own labels. */
+interface Sender {
+  namespace: Record<string, string>;
+  labels: Record<string, string>;
+}
+const RELEASE_NS = { 'kubernetes.io/metadata.name': 'vision' };
+
+/** NetworkPolicy semantics (ingress): is `sender` admitted to pods with `labels`? Unselected pods admit all. */
+function admits(ms: Manifest[], labels: Record<string, string>, sender: Sender): boolean {
+  const policies = ofKind(ms, 'NetworkPolicy')
+    .map((np) => np.spec as unknown as PolicySpec)
+    .filter((spec) => matches(spec.podSelector.matchLabels, labels) && spec.policyTypes.includes('Ingress'));
+  if (policies.length === 0) return true;
+  return policies.some((spec) =>
+    (spec.ingress ?? []).some(
+      (rule) =>
+        !rule.from ||
+        rule.from.length === 0 ||
+        rule.from.some((peer) => {
+          if (peer.ipBlock) return true; // an address range: treat as "anyone"
+          const nsOk = peer.namespaceSelector
+            ? matches(peer.namespaceSelector.matchLabels, sender.namespace)
+            : matches(RELEASE_NS, sender.namespace);
+          const podOk = peer.podSelector ? matches(peer.podSelector.matchLabels, sender.labels) : true;
+          return nsOk && podOk;
+        }),
+    ),
+  );
+}
+
+function checkNetworkPolicies(
+  ms: Manifest[],
+  ingressController: { ns: Record<string, string>; pod: Record<string, string> },
+) {
+  const deployments = ofKind(ms, 'Deployment');
+  const controller: Sender = { namespace: ingressController.ns, labels: ingressController.pod };
+  const strangers: Sender[] = [
+    { namespace: RELEASE_NS, labels: { app: 'debug-shell' } }, // another pod of the namespace
+    { namespace: { 'kubernetes.io/metadata.name': 'other' }, labels: {} },
+    { namespace: { 'kubernetes.io/metadata.name': 'other' }, labels: ingressController.pod }, // look-alike elsewhere
+    { namespace: ingressController.ns, labels: { 'app.kubernetes.io/name': 'something-else' } },
+  ];
+  for (const d of deployments) {
+    const target = podOf(d).metadata.labels;
+    const service = serviceOf(podOf(d).spec.containers[0]);
+    const where = `${d.metadata.name}`;
+    // Only the gateway admits the ingress controller.
+    expect({ where, controller: admits(ms, target, controller) }).toEqual({
+      where,
+      controller: service === 'gateway',
+    });
+    for (const s of strangers)
+      expect({ where, stranger: s, admitted: admits(ms, target, s) }).toEqual({
+        where,
+        stranger: s,
+        admitted: false,
+      });
+    // Pods of the release: exactly the documented callers.
+    for (const from of deployments) {
+      const caller = serviceOf(podOf(from).spec.containers[0]);
+      const expected = service !== 'gateway' && CALLERS[service].includes(caller);
+      const got = admits(ms, target, { namespace: RELEASE_NS, labels: podOf(from).metadata.labels });
+      if (!expected)
+        expect({ where, from: from.metadata.name, admitted: got }).toEqual({
+          where,
+          from: from.metadata.name,
+          admitted: false,
+        });
+    }
+  }
+  // The calls the services make are all allowed.
+  const podLabels = (component: string) =>
+    podOf(deployments.find((d) => componentOf(d) === component)!).metadata.labels;
+  const reach = (from: string, to: string) =>
+    admits(ms, podLabels(to), { namespace: RELEASE_NS, labels: podLabels(from) });
+  for (const to of ['tasks', 'quota', 'results', 'images']) expect(reach('gateway', to)).toBe(true);
+  expect(reach('tasks', 'quota')).toBe(true);
+  expect(reach('tasks', 'inference')).toBe(true);
+  expect(reach('images', 'quota')).toBe(true);
+  expect(reach('images', 'tasks')).toBe(true);
+  expect(reach('results', 'tasks')).toBe(true);
+  const detect = deployments.some((d) => componentOf(d) === 'inference-detect');
+  expect(reach('images', detect ? 'inference-detect' : 'inference')).toBe(true);
+}
+
+const defaultController = {
+  ns: { 'kubernetes.io/metadata.name': 'ingress-nginx' },
+  pod: { 'app.kubernetes.io/name': 'ingress-nginx' },
+};
+
+beforeAll(() => {
+  helm = execFileSync(path.join(repoRoot, 'scripts/ensure-helm.sh'), {
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'inherit'],
+    timeout: 18 * 60 * 1000,
+  }).trim();
+});
+
+describe('helm lint --strict', () => {
+  test.each([
+    ['default values', []],
+    ['production-like values', ['-f', productionValues]],
+  ])('%s', (_name, extra) => {
+    const r = runHelm(['lint', '--strict', chartDir, ...(extra as string[])]);
+    expect({ status: r.status, out: r.stdout + r.stderr }).toEqual({
+      status: 0,
+      out: expect.stringContaining('0 chart(s) failed'),
+    });
+  });
+});
+
+describe('rendered with the default values', () => {
+  let ms: Manifest[];
+  beforeAll(() => {
+    ms = render();
+  });
+  test('Deployments: probes, resources, restrictive securityContext', () => checkDeployments(ms));
+  test('every service gets every variable it requires, valid for its schema', () =>
+    checkEnvironment(ms, false));
+  test('Service selectors match exactly their Deployment pods', () => checkServices(ms));
+  test('NetworkPolicies: only the gateway is reachable from the ingress controller; internal services only from their callers', () =>
+    checkNetworkPolicies(ms, defaultController));
+  test('HPAs for gateway, results, images and the inference detect pool; none for the job-running inference pod', () => {
+    const hpas = ofKind(ms, 'HorizontalPodAutoscaler');
+    expect(hpas.map(componentOf).sort()).toEqual(['gateway', 'images', 'inference-detect', 'results']);
+    for (const h of hpas) {
+      const target = (h.spec as { scaleTargetRef: { kind: string; name: string } }).scaleTargetRef;
+      const d = ofKind(ms, 'Deployment').find((x) => x.metadata.name === target.name);
+      expect(d).toBeDefined();
+      expect(d!.spec).not.toHaveProperty('replicas'); // the HPA owns the count
+    }
+    const inference = ofKind(ms, 'Deployment').find((d) => componentOf(d) === 'inference')!;
+    expect(inference.spec).toMatchObject({ replicas: 1, strategy: { type: 'Recreate' } });
+  });
+  test('a PodDisruptionBudget selects each Deployment', () => {
+    for (const d of ofKind(ms, 'Deployment')) {
+      const pdbs = ofKind(ms, 'PodDisruptionBudget').filter((p) =>
+        matches(
+          (p.spec as { selector: { matchLabels: Record<string, string> } }).selector.matchLabels,
+          podOf(d).metadata.labels,
+        ),
+      );
+      expect({ d: d.metadata.name, n: pdbs.length }).toEqual({ d: d.metadata.name, n: 1 });
+    }
+  });
+  test('the migration Job is a pre-install/pre-upgrade hook running scripts/migrate.js, its Secret created before it', () => {
+    const [job] = ofKind(ms, 'Job');
+    expect(job.metadata.annotations?.['helm.sh/hook']).toBe('pre-install,pre-upgrade');
+    const pod = (job.spec as { template: { spec: PodSpec } }).template.spec;
+    expect(pod.containers[0].command).toEqual(['node', 'scripts/migrate.js']);
+    const ref = pod.containers[0].env?.find((e) => e.name === 'DATABASE_URL')?.valueFrom?.secretKeyRef;
+    const hookSecret = ofKind(ms, 'Secret').find((s) => s.metadata.name === ref?.name);
+    expect(hookSecret?.metadata.annotations?.['helm.sh/hook']).toBe('pre-install,pre-upgrade');
+    expect(Number(hookSecret?.metadata.annotations?.['helm.sh/hook-weight'])).toBeLessThan(
+      Number(job.metadata.annotations?.['helm.sh/hook-weight']),
+    );
+    expect(pod.initContainers?.[0].command?.join(' ')).toContain('ensureTopics');
+  });
+  test('no Ingress unless enabled; no ServiceMonitor unless enabled', () => {
+    expect(ofKind(ms, 'Ingress')).toEqual([]);
+    expect(ofKind(ms, 'ServiceMonitor')).toEqual([]);
+  });
+  test('generated secrets are long enough for the services', () => {
+    const secret = ofKind(ms, 'Secret').find((s) => s.metadata.name === 'vis-vision-secrets')!;
+    for (const key of ['INTERNAL_SECRET', 'TASKS_ADMIN_TOKEN'])
+      expect(Buffer.from(secret.data![key], 'base64').toString('utf8').length).toBeGreaterThanOrEqual(16);
+  });
+});
+
+describe('rendered with the production-like values', () => {
+  let ms: Manifest[];
+  beforeAll(() => {
+    ms = render('-f', productionValues);
+  });
+  test('Deployments: probes, resources, restrictive securityContext', () => checkDeployments(ms));
+  test('every service gets every variable it requires (secrets from the existing Secret)', () => {
+    checkEnvironment(ms, true);
+    expect(ofKind(ms, 'Secret')).toEqual([]); // nothing secret rendered: all from secrets.existingSecret
+    for (const d of ofKind(ms, 'Deployment'))
+      for (const e of podOf(d).spec.containers[0].env ?? [])
+        if (e.valueFrom?.secretKeyRef) expect(e.valueFrom.secretKeyRef.name).toBe('vision-secrets');
+  });
+  test('Service selectors match exactly their Deployment pods', () => checkServices(ms));
+  test('NetworkPolicies isolate internal services; Prometheus pods of the monitoring namespace may scrape', () => {
+    checkNetworkPolicies(ms, defaultController);
+    const prometheus: Sender = {
+      namespace: { 'kubernetes.io/metadata.name': 'monitoring' },
+      labels: { 'app.kubernetes.io/name': 'prometheus' },
+    };
+    for (const d of ofKind(ms, 'Deployment'))
+      expect(admits(ms, podOf(d).metadata.labels, prometheus)).toBe(true);
+  });
+  test('Ingress for the gateway only, with TLS', () => {
+    const ingresses = ofKind(ms, 'Ingress');
+    expect(ingresses).toHaveLength(1);
+    const spec = ingresses[0].spec as {
+      tls: { hosts: string[]; secretName: string }[];
+      rules: { host: string; http: { paths: { backend: { service: { name: string } } }[] } }[];
+    };
+    expect(spec.tls).toEqual([{ hosts: ['vision.example.com'], secretName: 'vision-tls' }]);
+    const backends = spec.rules.flatMap((r) => r.http.paths.map((p) => p.backend.service.name));
+    expect(backends).toEqual(['vis-vision-gateway']);
+  });
+  test('ServiceMonitor selects the release Services', () => {
+    const [sm] = ofKind(ms, 'ServiceMonitor');
+    expect(sm.metadata.labels?.release).toBe('kube-prometheus-stack');
+  });
+  test('models come from the claim, read-only', () => {
+    for (const d of ofKind(ms, 'Deployment').filter(
+      (x) => serviceOf(podOf(x).spec.containers[0]) === 'inference',
+    )) {
+      const vol = podOf(d).spec.volumes?.find((v) => v.name === 'models');
+      expect(vol).toEqual({
+        name: 'models',
+        persistentVolumeClaim: { claimName: 'vision-models', readOnly: true },
+      });
+    }
+  });
+});
+
+test('without the detect pool, images calls the job-running inference pod and may reach it', () => {
+  const ms = render('--set', 'services.inferenceDetect.enabled=false');
+  expect(ofKind(ms, 'Deployment').map(componentOf)).not.toContain('inference-detect');
+  checkEnvironment(ms, false);
+  checkNetworkPolicies(ms, defaultController);
+});
+
+describe('values.schema.json rejects bad values', () => {
+  const rejects = (...args: string[]) => {
+    const r = runHelm(['template', 'vis', chartDir, ...args]);
+    expect(r.status).not.toBe(0);
+    expect(r.stderr).toMatch(/values don't meet the specifications of the schema/);
+    return r.stderr;
+  };
+  test('a missing required value', () => {
+    expect(rejects('--set', 'image.repository=null')).toMatch(/repository/);
+    expect(rejects('--set', 'external.kafka=null')).toMatch(/kafka/);
+  });
+  test('an empty required value', () => {
+    expect(rejects('--set', 'external.kafka.brokers={}')).toMatch(/brokers/);
+    // Without an existing Secret, the database URL must be given.
+    expect(rejects('--set', 'external.postgres.url=')).toMatch(/postgres/);
+  });
+  test('a wrongly typed value', () => {
+    expect(rejects('--set', 'services.gateway.replicas=two')).toMatch(/replicas/);
+    expect(rejects('--set-string', 'networkPolicy.enabled=yes')).toMatch(/enabled/);
+    expect(rejects('--set', 'external.kafka.brokers=kafka:9092')).toMatch(/brokers/);
+  });
+  test('a misspelt key and a too short secret', () => {
+    expect(rejects('--set', 'services.gatway.replicas=2')).toMatch(/gatway/);
+    expect(rejects('--set', 'secrets.internalSecret=short')).toMatch(/internalSecret/);
+  });
+  test('the same flags with good values pass (the rejections are about the values)', () => {
+    for (const args of [
+      ['--set', 'services.gateway.replicas=3'],
+      ['--set', 'external.kafka.brokers={k1:9092,k2:9092}'],
+      ['--set', 'secrets.internalSecret=0123456789abcdef'],
+      ['--set', 'secrets.existingSecret=mine', '--set', 'external.postgres.url='],
+    ])
+      expect(runHelm(['template', 'vis', chartDir, ...args]).status).toBe(0);
+  });
+});
