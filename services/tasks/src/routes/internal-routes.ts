@@ -4,7 +4,6 @@ import type { Express, NextFunction, Request, Response } from 'express';
 import { z } from 'zod';
 import { ApiError, identityOf, invalidRequest, route } from '@vision/shared';
 import { isUuid } from '../domain/fingerprint';
-import { resultExpiresAt } from '../domain/retention';
 import { toPublicTask } from '../domain/task-view';
 import type { SceneCatalogue } from '../scene-catalogue';
 import type { TaskEngine } from '../task-engine';
@@ -84,7 +83,7 @@ export function mountInternalRoutes(app: Express, d: InternalRouteDeps): void {
         business_threshold: d.businessThreshold,
         lower_bound: scene.lower_bound,
         results_summary: body.results_summary,
-        result_expires_at: resultExpiresAt(d.clock.now(), d.retentionDays),
+        retention_days: d.retentionDays,
       });
       if (!r.created && r.task.subject !== identity.subject)
         throw invalidRequest('task_id already used', 'task_id_taken');

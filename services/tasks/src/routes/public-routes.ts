@@ -8,7 +8,6 @@ import { parseStreamUrl } from '../domain/stream-url';
 import { toPublicTask } from '../domain/task-view';
 import { decodeCursor, encodeCursor } from '../domain/cursor';
 import { isTaskStatus } from '../domain/state-machine';
-import { resultExpiresAt } from '../domain/retention';
 import { receiveVideoUpload } from '../media/video-upload';
 import { guardStreamUrl } from '../probe/stream-guard';
 import { probeStream } from '../probe/ffprobe';
@@ -94,7 +93,7 @@ export function mountPublicRoutes(app: Express, d: PublicRouteDeps): void {
             source_type: 'stream',
             stream_url: parsed.url.href,
             stream_url_redacted: parsed.url.redacted,
-            result_expires_at: resultExpiresAt(d.clock.now(), d.settings.retentionDays),
+            retention_days: d.settings.retentionDays,
           },
         );
         send(res, admission);
@@ -136,7 +135,7 @@ export function mountPublicRoutes(app: Express, d: PublicRouteDeps): void {
               object_key: video.key,
               object_sha256: video.sha256,
               object_size: video.size,
-              result_expires_at: resultExpiresAt(d.clock.now(), d.settings.retentionDays),
+              retention_days: d.settings.retentionDays,
             },
           );
         });

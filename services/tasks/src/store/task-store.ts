@@ -1,5 +1,6 @@
 /** Persistence of tasks, idempotency records and the event outbox (knex; Postgres or PGlite). */
 import { randomUUID } from 'node:crypto';
+import { resultExpiresAt } from '../domain/retention';
 import { TOPICS, type Clock, type Knex } from '@vision/shared';
 import { type TaskStatus, type TaskTrigger, transition } from '../domain/state-machine';
 import type { ListPosition } from '../domain/cursor';
@@ -54,7 +55,8 @@ export interface NewVideoTask {
   object_key?: string;
   object_sha256?: string;
   object_size?: number;
-  result_expires_at: Date;
+  /** Results are kept this many days from the creation instant (SPEC 8). */
+  retention_days: number;
 }
 
 export type InsertOutcome =
@@ -175,7 +177,7 @@ export class TaskStore {
         object_size: t.object_size ?? null,
         created_at: now,
         updated_at: now,
-        result_expires_at: t.result_expires_at,
+        result_expires_at: resultExpiresAt(now, t.retention_days),
       };
       const [created] = await trx('tasks').insert(row).returning('*');
       return { kind: 'created', task: rowToTask(created as Record<string, unknown>) };
@@ -273,7 +275,7 @@ export class TaskStore {
     business_threshold: number;
     lower_bound: number;
     results_summary?: unknown;
-    result_expires_at: Date;
+    retention_days: number;
   }): Promise<{ task: TaskRow; created: boolean }> {
     const now = this.clock.now();
     return this.knex.transaction(async (trx) => {
@@ -293,7 +295,7 @@ export class TaskStore {
           announced: true,
           created_at: now,
           updated_at: now,
-          result_expires_at: r.result_expires_at,
+          result_expires_at: resultExpiresAt(now, r.retention_days),
         })
         .returning('*');
       const task = rowToTask(row as Record<string, unknown>);
