@@ -1,5 +1,5 @@
 import { Client, type LifecycleRule } from 'minio';
-import type { Readable } from 'node:stream';
+import { Transform, type Readable } from 'node:stream';
 import type { ObjectInfo, ObjectStore } from '../ports/object-store';
 import type { Logger } from '../logger';
 import { ObjectNotFoundError, validateObjectKey } from './directory-object-store';
@@ -108,11 +108,24 @@ export class MinioObjectStore implements ObjectStore {
       await this.client.putObject(this.bucket, key, body, body.length, meta);
       return { size: body.length };
     }
+    // Count through a pass-through stage: a 'data' listener on `body` would switch it to flowing mode
+    // and lose the chunks emitted before the client starts reading (an empty multipart upload).
     let size = 0;
-    body.on('data', (chunk: Buffer) => (size += chunk.length));
-    const failed = new Promise<never>((_, reject) => body.once('error', reject));
+    const counted = new Transform({
+      transform(chunk: Buffer, _enc, cb) {
+        size += chunk.length;
+        cb(null, chunk);
+      },
+    });
+    const failed = new Promise<never>((_, reject) => {
+      body.once('error', (err) => {
+        counted.destroy(err);
+        reject(err);
+      });
+    });
+    body.pipe(counted);
     try {
-      await Promise.race([this.client.putObject(this.bucket, key, body, opts.size, meta), failed]);
+      await Promise.race([this.client.putObject(this.bucket, key, counted, opts.size, meta), failed]);
     } catch (err) {
       await this.client.removeIncompleteUpload(this.bucket, key).catch(() => undefined);
       throw err;
