@@ -1,0 +1,159 @@
+/**
+ * docker-compose.yml: `docker compose config -q` where the compose plugin exists; always, a parse of the
+ * file (anchors and merge keys resolved, ${VAR:-default} interpolated with the defaults) checking that
+ * every service gets every variable it requires and that the values pass its own config schema.
+ */
+import { spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { parse } from 'yaml';
+import { TOPICS } from '@vision/shared';
+import { SERVICES, type ServiceName, repoRoot, requiredVariables, validateEnv } from './deploy-support';
+
+interface ComposeService {
+  image?: string;
+  build?: unknown;
+  command?: string[] | string;
+  environment?: Record<string, string | number | boolean | null>;
+  depends_on?: Record<string, { condition: string }>;
+  healthcheck?: { test: string[] | string };
+  volumes?: string[];
+  ports?: string[];
+  read_only?: boolean;
+}
+interface ComposeFile {
+  services: Record<string, ComposeService>;
+  volumes?: Record<string, unknown>;
+}
+
+const composePath = path.join(repoRoot, 'docker-compose.yml');
+
+/** Compose interpolation with an empty shell environment: ${X:-d} and ${X-d} give d, ${X} gives "", $$ gives $. */
+function interpolate(text: string): string {
+  return text.replace(/\$\$|\$\{([A-Za-z_][A-Za-z0-9_]*)(?:(:?[-?])([^}]*))?\}/g, (m, _name, op, arg) => {
+    if (m === '$$') return '$';
+    if (op === ':-' || op === '-') return arg as string;
+    if (op === ':?' || op === '?') throw new Error(`required variable without value: ${m}`);
+    return '';
+  });
+}
+
+const compose = parse(interpolate(readFileSync(composePath, 'utf8')), { merge: true }) as ComposeFile;
+const PORTS: Record<ServiceName, number> = {
+  gateway: 8080,
+  tasks: 8101,
+  quota: 8102,
+  results: 8103,
+  images: 8104,
+  inference: 8105,
+};
+
+const envOf = (name: string): Record<string, string> =>
+  Object.fromEntries(
+    Object.entries(compose.services[name].environment ?? {})
+      .filter(([, v]) => v !== null)
+      .map(([k, v]) => [k, String(v)]),
+  );
+
+test('docker compose config -q accepts the file (where the compose plugin exists)', () => {
+  const probe = spawnSync('docker', ['compose', 'version'], { encoding: 'utf8' });
+  if (probe.status !== 0) {
+    // No compose plugin on this machine (checked, not assumed); the parse tests below still run.
+    console.warn('docker compose is not available here; skipped `docker compose config -q`');
+    return;
+  }
+  const r = spawnSync('docker', ['compose', '-f', composePath, 'config', '-q'], {
+    cwd: repoRoot,
+    encoding: 'utf8',
+  });
+  expect({ status: r.status, stderr: r.stderr }).toEqual({ status: 0, stderr: '' });
+});
+
+describe.each(SERVICES)('%s', (name) => {
+  const svc = compose.services[name];
+  test('runs its own entry point from the project image, read-only with a /tmp', () => {
+    expect(svc).toBeDefined();
+    const command = Array.isArray(svc.command) ? svc.command : String(svc.command).split(/\s+/);
+    expect(command).toEqual(['node', `services/${name}/dist/main.js`]);
+    expect(svc.build).toEqual({ context: '.', dockerfile: 'Dockerfile' });
+    expect(svc.read_only).toBe(true);
+  });
+  test('gets every variable it requires in distributed mode, and the values pass its schema', () => {
+    const env = envOf(name);
+    const missing = requiredVariables(name).filter((v) => !env[v]);
+    expect(missing).toEqual([]);
+    expect(env.VISION_MODE).toBe('distributed');
+    expect(() => validateEnv(name, env)).not.toThrow();
+  });
+  test('peer URLs name compose services and their ports', () => {
+    for (const [key, value] of Object.entries(envOf(name))) {
+      const m = /^(TASKS|QUOTA|RESULTS|IMAGES|INFERENCE)_URL$/.exec(key);
+      if (!m) continue;
+      const peer = m[1].toLowerCase() as ServiceName;
+      expect(new URL(value)).toMatchObject({ hostname: peer, port: String(PORTS[peer]) });
+      expect(compose.services[peer]).toBeDefined();
+    }
+  });
+  test('has a readiness healthcheck on its own port', () => {
+    const check = JSON.stringify(svc.healthcheck?.test);
+    expect(check).toContain(`127.0.0.1:${PORTS[name]}/readyz`);
+  });
+});
+
+test('depends_on names existing services with conditions that they can meet', () => {
+  for (const [name, svc] of Object.entries(compose.services)) {
+    for (const [dep, { condition }] of Object.entries(svc.depends_on ?? {})) {
+      const target = compose.services[dep];
+      expect({ name, dep, exists: Boolean(target) }).toEqual({ name, dep, exists: true });
+      expect(['service_started', 'service_healthy', 'service_completed_successfully']).toContain(condition);
+      if (condition === 'service_healthy')
+        expect({ dep, healthcheck: Boolean(target.healthcheck) }).toEqual({ dep, healthcheck: true });
+    }
+  }
+});
+
+test('infrastructure: KRaft Kafka, Postgres, Redis, MinIO, Jaeger with OTLP; gateway on 8080', () => {
+  const kafka = compose.services.kafka;
+  expect(kafka.environment?.KAFKA_PROCESS_ROLES).toBe('broker,controller');
+  expect(JSON.stringify(kafka)).not.toMatch(/zookeeper/i);
+  for (const infra of ['kafka', 'postgres', 'redis', 'minio', 'jaeger'])
+    expect(compose.services[infra].healthcheck).toBeDefined();
+  expect(compose.services.jaeger.environment?.COLLECTOR_OTLP_ENABLED).toBe('true');
+  for (const name of SERVICES) expect(envOf(name).OTEL_EXPORTER_OTLP_ENDPOINT).toBe('http://jaeger:4318');
+  expect(compose.services.gateway.ports).toEqual(['8080:8080']);
+});
+
+test('one-shot init creates the topics and the bucket and runs the migrations before the services', () => {
+  const topicsCmd = JSON.stringify(compose.services['kafka-init'].command);
+  for (const topic of Object.values(TOPICS)) expect(topicsCmd).toContain(topic);
+  expect(JSON.stringify(compose.services['minio-init'].command)).toContain('mc mb --ignore-existing');
+  expect(compose.services.migrate.command).toEqual(['node', 'scripts/migrate.js']);
+  // Whoever talks to Kafka or MinIO starts after the topics and the bucket exist (directly or through a peer).
+  const after = (name: string, seen = new Set<string>()): Set<string> => {
+    for (const dep of Object.keys(compose.services[name].depends_on ?? {}))
+      if (!seen.has(dep)) {
+        seen.add(dep);
+        after(dep, seen);
+      }
+    return seen;
+  };
+  for (const name of SERVICES) {
+    const env = envOf(name);
+    if (env.KAFKA_BROKERS)
+      expect({ name, topics: after(name).has('kafka-init') }).toEqual({ name, topics: true });
+    if (env.S3_ENDPOINT)
+      expect({ name, bucket: after(name).has('minio-init') }).toEqual({ name, bucket: true });
+  }
+  for (const name of ['quota', 'tasks', 'results', 'images', 'gateway'])
+    expect(compose.services[name].depends_on?.migrate).toEqual({
+      condition: 'service_completed_successfully',
+    });
+});
+
+test('inference reads its models from the models volume, mounted read-only where VISION_MODELS_DIR points', () => {
+  const inference = compose.services.inference;
+  const dir = envOf('inference').VISION_MODELS_DIR;
+  expect(inference.volumes).toContain(`models:${dir}:ro`);
+  expect(compose.volumes).toHaveProperty('models');
+  expect(compose.services['models-init'].volumes).toContain('models:/models');
+});
