@@ -147,6 +147,23 @@ describe('quota holds and settle (HTTP, PGlite)', () => {
     expect(await images('alice')).toMatchObject({ used: 95 });
   });
 
+  it('settling 0 units on an expired hold succeeds even when the day is over its limit', async () => {
+    await hold('alice', 'lapsed', 10, { ttl_ms: 1000 });
+    h.clock.advance(2000);
+    await useImages('alice', 100);
+    // The day ends up over its limit (as after a lowered limit): used 103 of 100.
+    await h.db
+      .knex('counters')
+      .where({ subject: 'alice', kind: 'image', day: '2026-03-09' })
+      .update({ used: 103 });
+    const s = await settle('alice', 'lapsed', 0);
+    expect(s.status).toBe(200);
+    expect(s.body).toMatchObject({ hold_id: 'lapsed', units: 0, status: 'settled' });
+    expect(await images('alice')).toMatchObject({ used: 103, held: 0 });
+    const row = await h.db.knex('holds').where({ subject: 'alice', hold_id: 'lapsed' }).first();
+    expect(row.status).toBe('settled');
+  });
+
   it('a hold taken at 23:59 UTC+8 settles onto its own day after midnight', async () => {
     h.clock.set('2026-03-09T15:59:30Z');
     const r = await hold('alice', 'late', 10);

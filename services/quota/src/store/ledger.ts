@@ -386,7 +386,8 @@ export class QuotaLedger {
         case 'settle_lapsed': {
           const usage = { limit: this.limitOf(subject, row.kind), used, held: 0 };
           usage.held = await this.heldUnits(trx, subject, row.kind, row.day, now);
-          if (!fits(usage, units)) {
+          // Settling 0 units records nothing and always closes the hold, even on a day over its limit.
+          if (units > 0 && !fits(usage, units)) {
             // Nothing is recorded. The status update below would be rolled back with the error, so
             // the hold keeps its stored status; the sweeper marks it expired.
             throw this.exhausted(row.kind, usage, now, { reason: 'hold_expired', hold_id: holdId });
