@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Runs the end-to-end suite and the fault tests against the distributed deployment (six service processes on real
+# Postgres, Kafka, Redis and MinIO, with toxiproxy), without Docker:
+#   1. installs the servers when missing (first run on a fresh machine: minutes, mostly compiling MinIO),
+#   2. starts those not running, 3. builds, 4. runs jest on test/e2e and test/distributed,
+#   5. stops the servers this run started (VISION_STACK_KEEP=1 leaves them running). Exits non-zero on failure.
+# Extra arguments go to jest (e.g. a test path filter).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+started="$(mktemp)"
+cleanup() {
+  local rc=$?
+  if [ "${VISION_STACK_KEEP:-0}" != 1 ] && [ -s "$started" ]; then
+    # shellcheck disable=SC2046
+    scripts/stack/stop.sh $(tac "$started" | tr '\n' ' ') || rc=1
+  fi
+  rm -f "$started"
+  exit "$rc"
+}
+trap cleanup EXIT
+
+t0=$SECONDS
+scripts/stack/install.sh
+scripts/stack/start.sh --started-file "$started"
+echo "[test-distributed] servers ready after $((SECONDS - t0))s" >&2
+npm run build --silent
+E2E_STACK=distributed npx jest --runInBand test/e2e test/distributed "$@"
