@@ -1,4 +1,8 @@
 import { z } from 'zod';
+import { redactText } from './redact';
+
+/** Variables whose values are never echoed in configuration errors (keys, secrets, URLs with credentials). */
+const SENSITIVE_NAME = /SECRET|TOKEN|KEY|PASS|CRED|URL|ENDPOINT/i;
 
 /** Raised when environment variables do not satisfy a service's schema; the message names each variable. */
 export class ConfigError extends Error {
@@ -29,7 +33,18 @@ export function loadConfig<S extends z.ZodRawShape>(
       parsed.error.issues.map((i) => {
         const name = i.path.join('.');
         const got = input[name];
-        return `${name}: ${i.message}${got === undefined ? ' (not set)' : ` (got ${JSON.stringify(got)})`}`;
+        const sensitive = SENSITIVE_NAME.test(name);
+        const shown =
+          got === undefined
+            ? ' (not set)'
+            : sensitive
+              ? ' (value hidden)'
+              : ` (got ${JSON.stringify(redactText(got))})`;
+        // zod's own message may quote the received value: hide or redact it there too.
+        const message = redactText(
+          got === undefined ? i.message : i.message.split(got).join(sensitive ? '***' : redactText(got)),
+        );
+        return `${name}: ${message}${shown}`;
       }),
     );
   }

@@ -7,6 +7,7 @@ import { KafkaJsInstrumentation } from '@opentelemetry/instrumentation-kafkajs';
 import { UndiciInstrumentation } from '@opentelemetry/instrumentation-undici';
 import { resourceFromAttributes } from '@opentelemetry/resources';
 import { ATTR_SERVICE_NAME } from '@opentelemetry/semantic-conventions';
+import { BatchSpanProcessor, type SpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { redactText } from './redact';
 
 export interface TelemetryHandle {
@@ -19,14 +20,36 @@ export interface TelemetryHandle {
  * OTEL_EXPORTER_OTLP_ENDPOINT is set; otherwise context still propagates but nothing is exported.
  * URLs recorded on spans have user information and secret query parameters redacted.
  */
-export function startTelemetry(serviceName: string, env = process.env): TelemetryHandle {
+export function startTelemetry(
+  serviceName: string,
+  env: Record<string, string | undefined> = process.env,
+  /** Extra span processors (tests read spans through an in-memory exporter). */
+  spanProcessors: SpanProcessor[] = [],
+): TelemetryHandle {
   const exporting = Boolean(env.OTEL_EXPORTER_OTLP_ENDPOINT);
+  // Outgoing fetches may carry stream credentials or tokens (the stream guard's redirect checks):
+  // overwrite every URL attribute the instrumentation records with its redacted form.
   const scrubUrl = (span: { setAttribute(k: string, v: string): unknown }, url: string | undefined) => {
-    if (url) span.setAttribute('url.full', redactText(url));
+    if (!url) return;
+    const redacted = redactText(url);
+    span.setAttribute('url.full', redacted);
+    const q = redacted.indexOf('?');
+    span.setAttribute('url.query', q >= 0 ? redacted.slice(q + 1) : '');
+    span.setAttribute(
+      'url.path',
+      (q >= 0 ? redacted.slice(0, q) : redacted).replace(/^[a-z]+:\/\/[^/]*/i, ''),
+    );
   };
   const sdk = new NodeSDK({
     resource: resourceFromAttributes({ [ATTR_SERVICE_NAME]: serviceName }),
-    traceExporter: exporting ? new OTLPTraceExporter() : undefined,
+    ...(spanProcessors.length
+      ? {
+          spanProcessors: [
+            ...(exporting ? [new BatchSpanProcessor(new OTLPTraceExporter())] : []),
+            ...spanProcessors,
+          ],
+        }
+      : { traceExporter: exporting ? new OTLPTraceExporter() : undefined }),
     instrumentations: [
       new HttpInstrumentation({
         // Never record the Authorization header or the identity header.

@@ -55,3 +55,29 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ NEEDED: z.string() }, {})).toThrow(/NEEDED.*not set/);
   });
 });
+
+describe('configuration errors never echo secrets', () => {
+  it('hides values of sensitive variables and redacts URLs in others', () => {
+    const shape = {
+      INTERNAL_SECRET: z.string().min(16),
+      DATABASE_URL: z.string().url(),
+      SOME_LIST: z.enum(['a', 'b']),
+    };
+    let message = '';
+    try {
+      loadConfig(shape, {
+        INTERNAL_SECRET: 'short-secret',
+        DATABASE_URL: 'not a url pass:word',
+        SOME_LIST: 'rtsp://u:p@h',
+      });
+    } catch (err) {
+      message = (err as Error).message;
+    }
+    expect(message).toContain('INTERNAL_SECRET');
+    expect(message).toContain('DATABASE_URL');
+    expect(message).not.toContain('short-secret');
+    expect(message).not.toContain('pass:word');
+    expect(message).toContain('rtsp://***@h');
+    expect(message).not.toContain('u:p@');
+  });
+});

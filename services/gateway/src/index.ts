@@ -44,7 +44,8 @@ export async function start(opts: StartOptions = {}): Promise<RunningGateway> {
 
   for (const { key, subject } of cfg.VISION_API_KEYS ?? []) await keyStore.ensureConfigured(key, subject);
   let devKey: RunningGateway['devKey'];
-  if (!cfg.VISION_API_KEYS?.length && (await keyStore.count()) === 0) {
+  // A first-try convenience of standalone mode only; distributed deployments manage keys with the CLI.
+  if (cfg.VISION_MODE === 'standalone' && !cfg.VISION_API_KEYS?.length && (await keyStore.count()) === 0) {
     const created = await keyStore.create('dev', 'dev');
     devKey = { ...created, subject: 'dev' };
   }
