@@ -105,6 +105,23 @@ describe('quota charges and refunds (HTTP, PGlite)', () => {
     expect((await quota('alice')).body.video_tasks.used).toBe(1);
   });
 
+  it('a refund of an unknown id leaves a tombstone: a late charge with that id is answered refunded and consumes nothing', async () => {
+    const early = await h.http.post('/internal/v1/charges/late/refund').set(h.auth('alice'));
+    expect(early.status).toBe(404);
+    const late = await charge('alice', 'late');
+    expect(late.status).toBe(200);
+    expect(late.body).toMatchObject({ charge_id: 'late', kind: 'video', units: 1, status: 'refunded' });
+    expect(late.body.remaining).toBe(5);
+    expect((await quota('alice')).body.video_tasks.used).toBe(0);
+    // Still unknown as a charge; the id stays spent; other subjects are unaffected.
+    expect((await h.http.post('/internal/v1/charges/late/refund').set(h.auth('alice'))).status).toBe(404);
+    expect((await charge('alice', 'late', 'image', 3)).body.status).toBe('refunded');
+    expect((await quota('alice')).body.images.used).toBe(0);
+    expect((await charge('bob', 'late')).status).toBe(201);
+    // Nothing was charged or refunded for alice, so no event was written.
+    expect(await h.db.knex('outbox').where({ key: 'alice' }).count({ n: '*' })).toEqual([{ n: 0 }]);
+  });
+
   it('another subject cannot refund my charge', async () => {
     await charge('alice', 'mine');
     const r = await h.http.post('/internal/v1/charges/mine/refund').set(h.auth('mallory'));

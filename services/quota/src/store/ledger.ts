@@ -92,6 +92,10 @@ interface HoldRow {
 
 const toDate = (v: Date | string): Date => (v instanceof Date ? v : new Date(v));
 
+/** Units of the row a refund of an unknown charge id leaves (real charges have at least 1 unit). */
+const TOMBSTONE_UNITS = 0;
+const isTombstone = (row: ChargeRow): boolean => Number(row.units) === TOMBSTONE_UNITS;
+
 /**
  * The daily ledgers. Every change of a (subject, kind, day) runs in one transaction that first locks
  * that day's counter row (`SELECT ... FOR UPDATE`), then reads `used` and the live holds, then writes
@@ -245,6 +249,14 @@ export class QuotaLedger {
     const row = (await this.knex('charges').where({ subject, charge_id: chargeId }).first()) as
       ChargeRow | undefined;
     if (!row) throw new Error('charge row missing after commit');
+    if (isTombstone(row)) {
+      // Refunded before it arrived: answered as refunded, nothing consumed.
+      const rate = await this.rateFigures(this.knex, subject, kind);
+      return {
+        created: false,
+        charge: { charge_id: chargeId, kind, units, day: row.day, status: 'refunded', ...rate },
+      };
+    }
     if (!created && (row.kind !== kind || row.units !== units))
       throw invalidRequest(
         'charge_id was already used for another kind or number of units',
@@ -269,12 +281,40 @@ export class QuotaLedger {
     };
   }
 
-  /** Returns a charge's units to the day it was charged on. A second refund changes nothing. */
+  /**
+   * Returns a charge's units to the day it was charged on. A second refund changes nothing. A refund
+   * of an unknown id answers 404 but leaves a tombstone (a `refunded` row of 0 units), so a charge
+   * with that id still in flight (a caller's timed-out charge) is answered `refunded` when it lands
+   * and consumes nothing. If that charge commits while the refund waits on the key, it is refunded.
+   */
   async refund(subject: string, chargeId: string): Promise<RefundView> {
-    return this.transaction(async (trx) => {
-      const row = (await trx('charges').where({ subject, charge_id: chargeId }).forUpdate().first()) as
-        ChargeRow | undefined;
-      if (!row) throw notFound('No such charge');
+    const view = await this.transaction(async (trx): Promise<RefundView | undefined> => {
+      const find = async () =>
+        (await trx('charges').where({ subject, charge_id: chargeId }).forUpdate().first()) as
+          ChargeRow | undefined;
+      let row = await find();
+      if (!row) {
+        const now = this.now();
+        const inserted = await trx('charges')
+          .insert({
+            subject,
+            charge_id: chargeId,
+            kind: 'video',
+            units: TOMBSTONE_UNITS,
+            day: dayOf(now),
+            status: 'refunded',
+            charged_at: now,
+            refunded_at: now,
+          })
+          .onConflict(['subject', 'charge_id'])
+          .ignore()
+          .returning('charge_id');
+        if (inserted.length > 0) return undefined;
+        // A concurrent charge with this id committed while the insert waited on the key.
+        row = await find();
+        if (!row) throw new Error('charge row missing after key conflict');
+      }
+      if (isTombstone(row)) return undefined;
       if (row.status === 'refunded') return { charge_id: chargeId, day: row.day, status: 'refunded' };
       await this.lockCounter(trx, subject, row.kind, row.day);
       const now = this.now();
@@ -287,6 +327,8 @@ export class QuotaLedger {
       await this.emit(trx, 'refunded', subject, row.kind, row.units, row.day, now);
       return { charge_id: chargeId, day: row.day, status: 'refunded' };
     });
+    if (!view) throw notFound('No such charge');
+    return view;
   }
 
   /** Holds `units` of today until settled or `ttlMs` has passed. */
