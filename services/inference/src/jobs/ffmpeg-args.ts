@@ -48,6 +48,8 @@ export function ffmpegArgs(o: FfmpegArgsOptions): string[] {
   const args = ['-hide_banner', '-nostdin', '-nostats', '-loglevel', 'info'];
   args.push('-protocol_whitelist', PROTOCOL_WHITELIST[o.kind]);
   if (o.kind === 'rtsp') args.push('-rtsp_transport', 'tcp');
+  // Redirects are walked (and every hop's address checked) before ffmpeg starts: it follows none itself.
+  if (o.kind === 'http' || o.kind === 'https') args.push('-max_redirects', '0');
   if (o.live && o.kind !== 'file')
     args.push('-rw_timeout', String(Math.round((o.ioTimeoutMs ?? 10_000) * 1000)));
   args.push('-i', o.input);

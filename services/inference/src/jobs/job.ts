@@ -4,6 +4,7 @@ import { letterboxFor } from '../model/letterbox';
 import type { SceneEngine, VideoSceneSession } from '../scenes/engines';
 import { SortTracker } from '../tracking/sort-tracker';
 import { checkStreamHost, type Resolver } from '../net/stream-url';
+import { resolveRedirects } from '../net/redirects';
 import { ffmpegArgs, type InputKind } from './ffmpeg-args';
 import { FfmpegFrameSource, type SourceExit, type SourceFrame } from './frame-source';
 import type { JobSpec, JobStatus, JobView } from './job-types';
@@ -48,6 +49,8 @@ export class Job {
   private seq = 0;
   private stopRequested = false;
   private abortReason?: string;
+  /** The checked final address of an http(s) stream after its redirects (set before each connection). */
+  private streamInput?: string;
   private source?: FfmpegFrameSource;
   private queue: SourceFrame[] = [];
   private wake?: () => void;
@@ -159,6 +162,15 @@ export class Job {
         });
         if (!check.ok && check.reason.includes('refused')) return { status: 'failed', reason: check.reason };
         if (!check.ok) reason = check.reason;
+        if (!reason && (this.input.kind === 'http' || this.input.kind === 'https')) {
+          const hops = await resolveRedirects(this.input.input, {
+            allowPrivate: this.rt.allowPrivate,
+            resolve: this.rt.resolve,
+          });
+          if (!hops.ok && hops.refused) return { status: 'failed', reason: hops.reason };
+          if (!hops.ok) reason = hops.reason;
+          else this.streamInput = hops.url;
+        }
       }
       if (!reason) {
         const before = this.seq;
@@ -207,7 +219,7 @@ export class Job {
     const source = new FfmpegFrameSource({
       ffmpegPath: this.rt.ffmpegPath,
       args: ffmpegArgs({
-        input: this.input.input,
+        input: this.streamInput ?? this.input.input,
         kind: this.input.kind,
         live,
         sampleFps: this.spec.sampleFps,
