@@ -12,6 +12,7 @@ import request from 'supertest';
 import {
   type Clock,
   IDENTITY_HEADER,
+  type Logger,
   InProcessBus,
   type RunningService,
   createLogger,
@@ -183,11 +184,11 @@ export interface Stack {
 }
 
 export async function startStack(
-  opts: { env?: Record<string, string>; clock?: Clock; quotaDaily?: number } = {},
+  opts: { env?: Record<string, string>; clock?: Clock; quotaDaily?: number; logger?: Logger } = {},
 ): Promise<Stack> {
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'tasks-test-'));
   const bus = new InProcessBus();
-  const logger = createLogger('test', { level: 'silent' });
+  const logger = opts.logger ?? createLogger('test', { level: 'silent' });
   const quota = await startQuota({
     env: {
       INTERNAL_SECRET: SECRET,

@@ -41,6 +41,37 @@ export async function checkHost(
   return { ok: true, addresses };
 }
 
+/** Percent-decodes per the URL standard: valid `%XX` become bytes (read as UTF-8), anything else stays. */
+export function percentDecode(s: string): string {
+  const bytes: number[] = [];
+  for (let i = 0; i < s.length;) {
+    if (s[i] === '%' && /^[0-9A-Fa-f]{2}$/.test(s.slice(i + 1, i + 3))) {
+      bytes.push(parseInt(s.slice(i + 1, i + 3), 16));
+      i += 3;
+    } else {
+      const ch = String.fromCodePoint(s.codePointAt(i) ?? 0);
+      bytes.push(...Buffer.from(ch, 'utf8'));
+      i += ch.length;
+    }
+  }
+  return Buffer.from(bytes).toString('utf8');
+}
+
+/**
+ * fetch refuses URLs with user information: the request goes to the URL without it, and the user
+ * information (percent-decoded) is sent as `Authorization: Basic`. Neither is ever logged.
+ */
+export function fetchTargetOf(href: string): { url: string; headers: Record<string, string> } {
+  const u = new URL(href);
+  if (!u.username && !u.password) return { url: u.href, headers: {} };
+  const user = percentDecode(u.username);
+  const pass = percentDecode(u.password);
+  u.username = '';
+  u.password = '';
+  const token = Buffer.from(`${user}:${pass}`, 'utf8').toString('base64');
+  return { url: u.href, headers: { authorization: `Basic ${token}` } };
+}
+
 /** Checks the URL's host, then (http/https) every redirect hop. Returns the URL ffprobe should open. */
 export async function guardStreamUrl(url: ParsedStreamUrl, opts: GuardOptions): Promise<GuardResult> {
   const maxRedirects = opts.maxRedirects ?? 5;
@@ -64,7 +95,13 @@ export async function guardStreamUrl(url: ParsedStreamUrl, opts: GuardOptions): 
     const ac = new AbortController();
     const timer = setTimeout(() => ac.abort(), remaining);
     try {
-      res = await fetch(current.href, { method: 'GET', redirect: 'manual', signal: ac.signal });
+      const target = fetchTargetOf(current.href);
+      res = await fetch(target.url, {
+        method: 'GET',
+        redirect: 'manual',
+        signal: ac.signal,
+        headers: target.headers,
+      });
     } catch {
       return { ok: false, reason: 'stream_unreachable', problem: 'stream_url could not be reached' };
     } finally {

@@ -1,0 +1,119 @@
+/**
+ * Stream URLs with user information (SPEC.md 4.1): the SSRF guard's own request cannot carry them in
+ * the URL (fetch refuses it), so they travel as `Authorization: Basic`; ffprobe and the backend get the
+ * full URL; nothing the caller sees and no log line contains them.
+ */
+import { randomUUID } from 'node:crypto';
+import { createReadStream, statSync } from 'node:fs';
+import http, { type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import path from 'node:path';
+import { createLogger } from '@vision/shared';
+import { parseStreamUrl } from '../src/domain/stream-url';
+import { guardStreamUrl, percentDecode } from '../src/probe/stream-guard';
+import { MEDIA, type Stack, startStack } from './harness';
+
+const USER = 'cam-user';
+const PASS = 'Sup3rSecretPw';
+const CLIP = 'person_bicycle_car_parkinglot_intel.mp4';
+
+/** A camera that wants Basic auth: 401 with a challenge without the right credentials. */
+async function startAuthClipServer(expected: string) {
+  const seen: (string | undefined)[] = [];
+  const server: Server = http.createServer((req, res) => {
+    seen.push(req.headers.authorization);
+    if (req.headers.authorization !== `Basic ${Buffer.from(expected).toString('base64')}`) {
+      res.writeHead(401, { 'www-authenticate': 'Basic realm="camera"' });
+      return void res.end();
+    }
+    const file = path.join(MEDIA, 'videos', CLIP);
+    res.writeHead(200, { 'content-type': 'video/mp4', 'content-length': statSync(file).size });
+    createReadStream(file).pipe(res);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const port = (server.address() as AddressInfo).port;
+  return {
+    seen,
+    port,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+let stack: Stack;
+let camera: Awaited<ReturnType<typeof startAuthClipServer>>;
+const logs: string[] = [];
+
+beforeAll(async () => {
+  camera = await startAuthClipServer(`${USER}:${PASS}`);
+  const logger = createLogger('tasks-test', {
+    level: 'debug',
+    destination: { write: (line: string) => void logs.push(line) },
+  });
+  stack = await startStack({ logger });
+});
+afterAll(async () => {
+  await stack.close();
+  await camera.close();
+});
+
+test('an http stream URL with user:pass@ reaches the probe and creates the task; the credentials stay hidden', async () => {
+  const streamUrl = `http://${USER}:${PASS}@127.0.0.1:${camera.port}/${CLIP}`;
+  const r = await stack.http
+    .post('/v1/vision/tasks')
+    .set(stack.as('alice'))
+    .set('Idempotency-Key', randomUUID())
+    .send({ scene_code: 'person_vehicle', stream_url: streamUrl });
+  expect(r.status).toBe(201);
+  expect(r.body.status).toBe('running');
+  // The backend gets the full URL: it needs the credentials.
+  expect(stack.inference.jobs.get(r.body.task_id)?.source).toEqual({ type: 'stream', url: streamUrl });
+  // The guard's request authenticated with Basic (no request went out with the URL's user info inside).
+  expect(camera.seen).toContain(`Basic ${Buffer.from(`${USER}:${PASS}`).toString('base64')}`);
+
+  const got = await stack.http.get(`/v1/vision/tasks/${r.body.task_id}`).set(stack.as('alice'));
+  const list = await stack.http.get('/v1/vision/tasks').set(stack.as('alice'));
+  const token = Buffer.from(`${USER}:${PASS}`).toString('base64');
+  for (const text of [JSON.stringify(r.body), JSON.stringify(r.headers), got.text, list.text]) {
+    expect(text).not.toContain(PASS);
+    expect(text).not.toContain(token);
+  }
+  expect(logs.length).toBeGreaterThan(0);
+  const captured = logs.join('');
+  expect(captured).not.toContain(PASS);
+  expect(captured).not.toContain(token);
+});
+
+test('wrong credentials are refused as stream_unreachable without echoing them', async () => {
+  const r = await stack.http
+    .post('/v1/vision/tasks')
+    .set(stack.as('bob'))
+    .set('Idempotency-Key', randomUUID())
+    .send({
+      scene_code: 'person_vehicle',
+      stream_url: `http://${USER}:WrongPassword9@127.0.0.1:${camera.port}/${CLIP}`,
+    });
+  expect(r.status).toBe(400);
+  expect(r.body.error.details.reason).toBe('stream_unreachable');
+  expect(r.text).not.toContain('WrongPassword9');
+  expect(logs.join('')).not.toContain('WrongPassword9');
+});
+
+test('the guard sends percent-encoded user information decoded, as Basic credentials', async () => {
+  const raw = 'us@er:p:ss/wörd%zz';
+  const special = await startAuthClipServer(raw);
+  try {
+    const parsed = parseStreamUrl(`http://us%40er:p%3Ass%2Fw%C3%B6rd%zz@127.0.0.1:${special.port}/${CLIP}`);
+    if (!parsed.ok) throw new Error(parsed.problem);
+    const g = await guardStreamUrl(parsed.url, { allowPrivate: true, timeoutMs: 3000 });
+    expect(g).toMatchObject({ ok: true });
+    if (g.ok) expect(g.url.href).toBe(parsed.url.href); // ffprobe still gets the full URL
+    expect(special.seen).toEqual([`Basic ${Buffer.from(raw, 'utf8').toString('base64')}`]);
+  } finally {
+    await special.close();
+  }
+  expect(percentDecode('a%2Fb%zz%4')).toBe('a/b%zz%4');
+});
