@@ -207,6 +207,11 @@ export class TaskEngine {
       await this.undo(identity, task, charge.maybeCharged);
       throw new ApiError('OP-SYS-UNAVAILABLE', 'The quota service is unavailable, retry later');
     }
+    if (charge.kind === 'refunded') {
+      // Not charged (its id was refunded already): never submitted for free.
+      await this.store.discard(task.task_id);
+      throw new ApiError('OP-SYS-UNAVAILABLE', 'Could not settle this request, retry later');
+    }
     const settled = await this.submit(identity, task, 'request');
     const status = settled.status === 'resolving' ? 202 : 201;
     return { status, task: settled, headers: charge.headers, replayed: false };
@@ -366,6 +371,12 @@ export class TaskEngine {
           continue;
         }
         if (charge.kind === 'unavailable') continue;
+        if (charge.kind === 'refunded') {
+          // Its charge was refunded (e.g. a crash after the refund): it must not run for free.
+          await this.store.move(task.task_id, 'submission_rejected', { reason: 'charge_refunded' });
+          void this.outbox.kick();
+          continue;
+        }
         await this.submit(identity, task, 'recovery');
       } catch (err) {
         this.logger.warn({ err, task_id: task.task_id }, 'recovery of a submitting task failed; will retry');

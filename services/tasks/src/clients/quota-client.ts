@@ -5,6 +5,8 @@ import { isQuotaFigures, rateLimitHeaders } from '../domain/rate-limit-headers';
 
 export type ChargeOutcome =
   | { kind: 'charged'; day: string; headers: Record<string, string> }
+  /** The charge id was charged and refunded already (or refunded before it arrived): nothing is charged. */
+  | { kind: 'refunded' }
   | { kind: 'exhausted'; error: ApiError; headers: Record<string, string> }
   /** The quota service could not be asked; `maybeCharged` when the request may have landed. */
   | { kind: 'unavailable'; maybeCharged: boolean };
@@ -41,7 +43,8 @@ export class QuotaClient {
       throw err;
     }
     if (r.status === 200 || r.status === 201) {
-      const body = r.body as { day?: string };
+      const body = r.body as { day?: string; status?: string };
+      if (body.status === 'refunded') return { kind: 'refunded' };
       return { kind: 'charged', day: String(body.day ?? ''), headers: this.headersFrom(r.body, null) };
     }
     if (r.status === 429) {
