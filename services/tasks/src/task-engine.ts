@@ -38,6 +38,11 @@ export interface Admission {
   replayed: boolean;
 }
 
+/** Refund reasons of resolving tasks settled as not created (their job may still appear late). */
+const NOT_CREATED_REASONS = ['backend_has_no_job', 'verified_not_created'];
+/** How long after such a refund the reconciler still looks for a late job to stop. */
+const LATE_JOB_WINDOW_MS = 10 * 60_000;
+
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 function workerIdentity(subject: string): Identity {
@@ -74,6 +79,7 @@ export class TaskEngine {
         await this.reconcileResolving();
         await this.recoverSubmitting();
         await this.retryRefunds();
+        await this.stopLateJobs();
       },
       logger,
     );
@@ -310,6 +316,9 @@ export class TaskEngine {
   ): Promise<TaskRow> {
     const refunded = await this.quota.refund(workerIdentity(task.subject), task.task_id).catch(() => false);
     const moved = await this.store.move(task.task_id, trigger, { reason, refund_pending: !refunded });
+    // A slow backend may still create the job of a resolving task: stop it (idempotent; 404 is fine).
+    if (trigger === 'verified_not_created')
+      await this.inference.stopJob(workerIdentity(task.subject), task.task_id).catch(() => null);
     void this.outbox.kick();
     return moved ?? (await this.store.get(task.task_id)) ?? task;
   }
@@ -383,6 +392,30 @@ export class TaskEngine {
       } finally {
         this.inflight.delete(task.task_id);
       }
+    }
+  }
+
+  /**
+   * Stops jobs a slow backend created after their resolving task was refunded as not created (for
+   * LATE_JOB_WINDOW_MS after the refund): nobody pays for them and nobody would stop them otherwise.
+   */
+  async stopLateJobs(): Promise<void> {
+    const since = new Date(this.clock.now().getTime() - LATE_JOB_WINDOW_MS);
+    const tasks = await this.store.refundedSince(NOT_CREATED_REASONS, since, 100);
+    if (tasks.length === 0) return;
+    let jobs: Map<string, JobView>;
+    try {
+      jobs = await this.inference.getJobs(
+        workerIdentity('tasks-service'),
+        tasks.map((t) => t.task_id),
+      );
+    } catch {
+      return; // backend unreachable: ask again next round
+    }
+    for (const task of tasks) {
+      if (jobs.get(task.task_id)?.status !== 'running') continue;
+      this.logger.warn({ task_id: task.task_id }, 'stopping a job created after its task was refunded');
+      await this.inference.stopJob(workerIdentity(task.subject), task.task_id).catch(() => null);
     }
   }
 

@@ -4,7 +4,8 @@
  */
 import { randomUUID } from 'node:crypto';
 import request from 'supertest';
-import { type Stack, quotaUsed, startClipServer, startStack, waitFor } from './harness';
+import { FakeClock } from '@vision/shared';
+import { ADMIN_TOKEN, type Stack, quotaUsed, startClipServer, startStack, waitFor } from './harness';
 
 let clips: Awaited<ReturnType<typeof startClipServer>>;
 beforeAll(async () => {
@@ -13,6 +14,13 @@ beforeAll(async () => {
 afterAll(async () => {
   await clips.close();
 });
+
+const createUrl = (stack: Stack, subject: string) =>
+  stack.http
+    .post('/v1/vision/tasks')
+    .set(stack.as(subject))
+    .set('Idempotency-Key', randomUUID())
+    .send({ scene_code: 'ship', stream_url: clips.url('boats_kodak_pan_synth.mp4') });
 
 describe('recovery of a submitting task whose charge was refunded', () => {
   let stack: Stack;
@@ -62,5 +70,65 @@ describe('recovery of a submitting task whose charge was refunded', () => {
     expect((await stack.tasks.store.get(taskId))?.status).toBe('refunded');
     expect(stack.inference.jobs.has(taskId)).toBe(false);
     expect(await quotaUsed(stack, 'ned')).toBe(0);
+  });
+});
+
+describe('jobs created after their resolving task was refunded', () => {
+  let stack: Stack;
+  const clock = new FakeClock(new Date());
+  beforeAll(async () => {
+    stack = await startStack({
+      clock,
+      env: {
+        TASKS_BACKEND_TIMEOUT_MS: '500',
+        TASKS_RESOLVE_GRACE_MS: '0',
+        TASKS_RECONCILE_INTERVAL_MS: '600000',
+        TASKS_MAX_ACTIVE: '10',
+        TASKS_BREAKER_VOLUME: '100',
+      },
+      quotaDaily: 50,
+    });
+  });
+  afterAll(() => stack.close());
+
+  const lateJob = (taskId: string) =>
+    stack.inference.jobs.set(taskId, { job_id: taskId, scene_code: 'ship', status: 'running', source: {} });
+
+  test('refunding a resolving task as not created stops its job', async () => {
+    stack.inference.behaviour.submit = 'hang_after_create'; // the job exists, the answer never came
+    const t = await createUrl(stack, 'oli');
+    stack.inference.behaviour.submit = 'accept';
+    expect(t.body.status).toBe('resolving');
+    const v = await request(stack.tasks.url)
+      .post(`/internal/v1/admin/tasks/${t.body.task_id}/verify`)
+      .set('Authorization', `Bearer ${ADMIN_TOKEN}`)
+      .send({ created: false });
+    expect(v.body.status).toBe('refunded');
+    expect(stack.inference.jobs.get(t.body.task_id)?.status).toBe('stopped');
+    expect(await quotaUsed(stack, 'oli')).toBe(0);
+  });
+
+  test('the reconciler stops a job that appears within 10 minutes of the refund, not later', async () => {
+    stack.inference.behaviour.submit = 'hang';
+    const early = await createUrl(stack, 'pat');
+    const old = await createUrl(stack, 'pat');
+    stack.inference.behaviour.submit = 'accept';
+    for (const r of [early, old]) expect(r.body.status).toBe('resolving');
+    await stack.tasks.engine.reconciler.kick(); // no job yet: both refunded after the grace
+    for (const r of [early, old])
+      expect((await stack.tasks.store.get(r.body.task_id))?.status).toBe('refunded');
+
+    // The slow backend creates the first job now...
+    lateJob(early.body.task_id);
+    clock.advance(60_000);
+    await stack.tasks.engine.reconciler.kick();
+    expect(stack.inference.jobs.get(early.body.task_id)?.status).toBe('stopped');
+
+    // ...and the second one only after the window: left alone.
+    clock.advance(10 * 60_000);
+    lateJob(old.body.task_id);
+    await stack.tasks.engine.reconciler.kick();
+    expect(stack.inference.jobs.get(old.body.task_id)?.status).toBe('running');
+    expect(await quotaUsed(stack, 'pat')).toBe(0);
   });
 });

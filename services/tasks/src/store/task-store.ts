@@ -334,6 +334,17 @@ export class TaskStore {
     return rows.map((r) => rowToTask(r as Record<string, unknown>));
   }
 
+  /** Video tasks that became `refunded` with one of `reasons` at or after `since`, newest first. */
+  async refundedSince(reasons: string[], since: Date, limit: number): Promise<TaskRow[]> {
+    const rows = await this.knex('tasks')
+      .where({ kind: 'video', status: 'refunded' })
+      .whereIn('reason', reasons)
+      .where('updated_at', '>=', since)
+      .orderBy('updated_at', 'desc')
+      .limit(limit);
+    return rows.map((r) => rowToTask(r as Record<string, unknown>));
+  }
+
   async expiredUnmarked(now: Date, limit: number): Promise<TaskRow[]> {
     const rows = await this.knex('tasks')
       .where('result_expires_at', '<=', now)
