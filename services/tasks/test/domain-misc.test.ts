@@ -6,6 +6,8 @@ import { decodeCursor, encodeCursor } from '../src/domain/cursor';
 import { resultExpiresAt } from '../src/domain/retention';
 import { rateLimitHeaders } from '../src/domain/rate-limit-headers';
 import { toPublicTask } from '../src/domain/task-view';
+import { loadTasksConfig } from '../src/config';
+import { VIDEO_BODY_LIMIT } from '../../gateway/src/domain/routes';
 
 const media = path.resolve(
   process.env.VISION_SHARED_DIR ?? path.resolve(__dirname, '../../../../shared'),
@@ -97,4 +99,12 @@ test('public task view has the SPEC fields and reason only when ended badly', ()
   expect(toPublicTask({ ...base, status: 'failed', reason: 'backend_lost_job' }).reason).toBe(
     'backend_lost_job',
   );
+});
+
+describe('upload size limit', () => {
+  test('defaults to 512 MB (SPEC 4.2), inside the gateway body cap with room for the multipart framing', () => {
+    const max = loadTasksConfig({ INTERNAL_SECRET: 'x'.repeat(16) }).TASKS_MAX_VIDEO_BYTES;
+    expect(max).toBe(512_000_000);
+    expect(VIDEO_BODY_LIMIT - max).toBe(1024 * 1024);
+  });
 });

@@ -125,6 +125,18 @@ describe('uploads', () => {
     expect(await quotaUsed(stack, 'ben')).toBe(0);
   });
 
+  test('a file of exactly the maximum size is accepted; one byte more is refused', async () => {
+    const max = 2 * 1024 * 1024;
+    const mp4 = readFileSync(MP4);
+    const exact = Buffer.concat([mp4, Buffer.alloc(max - mp4.length)]);
+    const ok = await upload(stack, 'fay', exact, 'exact.mp4');
+    expect(ok.status).toBe(201);
+    const over = await upload(stack, 'fay', Buffer.concat([exact, Buffer.alloc(1)]), 'over.mp4');
+    expect(over.status).toBe(400);
+    expect(over.body.error.details.reason).toBe('file_too_large');
+    expect(await quotaUsed(stack, 'fay')).toBe(1);
+  });
+
   test('disabled scene on upload: 400 and the object is deleted', async () => {
     const before = stack.objectFiles().length;
     const r = await stack.http

@@ -69,7 +69,8 @@ export async function receiveVideoUpload(
         fieldNameSize: 64,
         fieldSize: 256,
         fields: 2, // one more than allowed: the handlers below refuse the extra one by name
-        fileSize: opts.maxBytes,
+        // busboy reports 'limit' when the size reaches fileSize: one more lets exactly maxBytes through.
+        fileSize: opts.maxBytes + 1,
         files: 2,
         parts: 4,
         headerPairs: 32,
