@@ -370,8 +370,11 @@ export class TaskEngine {
       try {
         const identity = workerIdentity(task.subject);
         if (task.abandoned) {
-          if (await this.quota.refund(identity, task.task_id).catch(() => false))
+          if (await this.quota.refund(identity, task.task_id).catch(() => false)) {
             await this.store.discard(task.task_id);
+            // Its upload was kept while the row referred to it.
+            if (task.object_key) await this.objects.delete([task.object_key]).catch(() => undefined);
+          }
           continue;
         }
         const charge = await this.quota.charge(identity, task.task_id);

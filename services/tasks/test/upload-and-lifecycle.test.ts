@@ -198,6 +198,47 @@ describe('uploads', () => {
   });
 });
 
+describe('an upload whose create fails after the task row was written', () => {
+  let stack: Stack;
+  beforeAll(async () => {
+    stack = await startStack({
+      env: { TASKS_RECOVER_AFTER_MS: '0', TASKS_RECONCILE_INTERVAL_MS: '600000' },
+    });
+  });
+  afterAll(() => stack.close());
+
+  test('keeps the object, so that recovery submits a job whose video exists', async () => {
+    // A store failure right after the backend accepted the job (fault injected into the real store).
+    const store = stack.tasks.store;
+    const move = store.move.bind(store);
+    let injected = false;
+    store.move = async (...args: Parameters<typeof move>) => {
+      if (!injected && args[1] === 'submission_accepted') {
+        injected = true;
+        throw new Error('database went away');
+      }
+      return move(...args);
+    };
+    try {
+      const r = await upload(stack, 'ida', MP4, 'a.mp4');
+      expect(r.status).toBeGreaterThanOrEqual(500);
+    } finally {
+      store.move = move;
+    }
+    expect(injected).toBe(true);
+    const [job] = [...stack.inference.jobs.values()];
+    const key = (job.source as { key: string }).key;
+    expect(stack.objectFiles()).toHaveLength(1);
+    expect(stack.objectFiles()[0].endsWith(key)).toBe(true);
+
+    await new Promise((res) => setTimeout(res, 5));
+    await stack.tasks.engine.recoverSubmitting();
+    await waitFor(async () => (await store.get(job.job_id))?.status === 'running', 3000);
+    expect(stack.objectFiles()).toHaveLength(1);
+    expect(await quotaUsed(stack, 'ida')).toBe(1);
+  });
+});
+
 describe('backend failures', () => {
   let stack: Stack;
   beforeAll(async () => {

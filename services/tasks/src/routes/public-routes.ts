@@ -140,8 +140,13 @@ export function mountPublicRoutes(app: Express, d: PublicRouteDeps): void {
           );
         });
       } finally {
-        // A replay, a refusal or an error keeps no copy; deleted before the answer goes out.
-        if (admission?.task.object_key !== video.key)
+        // A replay, a refusal or an error keeps no copy; deleted before the answer goes out. An error
+        // raised after the task row was written (recovery will submit it) keeps the object; so does
+        // a failure to ask the store (an orphan is better than a job whose video is gone).
+        if (
+          admission?.task.object_key !== video.key &&
+          !(await d.store.referencesObject(video.key).catch(() => true))
+        )
           await d.objects.delete([video.key]).catch(() => undefined);
       }
       send(res, admission);

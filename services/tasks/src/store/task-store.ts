@@ -114,6 +114,12 @@ export class TaskStore {
     return r ? rowToTask(r as Record<string, unknown>) : undefined;
   }
 
+  /** True when some task row refers to the uploaded object `key`. */
+  async referencesObject(key: string): Promise<boolean> {
+    const r = await this.knex('tasks').where({ object_key: key }).first('task_id');
+    return r !== undefined;
+  }
+
   async countActive(subject: string): Promise<number> {
     const r = await this.knex('tasks')
       .where({ subject, kind: 'video' })
