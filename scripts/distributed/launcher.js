@@ -18,6 +18,10 @@ const fs = require('node:fs');
 const net = require('node:net');
 const os = require('node:os');
 const path = require('node:path');
+const { Client: PgClient } = require('pg');
+const Minio = require('minio');
+const Redis = require('ioredis');
+const { Kafka, logLevel } = require('kafkajs');
 
 const REPO = path.resolve(__dirname, '../..');
 const STACK_SCRIPTS = path.join(REPO, 'scripts/stack');
@@ -133,7 +137,6 @@ class Toxiproxy {
 
 /** Deletes the topics (when present) and creates them again, empty. Retries while a deletion is in progress. */
 async function resetTopics(brokers) {
-  const { Kafka, logLevel } = require('kafkajs');
   const kafka = new Kafka({ clientId: 'vision-launcher', brokers, logLevel: logLevel.NOTHING });
   const admin = kafka.admin();
   await admin.connect();
@@ -164,8 +167,7 @@ async function resetTopics(brokers) {
 }
 
 async function createDatabase(pgUrl, name) {
-  const { Client } = require('pg');
-  const client = new Client({ connectionString: `${pgUrl}/postgres` });
+  const client = new PgClient({ connectionString: `${pgUrl}/postgres` });
   await client.connect();
   try {
     await client.query(`create database "${name}"`);
@@ -175,8 +177,7 @@ async function createDatabase(pgUrl, name) {
 }
 
 async function dropDatabase(pgUrl, name) {
-  const { Client } = require('pg');
-  const client = new Client({ connectionString: `${pgUrl}/postgres` });
+  const client = new PgClient({ connectionString: `${pgUrl}/postgres` });
   await client.connect();
   try {
     await client.query(`drop database if exists "${name}" with (force)`);
@@ -186,7 +187,6 @@ async function dropDatabase(pgUrl, name) {
 }
 
 function minioClient(stack) {
-  const Minio = require('minio');
   const u = new URL(stack.s3Endpoint);
   return new Minio.Client({
     endPoint: u.hostname,
@@ -209,7 +209,6 @@ async function removeBucket(client, bucket) {
 }
 
 async function flushRedis(url) {
-  const Redis = require('ioredis');
   const r = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 1 });
   await r.connect();
   try {
@@ -278,6 +277,11 @@ class Deployment {
       TASKS_ADMIN_TOKEN: `admin-${this.secret}`,
       HOST: '127.0.0.1',
       KAFKAJS_NO_PARTITIONER_WARNING: '1',
+      // Without an OTLP endpoint the OpenTelemetry SDK still defaults to OTLP exporters on 127.0.0.1:4318,
+      // whose flush at shutdown holds every SIGTERM for seconds; no collector runs here.
+      ...(process.env.OTEL_EXPORTER_OTLP_ENDPOINT
+        ? { OTEL_EXPORTER_OTLP_ENDPOINT: process.env.OTEL_EXPORTER_OTLP_ENDPOINT }
+        : { OTEL_TRACES_EXPORTER: 'none', OTEL_METRICS_EXPORTER: 'none', OTEL_LOGS_EXPORTER: 'none' }),
       ...(this.options.keys ? { VISION_API_KEYS: this.options.keys } : {}),
       ...this.options.env,
     };
@@ -437,11 +441,15 @@ class Deployment {
   async close({ keepData = false } = {}) {
     if (this.closed) return;
     this.closed = true;
-    for (const name of [...SERVICES].reverse()) {
-      await Promise.all(
-        (this.procs[name] || []).map((p) => this.kill(name, { index: p.index, signal: 'SIGTERM', timeoutMs: 20_000 })),
+    // The gateway(s) first (no new requests), then the rest together.
+    const stop = (names) =>
+      Promise.all(
+        names.flatMap((name) =>
+          (this.procs[name] || []).map((p) => this.kill(name, { index: p.index, signal: 'SIGTERM', timeoutMs: 15_000 })),
+        ),
       );
-    }
+    await stop(['gateway']);
+    await stop(SERVICES.filter((n) => n !== 'gateway'));
     for (const proxy of Object.values(this.proxies)) await this.toxiproxy.remove(proxy).catch(() => undefined);
     if (!keepData) {
       await dropDatabase(this.stack.pgUrl, this.database).catch(() => undefined);
