@@ -19,6 +19,7 @@ import {
   errorCodeFor,
   inUploadOrder,
   summarise,
+  withUngrantedImagesFailed,
 } from './domain/results';
 import type { CallRecord, CallStore } from './store/call-store';
 import type { InferenceClient } from './clients/inference-client';
@@ -233,16 +234,19 @@ export class ImageDetections {
           'The request was interrupted; retry with the same Idempotency-Key',
         );
       }
+      let final = results;
       const settled = await quota.settle(identity, holdId, units);
       if (settled === 'retry_later') {
         // Results stand; the sweeper settles the hold when quota answers again.
         logger.warn({ task_id: call.taskId, units }, 'quota settle failed; left for the sweeper');
       } else {
+        if (settled === 'exhausted')
+          final = await this.failUngranted(identity, { ...call, subject, holdId }, results);
         if (settled === 'gone')
           logger.warn({ task_id: call.taskId, units }, 'quota refused the settle (hold gone)');
         await calls.markCompleted(subject, call.idempotencyKey, call.attempt, clock.now());
       }
-      return { status: 201, body: detectionResponse(call.taskId, call.idempotencyKey, results, false) };
+      return { status: 201, body: detectionResponse(call.taskId, call.idempotencyKey, final, false) };
     } finally {
       clearInterval(heartbeat);
     }
@@ -285,13 +289,39 @@ export class ImageDetections {
     return inUploadOrder(results, files.length);
   }
 
+  /**
+   * Quota refused the settle (the hold expired and the day filled up meanwhile): the succeeded images
+   * are not granted. They become failed with OP-QUOTA-DAILY-EXHAUSTED in the stored results (so that
+   * replays agree), and the hold is closed with 0 units. Returns the new results.
+   */
+  private async failUngranted(
+    identity: Identity,
+    call: { subject: string; idempotencyKey: string; attempt: number; taskId: string; holdId: string },
+    results: readonly ImageResult[],
+  ): Promise<ImageResult[]> {
+    const failed = withUngrantedImagesFailed(results);
+    await this.d.calls.replaceResults(call.subject, call.idempotencyKey, call.attempt, failed, 0);
+    await this.d.quota.settle(identity, call.holdId, 0).catch(() => undefined);
+    this.d.logger.warn(
+      { task_id: call.taskId, images: chargeableUnits(results) },
+      'quota did not grant the images of an expired hold; they are reported failed',
+    );
+    return failed;
+  }
+
   /** Settles a call whose results are stored and marks it completed; returns the record to replay. */
   private async finishSettling(rec: CallRecord): Promise<CallRecord> {
     const identity: Identity = { subject: rec.subject, requestId: `images-recover-${rec.taskId}` };
-    const outcome = await this.d.quota.settle(identity, holdIdFor(rec.taskId, rec.attempt), rec.units ?? 0);
+    const holdId = holdIdFor(rec.taskId, rec.attempt);
+    const outcome = await this.d.quota.settle(identity, holdId, rec.units ?? 0);
+    let done = rec;
+    if (outcome === 'exhausted') {
+      const results = await this.failUngranted(identity, { ...rec, holdId }, rec.results ?? []);
+      done = { ...rec, results, units: 0 };
+    }
     if (outcome !== 'retry_later')
       await this.d.calls.markCompleted(rec.subject, rec.idempotencyKey, rec.attempt, this.d.clock.now());
-    return rec;
+    return done;
   }
 
   /** Settles calls left in `settling` by a crashed or interrupted owner (run at start and periodically). */

@@ -40,6 +40,8 @@ export class FakeInference {
   readonly poisoned = new Set<string>();
   disabled = new Set<SceneCode>(['fishing']);
   detectCalls = 0;
+  /** Runs before each detect answer (to make time pass or change quota while a call is in progress). */
+  beforeDetect?: () => Promise<void>;
   private server?: Server;
   url = '';
 
@@ -63,6 +65,7 @@ export class FakeInference {
         route(async (req, res) => {
           this.detectCalls += 1;
           const files = await readFiles(req);
+          await this.beforeDetect?.();
           if (files.some((f) => this.poisoned.has(sha256(f)))) {
             res.status(500).json({ error: { code: 'OP-SYS-INTERNAL', message: 'boom', request_id: 'x' } });
             return;

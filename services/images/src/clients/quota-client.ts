@@ -1,7 +1,7 @@
 import type { ServiceClient } from '@vision/shared';
 import { ApiError, type Identity, UnreachableError } from '@vision/shared';
 
-export type SettleOutcome = 'settled' | 'retry_later' | 'gone';
+export type SettleOutcome = 'settled' | 'retry_later' | 'exhausted' | 'gone';
 
 /** The quota service's hold/settle contract (docs/INTERNAL.md, quota) for kind `image`. */
 export class QuotaClient {
@@ -17,7 +17,8 @@ export class QuotaClient {
 
   /**
    * Settles a hold to the units that succeeded (0 releases it). `retry_later` when quota could not be
-   * reached or failed; `gone` when quota refused it for good (for example the hold expired).
+   * reached or failed; `exhausted` when the hold had expired and its units no longer fit the day (429,
+   * nothing recorded); `gone` when quota refused it for good otherwise (for example an unknown hold).
    */
   async settle(identity: Identity, holdId: string, units: number): Promise<SettleOutcome> {
     try {
@@ -26,6 +27,7 @@ export class QuotaClient {
         json: { units },
       });
       if (r.status >= 200 && r.status < 300) return 'settled';
+      if (r.status === 429) return 'exhausted';
       return r.status >= 500 ? 'retry_later' : 'gone';
     } catch (err) {
       if (err instanceof UnreachableError) return 'retry_later';

@@ -47,6 +47,17 @@ export function chargeableUnits(results: readonly ImageResult[]): number {
   return results.filter((r) => r.status === 'succeeded').length;
 }
 
+/**
+ * The results once quota refused to record the succeeded images (a hold that expired on a day that
+ * filled up meanwhile, docs/INTERNAL.md): those images are not granted, so they fail with
+ * OP-QUOTA-DAILY-EXHAUSTED and cost nothing.
+ */
+export function withUngrantedImagesFailed(results: readonly ImageResult[]): ImageResult[] {
+  return results.map((r) =>
+    r.status === 'succeeded' ? { seq: r.seq, status: 'failed', error_code: 'OP-QUOTA-DAILY-EXHAUSTED' } : r,
+  );
+}
+
 export interface ResultsSummary {
   images: number;
   succeeded: number;

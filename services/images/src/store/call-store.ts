@@ -151,6 +151,19 @@ export class CallStore {
     return n === 1;
   }
 
+  /** Replaces the stored results and units of a settling call (images quota did not grant). */
+  async replaceResults(
+    subject: string,
+    idempotencyKey: string,
+    attempt: number,
+    results: ImageResult[],
+    units: number,
+  ): Promise<void> {
+    await this.knex(TABLE)
+      .where({ subject, idempotency_key: idempotencyKey, attempt, state: 'settling' })
+      .update({ results: JSON.stringify(results), units });
+  }
+
   async markCompleted(subject: string, idempotencyKey: string, attempt: number, at: Date): Promise<void> {
     await this.knex(TABLE)
       .where({ subject, idempotency_key: idempotencyKey, attempt, state: 'settling' })
