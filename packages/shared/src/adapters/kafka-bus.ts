@@ -79,7 +79,10 @@ export const subscriptionAwareAssigner: PartitionAssigner = ({ cluster }) => ({
       }
     }
     const assignment = new Map<string, Record<string, number[]>>(members.map((m) => [m.memberId, {}]));
-    for (const topic of topics) {
+    // kafkajs hands the leader only its own topics and metadata: take every member's topics.
+    const all = [...new Set([...topics, ...subscribers.keys()])].sort();
+    await cluster.addMultipleTargetTopics(all);
+    for (const topic of all) {
       const subs = [...(subscribers.get(topic) ?? [])].sort();
       if (subs.length === 0) continue;
       const partitions = cluster
