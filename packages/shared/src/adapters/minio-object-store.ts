@@ -1,5 +1,5 @@
 import { Client, type LifecycleRule } from 'minio';
-import { Transform, type Readable } from 'node:stream';
+import { Transform, pipeline, type Readable } from 'node:stream';
 import type { ObjectInfo, ObjectStore } from '../ports/object-store';
 import type { Logger } from '../logger';
 import { ObjectNotFoundError, validateObjectKey } from './directory-object-store';
@@ -117,13 +117,12 @@ export class MinioObjectStore implements ObjectStore {
         cb(null, chunk);
       },
     });
+    // pipeline() also reports a body that failed before this call (the caller may destroy it early).
     const failed = new Promise<never>((_, reject) => {
-      body.once('error', (err) => {
-        counted.destroy(err);
-        reject(err);
+      pipeline(body, counted, (err) => {
+        if (err) reject(err);
       });
     });
-    body.pipe(counted);
     try {
       await Promise.race([this.client.putObject(this.bucket, key, counted, opts.size, meta), failed]);
     } catch (err) {
