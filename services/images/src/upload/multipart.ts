@@ -90,6 +90,7 @@ export function parseImageUpload(req: IncomingMessage, limits: UploadLimits): Pr
       done = true;
       // busboy is left to be collected: destroying it from inside its own callbacks breaks its state.
       req.unpipe(bb);
+      req.resume(); // unpipe paused the request: keep draining it so that the answer is not stalled
       bb.on('error', () => undefined);
       reject(err);
     };
