@@ -1,6 +1,7 @@
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 import prettier from 'eslint-config-prettier';
+import globals from 'globals';
 
 export default tseslint.config(
   { ignores: ['**/dist/**', '**/node_modules/**', 'data/**', 'coverage/**', 'charts/**'] },
@@ -16,15 +17,10 @@ export default tseslint.config(
   },
   {
     files: ['**/*.js', '**/*.cjs'],
-    languageOptions: {
-      globals: {
-        module: 'writable',
-        require: 'readonly',
-        process: 'readonly',
-        __dirname: 'readonly',
-        console: 'readonly',
-      },
+    languageOptions: { globals: { ...globals.node } },
+    rules: {
+      '@typescript-eslint/no-require-imports': 'off',
+      'no-redeclare': ['error', { builtinGlobals: false }],
     },
-    rules: { '@typescript-eslint/no-require-imports': 'off' },
   },
 );
