@@ -1,0 +1,117 @@
+import { randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { startDistributedStack, type DistributedStack, type DistributedStackOptions } from '../helpers/distributed';
+import { waitFor } from '../helpers/media-server';
+import { MEDIA, type ApiResponse } from '../helpers/stack';
+
+/** The fault tests need the real servers: they run only under scripts/test-distributed.sh (E2E_STACK=distributed). */
+export const describeDistributed = process.env.E2E_STACK === 'distributed' ? describe : describe.skip;
+
+export const KEY = 'dist-fault-acme-0123456789';
+export const clip = (name: string) => path.join(MEDIA, 'videos', name);
+export const TERMINAL = ['stopped', 'succeeded', 'failed', 'refunded'];
+export { waitFor };
+
+export interface Frame {
+  frame_id: string;
+  frame_time_ms: number;
+}
+
+export function startFaultStack(opts: DistributedStackOptions = {}): Promise<DistributedStack> {
+  return startDistributedStack({ keys: `${KEY}:acme`, ...opts });
+}
+
+export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** Calls against one stack with the test key. */
+export function client(stack: DistributedStack, base = stack.url) {
+  const api = (method: string, urlPath: string, init: { headers?: Record<string, string>; body?: RequestInit['body'] } = {}) =>
+    stack.apiAt(base, method, urlPath, { key: KEY, ...init });
+  const c = {
+    api,
+    createByUrl: (streamUrl: string, idem: string = randomUUID(), scene = 'person_vehicle') =>
+      api('POST', '/v1/vision/tasks', {
+        headers: { 'content-type': 'application/json', 'idempotency-key': idem },
+        body: JSON.stringify({ scene_code: scene, stream_url: streamUrl }),
+      }),
+    upload: (file: string, idem: string = randomUUID(), scene = 'person_vehicle') => {
+      const form = new FormData();
+      form.append('scene_code', scene);
+      form.append('file', new Blob([readFileSync(file)]), path.basename(file));
+      return api('POST', '/v1/vision/video-tasks', { headers: { 'idempotency-key': idem }, body: form });
+    },
+    task: (id: string) => api('GET', `/v1/vision/tasks/${id}`),
+    /** Every video task of the key (all pages). */
+    async tasks(): Promise<{ task_id: string; status: string; request_id: string }[]> {
+      const out: { task_id: string; status: string; request_id: string }[] = [];
+      let cursor = '';
+      for (let i = 0; i < 100; i++) {
+        const q = new URLSearchParams({ kind: 'video', limit: '100', ...(cursor ? { cursor } : {}) });
+        const r = await api('GET', `/v1/vision/tasks?${q}`);
+        expect(r.status).toBe(200);
+        out.push(...r.body.items);
+        if (!r.body.next_cursor) return out;
+        cursor = r.body.next_cursor;
+      }
+      throw new Error('too many pages');
+    },
+    async quota(): Promise<{ used: number; held: number }> {
+      const r = await api('GET', '/v1/vision/quota');
+      expect(r.status).toBe(200);
+      return r.body.video_tasks;
+    },
+    waitForStatus: (id: string, statuses: string[], timeoutMs = 120_000) =>
+      waitFor(
+        `task ${id} to reach ${statuses.join('|')}`,
+        async () => {
+          const r = await c.task(id);
+          return r.status === 200 && statuses.includes(r.body.status) ? (r.body as { status: string }) : undefined;
+        },
+        timeoutMs,
+      ),
+    /** Every frame of a task, paging to the end (the last page has an empty cursor). */
+    async allFrames(id: string, limit = 100): Promise<Frame[]> {
+      const frames: Frame[] = [];
+      let cursor = '';
+      for (let page = 0; page < 1000; page++) {
+        const q = new URLSearchParams({ limit: String(limit), ...(cursor ? { cursor } : {}) });
+        const r = await api('GET', `/v1/vision/tasks/${id}/results?${q}`);
+        expect(r.status).toBe(200);
+        frames.push(...r.body.items);
+        if (r.body.next_cursor === '') return frames;
+        cursor = r.body.next_cursor;
+      }
+      throw new Error('too many pages');
+    },
+  };
+  return c;
+}
+
+/** A 5xx answer must be a 503 with one of the spec's codes (never a 500 or a bare proxy error). */
+export function expectUnavailable(r: ApiResponse, codes: string[]): void {
+  expect(r.status).toBe(503);
+  expect(codes).toContain(r.body?.error?.code);
+}
+
+/**
+ * The books balance: every task that was not refunded is charged exactly once, and nothing else is
+ * (quota `used` counts charges minus refunds).
+ */
+export async function expectChargesMatchTasks(c: ReturnType<typeof client>): Promise<void> {
+  const tasks = await c.tasks();
+  const charged = tasks.filter((t) => t.status !== 'refunded').length;
+  expect((await c.quota()).used).toBe(charged);
+}
+
+/** Every task ends (none stuck in submitting/resolving/running/stopping). */
+export async function waitAllTerminal(c: ReturnType<typeof client>, timeoutMs = 120_000): Promise<void> {
+  await waitFor(
+    'every task to end',
+    async () => {
+      const tasks = await c.tasks();
+      return tasks.every((t) => TERMINAL.includes(t.status)) ? true : undefined;
+    },
+    timeoutMs,
+  );
+}
