@@ -14,7 +14,12 @@ module.exports = {
   },
   roots: ['<rootDir>/packages', '<rootDir>/services', '<rootDir>/test'],
   testMatch: ['**/test/**/*.test.ts'],
-  testPathIgnorePatterns: ['/node_modules/', '/dist/'],
+  // The fault tests need the distributed deployment (scripts/test-distributed.sh sets E2E_STACK).
+  testPathIgnorePatterns: [
+    '/node_modules/',
+    '/dist/',
+    ...(process.env.E2E_STACK === 'distributed' ? [] : ['<rootDir>/test/distributed/']),
+  ],
   testTimeout: 30000,
   maxWorkers: 2,
 };
