@@ -45,6 +45,21 @@ const URL_VAR = {
   inference: 'INFERENCE_URL',
 };
 
+/** Each deployment's process logs go to <LOG_ROOT>/<id>/<service>.log; those older than a day are pruned. */
+const LOG_ROOT = path.join(os.tmpdir(), 'vision-dist');
+
+function pruneOldLogs() {
+  const cutoff = Date.now() - 24 * 3600_000;
+  for (const name of fs.existsSync(LOG_ROOT) ? fs.readdirSync(LOG_ROOT) : []) {
+    const dir = path.join(LOG_ROOT, name);
+    try {
+      if (fs.statSync(dir).mtimeMs < cutoff) fs.rmSync(dir, { recursive: true, force: true });
+    } catch {
+      // another run removed it
+    }
+  }
+}
+
 /** Connection settings written by scripts/stack/start.sh. */
 function readStackEnv() {
   const file = path.join(STACK_DIR, 'stack.env');
@@ -239,7 +254,8 @@ class Deployment {
     this.stack = readStackEnv();
     this.toxiproxy = new Toxiproxy(this.stack.toxiproxyUrl);
     this.useToxiproxy = options.toxiproxy === true;
-    this.logDir = options.logDir || fs.mkdtempSync(path.join(os.tmpdir(), `vision-dist-${this.id}-`));
+    this.logDir = options.logDir || path.join(LOG_ROOT, this.id);
+    fs.mkdirSync(this.logDir, { recursive: true });
     this.dataDir = path.join(this.logDir, 'data');
     fs.mkdirSync(this.dataDir, { recursive: true });
     this.secret = randomBytes(24).toString('base64url');
@@ -295,6 +311,7 @@ class Deployment {
   }
 
   async start() {
+    pruneOldLogs();
     for (const f of ['gateway', 'tasks', 'quota', 'results', 'images', 'inference']) {
       if (!fs.existsSync(path.join(REPO, `services/${f}/dist/main.js`)))
         throw new Error(`services/${f}/dist/main.js missing: run npm run build`);
@@ -458,4 +475,4 @@ class Deployment {
   }
 }
 
-module.exports = { Deployment, Toxiproxy, readStackEnv, stackScript, SERVICES, TOPICS, STACK_DIR };
+module.exports = { Deployment, Toxiproxy, readStackEnv, stackScript, SERVICES, TOPICS, STACK_DIR, LOG_ROOT };

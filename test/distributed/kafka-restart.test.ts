@@ -1,0 +1,52 @@
+import type { DistributedStack } from '../helpers/distributed';
+import { client, clip, describeDistributed, startFaultStack, waitFor } from './support';
+
+const LONG = clip('pedestrians_vtest_opencv.mp4'); // 79.7 s: several hundred frames at 5 fps
+
+describeDistributed('fault: the Kafka broker is restarted while a file task publishes frames', () => {
+  let stack: DistributedStack;
+  beforeAll(async () => {
+    stack = await startFaultStack({ env: { TASKS_POLL_INTERVAL_MS: '300' } });
+  }, 180_000);
+  afterAll(async () => {
+    await stack?.startServer('kafka').catch(() => undefined);
+    await stack?.close();
+  });
+
+  it('keeps every frame exactly once and in order', async () => {
+    const c = client(stack);
+    // Reference: the same file without a fault.
+    const ref = await c.upload(LONG);
+    expect(ref.status).toBe(201);
+    expect((await c.waitForStatus(ref.body.task_id, ['succeeded', 'failed'], 240_000)).status).toBe('succeeded');
+    const expected = (await c.allFrames(ref.body.task_id, 500)).map((f) => f.frame_time_ms);
+    expect(expected.length).toBeGreaterThan(100);
+
+    const created = await c.upload(LONG);
+    expect(created.status).toBe(201);
+    const id = created.body.task_id as string;
+    // Restart the broker once frames are flowing and the task is far from done.
+    await waitFor('the first frames', async () => {
+      const r = await c.api('GET', `/v1/vision/tasks/${id}/results?limit=500`);
+      return r.body.items.length > 0 ? true : undefined;
+    });
+    await stack.stopServer('kafka');
+    const during = await c.task(id);
+    expect(during.status).toBe(200);
+    expect(during.body.status).toBe('running'); // the fault lands mid-run
+    await new Promise((r) => setTimeout(r, 3000));
+    await stack.startServer('kafka');
+
+    expect((await c.waitForStatus(id, ['succeeded', 'failed'], 240_000)).status).toBe('succeeded');
+    const frames = await waitFor(
+      'every frame to reach results',
+      async () => {
+        const f = await c.allFrames(id, 500);
+        return f.length >= expected.length ? f : undefined;
+      },
+      120_000,
+    );
+    expect(frames.map((f) => f.frame_time_ms)).toEqual(expected);
+    expect(new Set(frames.map((f) => f.frame_id)).size).toBe(frames.length);
+  }, 600_000);
+});
