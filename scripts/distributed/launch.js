@@ -26,7 +26,13 @@ function parseArgs(argv) {
 
 async function main() {
   const opts = parseArgs(process.argv.slice(2));
-  const d = new Deployment({ keys: opts.keys, toxiproxy: opts.toxiproxy, replicas: opts.replicas, logDir: opts.logDir, logLevel: process.env.LOG_LEVEL || 'info' });
+  const d = new Deployment({
+    keys: opts.keys,
+    toxiproxy: opts.toxiproxy,
+    replicas: opts.replicas,
+    logDir: opts.logDir,
+    logLevel: process.env.LOG_LEVEL || 'info',
+  });
   await d.start();
   process.stdout.write(`gateway ${d.url}\ndatabase ${d.database}\nbucket ${d.bucket}\nlogs ${d.logDir}\n`);
   for (const [name, procs] of Object.entries(d.procs))

@@ -75,7 +75,10 @@ export class Deployment {
   urls(name: ServiceName): string[];
   proc(name: ServiceName, index?: number): ServiceProcess;
   tail(label: string, lines?: number): string;
-  kill(name: ServiceName, opts?: { signal?: NodeJS.Signals; index?: number; timeoutMs?: number }): Promise<void>;
+  kill(
+    name: ServiceName,
+    opts?: { signal?: NodeJS.Signals; index?: number; timeoutMs?: number },
+  ): Promise<void>;
   restart(name: ServiceName, opts?: { index?: number; waitReady?: boolean }): Promise<void>;
   spawnService(p: ServiceProcess, opts?: { waitReady?: boolean }): Promise<ServiceProcess>;
   waitReady(p: ServiceProcess, timeoutMs?: number): Promise<void>;

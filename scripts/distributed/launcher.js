@@ -63,7 +63,8 @@ function pruneOldLogs() {
 /** Connection settings written by scripts/stack/start.sh. */
 function readStackEnv() {
   const file = path.join(STACK_DIR, 'stack.env');
-  if (!fs.existsSync(file)) throw new Error(`${file} missing: run scripts/stack/install.sh && scripts/stack/start.sh`);
+  if (!fs.existsSync(file))
+    throw new Error(`${file} missing: run scripts/stack/install.sh && scripts/stack/start.sh`);
   const out = {};
   for (const line of fs.readFileSync(file, 'utf8').split('\n')) {
     const m = /^([A-Z0-9_]+)=(.*)$/.exec(line.trim());
@@ -382,7 +383,11 @@ class Deployment {
 
   tail(label, lines = 30) {
     try {
-      return fs.readFileSync(path.join(this.logDir, `${label}.log`), 'utf8').split('\n').slice(-lines).join('\n');
+      return fs
+        .readFileSync(path.join(this.logDir, `${label}.log`), 'utf8')
+        .split('\n')
+        .slice(-lines)
+        .join('\n');
     } catch {
       return '';
     }
@@ -462,12 +467,15 @@ class Deployment {
     const stop = (names) =>
       Promise.all(
         names.flatMap((name) =>
-          (this.procs[name] || []).map((p) => this.kill(name, { index: p.index, signal: 'SIGTERM', timeoutMs: 15_000 })),
+          (this.procs[name] || []).map((p) =>
+            this.kill(name, { index: p.index, signal: 'SIGTERM', timeoutMs: 15_000 }),
+          ),
         ),
       );
     await stop(['gateway']);
     await stop(SERVICES.filter((n) => n !== 'gateway'));
-    for (const proxy of Object.values(this.proxies)) await this.toxiproxy.remove(proxy).catch(() => undefined);
+    for (const proxy of Object.values(this.proxies))
+      await this.toxiproxy.remove(proxy).catch(() => undefined);
     if (!keepData) {
       await dropDatabase(this.stack.pgUrl, this.database).catch(() => undefined);
       await removeBucket(minioClient(this.stack), this.bucket).catch(() => undefined);

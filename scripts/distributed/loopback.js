@@ -9,7 +9,12 @@ net.Server.prototype.listen = function loopbackListen(...args) {
   if (typeof args[0] === 'number' || (typeof args[0] === 'string' && /^\d+$/.test(args[0]))) {
     if (args.length === 1 || typeof args[1] === 'function') args.splice(1, 0, '127.0.0.1');
     else if (args[1] === '0.0.0.0' || args[1] === '::' || args[1] === undefined) args[1] = '127.0.0.1';
-  } else if (args[0] && typeof args[0] === 'object' && !Array.isArray(args[0]) && args[0].port !== undefined) {
+  } else if (
+    args[0] &&
+    typeof args[0] === 'object' &&
+    !Array.isArray(args[0]) &&
+    args[0].port !== undefined
+  ) {
     const h = args[0].host;
     if (h === undefined || h === '0.0.0.0' || h === '::') args[0] = { ...args[0], host: '127.0.0.1' };
   }

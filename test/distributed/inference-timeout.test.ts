@@ -57,7 +57,11 @@ describeDistributed('fault: the inference backend answers after the timeout', ()
     const id = created.body.task_id as string;
     expect((await c.quota()).used).toBe(before + 1);
 
-    const settled = await c.waitForStatus(id, ['running', 'succeeded', 'failed', 'stopped', 'refunded'], 60_000);
+    const settled = await c.waitForStatus(
+      id,
+      ['running', 'succeeded', 'failed', 'stopped', 'refunded'],
+      60_000,
+    );
     expect(settled.status).toBe('running');
     // A replay returns the same task and charges nothing more.
     const replay = await c.createByUrl(`${media.url}/live/pedestrians.mov`, idem);

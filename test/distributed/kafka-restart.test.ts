@@ -18,7 +18,9 @@ describeDistributed('fault: the Kafka broker is restarted while a file task publ
     // Reference: the same file without a fault.
     const ref = await c.upload(LONG);
     expect(ref.status).toBe(201);
-    expect((await c.waitForStatus(ref.body.task_id, ['succeeded', 'failed'], 240_000)).status).toBe('succeeded');
+    expect((await c.waitForStatus(ref.body.task_id, ['succeeded', 'failed'], 240_000)).status).toBe(
+      'succeeded',
+    );
     const expected = (await c.allFrames(ref.body.task_id, 500)).map((f) => f.frame_time_ms);
     expect(expected.length).toBeGreaterThan(100);
 

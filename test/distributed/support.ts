@@ -1,7 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { startDistributedStack, type DistributedStack, type DistributedStackOptions } from '../helpers/distributed';
+import {
+  startDistributedStack,
+  type DistributedStack,
+  type DistributedStackOptions,
+} from '../helpers/distributed';
 import { waitFor } from '../helpers/media-server';
 import { MEDIA, type ApiResponse } from '../helpers/stack';
 
@@ -26,8 +30,11 @@ export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** Calls against one stack with the test key. */
 export function client(stack: DistributedStack, base = stack.url) {
-  const api = (method: string, urlPath: string, init: { headers?: Record<string, string>; body?: RequestInit['body'] } = {}) =>
-    stack.apiAt(base, method, urlPath, { key: KEY, ...init });
+  const api = (
+    method: string,
+    urlPath: string,
+    init: { headers?: Record<string, string>; body?: RequestInit['body'] } = {},
+  ) => stack.apiAt(base, method, urlPath, { key: KEY, ...init });
   const c = {
     api,
     /**
@@ -79,7 +86,9 @@ export function client(stack: DistributedStack, base = stack.url) {
         `task ${id} to reach ${statuses.join('|')}`,
         async () => {
           const r = await c.task(id);
-          return r.status === 200 && statuses.includes(r.body.status) ? (r.body as { status: string }) : undefined;
+          return r.status === 200 && statuses.includes(r.body.status)
+            ? (r.body as { status: string })
+            : undefined;
         },
         timeoutMs,
       ),

@@ -1,0 +1,67 @@
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { randomUUID } from 'node:crypto';
+import type { DistributedStack } from '../helpers/distributed';
+import { MEDIA } from '../helpers/stack';
+import { client, clip, describeDistributed, expectUnavailable, startFaultStack, waitFor } from './support';
+
+const IMAGE = path.join(MEDIA, 'images', 'street_people_car_coco9891.jpg');
+
+describeDistributed('fault: MinIO is down', () => {
+  let stack: DistributedStack;
+  beforeAll(async () => {
+    stack = await startFaultStack();
+  }, 180_000);
+  afterAll(async () => {
+    await stack?.startServer('minio').catch(() => undefined);
+    await stack?.close();
+  });
+
+  const detect = (c: ReturnType<typeof client>) => {
+    const form = new FormData();
+    form.append('scene_code', 'person_vehicle');
+    form.append('files', new Blob([readFileSync(IMAGE)]), 'a.jpg');
+    form.append('files', new Blob([readFileSync(IMAGE)]), 'b.jpg');
+    return c.api('POST', '/v1/vision/image-detections', {
+      headers: { 'idempotency-key': randomUUID() },
+      body: form,
+    });
+  };
+  const usage = async (c: ReturnType<typeof client>) => {
+    const r = await c.api('GET', '/v1/vision/quota');
+    return { video: r.body.video_tasks.used as number, images: r.body.images.used as number };
+  };
+
+  it('answers uploads with 503 OP-SYS-UNAVAILABLE (or per-image failures) and charges nothing', async () => {
+    const c = client(stack);
+    const ok = await detect(c);
+    expect(ok.status).toBe(201);
+    const before = await usage(c);
+    expect(before.images).toBe(2);
+
+    await stack.stopServer('minio');
+    const upload = await c.upload(clip('person_bicycle_car_parkinglot_intel.mp4'));
+    expectUnavailable(upload, ['OP-SYS-UNAVAILABLE']);
+    const images = await detect(c);
+    if (images.status === 201 || images.status === 200) {
+      for (const r of images.body.results) expect(r.status).toBe('failed');
+    } else {
+      expectUnavailable(images, ['OP-SYS-UNAVAILABLE']);
+    }
+    expect(await usage(c)).toEqual(before);
+    expect((await c.tasks()).length).toBe(0);
+
+    await stack.startServer('minio');
+    const created = await waitFor(
+      'an upload to be accepted again',
+      async () => {
+        const r = await c.upload(clip('person_bicycle_car_parkinglot_intel.mp4'));
+        return r.status === 201 ? r : undefined;
+      },
+      60_000,
+    );
+    expect((await c.waitForStatus(created.body.task_id, ['succeeded', 'failed'])).status).toBe('succeeded');
+    expect((await detect(c)).status).toBe(201);
+    expect(await usage(c)).toEqual({ video: before.video + 1, images: before.images + 2 });
+  }, 180_000);
+});
