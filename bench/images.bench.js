@@ -12,7 +12,8 @@
  *    the tasks record endpoint, and posts the batch of 10 images --reps times (a new Idempotency-Key
  *    each time, scene person_vehicle) straight to the images service with the signed identity header
  *    the gateway sends; per-image latency = request time / 10.
- * 3. With --gateway-url URL --api-key KEY (a running stack), also posts the batch through the gateway.
+ * 3. posts the batch through a gateway: the one given by --gateway-url URL --api-key KEY, or else a whole
+ *    standalone stack (all six services, real inference) that the bench starts in this process.
  *
  * Prints the medians and the ratio per-image service latency / raw model latency against --limit
  * (default 4: decoding, letterboxing, relaying to storage and HTTP may cost at most 3 model runs
@@ -153,6 +154,7 @@ async function main() {
     logger,
     store: new shared.DirectoryObjectStore(path.join(dir, 'objects')),
   });
+  let stack;
   try {
     const raw = await rawModel();
     const identity = shared.signIdentity(SECRET, { subject: 'bench', requestId: 'bench' });
@@ -166,14 +168,33 @@ async function main() {
     console.log(
       `ratio service/raw: ${ratio.toFixed(2)} (limit ${LIMIT}) ${ratio <= LIMIT ? 'OK' : 'OVER LIMIT'}`,
     );
-    if (args['gateway-url']) {
-      if (!args['api-key']) throw new Error('--gateway-url needs --api-key');
-      const viaGw = await postBatches(
-        `${args['gateway-url'].replace(/\/$/, '')}/v1/vision/image-detections`,
-        {
-          authorization: `Bearer ${args['api-key']}`,
+    // Through a gateway: the given one, or a whole standalone stack started here (same process, same run).
+    let gatewayUrl = args['gateway-url'];
+    let apiKey = args['api-key'];
+    if (!gatewayUrl) {
+      const { startStandalone } = require(path.join(root, 'packages/standalone/dist/index.js'));
+      apiKey = 'bench-images-key-0123456789';
+      stack = await startStandalone({
+        ports: 'ephemeral',
+        logger,
+        env: {
+          PATH: process.env.PATH,
+          LOG_LEVEL: 'silent',
+          VISION_DATA_DIR: path.join(dir, 'standalone'),
+          VISION_MODELS_DIR: MODELS_DIR,
+          VISION_API_KEYS: `${apiKey}:bench`,
+          QUOTA_IMAGE_DAILY: '1000000',
+          GATEWAY_QPS: '1000',
+          GATEWAY_BURST: '1000',
         },
-      );
+      });
+      gatewayUrl = stack.url;
+    }
+    if (gatewayUrl) {
+      if (!apiKey) throw new Error('--gateway-url needs --api-key');
+      const viaGw = await postBatches(`${gatewayUrl.replace(/\/$/, '')}/v1/vision/image-detections`, {
+        authorization: `Bearer ${apiKey}`,
+      });
       const r2 = viaGw / raw;
       console.log(`through the gateway, median per image:                         ${ms(viaGw)}`);
       console.log(
@@ -181,6 +202,7 @@ async function main() {
       );
     }
   } finally {
+    await stack?.close();
     await img.close();
     await new Promise((r) => tasksServer.close(r));
     await inf.close();

@@ -11,7 +11,10 @@
  * 2. Reads: p50/p99 latency of 100-frame pages under N concurrent readers, issued directly to the
  *    results service (signed identity header, as the gateway sends).
  *
- * Through the gateway (services started elsewhere, tasks with frames owned by the key's subject):
+ * 3. Gateway overhead: unless --no-gateway, a whole standalone stack is started in this process and the
+ *    same reads go directly to its results service and through its gateway: ratio p50/p99 (target <= 1.3).
+ *
+ * Through the gateway of a stack started elsewhere (services started elsewhere, tasks with frames owned by the key's subject):
  *
  *   INTERNAL_SECRET=... node bench/results.bench.js --results-url http://127.0.0.1:8103 \
  *     --gateway-url http://127.0.0.1:8080 --api-key KEY --subject SUBJECT --task-ids id1,id2
@@ -273,6 +276,124 @@ async function main() {
   } finally {
     await svc.close();
     await bus.close();
+  }
+  if (args['no-gateway'] !== 'true') await benchGatewayOverhead();
+}
+
+/**
+ * 3. Gateway overhead: a whole standalone stack in this process; frames of a few tasks owned by the
+ * bench key's subject are fed through its bus, then the same page reads are issued directly to its
+ * results service (signed identity) and through its gateway (API key), each with READERS concurrent
+ * readers. Prints the ratio gateway/direct of p50 and p99 (target <= 1.3).
+ */
+async function benchGatewayOverhead() {
+  const os = require('node:os');
+  const fs = require('node:fs');
+  const { startStandalone } = require(path.join(root, 'packages/standalone/dist/index.js'));
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'results-bench-gw-'));
+  const key = 'bench-results-key-0123456789';
+  const stack = await startStandalone({
+    ports: 'ephemeral',
+    logger: shared.createLogger('results-bench', { level: 'silent' }),
+    env: {
+      PATH: process.env.PATH,
+      LOG_LEVEL: 'silent',
+      VISION_DATA_DIR: dir,
+      VISION_API_KEYS: `${key}:${SUBJECT}`,
+      GATEWAY_QPS: '100000',
+      GATEWAY_BURST: '100000',
+      GATEWAY_CONCURRENCY: String(READERS * 2),
+      RESULTS_JANITOR_INTERVAL_MS: '0',
+    },
+  });
+  try {
+    const taskIds = Array.from({ length: 4 }, (_, i) => `bench-gw-task-${i}`);
+    const perTask = 1000;
+    const now = new Date().toISOString();
+    await stack.bus.publish(
+      shared.TOPICS.taskEvents,
+      taskIds.map((t) => ({
+        key: t,
+        value: {
+          schema: 1,
+          event_id: `ev-${t}`,
+          type: 'task.created',
+          task_id: t,
+          subject: SUBJECT,
+          kind: 'video',
+          scene_code: 'person_vehicle',
+          status: 'succeeded',
+          business_threshold: 0.8,
+          lower_bound: 0.3,
+          result_expires_at: new Date(Date.now() + 90 * 86_400_000).toISOString(),
+          occurred_at: now,
+        },
+      })),
+    );
+    for (let seq = 0; seq < perTask; seq += 250) {
+      const batch = [];
+      for (let k = seq; k < Math.min(perTask, seq + 250); k++)
+        for (const t of taskIds) batch.push({ key: t, value: frameValue(t, k) });
+      await stack.bus.publish(shared.TOPICS.frames, batch);
+    }
+    await stack.bus.publish(
+      shared.TOPICS.frames,
+      taskIds.map((t) => ({
+        key: t,
+        value: {
+          schema: 1,
+          type: 'end',
+          event_id: `${t}:end`,
+          task_id: t,
+          seq: perTask,
+          frames: perTask,
+          status: 'succeeded',
+        },
+      })),
+    );
+    const secret = stack.env.INTERNAL_SECRET;
+    const direct = (i) => ({
+      [shared.IDENTITY_HEADER]: shared.signIdentity(secret, { subject: SUBJECT, requestId: `bench-${i}` }),
+    });
+    // Wait until the last frame of every task is readable.
+    for (const t of taskIds) {
+      for (;;) {
+        const r = await fetch(
+          `${stack.services.results.url}/v1/vision/tasks/${t}/results?limit=500&cursor=`,
+          {
+            headers: direct(0),
+          },
+        ).catch(() => undefined);
+        const n = r && r.ok ? (await r.json()).items.length : 0;
+        if (n >= 500) break;
+        await sleep(50);
+      }
+    }
+    const common = { taskIds, readers: READERS, requests: REQUESTS };
+    const d = await measureReads({
+      label: 'direct',
+      baseUrl: stack.services.results.url,
+      headers: direct,
+      ...common,
+    });
+    const g = await measureReads({
+      label: 'gateway',
+      baseUrl: stack.url,
+      headers: () => ({ authorization: `Bearer ${key}` }),
+      ...common,
+    });
+    const p50 = g.p50_ms / d.p50_ms;
+    const p99 = g.p99_ms / d.p99_ms;
+    console.log(
+      JSON.stringify({ bench: 'results.gateway', direct: d, gateway: g, ratio_p50: p50, ratio_p99: p99 }),
+    );
+    console.log(
+      `gateway overhead (standalone stack, ${READERS} readers, ${PAGE}-frame pages): direct p50 ${fmt(d.p50_ms)} / p99 ${fmt(d.p99_ms)} ms, gateway p50 ${fmt(g.p50_ms)} / p99 ${fmt(g.p99_ms)} ms; ratio p50 ${fmt(p50, 2)}, p99 ${fmt(p99, 2)} (target <= 1.3) ${p50 <= 1.3 && p99 <= 1.3 ? 'PASS' : 'FAIL'}`,
+    );
+    if (d.errors + g.errors > 0) process.exitCode = 1;
+  } finally {
+    await stack.close();
+    fs.rmSync(dir, { recursive: true, force: true });
   }
 }
 

@@ -6,6 +6,7 @@ import { startMediaServer, waitFor, type MediaServer } from '../helpers/media-se
 
 const ACME = 'e2e-video-acme-0123456789';
 const OTHER = 'e2e-video-other-0123456789';
+const BURST = 'e2e-video-burst-0123456789';
 const clip = (name: string) => path.join(MEDIA, 'videos', name);
 const PEDESTRIANS_MOV = clip('pedestrians_vtest_opencv_10s.mov');
 const PARKING_MP4 = clip('person_bicycle_car_parkinglot_intel.mp4');
@@ -22,8 +23,16 @@ describe('video tasks end to end through the gateway', () => {
 
   beforeAll(async () => {
     stack = await startStack({
-      keys: `${ACME}:acme,${OTHER}:other`,
-      env: { QUOTA_VIDEO_DAILY: '20', TASKS_MAX_ACTIVE: '6', TASKS_POLL_INTERVAL_MS: '300' },
+      keys: `${ACME}:acme,${OTHER}:other,${BURST}:burst`,
+      env: {
+        QUOTA_VIDEO_DAILY: '20',
+        QUOTA_OVERRIDES: JSON.stringify({ burst: { video: 5 } }),
+        TASKS_MAX_ACTIVE: '25',
+        INFERENCE_MAX_JOBS: '16',
+        TASKS_POLL_INTERVAL_MS: '300',
+        GATEWAY_CONCURRENCY: '64',
+        GATEWAY_BURST: '200',
+      },
     });
     media = await startMediaServer({ 'parking.mp4': PARKING_MP4, 'pedestrians.mov': PEDESTRIANS_MOV });
   }, 120_000);
@@ -233,4 +242,28 @@ describe('video tasks end to end through the gateway', () => {
     expect(list.status).toBe(200);
     expect(list.body.items[0].task_id).toBe(id);
   }, 120_000);
+
+  it('accepts exactly the remaining quota among 20 concurrent creates with distinct keys', async () => {
+    expect((await quota(BURST)).remaining).toBe(5);
+    const answers = await Promise.all(
+      Array.from({ length: 20 }, () => upload(BURST, randomUUID(), PARKING_MP4)),
+    );
+    const created = answers.filter((a) => a.status === 201);
+    const refused = answers.filter((a) => a.status !== 201);
+    expect(refused.map((a) => `${a.status} ${a.body.error?.code}`).sort()).toEqual(
+      Array(15).fill('429 OP-QUOTA-DAILY-EXHAUSTED'),
+    );
+    expect(created).toHaveLength(5);
+    expect(refused.every((a) => a.status === 429 && a.body.error.code === 'OP-QUOTA-DAILY-EXHAUSTED')).toBe(
+      true,
+    );
+    const q = await quota(BURST);
+    expect(q.used).toBe(5);
+    expect(q.remaining).toBe(0);
+    const list = await stack.api('GET', '/v1/vision/tasks?limit=100', { key: BURST });
+    expect(list.body.items).toHaveLength(5);
+    expect(new Set(list.body.items.map((t: { task_id: string }) => t.task_id))).toEqual(
+      new Set(created.map((c) => c.body.task_id)),
+    );
+  }, 180_000);
 });
