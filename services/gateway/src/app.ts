@@ -16,10 +16,13 @@ import { limitsFor, retryAfterSeconds, type LimitOverrides, type SubjectLimits }
 import { parseBearer } from './keys/key-format';
 import type { KeyStore } from './keys/key-store';
 import { createForwarder } from './proxy';
+import { AuthCache } from './keys/auth-cache';
 
 export interface GatewayDeps {
   logger: Logger;
   keys: KeyStore;
+  /** How long a successful key lookup is reused (0: look up every request); revocation lag at most this. */
+  authCacheMs?: number;
   limiter: Limiter;
   internalSecret: string;
   upstreams: Record<Upstream, string>;
@@ -44,6 +47,7 @@ export function createApp(deps: GatewayDeps): Express {
   const app = express();
   app.disable('x-powered-by');
   const forward = createForwarder(logger, deps.upstreamTimeoutMs);
+  const auth = new AuthCache((key) => deps.keys.authenticate(key), deps.authCacheMs ?? 0);
 
   app.use((req, res, next) => {
     const given = req.header(REQUEST_ID_HEADER);
@@ -66,7 +70,7 @@ export function createApp(deps: GatewayDeps): Express {
   app.use((req: Request, res: Response, next: NextFunction) => {
     const key = parseBearer(req.header('authorization'));
     if (!key) return next(unauthorized());
-    deps.keys
+    auth
       .authenticate(key)
       .then((subject) => {
         if (!subject) return next(unauthorized());

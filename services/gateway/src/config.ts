@@ -54,6 +54,8 @@ export const gatewayShape = {
   /** An idle upstream connection is abandoned after this long. */
   GATEWAY_UPSTREAM_TIMEOUT_MS: env.int(120_000, 1000),
   GATEWAY_OPENAPI_FILE: z.string().optional(),
+  /** A successful key lookup is reused this long; a revoked key stops working within it. 0 disables. */
+  GATEWAY_AUTH_CACHE_MS: env.int(5000, 0, 300_000),
 };
 
 export type GatewayConfig = z.infer<z.ZodObject<typeof gatewayShape>>;

@@ -54,6 +54,7 @@ export async function start(opts: StartOptions = {}): Promise<RunningGateway> {
   const app = createApp({
     logger,
     keys: keyStore,
+    authCacheMs: cfg.GATEWAY_AUTH_CACHE_MS,
     limiter,
     internalSecret: cfg.INTERNAL_SECRET,
     upstreams: {

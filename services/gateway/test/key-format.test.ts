@@ -75,3 +75,32 @@ describe('limits', () => {
     expect(retryAfterSeconds(0)).toBe('1');
   });
 });
+
+describe('auth cache', () => {
+  it('reuses successes for the TTL only, never caches failures, and is bounded', async () => {
+    const { AuthCache } = await import('../src/keys/auth-cache');
+    let t = 0;
+    const db = new Map([['good-key-123', 'acme']]);
+    let lookups = 0;
+    const cache = new AuthCache(
+      async (k) => {
+        lookups++;
+        return db.get(k);
+      },
+      1000,
+      2,
+      () => t,
+    );
+    expect(await cache.authenticate('good-key-123')).toBe('acme');
+    expect(await cache.authenticate('good-key-123')).toBe('acme');
+    expect(lookups).toBe(1);
+    expect(await cache.authenticate('unknown-key-1')).toBeUndefined();
+    expect(await cache.authenticate('unknown-key-1')).toBeUndefined();
+    expect(lookups).toBe(3);
+    db.delete('good-key-123'); // revoked
+    t = 500;
+    expect(await cache.authenticate('good-key-123')).toBe('acme');
+    t = 1001;
+    expect(await cache.authenticate('good-key-123')).toBeUndefined();
+  });
+});
