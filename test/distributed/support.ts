@@ -29,12 +29,12 @@ export function startFaultStack(opts: DistributedStackOptions = {}): Promise<Dis
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** Calls against one stack with the test key. */
-export function client(stack: DistributedStack, base = stack.url) {
+export function client(stack: DistributedStack, base = stack.url, key = KEY) {
   const api = (
     method: string,
     urlPath: string,
     init: { headers?: Record<string, string>; body?: RequestInit['body'] } = {},
-  ) => stack.apiAt(base, method, urlPath, { key: KEY, ...init });
+  ) => stack.apiAt(base, method, urlPath, { key, ...init });
   const c = {
     api,
     /**
@@ -42,7 +42,7 @@ export function client(stack: DistributedStack, base = stack.url) {
      * envelope is checked here instead of the OpenAPI document.
      */
     async raw(method: string, urlPath: string): Promise<ApiResponse> {
-      const res = await fetch(`${base}${urlPath}`, { method, headers: { authorization: `Bearer ${KEY}` } });
+      const res = await fetch(`${base}${urlPath}`, { method, headers: { authorization: `Bearer ${key}` } });
       const body = (await res.json()) as { error?: { code?: unknown; request_id?: unknown } };
       if (res.status >= 400) {
         expect(typeof body.error?.code).toBe('string');

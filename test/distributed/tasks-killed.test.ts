@@ -49,7 +49,11 @@ describeDistributed('fault: the tasks process is SIGKILLed between charging and 
     });
     const idem = randomUUID();
     const pending = c.createByUrl(live, idem).catch((err: unknown) => err);
-    await waitFor('the charge', async () => ((await c.quota()).used === before + 1 ? true : undefined), 30_000);
+    await waitFor(
+      'the charge',
+      async () => ((await c.quota()).used === before + 1 ? true : undefined),
+      30_000,
+    );
     await stack.kill('tasks', { signal: 'SIGKILL' });
     const answer = await pending;
     // The caller got an error from the gateway (its upstream died), not a task.

@@ -1,0 +1,73 @@
+import { randomBytes } from 'node:crypto';
+import { Kafka, logLevel } from 'kafkajs';
+import { ensureTopics, KafkaBus } from '../../packages/shared/src/adapters/kafka-bus';
+import type { IncomingMessage } from '../../packages/shared/src/ports/bus';
+import { readStackEnv } from '../../scripts/distributed/launcher';
+import { describeDistributed, waitFor } from './support';
+
+describeDistributed('KafkaBus on a real broker', () => {
+  const brokers = process.env.E2E_STACK === 'distributed' ? [readStackEnv().kafkaBrokers] : [];
+  const suffix = randomBytes(4).toString('hex');
+  const topicA = `vision.test-a-${suffix}`;
+  const topicB = `vision.test-b-${suffix}`;
+  const buses: KafkaBus[] = [];
+  const bus = () => {
+    const b = new KafkaBus({ brokers, clientId: `test-${suffix}`, retryBackoffMs: 100 });
+    buses.push(b);
+    return b;
+  };
+
+  beforeAll(async () => {
+    expect(await ensureTopics(brokers, [topicA, topicB], 3)).toBe(true);
+    expect(await ensureTopics(brokers, [topicA, topicB], 3)).toBe(false);
+  }, 60_000);
+  afterAll(async () => {
+    for (const b of buses) await b.close();
+    const admin = new Kafka({ brokers, logLevel: logLevel.NOTHING }).admin();
+    await admin.connect();
+    await admin.deleteTopics({ topics: [topicA, topicB] }).catch(() => undefined);
+    await admin.disconnect();
+  });
+
+  it('delivers both topics to one group whose consumers read one topic each, redelivering a rejected batch', async () => {
+    const group = `g-${suffix}`;
+    const got: Record<string, string[]> = { [topicA]: [], [topicB]: [] };
+    let failOnce = true;
+    const handler = (topic: string) => async (messages: IncomingMessage[]) => {
+      if (topic === topicB && failOnce) {
+        failOnce = false;
+        throw new Error('transient');
+      }
+      for (const m of messages) {
+        expect(m.topic).toBe(topic);
+        got[topic].push((m.value as { n: string }).n);
+      }
+    };
+    const consumer = bus();
+    await consumer.subscribe({ topic: topicA, group, fromBeginning: true, handleBatch: handler(topicA) });
+    await consumer.subscribe({ topic: topicB, group, fromBeginning: true, handleBatch: handler(topicB) });
+    const producer = bus();
+    await producer.check();
+    for (let i = 0; i < 20; i++) {
+      await producer.publish(topicA, [{ key: `k${i % 5}`, value: { n: `a${i}` } }]);
+      await producer.publish(topicB, [{ key: `k${i % 5}`, value: { n: `b${i}` } }]);
+    }
+    await waitFor(
+      'every message of both topics',
+      async () => (got[topicA].length >= 20 && got[topicB].length >= 20 ? true : undefined),
+      60_000,
+    );
+    expect(new Set(got[topicA]).size).toBe(20);
+    expect(new Set(got[topicB]).size).toBe(20);
+    // Per key, order is kept.
+    for (const [prefix, list] of [['a', got[topicA]] as const, ['b', got[topicB]] as const]) {
+      for (let k = 0; k < 5; k++) {
+        const ofKey = list.filter((n) => Number(n.slice(1)) % 5 === k);
+        const unique = ofKey.filter((n, i) => ofKey.indexOf(n) === i);
+        expect(unique).toEqual([...unique].sort((x, y) => Number(x.slice(1)) - Number(y.slice(1))));
+        expect(unique[0].startsWith(prefix)).toBe(true);
+      }
+    }
+    expect(failOnce).toBe(false);
+  }, 120_000);
+});
