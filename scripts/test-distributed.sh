@@ -4,7 +4,7 @@
 #   1. installs the servers when missing (first run on a fresh machine: minutes, mostly compiling MinIO),
 #   2. starts those not running, 3. builds, 4. runs jest on test/e2e and test/distributed,
 #   5. stops the servers this run started (VISION_STACK_KEEP=1 leaves them running). Exits non-zero on failure.
-# Extra arguments go to jest (e.g. a test path filter).
+# Arguments replace the default test paths (test/e2e test/distributed), e.g. scripts/test-distributed.sh test/distributed/redis-down.test.ts
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -25,4 +25,5 @@ scripts/stack/install.sh
 scripts/stack/start.sh --started-file "$started"
 echo "[test-distributed] servers ready after $((SECONDS - t0))s" >&2
 npm run build --silent
-E2E_STACK=distributed npx jest --runInBand test/e2e test/distributed "$@"
+if [ "$#" -eq 0 ]; then set -- test/e2e test/distributed; fi
+E2E_STACK=distributed npx jest --runInBand "$@"
