@@ -27,6 +27,12 @@ export function startTelemetry(
   spanProcessors: SpanProcessor[] = [],
 ): TelemetryHandle {
   const exporting = Boolean(env.OTEL_EXPORTER_OTLP_ENDPOINT);
+  if (!exporting) {
+    // Without an endpoint the SDK would still default to OTLP on localhost:4318 (and hold shutdown
+    // trying to flush there): export nothing unless an exporter is chosen explicitly.
+    for (const v of ['OTEL_TRACES_EXPORTER', 'OTEL_METRICS_EXPORTER', 'OTEL_LOGS_EXPORTER'])
+      process.env[v] ??= 'none';
+  }
   // Outgoing fetches may carry stream credentials or tokens (the stream guard's redirect checks):
   // overwrite every URL attribute the instrumentation records with its redacted form.
   const scrubUrl = (span: { setAttribute(k: string, v: string): unknown }, url: string | undefined) => {
