@@ -1,12 +1,9 @@
-/** Jest runs the TypeScript sources directly (swc strips types; `npm run build` type-checks). */
-const swc = [
-  '@swc/jest',
-  { jsc: { target: 'es2022', parser: { syntax: 'typescript' } }, module: { type: 'commonjs' } },
-];
+/** Jest runs the TypeScript sources directly (ts-jest transpiles each file alone; `npm run build` type-checks). */
+const tsJest = ['ts-jest', { tsconfig: '<rootDir>/tsconfig.jest.json' }];
 module.exports = {
   // Shares typed-array constructors with the test realm so onnxruntime-node works under jest.
   testEnvironment: '<rootDir>/services/inference/test/support/onnx-environment.js',
-  transform: { '^.+\\.ts$': swc },
+  transform: { '^.+\\.ts$': tsJest },
   moduleNameMapper: {
     '^@vision/shared$': '<rootDir>/packages/shared/src/index.ts',
     '^@vision/shared/(.*)$': '<rootDir>/packages/shared/src/$1',
