@@ -2,7 +2,7 @@
 #   VISION_STACK_DIR  cache + state root (default $HOME/.cache/vision-stack); nothing goes into the repo.
 #   VISION_PG_DIR     Postgres cluster dir; must be reachable by the `postgres` user. Default: under the stack dir
 #                     when `postgres` can traverse it, else /var/lib/postgresql/vision-stack (postgres's home; /root is 0700).
-#   Ports: PG 55432, Redis 56379, Kafka 59092 (controller 59093), MinIO 59000 (console 59001), toxiproxy 58474.
+#   Ports (below the kernel's ephemeral range 32768-60999, so no client socket can hold them): PG 25432, Redis 26379, Kafka 29092 (controller 29093), MinIO 29000 (console 29001), toxiproxy 28474.
 set -euo pipefail
 
 STACK_DIR="${VISION_STACK_DIR:-${HOME:-/tmp}/.cache/vision-stack}"
@@ -15,16 +15,16 @@ KAFKA_VERSION="${KAFKA_VERSION:-3.9.1}"
 MINIO_VERSION="${MINIO_VERSION:-latest}"
 TOXIPROXY_VERSION="${TOXIPROXY_VERSION:-latest}"
 
-PG_PORT="${VISION_PG_PORT:-55432}"
+PG_PORT="${VISION_PG_PORT:-25432}"
 PG_PASSWORD="${VISION_PG_PASSWORD:-vision-stack}"
-REDIS_PORT="${VISION_REDIS_PORT:-56379}"
-KAFKA_PORT="${VISION_KAFKA_PORT:-59092}"
-KAFKA_CONTROLLER_PORT="${VISION_KAFKA_CONTROLLER_PORT:-59093}"
-MINIO_PORT="${VISION_MINIO_PORT:-59000}"
-MINIO_CONSOLE_PORT="${VISION_MINIO_CONSOLE_PORT:-59001}"
+REDIS_PORT="${VISION_REDIS_PORT:-26379}"
+KAFKA_PORT="${VISION_KAFKA_PORT:-29092}"
+KAFKA_CONTROLLER_PORT="${VISION_KAFKA_CONTROLLER_PORT:-29093}"
+MINIO_PORT="${VISION_MINIO_PORT:-29000}"
+MINIO_CONSOLE_PORT="${VISION_MINIO_CONSOLE_PORT:-29001}"
 MINIO_USER="${VISION_MINIO_USER:-visionstack}"
 MINIO_PASSWORD="${VISION_MINIO_PASSWORD:-visionstack-secret}"
-TOXIPROXY_PORT="${VISION_TOXIPROXY_PORT:-58474}"
+TOXIPROXY_PORT="${VISION_TOXIPROXY_PORT:-28474}"
 
 KAFKA_HOME="$STACK_DIR/kafka-$KAFKA_VERSION"
 PG_BIN="${VISION_PG_BIN:-}"

@@ -4,7 +4,7 @@ const { Kafka, logLevel } = require('kafkajs');
 
 const kafka = new Kafka({
   clientId: 'vision-stack-ready',
-  brokers: [process.argv[2] ?? '127.0.0.1:59092'],
+  brokers: [process.argv[2] ?? '127.0.0.1:29092'],
   logLevel: logLevel.NOTHING,
   retry: { retries: 0 },
   connectionTimeout: 2000,

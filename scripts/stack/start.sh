@@ -55,7 +55,7 @@ CONF
 }
 
 # Kafka (KRaft, combined broker+controller). Two client listeners: PLAINTEXT (direct) and PROXIED, which advertises
-# the toxiproxy port 59095 so that clients routed through toxiproxy stay behind it after the metadata request.
+# the toxiproxy port 29095 so that clients routed through toxiproxy stay behind it after the metadata request.
 KAFKA_PROXIED_PORT=$((KAFKA_PORT + 2))
 KAFKA_TOXI_PORT=$((KAFKA_PORT + 3))
 start_kafka() {
