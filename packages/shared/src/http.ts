@@ -5,6 +5,7 @@ import express, {
   type Express,
   type NextFunction,
   type Request,
+  type RequestHandler,
   type Response,
 } from 'express';
 import { ApiError, toEnvelope } from './errors';
@@ -144,6 +145,17 @@ export async function runReadiness(checks: Record<string, ReadinessCheck>) {
   };
 }
 
+/** Accepts the caller's X-Request-Id (when well-formed) or makes one; echoes it and keeps it in res.locals. */
+export function requestIdMiddleware(): RequestHandler {
+  return (req, res, next) => {
+    const given = req.header(REQUEST_ID_HEADER);
+    const id = given && REQUEST_ID_RE.test(given) ? given : randomUUID();
+    res.locals.requestId = id;
+    res.setHeader('X-Request-Id', id);
+    next();
+  };
+}
+
 /**
  * The express app every service starts from: request ids, /healthz, /readyz, identity verification,
  * strict JSON parsing, then the service's routes, then a JSON 404 and the error envelope.
@@ -154,13 +166,7 @@ export function createServiceApp(opts: ServiceAppOptions, mount: (app: Express) 
   app.set('trust proxy', false);
   app.set('query parser', 'simple');
 
-  app.use((req, res, next) => {
-    const given = req.header(REQUEST_ID_HEADER);
-    const id = given && REQUEST_ID_RE.test(given) ? given : randomUUID();
-    res.locals.requestId = id;
-    res.setHeader('X-Request-Id', id);
-    next();
-  });
+  app.use(requestIdMiddleware());
 
   app.get('/healthz', (_req, res) => {
     res.json({ status: 'up', service: opts.name });

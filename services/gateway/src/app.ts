@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import express, { type Express, type NextFunction, type Request, type Response } from 'express';
 import {
   ApiError,
@@ -10,6 +9,7 @@ import {
   type Logger,
   type ReadinessCheck,
   runReadiness,
+  requestIdMiddleware,
 } from '@vision/shared';
 import { matchRoute, type Upstream } from './domain/routes';
 import { limitsFor, retryAfterSeconds, type LimitOverrides, type SubjectLimits } from './domain/limits';
@@ -33,8 +33,6 @@ export interface GatewayDeps {
   readiness: Record<string, ReadinessCheck>;
 }
 
-const REQUEST_ID_RE = /^[A-Za-z0-9._:-]{1,128}$/;
-
 const unauthorized = () =>
   new ApiError('OP-AUTH-REQUIRED', 'A valid API key is required: Authorization: Bearer <API_KEY>');
 
@@ -49,13 +47,7 @@ export function createApp(deps: GatewayDeps): Express {
   const forward = createForwarder(logger, deps.upstreamTimeoutMs);
   const auth = new AuthCache((key) => deps.keys.authenticate(key), deps.authCacheMs ?? 0);
 
-  app.use((req, res, next) => {
-    const given = req.header(REQUEST_ID_HEADER);
-    const id = given && REQUEST_ID_RE.test(given) ? given : randomUUID();
-    res.locals.requestId = id;
-    res.setHeader('X-Request-Id', id);
-    next();
-  });
+  app.use(requestIdMiddleware());
 
   app.get('/healthz', (_req, res) => {
     res.json({ status: 'up', service: 'gateway' });
