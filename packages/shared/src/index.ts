@@ -21,3 +21,4 @@ export * from './adapters/directory-object-store';
 export * from './adapters/minio-object-store';
 export * from './adapters/object-store-factory';
 export * from './adapters/limiter';
+export * from './address-policy';

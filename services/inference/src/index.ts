@@ -28,7 +28,7 @@ export { OnnxModel } from './model/onnx-model';
 export { prepareImage } from './model/preprocess';
 export { detectImages } from './detect/detect-images';
 export { SortTracker } from './tracking/sort-tracker';
-export { classifyAddress } from './net/address-class';
+export { classifyAddress } from '@vision/shared';
 export type { RawDetection, PixelBox, RgbImage } from './detection-types';
 
 export function loadInferenceConfig(env: Record<string, string | undefined> = process.env): InferenceConfig {

@@ -1,4 +1,4 @@
-import { classifyAddress } from '../src/net/address-class';
+import { classifyAddress } from '@vision/shared';
 import { checkStreamHost, parseStreamUrl } from '../src/net/stream-url';
 import { ffmpegArgs, letterboxFilter } from '../src/jobs/ffmpeg-args';
 import { isErrorLine, parseDurationLine, parseShowinfoLine } from '../src/jobs/ffmpeg-log';
@@ -14,8 +14,8 @@ describe('address classification', () => {
     ['172.32.0.1', 'public'],
     ['192.168.1.1', 'private'],
     ['100.64.0.1', 'private'],
-    ['169.254.169.254', 'metadata'],
-    ['169.254.1.1', 'link-local'],
+    ['169.254.169.254', 'cloud_metadata'],
+    ['169.254.1.1', 'link_local'],
     ['224.0.0.1', 'multicast'],
     ['0.0.0.0', 'unspecified'],
     ['255.255.255.255', 'reserved'],
@@ -24,10 +24,10 @@ describe('address classification', () => {
     ['::ffff:127.0.0.1', 'loopback'],
     ['::ffff:7f00:1', 'loopback'],
     ['::ffff:10.0.0.1', 'private'],
-    ['64:ff9b::a9fe:a9fe', 'metadata'],
-    ['fe80::1', 'link-local'],
+    ['64:ff9b::a9fe:a9fe', 'cloud_metadata'],
+    ['fe80::1', 'link_local'],
     ['fd12:3456::1', 'private'],
-    ['fd00:ec2::254', 'metadata'],
+    ['fd00:ec2::254', 'cloud_metadata'],
     ['ff02::1', 'multicast'],
     ['2001:4860:4860::8888', 'public'],
     ['2001:db8::1', 'reserved'],

@@ -27,7 +27,7 @@ export { TaskEngine } from './task-engine';
 export { TaskStore } from './store/task-store';
 export { migrations } from './store/migrations';
 export * from './domain/state-machine';
-export { classifyAddress } from './domain/address-policy';
+export { classifyAddress } from '@vision/shared';
 
 export interface TasksService extends RunningService {
   engine: TaskEngine;

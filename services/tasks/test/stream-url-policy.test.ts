@@ -1,4 +1,4 @@
-import { classifyAddress, embeddedIpv4, firstRefused } from '../src/domain/address-policy';
+import { classifyAddress, embeddedIpv4, firstRefused } from '@vision/shared';
 import { parseStreamUrl } from '../src/domain/stream-url';
 
 describe('address classifier', () => {

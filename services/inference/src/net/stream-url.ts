@@ -1,6 +1,6 @@
 import { promises as dns } from 'node:dns';
 import { isIP } from 'node:net';
-import { classifyAddress, type AddressClass } from './address-class';
+import { firstRefused } from '@vision/shared';
 
 export type StreamScheme = 'http' | 'https' | 'rtsp' | 'rtmp';
 const SCHEMES: readonly StreamScheme[] = ['http', 'https', 'rtsp', 'rtmp'];
@@ -51,8 +51,9 @@ export async function checkStreamHost(
     }
   }
   if (addresses.length === 0) return { ok: false, reason: 'stream host does not resolve' };
-  if (opts.allowPrivate) return { ok: true, addresses };
-  const bad = addresses.map(classifyAddress).find((c: AddressClass) => c !== 'public');
-  if (bad) return { ok: false, reason: `stream host resolves to a ${bad} address (refused)` };
+  // The same policy as the tasks service's check at creation (packages/shared/src/address-policy.ts):
+  // private-network mode opens private, loopback and link-local ranges, never cloud metadata.
+  const bad = firstRefused(addresses, opts.allowPrivate);
+  if (bad) return { ok: false, reason: `stream host resolves to a ${bad.cls} address (refused)` };
   return { ok: true, addresses };
 }

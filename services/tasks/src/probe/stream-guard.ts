@@ -1,12 +1,12 @@
 /**
  * SSRF guard for stream URLs: resolves the host and refuses addresses the policy forbids
- * (domain/address-policy.ts). For http(s) it also walks the redirect chain itself, one hop at a time
+ * (packages/shared/src/address-policy.ts). For http(s) it also walks the redirect chain itself, one hop at a time
  * with `redirect: 'manual'`, checking every hop, and hands ffprobe the final address with redirects
  * switched off (`-max_redirects 0`) so that ffprobe never follows a hop we did not check.
  */
 import { lookup } from 'node:dns/promises';
 import { isIP } from 'node:net';
-import { firstRefused } from '../domain/address-policy';
+import { firstRefused } from '@vision/shared';
 import { type ParsedStreamUrl, parseStreamUrl } from '../domain/stream-url';
 
 export type GuardResult =
