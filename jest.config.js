@@ -18,5 +18,6 @@ module.exports = {
     ...(process.env.E2E_STACK === 'distributed' ? [] : ['<rootDir>/test/distributed/']),
   ],
   testTimeout: 30000,
+  setupFilesAfterEnv: ['<rootDir>/test/helpers/distributed-retry.ts'],
   maxWorkers: 2,
 };
