@@ -84,6 +84,43 @@ function frameValue(taskId, seq) {
   };
 }
 
+/** The task.created event that makes a bench task readable by SUBJECT. */
+function taskCreated(taskId) {
+  return {
+    key: taskId,
+    value: {
+      schema: 1,
+      event_id: `ev-${taskId}`,
+      type: 'task.created',
+      task_id: taskId,
+      subject: SUBJECT,
+      kind: 'video',
+      scene_code: 'person_vehicle',
+      status: 'succeeded',
+      business_threshold: 0.8,
+      lower_bound: 0.3,
+      result_expires_at: new Date(Date.now() + 90 * 86_400_000).toISOString(),
+      occurred_at: new Date().toISOString(),
+    },
+  };
+}
+
+/** The end marker after a bench task's last frame. */
+function endOf(taskId, frames) {
+  return {
+    key: taskId,
+    value: {
+      schema: 1,
+      type: 'end',
+      event_id: `${taskId}:end`,
+      task_id: taskId,
+      seq: frames,
+      frames,
+      status: 'succeeded',
+    },
+  };
+}
+
 async function benchIngest(svc, bus, knex) {
   const taskIds = Array.from({ length: TASKS }, (_, i) => `bench-task-${i}`);
   const perTask = Math.ceil(FRAMES / TASKS);
@@ -93,26 +130,7 @@ async function benchIngest(svc, bus, knex) {
   const total = messages.length;
 
   // Task events first, so the tasks are readable afterwards.
-  await bus.publish(
-    shared.TOPICS.taskEvents,
-    taskIds.map((t) => ({
-      key: t,
-      value: {
-        schema: 1,
-        event_id: `ev-${t}`,
-        type: 'task.created',
-        task_id: t,
-        subject: SUBJECT,
-        kind: 'video',
-        scene_code: 'person_vehicle',
-        status: 'succeeded',
-        business_threshold: 0.8,
-        lower_bound: 0.3,
-        result_expires_at: new Date(Date.now() + 90 * 86_400_000).toISOString(),
-        occurred_at: new Date().toISOString(),
-      },
-    })),
-  );
+  await bus.publish(shared.TOPICS.taskEvents, taskIds.map(taskCreated));
 
   // Raw: the same rows, bulk-inserted into a table of the same shape and indexes.
   await knex.raw('CREATE TABLE result_frames_raw (LIKE result_frames INCLUDING ALL)');
@@ -131,18 +149,7 @@ async function benchIngest(svc, bus, knex) {
       await bus.publish(shared.TOPICS.frames, messages.slice(i, i + 1000));
     await bus.publish(
       shared.TOPICS.frames,
-      taskIds.map((t) => ({
-        key: t,
-        value: {
-          schema: 1,
-          type: 'end',
-          event_id: `${t}:end`,
-          task_id: t,
-          seq: perTask,
-          frames: perTask,
-          status: 'succeeded',
-        },
-      })),
+      taskIds.map((t) => endOf(t, perTask)),
     );
   })();
   for (;;) {
@@ -310,27 +317,7 @@ async function benchGatewayOverhead() {
   try {
     const taskIds = Array.from({ length: 4 }, (_, i) => `bench-gw-task-${i}`);
     const perTask = 1000;
-    const now = new Date().toISOString();
-    await stack.bus.publish(
-      shared.TOPICS.taskEvents,
-      taskIds.map((t) => ({
-        key: t,
-        value: {
-          schema: 1,
-          event_id: `ev-${t}`,
-          type: 'task.created',
-          task_id: t,
-          subject: SUBJECT,
-          kind: 'video',
-          scene_code: 'person_vehicle',
-          status: 'succeeded',
-          business_threshold: 0.8,
-          lower_bound: 0.3,
-          result_expires_at: new Date(Date.now() + 90 * 86_400_000).toISOString(),
-          occurred_at: now,
-        },
-      })),
-    );
+    await stack.bus.publish(shared.TOPICS.taskEvents, taskIds.map(taskCreated));
     for (let seq = 0; seq < perTask; seq += 250) {
       const batch = [];
       for (let k = seq; k < Math.min(perTask, seq + 250); k++)
@@ -339,18 +326,7 @@ async function benchGatewayOverhead() {
     }
     await stack.bus.publish(
       shared.TOPICS.frames,
-      taskIds.map((t) => ({
-        key: t,
-        value: {
-          schema: 1,
-          type: 'end',
-          event_id: `${t}:end`,
-          task_id: t,
-          seq: perTask,
-          frames: perTask,
-          status: 'succeeded',
-        },
-      })),
+      taskIds.map((t) => endOf(t, perTask)),
     );
     const secret = stack.env.INTERNAL_SECRET;
     const direct = (i) => ({
