@@ -169,6 +169,33 @@ async function benchIngest(svc, bus, knex) {
 }
 
 /** Runs `requests` page reads with `readers` concurrent clients; each reader pages through a task and starts over. */
+const http = require('node:http');
+
+/**
+ * The readers' HTTP client: node's http with one keep-alive connection per reader. (undici's fetch
+ * pool hands freed connections to whichever request comes next, which starved some readers for the
+ * whole run and made the percentiles measure the client's scheduling, not the service.)
+ */
+const readerAgent = new http.Agent({ keepAlive: true, maxSockets: Infinity });
+function getJson(url, headers) {
+  return new Promise((resolve, reject) => {
+    http
+      .get(url, { agent: readerAgent, headers }, (res) => {
+        const chunks = [];
+        res.on('data', (c) => chunks.push(c));
+        res.on('end', () => {
+          try {
+            resolve({ status: res.statusCode, body: JSON.parse(Buffer.concat(chunks).toString('utf8')) });
+          } catch (err) {
+            reject(err);
+          }
+        });
+        res.on('error', reject);
+      })
+      .on('error', reject);
+  });
+}
+
 async function measureReads({ label, baseUrl, headers, taskIds, readers, requests }) {
   const latencies = [];
   let issued = 0;
@@ -181,12 +208,12 @@ async function measureReads({ label, baseUrl, headers, taskIds, readers, request
       const qs = new URLSearchParams({ limit: String(PAGE) });
       if (cursor) qs.set('cursor', cursor);
       const t0 = performance.now();
-      const res = await fetch(`${baseUrl}/v1/vision/tasks/${encodeURIComponent(taskId)}/results?${qs}`, {
-        headers: headers(i),
-      });
-      const body = await res.json();
+      const { status, body } = await getJson(
+        `${baseUrl}/v1/vision/tasks/${encodeURIComponent(taskId)}/results?${qs}`,
+        headers(i),
+      );
       latencies.push(performance.now() - t0);
-      if (res.status !== 200) {
+      if (status !== 200) {
         errors++;
         cursor = '';
         continue;
@@ -194,6 +221,15 @@ async function measureReads({ label, baseUrl, headers, taskIds, readers, request
       cursor = body.next_cursor;
     }
   }
+  // Warm-up: every reader opens its connection with one unmeasured page first. Client and server
+  // share this process, and a storm of new connections is otherwise starved by readers already
+  // cycling on warm ones, which measures connection set-up order rather than page reads.
+  await Promise.all(
+    Array.from({ length: readers }, async (_, i) => {
+      const taskId = taskIds[i % taskIds.length];
+      await getJson(`${baseUrl}/v1/vision/tasks/${encodeURIComponent(taskId)}/results?limit=1`, headers(i));
+    }),
+  );
   const start = performance.now();
   await Promise.all(Array.from({ length: readers }, (_, i) => reader(i)));
   const wallMs = performance.now() - start;
