@@ -30,20 +30,7 @@ const quota = require(path.join(root, 'services/quota/dist/index.js'));
 const inference = require(path.join(root, 'services/inference/dist/index.js'));
 const images = require(path.join(root, 'services/images/dist/index.js'));
 
-function parseArgs(argv) {
-  const out = {};
-  for (let i = 0; i < argv.length; i++) {
-    const a = argv[i];
-    if (!a.startsWith('--')) throw new Error(`unexpected argument ${a}`);
-    const next = argv[i + 1];
-    if (next === undefined || next.startsWith('--')) out[a.slice(2)] = 'true';
-    else {
-      out[a.slice(2)] = next;
-      i++;
-    }
-  }
-  return out;
-}
+const { parseArgs } = require('./lib/args');
 
 const args = parseArgs(process.argv.slice(2));
 const REPS = Number(args.reps ?? 10);

@@ -29,20 +29,7 @@ const root = path.resolve(__dirname, '..');
 const shared = require(path.join(root, 'packages/shared/dist/index.js'));
 const results = require(path.join(root, 'services/results/dist/index.js'));
 
-function parseArgs(argv) {
-  const out = {};
-  for (let i = 0; i < argv.length; i++) {
-    const a = argv[i];
-    if (!a.startsWith('--')) throw new Error(`unexpected argument ${a}`);
-    const next = argv[i + 1];
-    if (next === undefined || next.startsWith('--')) out[a.slice(2)] = 'true';
-    else {
-      out[a.slice(2)] = next;
-      i++;
-    }
-  }
-  return out;
-}
+const { parseArgs } = require('./lib/args');
 
 const args = parseArgs(process.argv.slice(2));
 const num = (name, def) => (args[name] === undefined ? def : Number(args[name]));
