@@ -15,7 +15,7 @@ import { matchRoute, type Upstream } from './domain/routes';
 import { limitsFor, retryAfterSeconds, type LimitOverrides, type SubjectLimits } from './domain/limits';
 import { parseBearer } from './keys/key-format';
 import type { KeyStore } from './keys/key-store';
-import { createForwarder } from './proxy';
+import type { Forwarder } from './proxy';
 import { AuthCache } from './keys/auth-cache';
 
 export interface GatewayDeps {
@@ -28,7 +28,8 @@ export interface GatewayDeps {
   upstreams: Record<Upstream, string>;
   limits: SubjectLimits;
   limitOverrides: LimitOverrides;
-  upstreamTimeoutMs: number;
+  /** Streams each routed request to its upstream (see createForwarder). */
+  forward: Forwarder;
   openapi: Record<string, unknown>;
   readiness: Record<string, ReadinessCheck>;
 }
@@ -44,7 +45,7 @@ export function createApp(deps: GatewayDeps): Express {
   const { logger } = deps;
   const app = express();
   app.disable('x-powered-by');
-  const forward = createForwarder(logger, deps.upstreamTimeoutMs);
+  const { forward } = deps;
   const auth = new AuthCache((key) => deps.keys.authenticate(key), deps.authCacheMs ?? 0);
 
   app.use(requestIdMiddleware());

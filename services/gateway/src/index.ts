@@ -8,6 +8,7 @@ import {
   type StartOptions,
 } from '@vision/shared';
 import { createApp } from './app';
+import { createForwarder } from './proxy';
 import { loadGatewayConfig, type GatewayConfig } from './config';
 import { KeyStore, keyMigrations } from './keys/key-store';
 import { loadOpenApi, resolveOpenApiFile } from './openapi';
@@ -51,6 +52,10 @@ export async function start(opts: StartOptions = {}): Promise<RunningGateway> {
   }
 
   const limiter = createLimiter(cfg, { logger, keyPrefix: 'gw' });
+  const forward = createForwarder(logger, {
+    timeoutMs: cfg.GATEWAY_UPSTREAM_TIMEOUT_MS,
+    pooledSockets: cfg.GATEWAY_UPSTREAM_SOCKETS,
+  });
   const app = createApp({
     logger,
     keys: keyStore,
@@ -65,7 +70,7 @@ export async function start(opts: StartOptions = {}): Promise<RunningGateway> {
     },
     limits: { qps: cfg.GATEWAY_QPS, burst: cfg.GATEWAY_BURST, concurrency: cfg.GATEWAY_CONCURRENCY },
     limitOverrides: cfg.GATEWAY_LIMIT_OVERRIDES,
-    upstreamTimeoutMs: cfg.GATEWAY_UPSTREAM_TIMEOUT_MS,
+    forward,
     openapi,
     readiness: { database: () => db.check(), limiter: () => limiter.check() },
   });
@@ -80,6 +85,7 @@ export async function start(opts: StartOptions = {}): Promise<RunningGateway> {
     keys: keyStore,
     async close() {
       await closeServer(server);
+      forward.close();
       await limiter.close();
       await db.close();
     },

@@ -1,4 +1,4 @@
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import { Agent, type IncomingMessage, type ServerResponse } from 'node:http';
 import { Transform, type TransformCallback } from 'node:stream';
 import httpProxy from 'http-proxy';
 import { ApiError, sendError, type Logger } from '@vision/shared';
@@ -26,12 +26,60 @@ export interface ProxyTarget {
   name: string;
 }
 
+export interface ForwarderOptions {
+  /** An idle upstream connection is abandoned after this long. */
+  timeoutMs: number;
+  /** Keep-alive connections per upstream for requests without a body; more wait in FIFO order. */
+  pooledSockets: number;
+}
+
+/** A free pooled connection is closed after this long, before the upstream's own 5 s keep-alive timeout. */
+const POOL_IDLE_MS = 4000;
+
+/** True when a request carries no body (reads, deletes, bodiless POSTs): it can share a pooled connection. */
+export function isBodiless(headers: IncomingMessage['headers']): boolean {
+  if (headers['transfer-encoding'] !== undefined) return false;
+  const length = headers['content-length'];
+  return length === undefined || Number(length) === 0;
+}
+
+/**
+ * Removes the hop-by-hop headers of the client's connection (RFC 9110 7.6.1): a client's
+ * `Connection: close` must not close a pooled upstream connection.
+ */
+export function dropHopByHopHeaders(headers: IncomingMessage['headers']): void {
+  const named = String(headers.connection ?? '')
+    .split(',')
+    .map((h) => h.trim().toLowerCase())
+    .filter(Boolean);
+  for (const h of ['connection', 'keep-alive', 'proxy-connection', 'te', 'upgrade', ...named])
+    delete headers[h];
+}
+
+export interface Forwarder {
+  (req: IncomingMessage, res: ServerResponse, target: ProxyTarget, maxBodyBytes: number): void;
+  /** Closes the pooled connections. */
+  close(): void;
+}
+
 /**
  * Streams a request to an upstream service and its answer back. Bodies are piped with backpressure
  * (never buffered); a body over `maxBodyBytes` is cut off and answered 400 if nothing was sent yet.
  * An unreachable upstream answers 503 OP-SYS-UNAVAILABLE.
+ *
+ * Requests without a body travel on a bounded pool of keep-alive connections per upstream: no TCP
+ * set-up per read, and when every pooled connection is busy the next request waits its turn (FIFO)
+ * instead of opening a new connection, which a busy upstream accepts late (Node accepts about one
+ * new connection per event-loop turn, so fresh connections starve behind warm ones). Uploads get a
+ * connection of their own: a long upload never holds a pooled connection.
  */
-export function createForwarder(logger: Logger, timeoutMs: number) {
+export function createForwarder(logger: Logger, opts: ForwarderOptions): Forwarder {
+  const { timeoutMs } = opts;
+  const pool = new Agent({
+    keepAlive: true,
+    maxSockets: opts.pooledSockets,
+    timeout: POOL_IDLE_MS,
+  });
   const proxy = httpProxy.createProxyServer({
     xfwd: true,
     proxyTimeout: timeoutMs,
@@ -40,7 +88,7 @@ export function createForwarder(logger: Logger, timeoutMs: number) {
     changeOrigin: false,
   });
 
-  return function forward(
+  const forward = function forward(
     req: IncomingMessage,
     res: ServerResponse,
     target: ProxyTarget,
@@ -67,10 +115,18 @@ export function createForwarder(logger: Logger, timeoutMs: number) {
       }
     });
     req.pipe(cap);
-    proxy.web(req, res, { target: target.url, buffer: cap }, (err: NodeJS.ErrnoException) => {
-      if (cap.exceeded) return; // already answered above
-      logger.warn({ upstream: target.name, code: err.code, msg: err.message }, 'upstream call failed');
-      fail(new ApiError('OP-SYS-UNAVAILABLE', `The ${target.name} service is unavailable, retry later`));
-    });
+    const pooled = isBodiless(req.headers);
+    if (pooled) dropHopByHopHeaders(req.headers);
+    proxy.web(
+      req,
+      res,
+      { target: target.url, buffer: cap, agent: pooled ? pool : false },
+      (err: NodeJS.ErrnoException) => {
+        if (cap.exceeded) return; // already answered above
+        logger.warn({ upstream: target.name, code: err.code, msg: err.message }, 'upstream call failed');
+        fail(new ApiError('OP-SYS-UNAVAILABLE', `The ${target.name} service is unavailable, retry later`));
+      },
+    );
   };
+  return Object.assign(forward, { close: () => pool.destroy() });
 }

@@ -1,0 +1,128 @@
+import type http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import request from 'supertest';
+import { closeServer, createLogger, createServiceApp, listen } from '@vision/shared';
+import { start, type RunningGateway } from '../src/index';
+import { dropHopByHopHeaders, isBodiless } from '../src/proxy';
+
+const SECRET = 'gateway-pool-secret-0123456789';
+const KEY = 'key-pool-aaaaaaaa';
+const logger = createLogger('test', { level: 'silent' });
+
+describe('isBodiless', () => {
+  it('tells reads from requests that carry a body', () => {
+    expect(isBodiless({})).toBe(true);
+    expect(isBodiless({ 'content-length': '0' })).toBe(true);
+    expect(isBodiless({ 'content-length': '12' })).toBe(false);
+    expect(isBodiless({ 'transfer-encoding': 'chunked' })).toBe(false);
+  });
+});
+
+describe('dropHopByHopHeaders', () => {
+  it('removes the connection headers and those Connection names, keeping the rest', () => {
+    const h: http.IncomingHttpHeaders = {
+      connection: 'close, X-Hop',
+      'keep-alive': 'timeout=5',
+      'x-hop': '1',
+      'x-request-id': 'r1',
+      accept: 'application/json',
+    };
+    dropHopByHopHeaders(h);
+    expect(h).toEqual({ 'x-request-id': 'r1', accept: 'application/json' });
+  });
+});
+
+describe('gateway upstream connections', () => {
+  let gw: RunningGateway;
+  let server: http.Server;
+  /** Upstream-side client port of each request, in arrival order. */
+  const ports: { path: string; port: number }[] = [];
+  let release: () => void = () => undefined;
+  let held: Promise<void> = Promise.resolve();
+  let inFlight = 0;
+  let maxInFlight = 0;
+
+  beforeAll(async () => {
+    const app = createServiceApp({ name: 'echo', logger, identitySecret: SECRET }, (a) => {
+      a.all('/{*any}', (req, res, next) => {
+        ports.push({ path: req.path, port: req.socket.remotePort ?? -1 });
+        inFlight++;
+        maxInFlight = Math.max(maxInFlight, inFlight);
+        held
+          .then(() => {
+            inFlight--;
+            res.json({ ok: true });
+          })
+          .catch(next);
+      });
+    });
+    server = await listen(app, 0, '127.0.0.1');
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    gw = await start({
+      env: {
+        VISION_DATA_DIR: ':memory:',
+        INTERNAL_SECRET: SECRET,
+        LOG_LEVEL: 'silent',
+        VISION_API_KEYS: `${KEY}:pool`,
+        GATEWAY_QPS: '1000',
+        GATEWAY_BURST: '1000',
+        GATEWAY_CONCURRENCY: '50',
+        GATEWAY_UPSTREAM_SOCKETS: '2',
+        TASKS_URL: url,
+        RESULTS_URL: url,
+        QUOTA_URL: url,
+        IMAGES_URL: url,
+      },
+      port: 0,
+      host: '127.0.0.1',
+      logger,
+    });
+  });
+  afterAll(async () => {
+    await gw.close();
+    await closeServer(server);
+  });
+  beforeEach(() => {
+    ports.length = 0;
+    maxInFlight = 0;
+  });
+
+  const read = () => request(gw.url).get('/v1/vision/tasks/t1/results').set('Authorization', `Bearer ${KEY}`);
+
+  it('sends consecutive reads over one kept-alive upstream connection, whatever the client asks of its own', async () => {
+    for (let i = 0; i < 5; i++)
+      expect((await read().set('Connection', i % 2 ? 'close' : 'keep-alive')).status).toBe(200);
+    expect(ports).toHaveLength(5);
+    expect(new Set(ports.map((p) => p.port)).size).toBe(1);
+  });
+
+  it('bounds concurrent reads per upstream by the pool; the rest wait their turn and all complete', async () => {
+    held = new Promise<void>((r) => (release = r));
+    const pending = Array.from({ length: 6 }, () => read().then((r) => r.status));
+    // Only the pool's two connections reach the upstream while it holds its answers.
+    await new Promise((r) => setTimeout(r, 300));
+    const reached = ports.length;
+    release();
+    expect(reached).toBe(2);
+    expect(await Promise.all(pending)).toEqual([200, 200, 200, 200, 200, 200]);
+    expect(maxInFlight).toBe(2);
+    expect(new Set(ports.map((p) => p.port)).size).toBeLessThanOrEqual(2);
+  });
+
+  it('gives each upload a connection of its own, outside the pool', async () => {
+    held = new Promise<void>((r) => (release = r));
+    const reads = Array.from({ length: 2 }, () => read().then((r) => r.status));
+    const upload = request(gw.url)
+      .post('/v1/vision/tasks')
+      .set('Authorization', `Bearer ${KEY}`)
+      .send({ scene: 'x' })
+      .then((r) => r.status);
+    await new Promise((r) => setTimeout(r, 300));
+    const reached = ports.map((p) => p.port);
+    release();
+    // Both pooled connections are busy, yet the upload reached the upstream on a third one.
+    expect(reached).toHaveLength(3);
+    expect(new Set(reached).size).toBe(3);
+    expect(await Promise.all([...reads, upload])).toEqual([200, 200, 200]);
+  });
+});
