@@ -22,7 +22,8 @@ export interface InProcessBusOptions {
 
 interface StoredMessage {
   key: string;
-  value: unknown;
+  /** The value as JSON text, as Kafka would hold it; each delivery parses its own copy. */
+  json: string;
   headers: Record<string, string>;
 }
 
@@ -127,9 +128,11 @@ export class InProcessBus implements Bus {
     // Serialise up front: a value that is not JSON fails the publish, as it would with Kafka.
     const stored = messages.map((m) => {
       if (typeof m.key !== 'string') throw new TypeError('message key must be a string');
+      const json = JSON.stringify(m.value) as string | undefined;
+      if (json === undefined) throw new TypeError('message value must be JSON');
       return {
         key: m.key,
-        value: JSON.parse(JSON.stringify(m.value)) as unknown,
+        json,
         headers: { ...(m.headers ?? {}) },
       };
     });
@@ -247,7 +250,7 @@ export class InProcessBus implements Bus {
         topic: t.name,
         key: m.key,
         // Each delivery gets its own copy: a handler that mutates a value cannot affect redelivery.
-        value: structuredClone(m.value),
+        value: JSON.parse(m.json) as unknown,
         headers: { ...m.headers },
         offset: String(from + j),
         partition: i,
