@@ -3,18 +3,24 @@
  * Results service benchmark. Run after `npm run build`:
  *
  *   node bench/results.bench.js [--frames 20000] [--tasks 8] [--readers 200] [--requests 4000]
- *                               [--only gateway] [--no-gateway]
+ *                               [--only gateway] [--no-gateway] [--database-url postgres://...]
  *
  * 1. Ingest: the same frame rows are stored twice in one run and one database (PGlite, as in
  *    standalone mode): once by a raw bulk INSERT (4,000-row multi-row statements into a copy of the
  *    frames table), once by the results service's consumer draining them from an in-process bus
  *    filled beforehand (the producer's publishing is not timed). Prints frames/s of each and the
  *    ratio ingest/raw (target >= 0.5).
+ *    With --database-url (a Postgres server, e.g. the one scripts/stack/start.sh runs), steps 1 and 2
+ *    use a database of their own created there (and dropped afterwards) instead of PGlite.
  * 2. Reads: p50/p99 latency of 100-frame pages under N concurrent readers, issued directly to the
  *    results service (signed identity header, as the gateway sends).
  *
  * 3. Gateway overhead: unless --no-gateway, a whole standalone stack is started in this process and the
  *    same reads go directly to its results service and through its gateway: ratio p50/p99 (target <= 1.3).
+ *
+ * With --distributed, only the gateway overhead is measured, on a distributed deployment (one process
+ * per service, Postgres, Kafka, Redis) that scripts/distributed starts on the servers of scripts/stack
+ * (scripts/stack/install.sh && scripts/stack/start.sh first).
  *
  * Through the gateway of a stack started elsewhere (services started elsewhere, tasks with frames owned by the key's subject):
  *
@@ -251,6 +257,30 @@ const signed = (i) => ({
   [shared.IDENTITY_HEADER]: shared.signIdentity(SECRET, { subject: SUBJECT, requestId: `bench-${i}` }),
 });
 
+/**
+ * A database of its own on the Postgres server of `adminUrl` (created here, dropped afterwards), so
+ * that the bench never touches a deployment's data.
+ */
+async function createBenchDatabase(adminUrl) {
+  const { Client } = require(require.resolve('pg', { paths: [path.join(root, 'packages/shared')] }));
+  const name = `results_bench_${process.pid}`;
+  const admin = new Client({ connectionString: adminUrl });
+  await admin.connect();
+  await admin.query(`CREATE DATABASE ${name}`);
+  await admin.end();
+  const url = new URL(adminUrl);
+  url.pathname = `/${name}`;
+  return {
+    url: url.toString(),
+    async drop() {
+      const c = new Client({ connectionString: adminUrl });
+      await c.connect();
+      await c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      await c.end();
+    },
+  };
+}
+
 const fmt = (x, d = 1) => (Number.isFinite(x) ? x.toFixed(d) : String(x));
 
 async function main() {
@@ -285,13 +315,16 @@ async function main() {
     return;
   }
 
+  if (args.distributed === 'true') return benchGatewayDistributed();
   if (args.only === 'gateway') return benchGatewayOverhead();
   const logger = shared.createLogger('results-bench', { level: 'silent' });
   const bus = new shared.InProcessBus({ logger });
+  const database = args['database-url'] ? await createBenchDatabase(args['database-url']) : undefined;
   const svc = await results.start({
     env: {
       INTERNAL_SECRET: SECRET,
       VISION_DATA_DIR: ':memory:',
+      ...(database ? { VISION_MODE: 'distributed', DATABASE_URL: database.url } : {}),
       RESULTS_JANITOR_INTERVAL_MS: '0',
       TASKS_URL: 'http://127.0.0.1:9',
       LOG_LEVEL: 'silent',
@@ -300,6 +333,9 @@ async function main() {
     logger,
     port: 0,
   });
+  console.log(
+    `database: ${database ? 'Postgres (a database of its own, dropped afterwards)' : 'PGlite in memory'}`,
+  );
   try {
     const ingest = await benchIngest(svc, bus, svc.db.knex);
     console.log(JSON.stringify({ bench: 'results.ingest', ...ingest, taskIds: undefined }));
@@ -323,15 +359,85 @@ async function main() {
   } finally {
     await svc.close();
     await bus.close();
+    if (database) await database.drop();
   }
   if (args['no-gateway'] !== 'true') await benchGatewayOverhead();
 }
 
 /**
- * 3. Gateway overhead: a whole standalone stack in this process; frames of a few tasks owned by the
- * bench key's subject are fed through its bus, then the same page reads are issued directly to its
- * results service (signed identity) and through its gateway (API key), each with READERS concurrent
- * readers. Prints the ratio gateway/direct of p50 and p99 (target <= 1.3).
+ * Feeds the frames of a few tasks owned by SUBJECT through `bus` (task events, frames, end markers),
+ * waits until the results service at `resultsUrl` serves them, then issues the same page reads
+ * directly to it (signed identity) and through the gateway at `gatewayUrl` (API key), each with
+ * READERS concurrent readers, and prints the ratio gateway/direct of p50 and p99 (target <= 1.3).
+ */
+async function compareThroughGateway({ where, bus, secret, resultsUrl, gatewayUrl, key }) {
+  const taskIds = Array.from({ length: 4 }, (_, i) => `bench-gw-task-${process.pid}-${i}`);
+  const perTask = 1000;
+  await bus.publish(shared.TOPICS.taskEvents, taskIds.map(taskCreated));
+  for (let seq = 0; seq < perTask; seq += 250) {
+    const batch = [];
+    for (let k = seq; k < Math.min(perTask, seq + 250); k++)
+      for (const t of taskIds) batch.push({ key: t, value: frameValue(t, k) });
+    await bus.publish(shared.TOPICS.frames, batch);
+  }
+  await bus.publish(
+    shared.TOPICS.frames,
+    taskIds.map((t) => endOf(t, perTask)),
+  );
+  const direct = (i) => ({
+    [shared.IDENTITY_HEADER]: shared.signIdentity(secret, { subject: SUBJECT, requestId: `bench-${i}` }),
+  });
+  // Wait until the last frame of every task is readable.
+  for (const t of taskIds) {
+    for (;;) {
+      const r = await fetch(`${resultsUrl}/v1/vision/tasks/${t}/results?limit=500&cursor=`, {
+        headers: direct(0),
+      }).catch(() => undefined);
+      const n = r && r.ok ? (await r.json()).items.length : 0;
+      if (n >= 500) break;
+      await sleep(50);
+    }
+  }
+  const common = { taskIds, readers: READERS, requests: REQUESTS };
+  const d = await measureReads({ label: 'direct', baseUrl: resultsUrl, headers: direct, ...common });
+  const g = await measureReads({
+    label: 'gateway',
+    baseUrl: gatewayUrl,
+    headers: () => ({ authorization: `Bearer ${key}` }),
+    ...common,
+  });
+  const p50 = g.p50_ms / d.p50_ms;
+  const p99 = g.p99_ms / d.p99_ms;
+  console.log(
+    JSON.stringify({
+      bench: 'results.gateway',
+      where,
+      direct: d,
+      gateway: g,
+      ratio_p50: p50,
+      ratio_p99: p99,
+    }),
+  );
+  console.log(
+    `gateway overhead (${where}, ${READERS} readers, ${PAGE}-frame pages): direct p50 ${fmt(d.p50_ms)} / p99 ${fmt(d.p99_ms)} ms, gateway p50 ${fmt(g.p50_ms)} / p99 ${fmt(g.p99_ms)} ms; ratio p50 ${fmt(p50, 2)}, p99 ${fmt(p99, 2)} (target <= 1.3) ${p50 <= 1.3 && p99 <= 1.3 ? 'PASS' : 'FAIL'}`,
+  );
+  // Under saturation the percentiles mostly show the queueing order; mean latency and throughput
+  // show the cost the gateway adds.
+  console.log(
+    `  mean latency direct ${fmt(d.mean_ms)} ms vs gateway ${fmt(g.mean_ms)} ms (ratio ${fmt(g.mean_ms / d.mean_ms, 2)}); throughput ${fmt(d.pages_per_s, 0)} vs ${fmt(g.pages_per_s, 0)} pages/s`,
+  );
+  if (d.errors + g.errors > 0) process.exitCode = 1;
+}
+
+const GATEWAY_LIMITS = {
+  GATEWAY_QPS: '100000',
+  GATEWAY_BURST: '100000',
+  GATEWAY_CONCURRENCY: String(READERS * 2),
+};
+
+/**
+ * 3. Gateway overhead, standalone: a whole standalone stack in this process (every service, the
+ * gateway and this client share one event loop).
  */
 async function benchGatewayOverhead() {
   const os = require('node:os');
@@ -347,74 +453,48 @@ async function benchGatewayOverhead() {
       LOG_LEVEL: 'silent',
       VISION_DATA_DIR: dir,
       VISION_API_KEYS: `${key}:${SUBJECT}`,
-      GATEWAY_QPS: '100000',
-      GATEWAY_BURST: '100000',
-      GATEWAY_CONCURRENCY: String(READERS * 2),
       RESULTS_JANITOR_INTERVAL_MS: '0',
+      ...GATEWAY_LIMITS,
     },
   });
   try {
-    const taskIds = Array.from({ length: 4 }, (_, i) => `bench-gw-task-${i}`);
-    const perTask = 1000;
-    await stack.bus.publish(shared.TOPICS.taskEvents, taskIds.map(taskCreated));
-    for (let seq = 0; seq < perTask; seq += 250) {
-      const batch = [];
-      for (let k = seq; k < Math.min(perTask, seq + 250); k++)
-        for (const t of taskIds) batch.push({ key: t, value: frameValue(t, k) });
-      await stack.bus.publish(shared.TOPICS.frames, batch);
-    }
-    await stack.bus.publish(
-      shared.TOPICS.frames,
-      taskIds.map((t) => endOf(t, perTask)),
-    );
-    const secret = stack.env.INTERNAL_SECRET;
-    const direct = (i) => ({
-      [shared.IDENTITY_HEADER]: shared.signIdentity(secret, { subject: SUBJECT, requestId: `bench-${i}` }),
+    await compareThroughGateway({
+      where: 'standalone stack',
+      bus: stack.bus,
+      secret: stack.env.INTERNAL_SECRET,
+      resultsUrl: stack.services.results.url,
+      gatewayUrl: stack.url,
+      key,
     });
-    // Wait until the last frame of every task is readable.
-    for (const t of taskIds) {
-      for (;;) {
-        const r = await fetch(
-          `${stack.services.results.url}/v1/vision/tasks/${t}/results?limit=500&cursor=`,
-          {
-            headers: direct(0),
-          },
-        ).catch(() => undefined);
-        const n = r && r.ok ? (await r.json()).items.length : 0;
-        if (n >= 500) break;
-        await sleep(50);
-      }
-    }
-    const common = { taskIds, readers: READERS, requests: REQUESTS };
-    const d = await measureReads({
-      label: 'direct',
-      baseUrl: stack.services.results.url,
-      headers: direct,
-      ...common,
-    });
-    const g = await measureReads({
-      label: 'gateway',
-      baseUrl: stack.url,
-      headers: () => ({ authorization: `Bearer ${key}` }),
-      ...common,
-    });
-    const p50 = g.p50_ms / d.p50_ms;
-    const p99 = g.p99_ms / d.p99_ms;
-    console.log(
-      JSON.stringify({ bench: 'results.gateway', direct: d, gateway: g, ratio_p50: p50, ratio_p99: p99 }),
-    );
-    console.log(
-      `gateway overhead (standalone stack, ${READERS} readers, ${PAGE}-frame pages): direct p50 ${fmt(d.p50_ms)} / p99 ${fmt(d.p99_ms)} ms, gateway p50 ${fmt(g.p50_ms)} / p99 ${fmt(g.p99_ms)} ms; ratio p50 ${fmt(p50, 2)}, p99 ${fmt(p99, 2)} (target <= 1.3) ${p50 <= 1.3 && p99 <= 1.3 ? 'PASS' : 'FAIL'}`,
-    );
-    // Under saturation the percentiles mostly show the queueing order (FIFO behind the gateway,
-    // unfair when direct); mean latency and throughput show the cost the gateway adds.
-    console.log(
-      `  mean latency direct ${fmt(d.mean_ms)} ms vs gateway ${fmt(g.mean_ms)} ms (ratio ${fmt(g.mean_ms / d.mean_ms, 2)}); throughput ${fmt(d.pages_per_s, 0)} vs ${fmt(g.pages_per_s, 0)} pages/s`,
-    );
-    if (d.errors + g.errors > 0) process.exitCode = 1;
   } finally {
     await stack.close();
     fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/**
+ * 3'. Gateway overhead, distributed (--distributed): one deployment started by scripts/distributed on
+ * the servers of scripts/stack (each service its own process, Postgres, Kafka, Redis); frames go
+ * through Kafka.
+ */
+async function benchGatewayDistributed() {
+  const { Deployment } = require(path.join(root, 'scripts/distributed/launcher.js'));
+  const key = 'bench-results-key-0123456789';
+  const deployment = new Deployment({ keys: `${key}:${SUBJECT}`, logLevel: 'warn', env: GATEWAY_LIMITS });
+  await deployment.start();
+  const bus = new shared.KafkaBus({ brokers: [deployment.stack.kafkaBrokers], clientId: 'results-bench' });
+  try {
+    await compareThroughGateway({
+      where: 'distributed deployment',
+      bus,
+      secret: deployment.secret,
+      resultsUrl: deployment.procs.results[0].url,
+      gatewayUrl: deployment.url,
+      key,
+    });
+  } finally {
+    await bus.close();
+    await deployment.close();
   }
 }
 
