@@ -292,15 +292,34 @@ export class ImageDetections {
   /**
    * Quota refused the settle (the hold expired and the day filled up meanwhile): the succeeded images
    * are not granted. They become failed with OP-QUOTA-DAILY-EXHAUSTED in the stored results (so that
-   * replays agree), and the hold is closed with 0 units. Returns the new results.
+   * replays agree), the task record's summary says so, and the hold is closed with 0 units. Returns
+   * the new results.
    */
   private async failUngranted(
     identity: Identity,
-    call: { subject: string; idempotencyKey: string; attempt: number; taskId: string; holdId: string },
+    call: {
+      subject: string;
+      idempotencyKey: string;
+      attempt: number;
+      taskId: string;
+      sceneCode: string;
+      holdId: string;
+    },
     results: readonly ImageResult[],
   ): Promise<ImageResult[]> {
     const failed = withUngrantedImagesFailed(results);
     await this.d.calls.replaceResults(call.subject, call.idempotencyKey, call.attempt, failed, 0);
+    const rewritten = await this.d.tasks
+      .writeImageTask(identity, {
+        task_id: call.taskId,
+        request_id: call.idempotencyKey,
+        scene_code: call.sceneCode,
+        status: 'succeeded',
+        results_summary: summarise(failed),
+      })
+      .catch(() => false);
+    if (!rewritten)
+      this.d.logger.warn({ task_id: call.taskId }, 'the task record still counts the ungranted images');
     await this.d.quota.settle(identity, call.holdId, 0).catch(() => undefined);
     this.d.logger.warn(
       { task_id: call.taskId, images: chargeableUnits(results) },

@@ -81,6 +81,12 @@ test('a settle refused as hold_expired fails the succeeded images in the answer 
   expect(q).toMatchObject({ used: q.limit, held: 0 }); // only the filling charge: the image cost nothing
   const rec = await stack.images.parts.calls.get(subject, key);
   expect(rec?.state).toBe('completed');
+  // The task record counts the image as failed too (it was first written as succeeded).
+  expect(stack.tasks.records.get(r.body.task_id)?.body.results_summary).toEqual({
+    images: 1,
+    succeeded: 0,
+    failed: 1,
+  });
   const replay = await post(subject, key).field('scene_code', 'ship').attach('files', media(JPG), 'a.jpg');
   expect(replay.status).toBe(200);
   expect(replay.body.replayed).toBe(true);
@@ -127,6 +133,11 @@ test('the sweeper finishing a stored call whose settle is refused stores the ima
     { seq: 0, status: 'failed', error_code: 'OP-QUOTA-DAILY-EXHAUSTED' },
     { seq: 1, status: 'failed', error_code: 'OP-TASK-REQUEST-INVALID' },
   ]);
+  expect(stack.tasks.records.get(taskId)?.body.results_summary).toEqual({
+    images: 2,
+    succeeded: 0,
+    failed: 2,
+  });
   const q = await imagesQuota(subject);
   expect(q).toMatchObject({ used: q.limit, held: 0 });
 });

@@ -196,6 +196,34 @@ describe('uploads', () => {
     const stop = await stack.http.post(`/v1/vision/tasks/${taskId}/stop`).set(stack.as('eve'));
     expect(stop.status).toBe(409);
   });
+
+  test('writing the record of the same image call again replaces its summary; nobody else can', async () => {
+    const taskId = randomUUID();
+    const requestId = randomUUID();
+    const body = (summary: Record<string, number>, rid = requestId) => ({
+      task_id: taskId,
+      request_id: rid,
+      scene_code: 'ship',
+      status: 'succeeded',
+      results_summary: summary,
+    });
+    const summaryOf = async () =>
+      (
+        await stack.http
+          .get(`/internal/v1/admin/tasks/${taskId}`)
+          .set('Authorization', `Bearer ${ADMIN_TOKEN}`)
+      ).body.results_summary;
+    const post = (who: string, b: Record<string, unknown>) =>
+      stack.http.post('/internal/v1/image-tasks').set(stack.as(who)).send(b);
+    expect((await post('eve', body({ images: 2, succeeded: 2, failed: 0 }))).status).toBe(201);
+    // Quota did not grant the images: the images service writes the outcome again.
+    expect((await post('eve', body({ images: 2, succeeded: 0, failed: 2 }))).status).toBe(200);
+    expect(await summaryOf()).toEqual({ images: 2, succeeded: 0, failed: 2 });
+    // Another subject, or another call of the same subject, leaves the record alone.
+    expect((await post('zed', body({ images: 2, succeeded: 2, failed: 0 }))).status).toBe(400);
+    expect((await post('eve', body({ images: 9, succeeded: 9, failed: 0 }, randomUUID()))).status).toBe(200);
+    expect(await summaryOf()).toEqual({ images: 2, succeeded: 0, failed: 2 });
+  });
 });
 
 describe('an upload whose create fails after the task row was written', () => {

@@ -117,6 +117,7 @@ export function mountInternalRoutes(app: Express, d: InternalRouteDeps): void {
         object_key: task.object_key,
         stop_requested: task.stop_requested,
         refund_pending: task.refund_pending,
+        ...(task.kind === 'image' ? { results_summary: task.results_summary } : {}),
       });
     }),
   );

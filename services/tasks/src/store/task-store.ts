@@ -271,7 +271,10 @@ export class TaskStore {
     });
   }
 
-  /** Image call records (created by the images service); idempotent by task id. */
+  /**
+   * Image call records (written by the images service); idempotent by task id. Writing the record of
+   * the same call again replaces its status and results summary.
+   */
   async insertImageTask(r: {
     task_id: string;
     subject: string;
@@ -285,8 +288,24 @@ export class TaskStore {
   }): Promise<{ task: TaskRow; created: boolean }> {
     const now = this.clock.now();
     return this.knex.transaction(async (trx) => {
-      const existing = await trx('tasks').where({ task_id: r.task_id }).first();
-      if (existing) return { task: rowToTask(existing as Record<string, unknown>), created: false };
+      const existing = await trx('tasks').where({ task_id: r.task_id }).forUpdate().first();
+      if (existing) {
+        const task = rowToTask(existing as Record<string, unknown>);
+        // The images service writes the record again when the outcome changed after the first
+        // write (quota did not grant the images of an expired hold; a retry with the same key ran
+        // the call again): its latest summary stands. A record of another caller is never touched.
+        const same = task.kind === 'image' && task.subject === r.subject && task.request_id === r.request_id;
+        if (!same || r.results_summary === undefined) return { task, created: false };
+        const [row] = await trx('tasks')
+          .where({ task_id: r.task_id })
+          .update({
+            status: r.status,
+            results_summary: JSON.stringify(r.results_summary),
+            updated_at: now,
+          })
+          .returning('*');
+        return { task: rowToTask(row as Record<string, unknown>), created: false };
+      }
       const [row] = await trx('tasks')
         .insert({
           task_id: r.task_id,
