@@ -22,3 +22,4 @@ export * from './adapters/minio-object-store';
 export * from './adapters/object-store-factory';
 export * from './adapters/limiter';
 export * from './address-policy';
+export * from './egress-proxy';

@@ -6,6 +6,7 @@ import {
   createObjectStore,
   listen,
   loadConfig,
+  startEgressProxy,
   type Bus,
   type Logger,
   type ObjectStore,
@@ -64,6 +65,13 @@ export async function createInference(deps: InferenceDeps): Promise<InferencePar
     },
     logger: deps.logger,
   });
+  // Every HTTP(S) connection ffmpeg makes for a caller-given stream (playlists, HLS segments on any
+  // host, reconnects) is address-checked when it is made (egress-proxy.ts).
+  const egress = await startEgressProxy({
+    allowPrivate: cfg.STREAM_ALLOW_PRIVATE_NETWORKS,
+    resolve: deps.resolve,
+    logger: deps.logger,
+  });
   const jobs = new JobManager({
     bus: deps.bus,
     catalogue,
@@ -78,6 +86,7 @@ export async function createInference(deps: InferenceDeps): Promise<InferencePar
     liveQueue: cfg.INFERENCE_LIVE_QUEUE,
     allowPrivateNetworks: cfg.STREAM_ALLOW_PRIVATE_NETWORKS,
     resolve: deps.resolve,
+    httpProxy: egress.url,
   });
   const app = createApp({
     logger: deps.logger,
@@ -102,6 +111,7 @@ export async function createInference(deps: InferenceDeps): Promise<InferencePar
     jobs,
     close: async () => {
       await jobs.close();
+      await egress.close();
       await catalogue.close();
     },
   };

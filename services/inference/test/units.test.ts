@@ -69,6 +69,27 @@ describe('ffmpeg arguments and log parsing', () => {
       'rtsp,rtp,tcp',
     ]);
     expect(rtsp).toEqual(expect.arrayContaining(['-rtsp_transport', 'tcp', 'pipe:1', 'rawvideo', 'bgr24']));
+    const proxied = ffmpegArgs({
+      input: 'https://h/live.m3u8',
+      kind: 'https',
+      live: true,
+      sampleFps: 5,
+      size: 416,
+      httpProxy: 'http://127.0.0.1:9999',
+    });
+    expect(proxied[proxied.indexOf('-protocol_whitelist') + 1]).toBe('https,tls,tcp,httpproxy');
+    expect(proxied[proxied.indexOf('-http_proxy') + 1]).toBe('http://127.0.0.1:9999');
+    // RTSP and RTMP have no HTTP proxy: their address is checked before ffmpeg starts.
+    expect(
+      ffmpegArgs({
+        input: 'rtsp://h/s',
+        kind: 'rtsp',
+        live: true,
+        sampleFps: 5,
+        size: 416,
+        httpProxy: 'http://p',
+      }),
+    ).not.toContain('-http_proxy');
     const file = ffmpegArgs({ input: '/data/x.mp4', kind: 'file', live: false, sampleFps: 2, size: 416 });
     expect(file[file.indexOf('-protocol_whitelist') + 1]).toBe('file');
     expect(file).not.toContain('-rw_timeout');

@@ -9,6 +9,7 @@ import {
   createLogger,
   createObjectStore,
   listen,
+  startEgressProxy,
   openDb,
   systemClock,
 } from '@vision/shared';
@@ -92,6 +93,8 @@ export async function start(opts: StartOptions = {}): Promise<TasksService> {
     },
     logger,
   );
+  // The probe's HTTP(S) connections (playlists, HLS segments on any host) are address-checked when made.
+  const egress = await startEgressProxy({ allowPrivate: cfg.STREAM_ALLOW_PRIVATE_NETWORKS, logger });
   const app = createApp({
     logger,
     identitySecret: cfg.INTERNAL_SECRET,
@@ -111,6 +114,7 @@ export async function start(opts: StartOptions = {}): Promise<TasksService> {
       allowPrivateNetworks: cfg.STREAM_ALLOW_PRIVATE_NETWORKS,
       probeTimeoutMs: cfg.TASKS_PROBE_TIMEOUT_MS,
       ffprobePath: cfg.TASKS_FFPROBE_PATH,
+      httpProxy: egress.url,
       maxVideoBytes: cfg.TASKS_MAX_VIDEO_BYTES,
       businessThreshold: cfg.TASKS_BUSINESS_THRESHOLD,
       retentionDays: cfg.TASKS_RETENTION_DAYS,
@@ -134,6 +138,7 @@ export async function start(opts: StartOptions = {}): Promise<TasksService> {
     close: async () => {
       await closeServer(server);
       await engine.stopWorkers();
+      await egress.close();
       inference.shutdown();
       if (ownBus) await bus.close();
       await db.close();

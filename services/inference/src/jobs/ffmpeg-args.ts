@@ -22,6 +22,11 @@ export interface FfmpegArgsOptions {
   size: number;
   /** Network read/write timeout for live sources, in ms. */
   ioTimeoutMs?: number;
+  /**
+   * The egress proxy (startEgressProxy) every HTTP(S) connection of a caller-given stream goes
+   * through, HLS segments included: each connection's address is checked when it is made.
+   */
+  httpProxy?: string;
 }
 
 const hex = (v: number) => v.toString(16).padStart(2, '0');
@@ -46,7 +51,13 @@ export function letterboxFilter(sampleFps: number, size: number): string {
 /** ffmpeg arguments (no shell): raw bgr24 frames of size x size on stdout, nothing on disk. */
 export function ffmpegArgs(o: FfmpegArgsOptions): string[] {
   const args = ['-hide_banner', '-nostdin', '-nostats', '-loglevel', 'info'];
-  args.push('-protocol_whitelist', PROTOCOL_WHITELIST[o.kind]);
+  const proxied = o.httpProxy !== undefined && (o.kind === 'http' || o.kind === 'https');
+  // HTTPS through the proxy is a CONNECT tunnel: ffmpeg's httpproxy protocol.
+  args.push(
+    '-protocol_whitelist',
+    PROTOCOL_WHITELIST[o.kind] + (proxied && o.kind === 'https' ? ',httpproxy' : ''),
+  );
+  if (proxied) args.push('-http_proxy', o.httpProxy!);
   if (o.kind === 'rtsp') args.push('-rtsp_transport', 'tcp');
   // Redirects are walked (and every hop's address checked) before ffmpeg starts: it follows none itself.
   if (o.kind === 'http' || o.kind === 'https') args.push('-max_redirects', '0');

@@ -39,6 +39,8 @@ export interface JobManagerOptions {
   liveQueue: number;
   allowPrivateNetworks: boolean;
   resolve?: Resolver;
+  /** Egress proxy for the HTTP(S) connections of caller-given streams (startEgressProxy). */
+  httpProxy?: string;
   /** Ended jobs remembered for queries; the oldest are forgotten beyond this. */
   keepEnded?: number;
 }
@@ -109,6 +111,7 @@ export class JobManager {
       liveQueue: this.o.liveQueue,
       allowPrivate: this.o.allowPrivateNetworks,
       resolve: this.o.resolve,
+      httpProxy: this.o.httpProxy,
     });
     this.jobs.set(spec.jobId, job);
     this.forgetOldEnded();

@@ -31,6 +31,8 @@ export interface JobRuntimeOptions {
   allowPrivate: boolean;
   resolve?: Resolver;
   ioTimeoutMs?: number;
+  /** Egress proxy for the HTTP(S) connections of caller-given streams (not for stored objects). */
+  httpProxy?: string;
 }
 
 type Ending = { status: Exclude<JobStatus, 'running'>; reason?: string };
@@ -225,6 +227,7 @@ export class Job {
         sampleFps: this.spec.sampleFps,
         size,
         ioTimeoutMs: this.rt.ioTimeoutMs,
+        httpProxy: live ? this.rt.httpProxy : undefined,
       }),
       frameBytes: size * size * 3,
       onFrame: (f) => {

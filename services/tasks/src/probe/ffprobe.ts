@@ -16,8 +16,20 @@ const WHITELIST: Record<StreamScheme, string> = {
   rtmp: 'rtmp,tcp',
 };
 
-export function ffprobeArgs(url: string, scheme: StreamScheme, timeoutMs: number): string[] {
-  const args = ['-v', 'error', '-hide_banner', '-protocol_whitelist', WHITELIST[scheme]];
+/**
+ * `httpProxy`: the egress proxy (startEgressProxy) that every HTTP(S) connection of the probe goes
+ * through, HLS segments on other hosts included; each connection's address is checked when made.
+ */
+export function ffprobeArgs(
+  url: string,
+  scheme: StreamScheme,
+  timeoutMs: number,
+  httpProxy?: string,
+): string[] {
+  const proxied = httpProxy !== undefined && (scheme === 'http' || scheme === 'https');
+  const whitelist = WHITELIST[scheme] + (proxied && scheme === 'https' ? ',httpproxy' : '');
+  const args = ['-v', 'error', '-hide_banner', '-protocol_whitelist', whitelist];
+  if (proxied) args.push('-http_proxy', httpProxy);
   const us = String(timeoutMs * 1000);
   if (scheme === 'rtsp') args.push('-rtsp_transport', 'tcp', '-timeout', us);
   else if (scheme === 'http' || scheme === 'https') args.push('-max_redirects', '0', '-rw_timeout', us);
@@ -42,12 +54,16 @@ export function ffprobeArgs(url: string, scheme: StreamScheme, timeoutMs: number
 export function probeStream(
   url: string,
   scheme: StreamScheme,
-  opts: { timeoutMs: number; ffprobePath?: string },
+  opts: { timeoutMs: number; ffprobePath?: string; httpProxy?: string },
 ): Promise<ProbeResult> {
   return new Promise((resolve) => {
-    const child = spawn(opts.ffprobePath ?? 'ffprobe', ffprobeArgs(url, scheme, opts.timeoutMs), {
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    const child = spawn(
+      opts.ffprobePath ?? 'ffprobe',
+      ffprobeArgs(url, scheme, opts.timeoutMs, opts.httpProxy),
+      {
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
     let out = '';
     let done = false;
     const finish = (r: ProbeResult) => {

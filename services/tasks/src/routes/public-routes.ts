@@ -27,6 +27,8 @@ export interface PublicRouteDeps {
     allowPrivateNetworks: boolean;
     probeTimeoutMs: number;
     ffprobePath: string;
+    /** Egress proxy for the probe's HTTP(S) connections (startEgressProxy). */
+    httpProxy?: string;
     maxVideoBytes: number;
     businessThreshold: number;
     retentionDays: number;
@@ -79,6 +81,7 @@ export function mountPublicRoutes(app: Express, d: PublicRouteDeps): void {
         const probe = await probeStream(guard.url.href, guard.url.scheme, {
           timeoutMs: d.settings.probeTimeoutMs,
           ffprobePath: d.settings.ffprobePath,
+          httpProxy: d.settings.httpProxy,
         });
         if (!probe.ok)
           throw invalidRequest(`stream_url is not reachable: ${probe.problem}`, 'stream_unreachable');

@@ -1,0 +1,147 @@
+import http from 'node:http';
+import net from 'node:net';
+import type { AddressInfo } from 'node:net';
+import { startEgressProxy, type EgressProxy, type HostResolver } from '../src/egress-proxy';
+
+/** A plain origin on loopback that records the requests it gets. */
+async function origin(): Promise<{
+  port: number;
+  hits: { url?: string; host?: string }[];
+  close(): Promise<void>;
+}> {
+  const hits: { url?: string; host?: string }[] = [];
+  const server = http.createServer((req, res) => {
+    hits.push({ url: req.url, host: req.headers.host });
+    res.end('origin says hi');
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+  return {
+    port: (server.address() as AddressInfo).port,
+    hits,
+    close: () => new Promise<void>((r) => server.close(() => r())),
+  };
+}
+
+/** A GET through the proxy in absolute form, as ffmpeg sends it. */
+function viaProxy(
+  proxy: EgressProxy,
+  url: string,
+  method = 'GET',
+): Promise<{ status: number; body: string }> {
+  const p = new URL(proxy.url);
+  return new Promise((resolve, reject) => {
+    const req = http.request(
+      {
+        host: p.hostname,
+        port: p.port,
+        method,
+        path: url,
+        headers: { host: URL.canParse(url) ? new URL(url).host : 'x' },
+        agent: false,
+      },
+      (res) => {
+        let body = '';
+        res.on('data', (c: Buffer) => (body += c.toString()));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+      },
+    );
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+/** Opens a CONNECT tunnel; resolves with the proxy's status line and, when 200, a request sent through it. */
+function tunnel(proxy: EgressProxy, authority: string): Promise<{ statusLine: string; reply: string }> {
+  const p = new URL(proxy.url);
+  return new Promise((resolve, reject) => {
+    const s = net.connect(Number(p.port), p.hostname, () => {
+      s.write(`CONNECT ${authority} HTTP/1.1\r\nhost: ${authority}\r\n\r\n`);
+    });
+    let buf = '';
+    let sent = false;
+    s.on('data', (c: Buffer) => {
+      buf += c.toString();
+      if (!sent && buf.includes('\r\n\r\n')) {
+        const statusLine = buf.split('\r\n')[0];
+        if (!statusLine.includes(' 200 ')) {
+          s.destroy();
+          return resolve({ statusLine, reply: '' });
+        }
+        sent = true;
+        buf = '';
+        s.write(`GET /through HTTP/1.1\r\nhost: ${authority}\r\nconnection: close\r\n\r\n`);
+      }
+    });
+    s.on('end', () => resolve({ statusLine: 'HTTP/1.1 200 Connection Established', reply: buf }));
+    s.on('error', reject);
+  });
+}
+
+describe('egress proxy', () => {
+  let o: Awaited<ReturnType<typeof origin>>;
+  beforeEach(async () => {
+    o = await origin();
+  });
+  afterEach(async () => {
+    await o.close();
+  });
+
+  it('refuses private destinations by default, before connecting (HTTP and CONNECT)', async () => {
+    const proxy = await startEgressProxy({ allowPrivate: false });
+    try {
+      const r = await viaProxy(proxy, `http://127.0.0.1:${o.port}/secret`);
+      expect(r.status).toBe(403);
+      expect(r.body).toMatch(/loopback/);
+      const t = await tunnel(proxy, `127.0.0.1:${o.port}`);
+      expect(t.statusLine).toMatch(/^HTTP\/1\.1 403/);
+      expect(o.hits).toHaveLength(0);
+    } finally {
+      await proxy.close();
+    }
+  });
+
+  it('connects to the address it checked, keeping the Host the client asked for', async () => {
+    const names: Record<string, string[]> = { 'stream.example': ['127.0.0.1'] };
+    const resolve: HostResolver = (host) => Promise.resolve(names[host] ?? []);
+    const proxy = await startEgressProxy({ allowPrivate: true, resolve });
+    try {
+      const r = await viaProxy(proxy, `http://stream.example:${o.port}/live.m3u8?x=1`);
+      expect(r).toEqual({ status: 200, body: 'origin says hi' });
+      expect(o.hits).toEqual([{ url: '/live.m3u8?x=1', host: `stream.example:${o.port}` }]);
+      const t = await tunnel(proxy, `stream.example:${o.port}`);
+      expect(t.statusLine).toMatch(/ 200 /);
+      expect(t.reply).toMatch(/origin says hi/);
+      expect(o.hits[1]).toEqual({ url: '/through', host: `stream.example:${o.port}` });
+    } finally {
+      await proxy.close();
+    }
+  });
+
+  it('refuses a name when any of its addresses is refused (cloud metadata even with private networks open)', async () => {
+    const resolve: HostResolver = () => Promise.resolve(['127.0.0.1', '169.254.169.254']);
+    const proxy = await startEgressProxy({ allowPrivate: true, resolve });
+    try {
+      expect((await viaProxy(proxy, `http://rebind.example:${o.port}/`)).status).toBe(403);
+      expect((await tunnel(proxy, `rebind.example:${o.port}`)).statusLine).toMatch(/ 403 /);
+      expect(o.hits).toHaveLength(0);
+    } finally {
+      await proxy.close();
+    }
+  });
+
+  it('answers 502 for a name that does not resolve, 405 for other methods, 400 for a non-absolute URL', async () => {
+    const proxy = await startEgressProxy({
+      allowPrivate: true,
+      resolve: () => Promise.reject(new Error('nx')),
+    });
+    try {
+      expect((await viaProxy(proxy, 'http://nowhere.example/')).status).toBe(502);
+      expect((await viaProxy(proxy, `http://127.0.0.1:${o.port}/`, 'POST')).status).toBe(405);
+      expect((await viaProxy(proxy, '/relative')).status).toBe(400);
+      expect((await tunnel(proxy, 'no-port')).statusLine).toMatch(/ 400 /);
+      expect(o.hits).toHaveLength(0);
+    } finally {
+      await proxy.close();
+    }
+  });
+});
