@@ -236,6 +236,47 @@ function admits(ms: Manifest[], labels: Record<string, string>, sender: Sender):
   );
 }
 
+/** IPv4 dotted quad → 32-bit number. */
+const ipv4 = (ip: string) => ip.split('.').reduce((n, octet) => n * 256 + Number(octet), 0);
+const inCidr = (ip: string, cidr: string) => {
+  const [base, bits] = cidr.split('/');
+  if (base.includes(':') || ip.includes(':')) return false; // IPv4 only here
+  const size = 2 ** (32 - Number(bits));
+  return Math.floor(ipv4(ip) / size) === Math.floor(ipv4(base) / size);
+};
+interface EgressPeer {
+  ipBlock?: { cidr: string; except?: string[] };
+  podSelector?: { matchLabels?: Record<string, string> };
+  namespaceSelector?: { matchLabels?: Record<string, string> };
+}
+interface EgressSpec {
+  podSelector: { matchLabels?: Record<string, string> };
+  policyTypes: string[];
+  egress?: { to?: EgressPeer[]; ports?: { port: number; protocol: string }[] }[];
+}
+/** Egress policies that select pods with `labels`. */
+const egressOf = (ms: Manifest[], labels: Record<string, string>) =>
+  ofKind(ms, 'NetworkPolicy')
+    .map((np) => np.spec as unknown as EgressSpec)
+    .filter((spec) => matches(spec.podSelector.matchLabels, labels) && spec.policyTypes.includes('Egress'));
+/** NetworkPolicy semantics (egress to an address outside the cluster): may pods with `labels` connect to `ip`? */
+function egressAllowsIp(ms: Manifest[], labels: Record<string, string>, ip: string): boolean {
+  const policies = egressOf(ms, labels);
+  if (policies.length === 0) return true;
+  return policies.some((spec) =>
+    (spec.egress ?? []).some(
+      (rule) =>
+        !rule.ports &&
+        (rule.to ?? []).some(
+          (peer) =>
+            peer.ipBlock !== undefined &&
+            inCidr(ip, peer.ipBlock.cidr) &&
+            !(peer.ipBlock.except ?? []).some((e) => inCidr(ip, e)),
+        ),
+    ),
+  );
+}
+
 function checkNetworkPolicies(
   ms: Manifest[],
   ingressController: { ns: Record<string, string>; pod: Record<string, string> },
@@ -328,6 +369,9 @@ describe('rendered with the default values', () => {
   test('Service selectors match exactly their Deployment pods', () => checkServices(ms));
   test('NetworkPolicies: only the gateway is reachable from the ingress controller; internal services only from their callers', () =>
     checkNetworkPolicies(ms, defaultController));
+  test('no egress policy unless networkPolicy.streamEgress.enabled', () => {
+    for (const d of ofKind(ms, 'Deployment')) expect(egressOf(ms, podOf(d).metadata.labels)).toEqual([]);
+  });
   test('HPAs for gateway, results, images and the inference detect pool; none for the job-running inference pod', () => {
     const hpas = ofKind(ms, 'HorizontalPodAutoscaler');
     expect(hpas.map(componentOf).sort()).toEqual(['gateway', 'images', 'inference-detect', 'results']);
@@ -389,6 +433,64 @@ describe('rendered with the production-like values', () => {
         if (e.valueFrom?.secretKeyRef) expect(e.valueFrom.secretKeyRef.name).toBe('vision-secrets');
   });
   test('Service selectors match exactly their Deployment pods', () => checkServices(ms));
+  test('stream egress: tasks and the job-running inference pod reach DNS, the release, the configured subnet and public addresses only', () => {
+    const deployments = ofKind(ms, 'Deployment');
+    const limited = deployments
+      .filter((d) => egressOf(ms, podOf(d).metadata.labels).length > 0)
+      .map((d) => componentOf(podOf(d)))
+      .sort();
+    expect(limited).toEqual(['inference', 'tasks']);
+    const probes = [
+      '8.8.8.8',
+      '93.184.216.34',
+      '10.20.3.4',
+      '169.254.169.254',
+      '10.0.0.1',
+      '192.168.1.1',
+      '172.16.5.5',
+      '127.0.0.1',
+      '100.64.0.1',
+    ];
+    for (const where of limited) {
+      const labels = podOf(deployments.find((d) => componentOf(podOf(d)) === where)!).metadata.labels;
+      const verdicts = Object.fromEntries(probes.map((ip) => [ip, egressAllowsIp(ms, labels, ip)]));
+      expect({ where, verdicts }).toEqual({
+        where,
+        verdicts: {
+          '8.8.8.8': true,
+          '93.184.216.34': true,
+          '10.20.3.4': true, // extraEgress: where the data services of the example live
+          '169.254.169.254': false,
+          '10.0.0.1': false,
+          '192.168.1.1': false,
+          '172.16.5.5': false,
+          '127.0.0.1': false,
+          '100.64.0.1': false,
+        },
+      });
+      // DNS anywhere in the cluster, and every pod of the release (tasks -> quota and inference, inference -> tasks).
+      expect(egressOf(ms, labels).flatMap((p) => p.egress ?? [])).toEqual(
+        expect.arrayContaining([
+          {
+            to: [{ namespaceSelector: {} }],
+            ports: [
+              { port: 53, protocol: 'UDP' },
+              { port: 53, protocol: 'TCP' },
+            ],
+          },
+          {
+            to: [
+              {
+                podSelector: {
+                  matchLabels: { 'app.kubernetes.io/name': 'vision', 'app.kubernetes.io/instance': 'vis' },
+                },
+              },
+            ],
+          },
+        ]),
+      );
+    }
+  });
   test('NetworkPolicies isolate internal services; Prometheus pods of the monitoring namespace may scrape', () => {
     checkNetworkPolicies(ms, defaultController);
     const prometheus: Sender = {

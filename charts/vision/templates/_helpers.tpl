@@ -75,6 +75,7 @@ The components and what they need. These are facts of the code, not settings:
   port/portVar  the port each service listens on and the variable that sets it
   secrets       Secret keys the component reads (required); optionalSecrets may be absent
   callers       components allowed to reach it (NetworkPolicy); the gateway is reached from the ingress
+  opensStreams  opens caller-given stream URLs (ffprobe/ffmpeg): egress limited by networkPolicy.streamEgress
   models        mounts the models volume
   values        the key under .Values.services
   program       the service directory whose dist/main.js the container runs
@@ -100,6 +101,7 @@ tasks:
   secrets: [INTERNAL_SECRET, DATABASE_URL, S3_ACCESS_KEY, S3_SECRET_KEY]
   optionalSecrets: [TASKS_ADMIN_TOKEN]
   callers: [gateway, images, results]
+  opensStreams: true
 quota:
   values: quota
   program: quota
@@ -134,6 +136,7 @@ inference:
   callers: {{ if .Values.services.inferenceDetect.enabled }}[tasks]{{ else }}[tasks, images]{{ end }}
   models: true
   singleton: true
+  opensStreams: true
 {{- if .Values.services.inferenceDetect.enabled }}
 inference-detect:
   values: inferenceDetect
