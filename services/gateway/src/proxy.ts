@@ -1,5 +1,5 @@
-import { Agent, type IncomingMessage, type ServerResponse } from 'node:http';
-import { Transform, type TransformCallback } from 'node:stream';
+import { Agent, type ClientRequest, type IncomingMessage, type ServerResponse } from 'node:http';
+import { Readable, Transform, type TransformCallback } from 'node:stream';
 import httpProxy from 'http-proxy';
 import { ApiError, sendError, type Logger } from '@vision/shared';
 
@@ -88,12 +88,68 @@ export function createForwarder(logger: Logger, opts: ForwarderOptions): Forward
     changeOrigin: false,
   });
 
+  // The upstream request of each client request (the latest attempt), and the ones that timed out.
+  const upstreamOf = new WeakMap<IncomingMessage, ClientRequest>();
+  const timedOut = new WeakSet<IncomingMessage>();
+  proxy.on('proxyReq', (proxyReq: ClientRequest, req: IncomingMessage) => {
+    upstreamOf.set(req, proxyReq);
+    proxyReq.once('timeout', () => timedOut.add(req));
+  });
+
+  const unavailable = (res: ServerResponse, target: ProxyTarget, err: NodeJS.ErrnoException) => {
+    logger.warn({ upstream: target.name, code: err.code, msg: err.message }, 'upstream call failed');
+    if (res.headersSent) return void res.destroy();
+    sendError(
+      res as Parameters<typeof sendError>[0],
+      new ApiError('OP-SYS-UNAVAILABLE', `The ${target.name} service is unavailable, retry later`),
+    );
+  };
+
+  /**
+   * A request without a body, on the pool. A GET or HEAD whose pooled connection turns out closed by
+   * the upstream (it closed an idle connection, or is shutting down, as the request went out) is sent
+   * once more on a fresh connection: nothing reached the upstream's handler, and reads are idempotent.
+   * A timeout is never retried.
+   */
+  const forwardPooled = (req: IncomingMessage, res: ServerResponse, target: ProxyTarget, retry: boolean) => {
+    // Each attempt adds X-Forwarded-* to the headers: a retry starts again from the client's.
+    const headers = { ...req.headers };
+    proxy.web(
+      req,
+      res,
+      { target: target.url, agent: pool, buffer: Readable.from([]) },
+      (err: NodeJS.ErrnoException) => {
+        const stale =
+          upstreamOf.get(req)?.reusedSocket === true &&
+          !timedOut.has(req) &&
+          !res.headersSent &&
+          !res.destroyed &&
+          !req.socket.destroyed;
+        if (retry && stale) {
+          logger.debug(
+            { upstream: target.name, code: err.code },
+            'pooled connection was closed; retrying once',
+          );
+          req.headers = headers;
+          return forwardPooled(req, res, target, false);
+        }
+        unavailable(res, target, err);
+      },
+    );
+  };
+
   const forward = function forward(
     req: IncomingMessage,
     res: ServerResponse,
     target: ProxyTarget,
     maxBodyBytes: number,
   ): void {
+    if (isBodiless(req.headers)) {
+      dropHopByHopHeaders(req.headers);
+      req.resume(); // nothing to read: let 'end' happen
+      forwardPooled(req, res, target, req.method === 'GET' || req.method === 'HEAD');
+      return;
+    }
     const cap = new ByteCap(maxBodyBytes);
     let failed = false;
     const fail = (err: ApiError) => {
@@ -115,18 +171,13 @@ export function createForwarder(logger: Logger, opts: ForwarderOptions): Forward
       }
     });
     req.pipe(cap);
-    const pooled = isBodiless(req.headers);
-    if (pooled) dropHopByHopHeaders(req.headers);
-    proxy.web(
-      req,
-      res,
-      { target: target.url, buffer: cap, agent: pooled ? pool : false },
-      (err: NodeJS.ErrnoException) => {
-        if (cap.exceeded) return; // already answered above
-        logger.warn({ upstream: target.name, code: err.code, msg: err.message }, 'upstream call failed');
-        fail(new ApiError('OP-SYS-UNAVAILABLE', `The ${target.name} service is unavailable, retry later`));
-      },
-    );
+    proxy.web(req, res, { target: target.url, buffer: cap, agent: false }, (err: NodeJS.ErrnoException) => {
+      if (cap.exceeded || failed) return; // already answered above
+      failed = true;
+      unavailable(res, target, err);
+      req.unpipe(cap);
+      req.resume();
+    });
   };
   return Object.assign(forward, { close: () => pool.destroy() });
 }

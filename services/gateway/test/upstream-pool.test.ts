@@ -1,4 +1,4 @@
-import type http from 'node:http';
+import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import request from 'supertest';
 import { closeServer, createLogger, createServiceApp, listen } from '@vision/shared';
@@ -124,5 +124,70 @@ describe('gateway upstream connections', () => {
     expect(reached).toHaveLength(3);
     expect(new Set(reached).size).toBe(3);
     expect(await Promise.all([...reads, upload])).toEqual([200, 200, 200]);
+  });
+});
+
+describe('gateway retry of a read whose pooled connection was closed', () => {
+  let gw: RunningGateway;
+  let server: http.Server;
+  let mode: 'drop-second-on-socket' | 'drop-all' = 'drop-second-on-socket';
+  const arrivals: { socketRequest: number; xff?: string }[] = [];
+
+  beforeAll(async () => {
+    server = http.createServer((req, res) => {
+      const socket = req.socket as typeof req.socket & { served?: number };
+      socket.served = (socket.served ?? 0) + 1;
+      arrivals.push({
+        socketRequest: socket.served,
+        xff: req.headers['x-forwarded-for'] as string | undefined,
+      });
+      // As an upstream that closed an idle connection just as the next request went out.
+      if (mode === 'drop-all' || socket.served === 2) return void socket.destroy();
+      res.setHeader('content-type', 'application/json');
+      res.end('{"ok":true}');
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    gw = await start({
+      env: {
+        VISION_DATA_DIR: ':memory:',
+        INTERNAL_SECRET: SECRET,
+        LOG_LEVEL: 'silent',
+        VISION_API_KEYS: `${KEY}:pool`,
+        GATEWAY_QPS: '1000',
+        GATEWAY_BURST: '1000',
+        TASKS_URL: url,
+        RESULTS_URL: url,
+        QUOTA_URL: url,
+        IMAGES_URL: url,
+      },
+      port: 0,
+      host: '127.0.0.1',
+      logger,
+    });
+  });
+  afterAll(async () => {
+    await gw.close();
+    server.closeAllConnections();
+    await new Promise<void>((r) => server.close(() => r()));
+  });
+
+  const read = () => request(gw.url).get('/v1/vision/tasks/t1/results').set('Authorization', `Bearer ${KEY}`);
+
+  it('sends the read again on a fresh connection, once, with the same forwarded headers', async () => {
+    expect((await read()).status).toBe(200);
+    expect((await read()).status).toBe(200); // its pooled connection was dropped: retried
+    expect(arrivals.map((a) => a.socketRequest)).toEqual([1, 2, 1]);
+    expect(arrivals[2].xff).toBe(arrivals[0].xff);
+    expect(arrivals[2].xff).not.toContain(',');
+  });
+
+  it('answers 503 when the upstream keeps failing, after at most one retry', async () => {
+    arrivals.length = 0;
+    mode = 'drop-all';
+    const r = await read();
+    expect(r.status).toBe(503);
+    expect(r.body.error.code).toBe('OP-SYS-UNAVAILABLE');
+    expect(arrivals.length).toBeLessThanOrEqual(2);
   });
 });
