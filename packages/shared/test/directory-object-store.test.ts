@@ -1,7 +1,7 @@
 import { mkdtempSync, readdirSync, rmSync, utimesSync, existsSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { Readable } from 'node:stream';
+import { PassThrough, Readable } from 'node:stream';
 import {
   createObjectStore,
   InvalidObjectKeyError,
@@ -83,6 +83,22 @@ describe('DirectoryObjectStore', () => {
     expect(allFiles(store.root).sort()).toEqual([path.join('up', 'x.mp4')]);
     expect((await readAll(await store.get('up/x.mp4'))).toString()).toBe('old');
     expect(await store.stat('up/y.mp4')).toBeUndefined();
+  });
+
+  it('leaves no partial file when the body fails before the file is even open', async () => {
+    // The upload is refused while the temporary file is still being opened (a tiny non-video upload
+    // is refused on its first bytes): the cleanup must wait for the file to exist and close.
+    for (let i = 0; i < 300; i++) {
+      const body = new PassThrough();
+      body.on('error', () => undefined); // as the upload handler does: the store reports the failure
+      const put = store.put(`race/${i}.mp4`, body);
+      body.write('first bytes');
+      await new Promise((r) => setImmediate(r));
+      body.destroy(new Error('refused'));
+      await expect(put).rejects.toThrow('refused');
+    }
+    await new Promise((r) => setTimeout(r, 100)); // anything still closing has closed
+    expect(allFiles(store.root)).toEqual([]);
   });
 
   it.each([

@@ -97,7 +97,18 @@ export class DirectoryObjectStore implements ObjectStore {
             cb(null, chunk);
           },
         });
-        await pipeline(body, count, createWriteStream(tmp, { flags: 'wx' }));
+        const out = createWriteStream(tmp, { flags: 'wx' });
+        // Errors are reported by pipeline; a stream destroyed after it settled must not crash the process.
+        out.on('error', () => undefined);
+        count.on('error', () => undefined);
+        try {
+          await pipeline(body, count, out);
+        } catch (err) {
+          // pipeline can reject while the file is still being opened; it is created (and closed)
+          // after that. Wait for it, or the unlink below runs first and the partial file stays.
+          if (!out.closed) await new Promise((r) => out.once('close', r));
+          throw err;
+        }
       }
       if (opts.size !== undefined && opts.size !== size)
         throw new Error(`object ${key}: expected ${opts.size} bytes, received ${size}`);
