@@ -106,7 +106,7 @@ export class DirectoryObjectStore implements ObjectStore {
         } catch (err) {
           // pipeline can reject while the file is still being opened; it is created (and closed)
           // after that. Wait for it, or the unlink below runs first and the partial file stays.
-          if (!out.closed) await new Promise((r) => out.once('close', r));
+          if (!out.closed) await new Promise<void>((r) => out.once('close', () => r()));
           throw err;
         }
       }
