@@ -17,6 +17,8 @@
  *
  * 3. Gateway overhead: unless --no-gateway, a whole standalone stack is started in this process and the
  *    same reads go directly to its results service and through its gateway: ratio p50/p99 (target <= 1.3).
+ *    The two paths are measured in alternating rounds (--rounds 4: direct, gateway, gateway, direct, ...)
+ *    and each path's latencies pooled, so that a change of machine speed during the run hits both alike.
  *
  * With --distributed, only the gateway overhead is measured, on a distributed deployment (one process
  * per service, Postgres, Kafka, Redis) that scripts/distributed starts on the servers of scripts/stack
@@ -46,6 +48,8 @@ const TASKS = num('tasks', 8);
 const READERS = num('readers', 200);
 const REQUESTS = num('requests', 4_000);
 const PAGE = num('page', 100);
+/** Alternating rounds of the direct and gateway reads (see measureAlternating). */
+const ROUNDS = num('rounds', 4);
 const SECRET = process.env.INTERNAL_SECRET ?? 'bench-internal-secret-0123456789';
 const SUBJECT = args.subject ?? 'bench-subject';
 
@@ -205,13 +209,18 @@ function getJson(url, headers) {
 }
 
 async function measureReads({ label, baseUrl, headers, taskIds, readers, requests }) {
+  // Unmeasured warm-up pages: 2 per reader, in the same loop, with no pause before the measured ones.
+  const warmup = readers * 2;
   const latencies = [];
   let issued = 0;
   let errors = 0;
+  let start = 0;
   async function reader(i) {
     const taskId = taskIds[i % taskIds.length];
     let cursor = '';
-    while (issued < requests) {
+    while (issued < warmup + requests) {
+      const measured = issued >= warmup;
+      if (issued === warmup) start = performance.now();
       issued++;
       const qs = new URLSearchParams({ limit: String(PAGE) });
       if (cursor) qs.set('cursor', cursor);
@@ -220,7 +229,7 @@ async function measureReads({ label, baseUrl, headers, taskIds, readers, request
         `${baseUrl}/v1/vision/tasks/${encodeURIComponent(taskId)}/results?${qs}`,
         headers(i),
       );
-      latencies.push(performance.now() - t0);
+      if (measured) latencies.push(performance.now() - t0);
       if (status !== 200) {
         errors++;
         cursor = '';
@@ -229,28 +238,62 @@ async function measureReads({ label, baseUrl, headers, taskIds, readers, request
       cursor = body.next_cursor;
     }
   }
-  // Warm-up: every reader opens its connection with one unmeasured page first. Client and server
-  // share this process, and a storm of new connections is otherwise starved by readers already
-  // cycling on warm ones, which measures connection set-up order rather than page reads.
+  // Warm-up: every reader opens its connection with one page, then the readers run the warm-up pages
+  // and go straight on with the measured ones, so that every connection on the path (the client's, and
+  // the gateway's pooled ones to the results service, which grow with the load) exists and the readers
+  // are out of step before timing starts. Client and server share this process, and a busy Node
+  // server accepts new connections slowly: without this the figures would measure connection set-up
+  // and the start-line burst rather than page reads.
   await Promise.all(
     Array.from({ length: readers }, async (_, i) => {
       const taskId = taskIds[i % taskIds.length];
       await getJson(`${baseUrl}/v1/vision/tasks/${encodeURIComponent(taskId)}/results?limit=1`, headers(i));
     }),
   );
-  const start = performance.now();
   await Promise.all(Array.from({ length: readers }, (_, i) => reader(i)));
   const wallMs = performance.now() - start;
-  latencies.sort((a, b) => a - b);
-  return {
+  return summarise(label, latencies, errors, wallMs);
+}
+
+function summarise(label, latencies, errors, wallMs) {
+  const sorted = [...latencies].sort((a, b) => a - b);
+  const out = {
     label,
-    requests: latencies.length,
+    requests: sorted.length,
     errors,
-    mean_ms: latencies.reduce((a, b) => a + b, 0) / Math.max(1, latencies.length),
-    p50_ms: percentile(latencies, 50),
-    p99_ms: percentile(latencies, 99),
-    pages_per_s: latencies.length / (wallMs / 1000),
+    mean_ms: sorted.reduce((a, b) => a + b, 0) / Math.max(1, sorted.length),
+    p50_ms: percentile(sorted, 50),
+    p99_ms: percentile(sorted, 99),
+    pages_per_s: sorted.length / (wallMs / 1000),
   };
+  // Kept for pooling rounds, left out of the printed JSON.
+  Object.defineProperties(out, {
+    latencies: { value: latencies, enumerable: false },
+    wallMs: { value: wallMs, enumerable: false },
+  });
+  return out;
+}
+
+/**
+ * Measures two paths in alternating rounds (A B B A A B B A ...), each round `requests / rounds` pages,
+ * and pools each path's latencies: a machine that gets slower or faster during the run affects both
+ * paths alike instead of whichever was measured second.
+ */
+async function measureAlternating(a, b, rounds) {
+  const runs = { [a.label]: [], [b.label]: [] };
+  for (let r = 0; r < rounds; r++) {
+    const order = r % 2 === 0 ? [a, b] : [b, a];
+    for (const o of order)
+      runs[o.label].push(await measureReads({ ...o, requests: Math.ceil(o.requests / rounds) }));
+  }
+  const pool = (label) =>
+    summarise(
+      label,
+      runs[label].flatMap((x) => x.latencies),
+      runs[label].reduce((n, x) => n + x.errors, 0),
+      runs[label].reduce((n, x) => n + x.wallMs, 0),
+    );
+  return [pool(a.label), pool(b.label)];
 }
 
 const signed = (i) => ({
@@ -288,22 +331,17 @@ async function main() {
     for (const need of ['results-url', 'api-key', 'task-ids'])
       if (!args[need]) throw new Error(`--gateway-url needs --${need}`);
     const taskIds = args['task-ids'].split(',');
-    const direct = await measureReads({
-      label: 'direct',
-      baseUrl: args['results-url'],
-      headers: signed,
-      taskIds,
-      readers: READERS,
-      requests: REQUESTS,
-    });
-    const viaGateway = await measureReads({
-      label: 'gateway',
-      baseUrl: args['gateway-url'],
-      headers: () => ({ authorization: `Bearer ${args['api-key']}` }),
-      taskIds,
-      readers: READERS,
-      requests: REQUESTS,
-    });
+    const common = { taskIds, readers: READERS, requests: REQUESTS };
+    const [direct, viaGateway] = await measureAlternating(
+      { label: 'direct', baseUrl: args['results-url'], headers: signed, ...common },
+      {
+        label: 'gateway',
+        baseUrl: args['gateway-url'],
+        headers: () => ({ authorization: `Bearer ${args['api-key']}` }),
+        ...common,
+      },
+      ROUNDS,
+    );
     const p50 = viaGateway.p50_ms / direct.p50_ms;
     const p99 = viaGateway.p99_ms / direct.p99_ms;
     console.log(
@@ -399,13 +437,11 @@ async function compareThroughGateway({ where, bus, secret, resultsUrl, gatewayUr
     }
   }
   const common = { taskIds, readers: READERS, requests: REQUESTS };
-  const d = await measureReads({ label: 'direct', baseUrl: resultsUrl, headers: direct, ...common });
-  const g = await measureReads({
-    label: 'gateway',
-    baseUrl: gatewayUrl,
-    headers: () => ({ authorization: `Bearer ${key}` }),
-    ...common,
-  });
+  const [d, g] = await measureAlternating(
+    { label: 'direct', baseUrl: resultsUrl, headers: direct, ...common },
+    { label: 'gateway', baseUrl: gatewayUrl, headers: () => ({ authorization: `Bearer ${key}` }), ...common },
+    ROUNDS,
+  );
   const p50 = g.p50_ms / d.p50_ms;
   const p99 = g.p99_ms / d.p99_ms;
   console.log(
