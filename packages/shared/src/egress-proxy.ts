@@ -1,14 +1,8 @@
-import { promises as dns } from 'node:dns';
 import http from 'node:http';
 import net from 'node:net';
 import type { Duplex } from 'node:stream';
-import { firstRefused } from './address-policy';
+import { checkHostAddresses, type HostResolver } from './host-check';
 import type { Logger } from './logger';
-
-export type HostResolver = (host: string) => Promise<string[]>;
-
-const systemResolve: HostResolver = async (host) =>
-  (await dns.lookup(host, { all: true, verbatim: true })).map((a) => a.address);
 
 export interface EgressProxyOptions {
   /** Open private, loopback and link-local ranges (development and tests); cloud metadata stays refused. */
@@ -25,6 +19,17 @@ export interface EgressProxy {
   close(): Promise<void>;
 }
 
+/**
+ * ffmpeg/ffprobe input options: the protocol whitelist for `scheme` and, for http(s) with an egress
+ * proxy, `-http_proxy` (HTTPS then travels as a CONNECT tunnel: ffmpeg's `httpproxy` protocol).
+ */
+export function ffmpegInputGuard(scheme: string, whitelist: string, httpProxy: string | undefined): string[] {
+  if (httpProxy === undefined || (scheme !== 'http' && scheme !== 'https'))
+    return ['-protocol_whitelist', whitelist];
+  const tunnel = scheme === 'https' ? ',httpproxy' : '';
+  return ['-protocol_whitelist', `${whitelist}${tunnel}`, '-http_proxy', httpProxy];
+}
+
 type Destination = { ok: true; address: string } | { ok: false; status: number; reason: string };
 
 /**
@@ -38,27 +43,18 @@ type Destination = { ok: true; address: string } | { ok: false; status: number; 
  * Listens on loopback only. Logs name the host, never the path or credentials.
  */
 export async function startEgressProxy(opts: EgressProxyOptions): Promise<EgressProxy> {
-  const resolve = opts.resolve ?? systemResolve;
   const connectTimeoutMs = opts.connectTimeoutMs ?? 10_000;
 
   async function destination(hostname: string): Promise<Destination> {
-    const host = hostname.replace(/^\[(.*)\]$/, '$1');
-    let addresses: string[];
-    if (net.isIP(host)) addresses = [host];
-    else {
-      try {
-        addresses = await resolve(host);
-      } catch {
-        addresses = [];
-      }
-    }
-    if (addresses.length === 0) return { ok: false, status: 502, reason: 'host does not resolve' };
-    const bad = firstRefused(addresses, opts.allowPrivate);
-    if (bad) {
-      opts.logger?.warn({ host, class: bad.cls }, 'stream egress refused: address not allowed');
-      return { ok: false, status: 403, reason: `host resolves to a ${bad.cls} address (refused)` };
-    }
-    return { ok: true, address: addresses[0] };
+    const check = await checkHostAddresses(hostname, opts);
+    if (check.ok) return { ok: true, address: check.addresses[0] };
+    if (check.unresolvable) return { ok: false, status: 502, reason: 'host does not resolve' };
+    const { cls } = check.refused;
+    opts.logger?.warn(
+      { host: hostname.replace(/^\[(.*)\]$/, '$1'), class: cls },
+      'stream egress refused: address not allowed',
+    );
+    return { ok: false, status: 403, reason: `host resolves to a ${cls} address (refused)` };
   }
 
   const server = http.createServer((req, res) => {

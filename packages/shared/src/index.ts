@@ -22,4 +22,5 @@ export * from './adapters/minio-object-store';
 export * from './adapters/object-store-factory';
 export * from './adapters/limiter';
 export * from './address-policy';
+export * from './host-check';
 export * from './egress-proxy';

@@ -1,3 +1,4 @@
+import { ffmpegInputGuard } from '@vision/shared';
 import { LETTERBOX_PAD_VALUE } from '../model/letterbox';
 
 /** What ffmpeg reads: a local file, a presigned object URL, or a stream URL of one scheme. */
@@ -51,13 +52,7 @@ export function letterboxFilter(sampleFps: number, size: number): string {
 /** ffmpeg arguments (no shell): raw bgr24 frames of size x size on stdout, nothing on disk. */
 export function ffmpegArgs(o: FfmpegArgsOptions): string[] {
   const args = ['-hide_banner', '-nostdin', '-nostats', '-loglevel', 'info'];
-  const proxied = o.httpProxy !== undefined && (o.kind === 'http' || o.kind === 'https');
-  // HTTPS through the proxy is a CONNECT tunnel: ffmpeg's httpproxy protocol.
-  args.push(
-    '-protocol_whitelist',
-    PROTOCOL_WHITELIST[o.kind] + (proxied && o.kind === 'https' ? ',httpproxy' : ''),
-  );
-  if (proxied) args.push('-http_proxy', o.httpProxy!);
+  args.push(...ffmpegInputGuard(o.kind, PROTOCOL_WHITELIST[o.kind], o.httpProxy));
   if (o.kind === 'rtsp') args.push('-rtsp_transport', 'tcp');
   // Redirects are walked (and every hop's address checked) before ffmpeg starts: it follows none itself.
   if (o.kind === 'http' || o.kind === 'https') args.push('-max_redirects', '0');

@@ -1,6 +1,4 @@
-import { promises as dns } from 'node:dns';
-import { isIP } from 'node:net';
-import { firstRefused } from '@vision/shared';
+import { checkHostAddresses, type HostResolver } from '@vision/shared';
 
 export type StreamScheme = 'http' | 'https' | 'rtsp' | 'rtmp';
 const SCHEMES: readonly StreamScheme[] = ['http', 'https', 'rtsp', 'rtmp'];
@@ -25,35 +23,22 @@ export function parseStreamUrl(raw: string): StreamUrlCheck {
   return { ok: true, url, scheme };
 }
 
-export type Resolver = (host: string) => Promise<string[]>;
-
-export const systemResolver: Resolver = async (host) =>
-  (await dns.lookup(host, { all: true, verbatim: true })).map((a) => a.address);
+/** Every address of a host name (the shared resolver type; tests inject their own). */
+export type Resolver = HostResolver;
 
 export type AddressCheck = { ok: true; addresses: string[] } | { ok: false; reason: string };
 
 /**
  * Resolves the host and refuses it when any address is not public (loopback, private, link-local,
- * multicast, unspecified, cloud metadata, reserved), unless private networks are allowed.
+ * multicast, unspecified, cloud metadata, reserved), unless private networks are allowed: the same
+ * policy as the tasks service's check at creation. Private-network mode never opens cloud metadata.
  */
 export async function checkStreamHost(
   hostname: string,
   opts: { allowPrivate: boolean; resolve?: Resolver },
 ): Promise<AddressCheck> {
-  const host = hostname.replace(/^\[(.*)\]$/, '$1');
-  let addresses: string[];
-  if (isIP(host)) addresses = [host];
-  else {
-    try {
-      addresses = await (opts.resolve ?? systemResolver)(host);
-    } catch {
-      return { ok: false, reason: 'stream host does not resolve' };
-    }
-  }
-  if (addresses.length === 0) return { ok: false, reason: 'stream host does not resolve' };
-  // The same policy as the tasks service's check at creation (packages/shared/src/address-policy.ts):
-  // private-network mode opens private, loopback and link-local ranges, never cloud metadata.
-  const bad = firstRefused(addresses, opts.allowPrivate);
-  if (bad) return { ok: false, reason: `stream host resolves to a ${bad.cls} address (refused)` };
-  return { ok: true, addresses };
+  const check = await checkHostAddresses(hostname, opts);
+  if (check.ok) return check;
+  if (check.unresolvable) return { ok: false, reason: 'stream host does not resolve' };
+  return { ok: false, reason: `stream host resolves to a ${check.refused.cls} address (refused)` };
 }

@@ -4,6 +4,7 @@
  * TCP transport for RTSP, and no HTTP redirects (the guard checked the hops already).
  */
 import { spawn } from 'node:child_process';
+import { ffmpegInputGuard } from '@vision/shared';
 import type { StreamScheme } from '../domain/stream-url';
 
 export type ProbeResult =
@@ -26,10 +27,7 @@ export function ffprobeArgs(
   timeoutMs: number,
   httpProxy?: string,
 ): string[] {
-  const proxied = httpProxy !== undefined && (scheme === 'http' || scheme === 'https');
-  const whitelist = WHITELIST[scheme] + (proxied && scheme === 'https' ? ',httpproxy' : '');
-  const args = ['-v', 'error', '-hide_banner', '-protocol_whitelist', whitelist];
-  if (proxied) args.push('-http_proxy', httpProxy);
+  const args = ['-v', 'error', '-hide_banner', ...ffmpegInputGuard(scheme, WHITELIST[scheme], httpProxy)];
   const us = String(timeoutMs * 1000);
   if (scheme === 'rtsp') args.push('-rtsp_transport', 'tcp', '-timeout', us);
   else if (scheme === 'http' || scheme === 'https') args.push('-max_redirects', '0', '-rw_timeout', us);

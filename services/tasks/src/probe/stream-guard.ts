@@ -4,9 +4,7 @@
  * with `redirect: 'manual'`, checking every hop, and hands ffprobe the final address with redirects
  * switched off (`-max_redirects 0`) so that ffprobe never follows a hop we did not check.
  */
-import { lookup } from 'node:dns/promises';
-import { isIP } from 'node:net';
-import { firstRefused } from '@vision/shared';
+import { checkHostAddresses } from '@vision/shared';
 import { type ParsedStreamUrl, parseStreamUrl } from '../domain/stream-url';
 
 export type GuardResult =
@@ -24,21 +22,11 @@ export async function checkHost(
   host: string,
   allowPrivate: boolean,
 ): Promise<{ ok: true; addresses: string[] } | { ok: false; unresolvable: boolean; problem: string }> {
-  let addresses: string[];
-  if (isIP(host)) addresses = [host];
-  else {
-    try {
-      addresses = (await lookup(host, { all: true, verbatim: true })).map((a) => a.address);
-    } catch {
-      return { ok: false, unresolvable: true, problem: 'stream_url host does not resolve' };
-    }
-  }
-  if (addresses.length === 0)
+  const check = await checkHostAddresses(host, { allowPrivate });
+  if (check.ok) return check;
+  if (check.unresolvable)
     return { ok: false, unresolvable: true, problem: 'stream_url host does not resolve' };
-  const refused = firstRefused(addresses, allowPrivate);
-  if (refused)
-    return { ok: false, unresolvable: false, problem: `stream_url points at a ${refused.cls} address` };
-  return { ok: true, addresses };
+  return { ok: false, unresolvable: false, problem: `stream_url points at a ${check.refused.cls} address` };
 }
 
 /** Percent-decodes per the URL standard: valid `%XX` become bytes (read as UTF-8), anything else stays. */
