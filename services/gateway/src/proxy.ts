@@ -96,13 +96,16 @@ export function createForwarder(logger: Logger, opts: ForwarderOptions): Forward
     proxyReq.once('timeout', () => timedOut.add(req));
   });
 
-  const unavailable = (res: ServerResponse, target: ProxyTarget, err: NodeJS.ErrnoException) => {
+  /** Logs an upstream failure; the error the client gets for it. */
+  const upstreamFailed = (target: ProxyTarget, err: NodeJS.ErrnoException) => {
     logger.warn({ upstream: target.name, code: err.code, msg: err.message }, 'upstream call failed');
+    return new ApiError('OP-SYS-UNAVAILABLE', `The ${target.name} service is unavailable, retry later`);
+  };
+  /** Answers with the error envelope, or cuts the response when its head already went out. */
+  const answer = (res: ServerResponse, err: ApiError) => {
     if (res.headersSent) return void res.destroy();
-    sendError(
-      res as Parameters<typeof sendError>[0],
-      new ApiError('OP-SYS-UNAVAILABLE', `The ${target.name} service is unavailable, retry later`),
-    );
+    // Express' response carries locals (request id) and the envelope helpers.
+    sendError(res as Parameters<typeof sendError>[0], err);
   };
 
   /**
@@ -113,7 +116,7 @@ export function createForwarder(logger: Logger, opts: ForwarderOptions): Forward
    */
   const forwardPooled = (req: IncomingMessage, res: ServerResponse, target: ProxyTarget, retry: boolean) => {
     // Each attempt adds X-Forwarded-* to the headers: a retry starts again from the client's.
-    const headers = { ...req.headers };
+    const headers = retry ? { ...req.headers } : undefined;
     proxy.web(
       req,
       res,
@@ -125,7 +128,7 @@ export function createForwarder(logger: Logger, opts: ForwarderOptions): Forward
           !res.headersSent &&
           !res.destroyed &&
           !req.socket.destroyed;
-        if (retry && stale) {
+        if (headers && stale) {
           logger.debug(
             { upstream: target.name, code: err.code },
             'pooled connection was closed; retrying once',
@@ -133,7 +136,7 @@ export function createForwarder(logger: Logger, opts: ForwarderOptions): Forward
           req.headers = headers;
           return forwardPooled(req, res, target, false);
         }
-        unavailable(res, target, err);
+        answer(res, upstreamFailed(target, err));
       },
     );
   };
@@ -155,8 +158,7 @@ export function createForwarder(logger: Logger, opts: ForwarderOptions): Forward
     const fail = (err: ApiError) => {
       if (failed) return;
       failed = true;
-      // Express' response carries locals (request id) and the envelope helpers.
-      sendError(res as Parameters<typeof sendError>[0], err);
+      answer(res, err);
       req.unpipe(cap);
       req.resume();
     };
@@ -173,10 +175,7 @@ export function createForwarder(logger: Logger, opts: ForwarderOptions): Forward
     req.pipe(cap);
     proxy.web(req, res, { target: target.url, buffer: cap, agent: false }, (err: NodeJS.ErrnoException) => {
       if (cap.exceeded || failed) return; // already answered above
-      failed = true;
-      unavailable(res, target, err);
-      req.unpipe(cap);
-      req.resume();
+      fail(upstreamFailed(target, err));
     });
   };
   return Object.assign(forward, { close: () => pool.destroy() });

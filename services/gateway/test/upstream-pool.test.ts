@@ -9,6 +9,32 @@ const SECRET = 'gateway-pool-secret-0123456789';
 const KEY = 'key-pool-aaaaaaaa';
 const logger = createLogger('test', { level: 'silent' });
 
+/** A gateway whose every upstream is `server`, with the test key. */
+function gatewayInFrontOf(server: http.Server, env: Record<string, string> = {}): Promise<RunningGateway> {
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  return start({
+    env: {
+      VISION_DATA_DIR: ':memory:',
+      INTERNAL_SECRET: SECRET,
+      LOG_LEVEL: 'silent',
+      VISION_API_KEYS: `${KEY}:pool`,
+      GATEWAY_QPS: '1000',
+      GATEWAY_BURST: '1000',
+      TASKS_URL: url,
+      RESULTS_URL: url,
+      QUOTA_URL: url,
+      IMAGES_URL: url,
+      ...env,
+    },
+    port: 0,
+    host: '127.0.0.1',
+    logger,
+  });
+}
+
+const readThrough = (gw: RunningGateway) =>
+  request(gw.url).get('/v1/vision/tasks/t1/results').set('Authorization', `Bearer ${KEY}`);
+
 describe('isBodiless', () => {
   it('tells reads from requests that carry a body', () => {
     expect(isBodiless({})).toBe(true);
@@ -57,26 +83,7 @@ describe('gateway upstream connections', () => {
       });
     });
     server = await listen(app, 0, '127.0.0.1');
-    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-    gw = await start({
-      env: {
-        VISION_DATA_DIR: ':memory:',
-        INTERNAL_SECRET: SECRET,
-        LOG_LEVEL: 'silent',
-        VISION_API_KEYS: `${KEY}:pool`,
-        GATEWAY_QPS: '1000',
-        GATEWAY_BURST: '1000',
-        GATEWAY_CONCURRENCY: '50',
-        GATEWAY_UPSTREAM_SOCKETS: '2',
-        TASKS_URL: url,
-        RESULTS_URL: url,
-        QUOTA_URL: url,
-        IMAGES_URL: url,
-      },
-      port: 0,
-      host: '127.0.0.1',
-      logger,
-    });
+    gw = await gatewayInFrontOf(server, { GATEWAY_CONCURRENCY: '50', GATEWAY_UPSTREAM_SOCKETS: '2' });
   });
   afterAll(async () => {
     await gw.close();
@@ -87,7 +94,7 @@ describe('gateway upstream connections', () => {
     maxInFlight = 0;
   });
 
-  const read = () => request(gw.url).get('/v1/vision/tasks/t1/results').set('Authorization', `Bearer ${KEY}`);
+  const read = () => readThrough(gw);
 
   it('sends consecutive reads over one kept-alive upstream connection, whatever the client asks of its own', async () => {
     for (let i = 0; i < 5; i++)
@@ -147,24 +154,7 @@ describe('gateway retry of a read whose pooled connection was closed', () => {
       res.end('{"ok":true}');
     });
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
-    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-    gw = await start({
-      env: {
-        VISION_DATA_DIR: ':memory:',
-        INTERNAL_SECRET: SECRET,
-        LOG_LEVEL: 'silent',
-        VISION_API_KEYS: `${KEY}:pool`,
-        GATEWAY_QPS: '1000',
-        GATEWAY_BURST: '1000',
-        TASKS_URL: url,
-        RESULTS_URL: url,
-        QUOTA_URL: url,
-        IMAGES_URL: url,
-      },
-      port: 0,
-      host: '127.0.0.1',
-      logger,
-    });
+    gw = await gatewayInFrontOf(server);
   });
   afterAll(async () => {
     await gw.close();
@@ -172,7 +162,7 @@ describe('gateway retry of a read whose pooled connection was closed', () => {
     await new Promise<void>((r) => server.close(() => r()));
   });
 
-  const read = () => request(gw.url).get('/v1/vision/tasks/t1/results').set('Authorization', `Bearer ${KEY}`);
+  const read = () => readThrough(gw);
 
   it('sends the read again on a fresh connection, once, with the same forwarded headers', async () => {
     expect((await read()).status).toBe(200);

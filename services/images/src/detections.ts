@@ -24,7 +24,7 @@ import {
 import type { CallRecord, CallStore } from './store/call-store';
 import type { InferenceClient } from './clients/inference-client';
 import type { QuotaClient } from './clients/quota-client';
-import type { TasksClient } from './clients/tasks-client';
+import type { ImageTaskRecord, TasksClient } from './clients/tasks-client';
 import type { UploadedImage } from './upload/multipart';
 
 export const DEFAULT_SCENE = 'fire_smoke';
@@ -52,6 +52,20 @@ export interface DetectionDeps {
 export interface DetectionOutcome {
   status: 200 | 201;
   body: DetectionResponse;
+}
+
+/** The tasks service's record of an image call with these results (written again when they change). */
+function imageTaskRecord(
+  call: { taskId: string; idempotencyKey: string; sceneCode: string },
+  results: readonly ImageResult[],
+): ImageTaskRecord {
+  return {
+    task_id: call.taskId,
+    request_id: call.idempotencyKey,
+    scene_code: call.sceneCode,
+    status: 'succeeded',
+    results_summary: summarise(results),
+  };
 }
 
 /**
@@ -206,13 +220,7 @@ export class ImageDetections {
       const units = chargeableUnits(results);
 
       // The task record is written before anything is charged: a 201 always has its record.
-      const written = await this.d.tasks.writeImageTask(identity, {
-        task_id: call.taskId,
-        request_id: call.idempotencyKey,
-        scene_code: call.sceneCode,
-        status: 'succeeded',
-        results_summary: summarise(results),
-      });
+      const written = await this.d.tasks.writeImageTask(identity, imageTaskRecord(call, results));
       if (!written) {
         await quota.settle(identity, holdId, 0).catch(() => undefined);
         // Keep the task id: a retry with the same key takes the call over and runs it again.
@@ -310,13 +318,7 @@ export class ImageDetections {
     const failed = withUngrantedImagesFailed(results);
     await this.d.calls.replaceResults(call.subject, call.idempotencyKey, call.attempt, failed, 0);
     const rewritten = await this.d.tasks
-      .writeImageTask(identity, {
-        task_id: call.taskId,
-        request_id: call.idempotencyKey,
-        scene_code: call.sceneCode,
-        status: 'succeeded',
-        results_summary: summarise(failed),
-      })
+      .writeImageTask(identity, imageTaskRecord(call, failed))
       .catch(() => false);
     if (!rewritten)
       this.d.logger.warn({ task_id: call.taskId }, 'the task record still counts the ungranted images');
