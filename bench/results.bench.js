@@ -305,23 +305,13 @@ const signed = (i) => ({
  * that the bench never touches a deployment's data.
  */
 async function createBenchDatabase(adminUrl) {
-  const { Client } = require(require.resolve('pg', { paths: [path.join(root, 'packages/shared')] }));
+  const { createDatabase, dropDatabase } = require(path.join(root, 'scripts/distributed/launcher.js'));
+  const server = new URL(adminUrl);
+  server.pathname = '';
+  const serverUrl = server.toString().replace(/\/$/, '');
   const name = `results_bench_${process.pid}`;
-  const admin = new Client({ connectionString: adminUrl });
-  await admin.connect();
-  await admin.query(`CREATE DATABASE ${name}`);
-  await admin.end();
-  const url = new URL(adminUrl);
-  url.pathname = `/${name}`;
-  return {
-    url: url.toString(),
-    async drop() {
-      const c = new Client({ connectionString: adminUrl });
-      await c.connect();
-      await c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-      await c.end();
-    },
-  };
+  await createDatabase(serverUrl, name);
+  return { url: `${serverUrl}/${name}`, drop: () => dropDatabase(serverUrl, name) };
 }
 
 const fmt = (x, d = 1) => (Number.isFinite(x) ? x.toFixed(d) : String(x));

@@ -483,4 +483,15 @@ class Deployment {
   }
 }
 
-module.exports = { Deployment, Toxiproxy, readStackEnv, stackScript, SERVICES, TOPICS, STACK_DIR, LOG_ROOT };
+module.exports = {
+  Deployment,
+  Toxiproxy,
+  readStackEnv,
+  stackScript,
+  createDatabase,
+  dropDatabase,
+  SERVICES,
+  TOPICS,
+  STACK_DIR,
+  LOG_ROOT,
+};
