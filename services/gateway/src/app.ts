@@ -4,6 +4,9 @@ import {
   IDENTITY_HEADER,
   REQUEST_ID_HEADER,
   errorHandler,
+  httpMetricsMiddleware,
+  metrics,
+  setHttpRoute,
   signIdentity,
   type Limiter,
   type Logger,
@@ -11,7 +14,7 @@ import {
   runReadiness,
   requestIdMiddleware,
 } from '@vision/shared';
-import { matchRoute, type Upstream } from './domain/routes';
+import { matchRoute, routeTemplate, type Upstream } from './domain/routes';
 import { limitsFor, retryAfterSeconds, type LimitOverrides, type SubjectLimits } from './domain/limits';
 import { parseBearer } from './keys/key-format';
 import type { KeyStore } from './keys/key-store';
@@ -49,6 +52,7 @@ export function createApp(deps: GatewayDeps): Express {
   const auth = new AuthCache((key) => deps.keys.authenticate(key), deps.authCacheMs ?? 0);
 
   app.use(requestIdMiddleware());
+  app.use(httpMetricsMiddleware());
 
   app.get('/healthz', (_req, res) => {
     res.json({ status: 'up', service: 'gateway' });
@@ -61,12 +65,20 @@ export function createApp(deps: GatewayDeps): Express {
 
   // Authentication: every other route, known or not.
   app.use((req: Request, res: Response, next: NextFunction) => {
-    const key = parseBearer(req.header('authorization'));
-    if (!key) return next(unauthorized());
+    setHttpRoute(res, req.path === '/openapi.json' ? req.path : routeTemplate(req.path));
+    const header = req.header('authorization');
+    const key = parseBearer(header);
+    if (!key) {
+      metrics.authFailures.inc({ reason: header === undefined ? 'missing' : 'malformed' });
+      return next(unauthorized());
+    }
     auth
       .authenticate(key)
       .then((subject) => {
-        if (!subject) return next(unauthorized());
+        if (!subject) {
+          metrics.authFailures.inc({ reason: 'unknown_key' });
+          return next(unauthorized());
+        }
         res.locals.subject = subject;
         next();
       })
@@ -83,6 +95,7 @@ export function createApp(deps: GatewayDeps): Express {
         burst: limits.burst,
       });
       if (!rate.allowed) {
+        metrics.rateLimited.inc({ reason: 'qps' });
         throw new ApiError(
           'OP-QUOTA-RATE-LIMITED',
           'Too many requests for this subject, retry later',
@@ -92,6 +105,7 @@ export function createApp(deps: GatewayDeps): Express {
       }
       const release = await deps.limiter.acquireSlot(`conc:${subject}`, limits.concurrency);
       if (!release) {
+        metrics.rateLimited.inc({ reason: 'concurrency' });
         throw new ApiError(
           'OP-QUOTA-RATE-LIMITED',
           'Too many concurrent requests for this subject, retry later',

@@ -29,3 +29,12 @@ export function matchRoute(path: string): RouteMatch | undefined {
     return { upstream: 'quota', maxBodyBytes: 0 };
   return undefined;
 }
+
+/**
+ * The route template of a public path, for span names and metrics (`/v1/vision/tasks/{task_id}/stop`):
+ * task ids are replaced, a trailing slash dropped; a path of no route is `unmatched`.
+ */
+export function routeTemplate(path: string): string {
+  if (!matchRoute(path)) return 'unmatched';
+  return path.replace(/\/+$/, '').replace(/^\/v1\/vision\/tasks\/[^/]+/, '/v1/vision/tasks/{task_id}');
+}
