@@ -80,6 +80,10 @@ function readStackEnv() {
     s3AccessKey: out.VISION_STACK_S3_ACCESS_KEY,
     s3SecretKey: out.VISION_STACK_S3_SECRET_KEY,
     toxiproxyUrl: out.VISION_STACK_TOXIPROXY_URL,
+    otlpEndpoint: out.VISION_STACK_OTLP_ENDPOINT,
+    jaegerUrl: out.VISION_STACK_JAEGER_URL,
+    prometheusUrl: out.VISION_STACK_PROMETHEUS_URL,
+    prometheusTargets: out.VISION_STACK_PROMETHEUS_TARGETS,
   };
 }
 
@@ -245,6 +249,10 @@ async function flushRedis(url) {
  *   replicas    { gateway?: n, results?: n } (default 1 each)
  *   toxiproxy   route Postgres, Redis, Kafka, MinIO and inference links through toxiproxy (default false)
  *   logDir      where each process's output goes (default a temp dir); logLevel (default 'warn')
+ *
+ * Observability: each process serves GET /metrics on a port of its own (METRICS_PORT); the deployment lists
+ * them for the stack's Prometheus (<targets dir>/<id>.json, labels service, deployment, replica) while it runs,
+ * and the services export their spans to the stack's Jaeger (OTLP/HTTP) when scripts/stack started them.
  */
 class Deployment {
   constructor(options = {}) {
@@ -294,11 +302,14 @@ class Deployment {
       TASKS_ADMIN_TOKEN: `admin-${this.secret}`,
       HOST: '127.0.0.1',
       KAFKAJS_NO_PARTITIONER_WARNING: '1',
-      // Without an OTLP endpoint the OpenTelemetry SDK still defaults to OTLP exporters on 127.0.0.1:4318,
-      // whose flush at shutdown holds every SIGTERM for seconds; no collector runs here.
-      ...(process.env.OTEL_EXPORTER_OTLP_ENDPOINT
-        ? { OTEL_EXPORTER_OTLP_ENDPOINT: process.env.OTEL_EXPORTER_OTLP_ENDPOINT }
-        : { OTEL_TRACES_EXPORTER: 'none', OTEL_METRICS_EXPORTER: 'none', OTEL_LOGS_EXPORTER: 'none' }),
+      // Spans go to the stack's Jaeger (or OTEL_EXPORTER_OTLP_ENDPOINT); without either nothing is exported.
+      ...(process.env.OTEL_EXPORTER_OTLP_ENDPOINT || this.stack.otlpEndpoint
+        ? {
+            OTEL_EXPORTER_OTLP_ENDPOINT: process.env.OTEL_EXPORTER_OTLP_ENDPOINT || this.stack.otlpEndpoint,
+            OTEL_BSP_SCHEDULE_DELAY: '300',
+          }
+        : { OTEL_TRACES_EXPORTER: 'none' }),
+      METRICS_HOST: '127.0.0.1',
       ...(this.options.keys ? { VISION_API_KEYS: this.options.keys } : {}),
       ...this.options.env,
     };
@@ -343,7 +354,16 @@ class Deployment {
         this.procs[name] = [];
         for (let i = 0; i < n; i++) {
           const port = await freePort();
-          this.procs[name].push({ name, index: i, port, url: `http://127.0.0.1:${port}`, child: undefined });
+          const metricsPort = await freePort();
+          this.procs[name].push({
+            name,
+            index: i,
+            port,
+            url: `http://127.0.0.1:${port}`,
+            metricsPort,
+            metricsUrl: `http://127.0.0.1:${metricsPort}/metrics`,
+            child: undefined,
+          });
         }
         if (URL_VAR[name]) {
           let url = this.procs[name][0].url;
@@ -353,6 +373,7 @@ class Deployment {
         }
         await Promise.all(this.procs[name].map((p) => this.spawnService(p)));
       }
+      this.writeScrapeTargets();
     } catch (err) {
       await this.close().catch(() => undefined);
       throw err;
@@ -362,6 +383,26 @@ class Deployment {
 
   get url() {
     return this.procs.gateway[0].url;
+  }
+
+  /** The file listing this deployment's metrics endpoints for the stack's Prometheus (none without one). */
+  get targetsFile() {
+    const dir = this.stack.prometheusTargets;
+    return dir ? path.join(dir, `${this.id}.json`) : undefined;
+  }
+
+  writeScrapeTargets() {
+    const file = this.targetsFile;
+    if (!file || !fs.existsSync(path.dirname(file))) return;
+    const groups = Object.values(this.procs)
+      .flat()
+      .map((p) => ({
+        targets: [`127.0.0.1:${p.metricsPort}`],
+        labels: { service: p.name, deployment: this.id, replica: String(p.index) },
+      }));
+    // Written whole then renamed: Prometheus never reads half a file.
+    fs.writeFileSync(`${file}.tmp`, JSON.stringify(groups, null, 2));
+    fs.renameSync(`${file}.tmp`, file);
   }
 
   urls(name) {
@@ -403,6 +444,7 @@ class Deployment {
     const env = {
       ...this.env,
       [PORT_VAR[p.name]]: String(p.port),
+      METRICS_PORT: String(p.metricsPort),
       ...(this.options.serviceEnv && this.options.serviceEnv[p.name]),
     };
     const out = fs.openSync(path.join(this.logDir, `${label}.log`), 'a');
@@ -476,6 +518,7 @@ class Deployment {
     await stop(SERVICES.filter((n) => n !== 'gateway'));
     for (const proxy of Object.values(this.proxies))
       await this.toxiproxy.remove(proxy).catch(() => undefined);
+    if (this.targetsFile) fs.rmSync(this.targetsFile, { force: true });
     if (!keepData) {
       await dropDatabase(this.stack.pgUrl, this.database).catch(() => undefined);
       await removeBucket(minioClient(this.stack), this.bucket).catch(() => undefined);
