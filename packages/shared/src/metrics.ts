@@ -135,7 +135,7 @@ export const metrics = {
   quotaRefunds: new ServiceCounter('vision_quota_refunds_total', 'Units refunded, by kind', ['kind']),
   quotaHolds: new ServiceCounter(
     'vision_quota_holds_total',
-    'Quota holds, by kind and outcome (placed, granted, released, expired)',
+    'Quota holds, by kind and outcome (placed, settled, expired)',
     ['kind', 'outcome'],
   ),
   quotaExhausted: new ServiceCounter(
@@ -162,7 +162,7 @@ export const metrics = {
   ),
   modelLatency: new ServiceHistogram(
     'vision_inference_model_latency_seconds',
-    'Time the model takes for one batch, by model',
+    'onnxruntime time for one frame or image, by model file',
     ['model'],
     [0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5],
   ),

@@ -523,10 +523,10 @@ export class TaskEngine {
     for (;;) {
       const rows = await this.store.pendingEvents(100);
       if (rows.length === 0) return;
-      const byTopic = new Map<string, { key: string; value: object }[]>();
+      const byTopic = new Map<string, { key: string; value: object; headers?: Record<string, string> }[]>();
       for (const r of rows) {
         const list = byTopic.get(r.topic) ?? [];
-        list.push({ key: r.msg_key, value: r.value as object });
+        list.push({ key: r.msg_key, value: r.value as object, headers: r.headers });
         byTopic.set(r.topic, list);
       }
       for (const [topic, messages] of byTopic) await this.bus.publish(topic, messages);

@@ -1,5 +1,14 @@
 import { randomUUID } from 'node:crypto';
-import { ApiError, type Clock, type Knex, invalidRequest, notFound, TOPICS } from '@vision/shared';
+import {
+  ApiError,
+  type Clock,
+  type Knex,
+  invalidRequest,
+  metrics,
+  notFound,
+  TOPICS,
+  traceHeaders,
+} from '@vision/shared';
 import { type Day, dayOf, nextResetAt, secondsUntilReset } from '../domain/day';
 import { quotaEvent, type QuotaEventType } from '../domain/events';
 import {
@@ -12,7 +21,6 @@ import {
   type Usage,
 } from '../domain/ledger';
 import { type Limits, limitFor } from '../domain/limits';
-import { affectedRows } from './outbox';
 
 type Trx = Knex.Transaction;
 
@@ -168,6 +176,7 @@ export class QuotaLedger {
   }
 
   private exhausted(kind: Kind, usage: Usage, now: Date, extra?: Record<string, unknown>): ApiError {
+    metrics.quotaExhausted.inc({ kind });
     const resetsAt = nextResetAt(now);
     return new ApiError(
       'OP-QUOTA-DAILY-EXHAUSTED',
@@ -199,12 +208,23 @@ export class QuotaLedger {
       topic: TOPICS.quotaEvents,
       key: subject,
       payload: JSON.stringify(event),
+      // The trace of the request that wrote the event: its consumers join that trace.
+      headers: JSON.stringify(traceHeaders()),
       created_at: at,
     });
+    this.committed.get(trx)?.push(() => countEvent(type, kind, units));
   }
 
+  /** What to record once a transaction has committed (metrics of the events it wrote). */
+  private readonly committed = new WeakMap<Trx, Array<() => void>>();
+
   private async transaction<T>(fn: (trx: Trx) => Promise<T>): Promise<T> {
-    const result = await this.knex.transaction(fn);
+    const after: Array<() => void> = [];
+    const result = await this.knex.transaction((trx) => {
+      this.committed.set(trx, after);
+      return fn(trx);
+    });
+    for (const record of after) record();
     this.opts.onCommit?.();
     return result;
   }
@@ -453,10 +473,24 @@ export class QuotaLedger {
 
   /** Marks holds whose expiry has passed as expired; returns how many. Reads never depend on it. */
   async expireHolds(): Promise<number> {
-    const r: unknown = await this.knex('holds')
+    const rows = (await this.knex('holds')
       .where({ status: 'held' })
       .andWhere('expires_at', '<=', this.now())
-      .update({ status: 'expired' });
-    return affectedRows(r);
+      .update({ status: 'expired' })
+      .returning('kind')) as { kind: Kind }[];
+    for (const r of rows) metrics.quotaHolds.inc({ kind: r.kind, outcome: 'expired' });
+    return rows.length;
+  }
+}
+
+/** vision_quota_* for one committed ledger event. */
+function countEvent(type: QuotaEventType, kind: Kind, units: number): void {
+  if (type === 'charged') metrics.quotaCharges.inc({ kind }, units);
+  else if (type === 'refunded') metrics.quotaRefunds.inc({ kind }, units);
+  else if (type === 'held') metrics.quotaHolds.inc({ kind, outcome: 'placed' });
+  else {
+    // A settled hold charges the units that succeeded; the rest is released.
+    metrics.quotaHolds.inc({ kind, outcome: 'settled' });
+    if (units > 0) metrics.quotaCharges.inc({ kind }, units);
   }
 }
