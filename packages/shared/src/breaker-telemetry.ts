@@ -25,9 +25,16 @@ export function observeBreaker(breaker: ObservableBreaker, upstream: string): vo
   breaker.on('halfOpen', entered('half_open'));
   breaker.on('close', entered('closed'));
   breaker.on('fire', () => trace.getActiveSpan()?.setAttribute('breaker.state', state()));
-  breaker.on('reject', () => {
-    const span = trace.getActiveSpan();
-    span?.setAttributes({ 'breaker.state': 'open', 'error.type': 'breaker_open' });
-    span?.addEvent('breaker.open', { 'peer.service': upstream, message: 'call refused: breaker open' });
-  });
+  breaker.on('reject', () => recordBreakerRefusal(upstream));
+}
+
+/**
+ * Marks the current span with a call its open breaker refused (`breaker.state=open`,
+ * `error.type=breaker_open`, event `breaker.open`): where work is refused because the breaker is open
+ * without calling through it (a creation answered 503 OP-TASK-BREAKER-OPEN).
+ */
+export function recordBreakerRefusal(upstream: string): void {
+  const span = trace.getActiveSpan();
+  span?.setAttributes({ 'breaker.state': 'open', 'error.type': 'breaker_open' });
+  span?.addEvent('breaker.open', { 'peer.service': upstream, message: 'call refused: breaker open' });
 }

@@ -12,6 +12,7 @@ import {
   type Logger,
   type ObjectStore,
   invalidRequest,
+  recordBreakerRefusal,
 } from '@vision/shared';
 import type { InferenceClient, JobSource, JobView } from './clients/inference-client';
 import type { QuotaClient } from './clients/quota-client';
@@ -125,7 +126,8 @@ export class TaskEngine {
           reason: 'maintenance',
         },
       );
-    if (this.inference.isOpen())
+    if (this.inference.isOpen()) {
+      recordBreakerRefusal('inference');
       throw new ApiError(
         'OP-TASK-BREAKER-OPEN',
         'The inference backend is failing; new tasks are not accepted for now',
@@ -133,6 +135,7 @@ export class TaskEngine {
           reason: 'breaker_open',
         },
       );
+    }
   }
 
   // ---- admission ---------------------------------------------------------------------------
