@@ -93,6 +93,10 @@ install_toxiproxy() { go_install toxiproxy-server "github.com/Shopify/toxiproxy/
 install_jaeger() {
   [ -x "$BIN_DIR/jaeger" ] && [ -f "$BIN_DIR/.jaeger-$JAEGER_VERSION" ] && return 0
   command -v go >/dev/null || die "go is not on PATH (needed to build jaeger)"
+  # One build at a time (a second caller waits, then finds the binary).
+  exec 8>"$STACK_DIR/.jaeger-build.lock"
+  flock 8
+  [ -x "$BIN_DIR/jaeger" ] && [ -f "$BIN_DIR/.jaeger-$JAEGER_VERSION" ] && { flock -u 8; return 0; }
   local mod="$STACK_DIR/go/mod" src="$STACK_DIR/go/src-jaeger-$JAEGER_VERSION" dir
   log "go mod download github.com/jaegertracing/jaeger@$JAEGER_VERSION"
   dir="$(cd /tmp && GOMODCACHE="$mod" GOFLAGS=-mod=mod go mod download -json "github.com/jaegertracing/jaeger@$JAEGER_VERSION" \
@@ -106,6 +110,7 @@ install_jaeger() {
   mv "$BIN_DIR/jaeger.new" "$BIN_DIR/jaeger"
   rm -f "$BIN_DIR"/.jaeger-*; touch "$BIN_DIR/.jaeger-$JAEGER_VERSION"
   rm -rf "$src"
+  flock -u 8
 }
 
 install_prometheus() {
