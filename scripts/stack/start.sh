@@ -227,8 +227,13 @@ VISION_STACK_S3_ACCESS_KEY=$MINIO_USER
 VISION_STACK_S3_SECRET_KEY=$MINIO_PASSWORD
 VISION_STACK_TOXIPROXY_URL=http://127.0.0.1:$TOXIPROXY_PORT
 VISION_STACK_DIR=$STACK_DIR
-VISION_STACK_OTLP_ENDPOINT=http://127.0.0.1:$JAEGER_OTLP_PORT
-VISION_STACK_JAEGER_URL=http://127.0.0.1:$JAEGER_QUERY_PORT
-VISION_STACK_PROMETHEUS_URL=http://127.0.0.1:$PROMETHEUS_PORT
-VISION_STACK_PROMETHEUS_TARGETS=$STACK_DIR/prometheus/targets
 ENV
+# Observability backends only while they run (services would otherwise export to nothing and wait at shutdown).
+if pid_alive jaeger; then
+  printf 'VISION_STACK_OTLP_ENDPOINT=http://127.0.0.1:%s\nVISION_STACK_JAEGER_URL=http://127.0.0.1:%s\n' \
+    "$JAEGER_OTLP_PORT" "$JAEGER_QUERY_PORT" >>"$STACK_DIR/stack.env"
+fi
+if pid_alive prometheus; then
+  printf 'VISION_STACK_PROMETHEUS_URL=http://127.0.0.1:%s\nVISION_STACK_PROMETHEUS_TARGETS=%s\n' \
+    "$PROMETHEUS_PORT" "$STACK_DIR/prometheus/targets" >>"$STACK_DIR/stack.env"
+fi
