@@ -1,4 +1,4 @@
-import { Command } from 'commander';
+import type { Command } from 'commander';
 import { VisionClient } from '@vision/sdk';
 import { UsageError } from './exit-codes';
 
