@@ -21,6 +21,7 @@ describe('error codes and envelope', () => {
       'OP-SYS-UNAVAILABLE': 503,
       'OP-TASK-NOT-STOPPABLE': 409,
       'OP-NOT-FOUND': 404,
+      'OP-METHOD-NOT-ALLOWED': 405,
       'OP-SYS-INTERNAL': 500,
     };
     expect(ERROR_STATUS).toEqual(spec);

@@ -51,7 +51,20 @@ export function mountConsole(app: Express, dir: string | undefined): void {
       }),
     );
   }
-  router.use((req: Request, _res: Response, next: NextFunction) => {
+  router.use((req: Request, res: Response, next: NextFunction) => {
+    if (req.method !== 'GET' && req.method !== 'HEAD') {
+      res.setHeader('Allow', 'GET, HEAD');
+      return next(
+        new ApiError(
+          'OP-METHOD-NOT-ALLOWED',
+          `${req.method} is not a method of ${req.originalUrl.split('?')[0]}`,
+          {
+            reason: 'method_not_allowed',
+            allow: ['GET'],
+          },
+        ),
+      );
+    }
     next(
       new ApiError(
         'OP-NOT-FOUND',

@@ -46,6 +46,9 @@ describe('console files at /console/', () => {
       expect(res.status).toBe(404);
       expect(res.body.error.code).toBe('OP-NOT-FOUND');
     }
+    const post = await request(app(dir)).post('/console/index.html');
+    expect(post.status).toBe(405);
+    expect(post.headers.allow).toBe('GET, HEAD');
     // Other paths go on to authentication.
     expect((await request(app(dir)).get('/consoles')).status).toBe(401);
   });

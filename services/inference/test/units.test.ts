@@ -69,6 +69,12 @@ describe('ffmpeg arguments and log parsing', () => {
       'rtsp,rtp,tcp',
     ]);
     expect(rtsp).toEqual(expect.arrayContaining(['-rtsp_transport', 'tcp', 'pipe:1', 'rawvideo', 'bgr24']));
+    // The RTSP demuxer takes -timeout (socket I/O); -rw_timeout made every RTSP job fail.
+    expect(rtsp[rtsp.indexOf('-timeout') + 1]).toBe('10000000');
+    expect(rtsp).not.toContain('-rw_timeout');
+    const rtmp = ffmpegArgs({ input: 'rtmp://h/a/s', kind: 'rtmp', live: true, sampleFps: 5, size: 416 });
+    expect(rtmp).toContain('-rw_timeout');
+    expect(rtmp).not.toContain('-timeout');
     const proxied = ffmpegArgs({
       input: 'https://h/live.m3u8',
       kind: 'https',
