@@ -14,6 +14,7 @@ import {
 import { createApp } from './http/app';
 import { createForwarder, type Forwarder } from './http/proxy';
 import { loadGatewayConfig, type GatewayConfig } from './config';
+import { resolveConsoleDir } from './http/console';
 import { loadOpenApi, resolveOpenApiFile } from './http/openapi';
 import { KeyStore, keyMigrations } from './store/key-store';
 import { provisionKeys, type ProvisionedKey } from './use-cases/provision-keys';
@@ -76,6 +77,7 @@ export function createGateway(deps: GatewayDeps): GatewayParts {
     limitOverrides: cfg.GATEWAY_LIMIT_OVERRIDES,
     forward,
     openapi: deps.openapi,
+    consoleDir: resolveConsoleDir(cfg.GATEWAY_CONSOLE_DIR),
     readiness: { database: () => db.check(), limiter: () => limiter.check() },
   });
   return { app, forward };

@@ -19,6 +19,7 @@ import type { KeyStore } from '../store/key-store';
 import { admit } from '../use-cases/admit';
 import { AuthCache } from '../use-cases/authenticate';
 import type { Forwarder } from './proxy';
+import { mountConsole } from './console';
 
 export interface GatewayDeps {
   logger: Logger;
@@ -34,6 +35,8 @@ export interface GatewayDeps {
   forward: Forwarder;
   openapi: Record<string, unknown>;
   readiness: Record<string, ReadinessCheck>;
+  /** The web console's build output, served at /console/ (see resolveConsoleDir). */
+  consoleDir?: string;
 }
 
 const unauthorized = () =>
@@ -73,6 +76,8 @@ export function createApp(deps: GatewayDeps): Express {
       .then(({ ready, body }) => res.status(ready ? 200 : 503).json({ service: 'gateway', ...body }))
       .catch(next);
   });
+
+  mountConsole(app, deps.consoleDir);
 
   // The API's own description is public documentation: no key needed.
   app.all('/openapi.json', (req, res, next) => {
