@@ -1,0 +1,42 @@
+'use strict';
+/** The environment of a deployment's service processes (scripts/distributed/launcher.js). */
+const path = require('node:path');
+const { REPO } = require('./stack-servers');
+
+/**
+ * The environment shared by every service of deployment `d` (the peers' URLs are added as they start), over the
+ * given links to Postgres, Kafka, Redis and MinIO (direct, or toxiproxy's addresses).
+ */
+function serviceEnv(d, links) {
+  return {
+    PATH: process.env.PATH,
+    HOME: process.env.HOME,
+    NODE_ENV: 'production',
+    VISION_MODE: 'distributed',
+    LOG_LEVEL: d.options.logLevel || process.env.E2E_LOG_LEVEL || 'warn',
+    VISION_DATA_DIR: d.dataDir,
+    INTERNAL_SECRET: d.secret,
+    DATABASE_URL: `${links.pg}/${d.database}`,
+    KAFKA_BROKERS: links.kafka,
+    REDIS_URL: links.redis,
+    S3_ENDPOINT: links.s3,
+    S3_ACCESS_KEY: d.stack.s3AccessKey,
+    S3_SECRET_KEY: d.stack.s3SecretKey,
+    S3_BUCKET: d.bucket,
+    S3_REGION: 'us-east-1',
+    VISION_MODELS_DIR: process.env.VISION_MODELS_DIR || path.resolve(REPO, '../shared/models'),
+    STREAM_ALLOW_PRIVATE_NETWORKS: 'true',
+    TASKS_ADMIN_TOKEN: `admin-${d.secret}`,
+    HOST: '127.0.0.1',
+    KAFKAJS_NO_PARTITIONER_WARNING: '1',
+    // Without an OTLP endpoint the OpenTelemetry SDK still defaults to OTLP exporters on 127.0.0.1:4318,
+    // whose flush at shutdown holds every SIGTERM for seconds; no collector runs here.
+    ...(process.env.OTEL_EXPORTER_OTLP_ENDPOINT
+      ? { OTEL_EXPORTER_OTLP_ENDPOINT: process.env.OTEL_EXPORTER_OTLP_ENDPOINT }
+      : { OTEL_TRACES_EXPORTER: 'none', OTEL_METRICS_EXPORTER: 'none', OTEL_LOGS_EXPORTER: 'none' }),
+    ...(d.options.keys ? { VISION_API_KEYS: d.options.keys } : {}),
+    ...d.options.env,
+  };
+}
+
+module.exports = { serviceEnv };
