@@ -38,7 +38,7 @@ const {
   TOPICS,
   STACK_DIR,
 } = require('./stack-servers');
-const { serviceEnv } = require('./service-env');
+const { serviceEnv, runLogged, tailLog } = require('./service-env');
 
 /**
  * One deployment: the six services (some with replicas) as child processes.
@@ -146,29 +146,13 @@ class Deployment {
     return this.procs[name].map((p) => p.url);
   }
 
+  /** Runs a command to completion with its output in <logDir>/<label>.log. */
   run(cmd, args, env, label) {
-    return new Promise((resolve, reject) => {
-      const out = fs.openSync(path.join(this.logDir, `${label}.log`), 'a');
-      const child = spawn(cmd, args, { cwd: REPO, env, stdio: ['ignore', out, out] });
-      child.on('error', reject);
-      child.on('exit', (code) => {
-        fs.closeSync(out);
-        if (code === 0) resolve();
-        else reject(new Error(`${label} exited ${code}: ${this.tail(label)}`));
-      });
-    });
+    return runLogged(this.logDir, cmd, args, env, label);
   }
 
   tail(label, lines = 30) {
-    try {
-      return fs
-        .readFileSync(path.join(this.logDir, `${label}.log`), 'utf8')
-        .split('\n')
-        .slice(-lines)
-        .join('\n');
-    } catch {
-      return '';
-    }
+    return tailLog(this.logDir, label, lines);
   }
 
   label(p) {

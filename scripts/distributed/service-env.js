@@ -1,5 +1,7 @@
 'use strict';
-/** The environment of a deployment's service processes (scripts/distributed/launcher.js). */
+/** The environment and the log files of a deployment's processes (scripts/distributed/launcher.js). */
+const { spawn } = require('node:child_process');
+const fs = require('node:fs');
 const path = require('node:path');
 const { REPO } = require('./stack-servers');
 
@@ -39,4 +41,31 @@ function serviceEnv(d, links) {
   };
 }
 
-module.exports = { serviceEnv };
+/** The last `lines` lines of <logDir>/<label>.log ('' when there is none). */
+function tailLog(logDir, label, lines = 30) {
+  try {
+    return fs
+      .readFileSync(path.join(logDir, `${label}.log`), 'utf8')
+      .split('\n')
+      .slice(-lines)
+      .join('\n');
+  } catch {
+    return '';
+  }
+}
+
+/** Runs a command in the repository to completion, its output appended to <logDir>/<label>.log. */
+function runLogged(logDir, cmd, args, env, label) {
+  return new Promise((resolve, reject) => {
+    const out = fs.openSync(path.join(logDir, `${label}.log`), 'a');
+    const child = spawn(cmd, args, { cwd: REPO, env, stdio: ['ignore', out, out] });
+    child.on('error', reject);
+    child.on('exit', (code) => {
+      fs.closeSync(out);
+      if (code === 0) resolve();
+      else reject(new Error(`${label} exited ${code}: ${tailLog(logDir, label)}`));
+    });
+  });
+}
+
+module.exports = { serviceEnv, runLogged, tailLog };
