@@ -55,6 +55,7 @@ export async function start(opts: StartOptions = {}): Promise<RunningGateway> {
   const forward = createForwarder(logger, {
     timeoutMs: cfg.GATEWAY_UPSTREAM_TIMEOUT_MS,
     pooledSockets: cfg.GATEWAY_UPSTREAM_SOCKETS,
+    uploadIdleMs: cfg.GATEWAY_UPLOAD_IDLE_MS,
   });
   const app = createApp({
     logger,
