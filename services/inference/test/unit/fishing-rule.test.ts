@@ -1,4 +1,4 @@
-import { fishingRule, personNearBoat } from '../src/rules/fishing';
+import { fishingRule, personNearBoat } from '../../src/rules/fishing';
 
 const det = (label: string, score: number, x1: number, y1: number, x2: number, y2: number) => ({
   label,

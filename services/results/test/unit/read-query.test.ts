@@ -1,5 +1,5 @@
 import { ApiError } from '@vision/shared';
-import { DEFAULT_LIMIT, parseReadQuery } from '../src/domain/read-query';
+import { DEFAULT_LIMIT, parseReadQuery } from '../../src/domain/read-query';
 
 function reasonOf(query: Record<string, unknown>): string | undefined {
   try {

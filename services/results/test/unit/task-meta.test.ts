@@ -1,6 +1,6 @@
-import { appliedThreshold, isEndOfData, isExpired, type TaskMeta } from '../src/domain/task-meta';
-import { toPublicFrame, toStoredFrame } from '../src/domain/frames';
-import { parseFramesTopicMessage, parseTaskEvent } from '../src/domain/messages';
+import { appliedThreshold, isEndOfData, isExpired, type TaskMeta } from '../../src/domain/task-meta';
+import { toPublicFrame, toStoredFrame } from '../../src/domain/frames';
+import { parseFramesTopicMessage, parseTaskEvent } from '../../src/domain/messages';
 
 const meta: TaskMeta = {
   taskId: 't1',

@@ -6,7 +6,7 @@ import {
   isErrorCode,
   toEnvelope,
   type ErrorCode,
-} from '../src';
+} from '../../src';
 
 describe('error codes and envelope', () => {
   it('maps every SPEC code to its HTTP status', () => {

@@ -1,8 +1,8 @@
 import { classifyAddress } from '@vision/shared';
-import { checkStreamHost, parseStreamUrl } from '../src/net/stream-url';
-import { ffmpegArgs, letterboxFilter } from '../src/jobs/ffmpeg-args';
-import { isErrorLine, parseDurationLine, parseShowinfoLine } from '../src/jobs/ffmpeg-log';
-import { SortTracker } from '../src/tracking/sort-tracker';
+import { checkStreamHost, parseStreamUrl } from '../../src/net/stream-url';
+import { ffmpegArgs, letterboxFilter } from '../../src/jobs/ffmpeg-args';
+import { isErrorLine, parseDurationLine, parseShowinfoLine } from '../../src/jobs/ffmpeg-log';
+import { SortTracker } from '../../src/tracking/sort-tracker';
 
 describe('address classification', () => {
   it.each([

@@ -1,6 +1,6 @@
-import { decideSettle, fits, holdIsActive, remaining } from '../src/domain/ledger';
-import { limitFor, overridesSchema } from '../src/domain/limits';
-import { quotaEvent } from '../src/domain/events';
+import { decideSettle, fits, holdIsActive, remaining } from '../../src/domain/ledger';
+import { limitFor, overridesSchema } from '../../src/domain/limits';
+import { quotaEvent } from '../../src/domain/events';
 
 const at = (s: string) => new Date(s);
 

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { commonShape, ConfigError, env, loadConfig } from '../src';
+import { commonShape, ConfigError, env, loadConfig } from '../../src';
 
 describe('loadConfig', () => {
   const shape = {

@@ -1,4 +1,4 @@
-import { IDENTITY_MAX_AGE_MS, signIdentity, verifyIdentity } from '../src';
+import { IDENTITY_MAX_AGE_MS, signIdentity, verifyIdentity } from '../../src';
 
 const secret = 'a-secret-of-sufficient-length';
 const id = { subject: 'key-123', requestId: 'req-1' };

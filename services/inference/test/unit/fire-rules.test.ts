@@ -1,4 +1,4 @@
-import type { RgbImage } from '../src/detection-types';
+import type { RgbImage } from '../../src/detection-types';
 import {
   close,
   detectFireSmokeImage,
@@ -10,7 +10,7 @@ import {
   mergeNearBoxes,
   open,
   rgbToYCbCr,
-} from '../src/fire';
+} from '../../src/fire';
 
 function solid(width: number, height: number, rgb: [number, number, number]): RgbImage {
   const data = Buffer.alloc(width * height * 3);

@@ -1,5 +1,5 @@
 import { ConfigError } from '@vision/shared';
-import { loadQuotaConfig } from '../src/config';
+import { loadQuotaConfig } from '../../src/config';
 
 const base = { INTERNAL_SECRET: 'a-secret-of-16-chars!' };
 

@@ -1,4 +1,4 @@
-import { dayOf, dayStart, isDay, nextResetAt, secondsUntilReset } from '../src/domain/day';
+import { dayOf, dayStart, isDay, nextResetAt, secondsUntilReset } from '../../src/domain/day';
 
 describe('quota day (UTC+8)', () => {
   it.each([

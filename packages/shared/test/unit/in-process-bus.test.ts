@@ -1,4 +1,4 @@
-import { createBus, InProcessBus, type IncomingMessage } from '../src';
+import { createBus, InProcessBus, type IncomingMessage } from '../../src';
 
 /** Resolves when `cond` holds, polling the event loop (no wall-clock assertions). */
 async function until(cond: () => boolean, what: string, maxMs = 5000): Promise<void> {

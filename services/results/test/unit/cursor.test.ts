@@ -1,4 +1,4 @@
-import { CursorCodec } from '../src/domain/cursor';
+import { CursorCodec } from '../../src/domain/cursor';
 
 const codec = new CursorCodec('a-cursor-secret-of-some-length');
 

@@ -1,8 +1,8 @@
-import { letterboxFor, packBgrTensor, LETTERBOX_PAD_VALUE } from '../src/model/letterbox';
-import { decodeYolov8, decodeYolox } from '../src/model/decoders';
-import { iou, nmsClassAware } from '../src/model/nms';
-import { clampBox, toNormalizedBBox, unletterbox } from '../src/bbox';
-import { parseLabels } from '../src/model/onnx-model';
+import { letterboxFor, packBgrTensor, LETTERBOX_PAD_VALUE } from '../../src/model/letterbox';
+import { decodeYolov8, decodeYolox } from '../../src/model/decoders';
+import { iou, nmsClassAware } from '../../src/model/nms';
+import { clampBox, toNormalizedBBox, unletterbox } from '../../src/bbox';
+import { parseLabels } from '../../src/model/onnx-model';
 
 describe('letterbox', () => {
   it('scales by min(S/h, S/w) and rounds the resized size', () => {

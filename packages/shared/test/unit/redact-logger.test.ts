@@ -1,5 +1,5 @@
 import { Writable } from 'node:stream';
-import { createLogger, keyFingerprint, redactText, redactUrl } from '../src';
+import { createLogger, keyFingerprint, redactText, redactUrl } from '../../src';
 
 function capture() {
   const lines: string[] = [];
