@@ -65,7 +65,7 @@ describe('POST /internal/v1/detect under a flood of huge images', () => {
       .post('/internal/v1/detect')
       .set(IDENTITY_HEADER, signIdentity(SECRET, { subject: 'svc-images', requestId: 'req-flood' }))
       .field('scene_code', 'fire_smoke');
-    files.forEach((f, i) => (r = r.attach('files', f, `img${i}.jpg`)));
+    for (const [i, f] of files.entries()) r = r.attach('files', f, `img${i}.jpg`);
     return r;
   };
 
