@@ -16,6 +16,7 @@ const shared = {
     '^@vision/shared$': '<rootDir>/packages/shared/src/index.ts',
     '^@vision/shared/(.*)$': '<rootDir>/packages/shared/src/$1',
     '^@vision/(gateway|tasks|quota|results|images|inference)$': '<rootDir>/services/$1/src/index.ts',
+    '^@vision/sdk$': '<rootDir>/packages/sdk/src/index.ts',
   },
 };
 const ignored = ['/node_modules/', '/dist/'];

@@ -18,6 +18,7 @@ import { parseBearer } from './keys/key-format';
 import type { KeyStore } from './keys/key-store';
 import type { Forwarder } from './proxy';
 import { AuthCache } from './keys/auth-cache';
+import { mountConsole } from './console';
 
 export interface GatewayDeps {
   logger: Logger;
@@ -33,6 +34,8 @@ export interface GatewayDeps {
   forward: Forwarder;
   openapi: Record<string, unknown>;
   readiness: Record<string, ReadinessCheck>;
+  /** The web console's build output, served at /console/ (see resolveConsoleDir). */
+  consoleDir?: string;
 }
 
 const unauthorized = () =>
@@ -72,6 +75,8 @@ export function createApp(deps: GatewayDeps): Express {
       .then(({ ready, body }) => res.status(ready ? 200 : 503).json({ service: 'gateway', ...body }))
       .catch(next);
   });
+
+  mountConsole(app, deps.consoleDir);
 
   // The API's own description is public documentation: no key needed.
   app.all('/openapi.json', (req, res, next) => {

@@ -58,6 +58,8 @@ export const gatewayShape = {
   /** An upload that sends no byte for this long is cut (answered 400 when nothing was answered yet). */
   GATEWAY_UPLOAD_IDLE_MS: env.int(30_000, 100, 3_600_000),
   GATEWAY_OPENAPI_FILE: z.string().optional(),
+  /** The web console's build output (default: packages/console/dist of this checkout). */
+  GATEWAY_CONSOLE_DIR: z.string().optional(),
   /** A successful key lookup is reused this long; a revoked key stops working within it. 0 disables. */
   GATEWAY_AUTH_CACHE_MS: env.int(5000, 0, 300_000),
 };

@@ -1,6 +1,6 @@
 import type { Logger } from '@vision/shared';
-import type { QuotaLedger } from './store/ledger';
-import type { OutboxRelay } from './store/outbox';
+import type { QuotaUseCases } from '../use-cases';
+import type { OutboxRelay } from '../store/outbox';
 
 const SENT_RETENTION_MS = 7 * 24 * 60 * 60 * 1000;
 
@@ -13,7 +13,7 @@ export class Sweeper {
   private busy = false;
 
   constructor(
-    private readonly ledger: QuotaLedger,
+    private readonly ledger: Pick<QuotaUseCases, 'expireHolds'>,
     private readonly relay: OutboxRelay,
     private readonly now: () => Date,
     private readonly logger: Logger,

@@ -1,10 +1,10 @@
 import type { Express } from 'express';
 import { createServiceApp, identityOf, type Logger, type ReadinessCheck, route } from '@vision/shared';
-import type { QuotaLedger } from './store/ledger';
-import { chargeBody, holdBody, idSchema, parseWith, settleBody } from './http/schemas';
+import type { QuotaUseCases } from '../use-cases';
+import { chargeBody, holdBody, idSchema, parseWith, settleBody } from './schemas';
 
 export interface QuotaAppDeps {
-  ledger: QuotaLedger;
+  ledger: QuotaUseCases;
   logger: Logger;
   /** INTERNAL_SECRET: every route but /healthz and /readyz requires the signed identity. */
   identitySecret: string;
