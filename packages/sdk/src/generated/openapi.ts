@@ -759,8 +759,8 @@ export interface operations {
         /** @description opaque paging token, the `next_cursor` of the previous page of this task; empty or absent for the first page */
         cursor?: string;
         limit?: number;
-        /** @description lower bound of confidence, a decimal from 0 to 1 in plain notation (no sign, no exponent), e.g. `0.5` */
-        min_score?: string;
+        /** @description lower bound of confidence from 0 to 1, as a JSON number (`0.5`, `1e-1`) */
+        min_score?: number;
       };
       header?: never;
       path: {
