@@ -5,6 +5,12 @@
 #   --started-file FILE   append the name of each component this call actually started (for callers that stop only those)
 source "$(dirname "$0")/common.sh"
 
+# The servers started below must not inherit the caller's descriptors: under `flock /tmp/vision-stack.lock ...`
+# a server holding the lock's descriptor would keep the lock for as long as it runs.
+for fd in $(ls /proc/$$/fd); do
+  if [ "$fd" -gt 2 ] 2>/dev/null && [ "$fd" -ne 255 ]; then eval "exec $fd>&-" 2>/dev/null || true; fi
+done
+
 STARTED_FILE=""
 args=()
 while [ "$#" -gt 0 ]; do
