@@ -1,4 +1,8 @@
 export * from './errors';
+export * from './reasons';
+export * from './idempotency';
+export * from './upload-limits';
+export * from './multipart';
 export * from './clock';
 export * from './redact';
 export * from './logger';
@@ -24,3 +28,7 @@ export * from './adapters/limiter';
 export * from './address-policy';
 export * from './host-check';
 export * from './egress-proxy';
+export * from './inference/inference-client';
+export * from './inference/scene-gate';
+export * from './periodic';
+export * from './outbox-relay';

@@ -1,10 +1,16 @@
 import type { Express } from 'express';
-import { type Logger, type ReadinessCheck, createServiceApp, identityOf, route } from '@vision/shared';
-import { isUuid, normaliseKey } from './domain/idempotency-key';
+import {
+  type Logger,
+  type ReadinessCheck,
+  createServiceApp,
+  discardBody,
+  identityOf,
+  parseIdempotencyKey,
+  route,
+} from '@vision/shared';
 import type { ImageDetections } from './detections';
-import { type UploadLimits, discard, parseImageUpload } from './upload/multipart';
+import { type UploadLimits, parseImageUpload } from './upload/multipart';
 import { checkPixelCounts } from './upload/pixel-limit';
-import { invalidRequest } from '@vision/shared';
 
 export interface AppDeps {
   logger: Logger;
@@ -24,26 +30,15 @@ export function createApp(deps: AppDeps): Express {
         IMAGE_DETECTIONS_PATH,
         route(async (req, res) => {
           const identity = identityOf(res);
-          const key = req.header('idempotency-key');
-          if (!isUuid(key))
-            throw discard(
-              req,
-              deps.limits,
-              invalidRequest(
-                key === undefined
-                  ? 'The Idempotency-Key header is required'
-                  : 'The Idempotency-Key header must be a UUID',
-                key === undefined ? 'idempotency_key_missing' : 'idempotency_key_invalid',
-              ),
-            );
+          let key: string;
+          try {
+            key = parseIdempotencyKey(req.headers['idempotency-key']);
+          } catch (err) {
+            throw discardBody(req, deps.limits.maxBodyBytes, err as Error);
+          }
           const upload = await parseImageUpload(req, deps.limits);
           await checkPixelCounts(upload.files, deps.limits.maxPixels);
-          const outcome = await deps.detections.detect(
-            identity,
-            normaliseKey(key),
-            upload.sceneCode,
-            upload.files,
-          );
+          const outcome = await deps.detections.detect(identity, key, upload.sceneCode, upload.files);
           res.status(outcome.status).json(outcome.body);
         }),
       );

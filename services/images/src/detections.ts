@@ -3,9 +3,13 @@ import {
   ApiError,
   type Clock,
   type Identity,
+  type InferenceClient,
+  type SceneGate,
   type Logger,
   type ObjectStore,
-  invalidRequest,
+  REASON,
+  idempotencyInProgress,
+  idempotencyMismatch,
 } from '@vision/shared';
 import { CONTENT_TYPES } from './domain/image-type';
 import { requestFingerprint } from './domain/fingerprint';
@@ -19,10 +23,10 @@ import {
   errorCodeFor,
   inUploadOrder,
   summarise,
+  toImageObject,
   withUngrantedImagesFailed,
 } from './domain/results';
 import type { CallRecord, CallStore } from './store/call-store';
-import type { InferenceClient } from './clients/inference-client';
 import type { QuotaClient } from './clients/quota-client';
 import type { ImageTaskRecord, TasksClient } from './clients/tasks-client';
 import type { UploadedImage } from './upload/multipart';
@@ -44,6 +48,7 @@ export interface DetectionDeps {
   quota: QuotaClient;
   tasks: TasksClient;
   inference: InferenceClient;
+  scenes: SceneGate;
   clock: Clock;
   logger: Logger;
   settings: DetectionSettings;
@@ -114,10 +119,7 @@ export class ImageDetections {
       const decision = decideExisting(existing, fingerprint, clock.now());
       switch (decision.action) {
         case 'mismatch':
-          throw invalidRequest(
-            'This Idempotency-Key was used with another scene or other files',
-            'idempotency_mismatch',
-          );
+          throw idempotencyMismatch();
         case 'replay':
           return { status: 200, body: replayOf(existing) };
         case 'finish':
@@ -166,13 +168,7 @@ export class ImageDetections {
           );
         }
         case 'wait':
-          if (Date.now() - started > this.d.settings.idempotencyWaitMs)
-            throw new ApiError(
-              'OP-SYS-UNAVAILABLE',
-              'A request with this Idempotency-Key is still being processed; retry with the same key',
-              { reason: 'in_progress' },
-              { 'Retry-After': '1' },
-            );
+          if (Date.now() - started > this.d.settings.idempotencyWaitMs) throw idempotencyInProgress();
           await sleep(this.d.settings.pollMs ?? 50);
           continue;
       }
@@ -200,9 +196,13 @@ export class ImageDetections {
     try {
       // Nothing is held yet: any refusal here forgets the call so that the key can be used again.
       try {
-        await inference.requireEnabledScene(identity, call.sceneCode);
         if (inference.isOpen())
-          throw new ApiError('OP-TASK-BREAKER-OPEN', 'Image detection is under maintenance, retry later');
+          throw new ApiError(
+            'OP-TASK-BREAKER-OPEN',
+            'The inference backend is failing; new requests are not accepted for now',
+            { reason: REASON.breaker_open },
+          );
+        await this.d.scenes.requireEnabled(call.sceneCode);
         await quota.hold(identity, holdId, files.length, settings.holdTtlMs);
       } catch (err) {
         await this.forget(subject, call, fresh);
@@ -229,7 +229,7 @@ export class ImageDetections {
           'OP-SYS-UNAVAILABLE',
           'The task record could not be written; retry with the same Idempotency-Key',
           {
-            reason: 'task_record_unavailable',
+            reason: REASON.task_record_unavailable,
           },
         );
       }
@@ -282,9 +282,9 @@ export class ImageDetections {
           results.push({ seq: f.seq, status: 'failed', error_code: errorCodeFor('relay_failed') });
           continue;
         }
-        const outcome = await inference.detect(identity, sceneCode, f.data, f.type);
+        const outcome = await inference.detect(identity, sceneCode, f.data, CONTENT_TYPES[f.type]);
         if (outcome.status === 'succeeded')
-          results.push({ seq: f.seq, status: 'succeeded', objects: outcome.objects });
+          results.push({ seq: f.seq, status: 'succeeded', objects: outcome.objects.map(toImageObject) });
         else {
           logger.warn({ task_id: taskId, seq: f.seq, reason: outcome.reason }, 'image detection failed');
           results.push({ seq: f.seq, status: 'failed', error_code: errorCodeFor(outcome.failure) });

@@ -1,6 +1,8 @@
 import type { Express } from 'express';
 import {
   type Clock,
+  InferenceClient,
+  SceneGate,
   type Db,
   type Logger,
   type ObjectStore,
@@ -15,7 +17,6 @@ import {
   systemClock,
 } from '@vision/shared';
 import { createApp } from './app';
-import { InferenceClient } from './clients/inference-client';
 import { QuotaClient } from './clients/quota-client';
 import { TasksClient } from './clients/tasks-client';
 import { type ImagesConfig, loadImagesConfig } from './config';
@@ -32,7 +33,6 @@ export { RetentionJanitor } from './janitor';
 export { ensureImagesLifecycle } from './lifecycle';
 export { CallStore } from './store/call-store';
 export { migrations } from './store/migrations';
-export { InferenceClient } from './clients/inference-client';
 export { sniffImageType } from './domain/image-type';
 
 export const IMAGES_SCHEMA = 'images';
@@ -69,8 +69,14 @@ export function createImages(deps: ImagesPartsDeps): ImagesParts {
       resetTimeoutMs: cfg.IMAGES_BREAKER_RESET_MS,
       volumeThreshold: cfg.IMAGES_BREAKER_VOLUME_THRESHOLD,
     },
+    logger,
+  );
+  const scenes = new SceneGate(
+    inference,
+    { cacheMs: cfg.IMAGES_SCENE_CACHE_MS, staleMs: cfg.IMAGES_SCENE_STALE_MS },
     clock,
-    cfg.IMAGES_SCENE_CACHE_MS,
+    logger,
+    'images-service',
   );
   const detections = new ImageDetections({
     calls,
@@ -78,6 +84,7 @@ export function createImages(deps: ImagesPartsDeps): ImagesParts {
     quota: new QuotaClient(new ServiceClient('quota', cfg.QUOTA_URL, secret)),
     tasks: new TasksClient(new ServiceClient('tasks', cfg.TASKS_URL, secret)),
     inference,
+    scenes,
     clock,
     logger,
     settings: {

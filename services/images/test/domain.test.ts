@@ -4,7 +4,6 @@ import { sniffImageType } from '../src/domain/image-type';
 import { requestFingerprint } from '../src/domain/fingerprint';
 import { imageObjectKey, resultExpiresAt, retentionCutoff } from '../src/domain/object-key';
 import { decideExisting, holdIdFor } from '../src/domain/idempotency';
-import { isUuid } from '../src/domain/idempotency-key';
 import {
   chargeableUnits,
   errorCodeFor,
@@ -90,16 +89,6 @@ describe('decideExisting', () => {
     expect(holdIdFor('t', 0)).toBe('t');
     expect(holdIdFor('t', 1)).not.toBe(holdIdFor('t', 0));
     expect(holdIdFor('t', 2)).not.toBe(holdIdFor('t', 1));
-  });
-});
-
-describe('idempotency key form', () => {
-  it('accepts UUIDs only', () => {
-    expect(isUuid('7d444840-9dc0-11d1-b245-5ffdce74fad2')).toBe(true);
-    expect(isUuid('7D444840-9DC0-11D1-B245-5FFDCE74FAD2')).toBe(true);
-    expect(isUuid('7d4448409dc011d1b2455ffdce74fad2')).toBe(false);
-    expect(isUuid('not-a-uuid')).toBe(false);
-    expect(isUuid(undefined)).toBe(false);
   });
 });
 

@@ -8,6 +8,7 @@ import {
   type Db,
   listen,
   type Logger,
+  OutboxRelay,
   openDb,
   type RunningService,
   type StartOptions,
@@ -18,7 +19,6 @@ import { loadQuotaConfig, type QuotaConfig } from './config';
 import type { Limits } from './domain/limits';
 import { QuotaLedger } from './store/ledger';
 import { migrations } from './store/migrations';
-import { OutboxRelay } from './store/outbox';
 import { Sweeper } from './sweeper';
 
 export { createApp } from './app';
@@ -26,7 +26,7 @@ export { loadQuotaConfig, quotaShape, type QuotaConfig } from './config';
 export { dayOf, nextResetAt } from './domain/day';
 export { QuotaLedger } from './store/ledger';
 export { migrations } from './store/migrations';
-export { OutboxRelay } from './store/outbox';
+export { OutboxRelay } from '@vision/shared';
 export { Sweeper } from './sweeper';
 
 export const QUOTA_SCHEMA = 'quota';
@@ -87,7 +87,7 @@ export function createQuota(deps: QuotaPartsDeps): QuotaParts {
       sweeper.start();
     },
     stopLoops: async () => {
-      sweeper.stop();
+      await sweeper.stop();
       await relay.stop();
     },
   };

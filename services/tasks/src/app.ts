@@ -1,6 +1,11 @@
 import type { Express } from 'express';
-import { type Logger, type ObjectStore, type ReadinessCheck, createServiceApp } from '@vision/shared';
-import type { SceneCatalogue } from './scene-catalogue';
+import {
+  type Logger,
+  type ObjectStore,
+  type ReadinessCheck,
+  type SceneGate,
+  createServiceApp,
+} from '@vision/shared';
 import type { TaskEngine } from './task-engine';
 import type { TaskStore } from './store/task-store';
 import { mountPublicRoutes, type PublicRouteDeps } from './routes/public-routes';
@@ -11,7 +16,7 @@ export interface AppDeps {
   identitySecret: string;
   engine: TaskEngine;
   store: TaskStore;
-  scenes: SceneCatalogue;
+  scenes: SceneGate;
   objects: ObjectStore;
   clock: { now(): Date };
   readiness?: Record<string, ReadinessCheck>;

@@ -1,5 +1,7 @@
 import {
   ConfigError,
+  InferenceClient,
+  SceneGate,
   type Db,
   type RunningService,
   ServiceClient,
@@ -15,10 +17,8 @@ import {
 } from '@vision/shared';
 import type { AddressInfo } from 'node:net';
 import { createApp } from './app';
-import { InferenceClient } from './clients/inference-client';
 import { QuotaClient } from './clients/quota-client';
 import { loadTasksConfig } from './config';
-import { SceneCatalogue } from './scene-catalogue';
 import { migrations } from './store/migrations';
 import { TaskStore } from './store/task-store';
 import { TaskEngine } from './task-engine';
@@ -63,15 +63,12 @@ export async function start(opts: StartOptions = {}): Promise<TasksService> {
     new ServiceClient('quota', cfg.QUOTA_URL, cfg.INTERNAL_SECRET, 10_000),
     clock,
   );
-  const scenes = new SceneCatalogue(
+  const scenes = new SceneGate(
     inference,
-    {
-      cacheMs: cfg.TASKS_SCENES_CACHE_MS,
-      staleMs: cfg.TASKS_SCENES_STALE_MS,
-      businessThreshold: cfg.TASKS_BUSINESS_THRESHOLD,
-    },
+    { cacheMs: cfg.TASKS_SCENES_CACHE_MS, staleMs: cfg.TASKS_SCENES_STALE_MS },
     clock,
     logger,
+    'tasks-service',
   );
   const engine = new TaskEngine(
     store,

@@ -1,14 +1,5 @@
-/** The scene list: what inference reports (cached briefly) merged with names and the business threshold. */
-import { randomUUID } from 'node:crypto';
-import {
-  ApiError,
-  type Clock,
-  type Logger,
-  SCENE_NAMES,
-  type SceneStatus,
-  isSceneCode,
-} from '@vision/shared';
-import type { InferenceClient } from './clients/inference-client';
+/** The public scene list: the shared scene gate's list merged with names and the business threshold. */
+import { SCENE_NAMES, type SceneGate, isSceneCode } from '@vision/shared';
 
 export interface PublicScene {
   scene_code: string;
@@ -21,69 +12,16 @@ export interface PublicScene {
   default_business_threshold: number;
 }
 
-export class SceneCatalogue {
-  private cached?: { at: number; scenes: SceneStatus[] };
-  private inflight?: Promise<SceneStatus[]>;
-
-  constructor(
-    private readonly inference: InferenceClient,
-    private readonly opts: { cacheMs: number; staleMs: number; businessThreshold: number },
-    private readonly clock: Clock,
-    private readonly logger: Logger,
-  ) {}
-
-  private async fetch(): Promise<SceneStatus[]> {
-    const now = this.clock.now().getTime();
-    if (this.cached && now - this.cached.at <= this.opts.cacheMs) return this.cached.scenes;
-    this.inflight ??= this.inference
-      .scenes({ subject: 'tasks-service', requestId: `scenes-${randomUUID()}` })
-      .then((scenes) => {
-        this.cached = { at: this.clock.now().getTime(), scenes };
-        return scenes;
-      })
-      .finally(() => {
-        this.inflight = undefined;
-      });
-    try {
-      return await this.inflight;
-    } catch (err) {
-      if (this.cached && now - this.cached.at <= this.opts.staleMs) {
-        this.logger.warn({ err }, 'scene list unavailable; using the last copy');
-        return this.cached.scenes;
-      }
-      throw new ApiError(
-        'OP-SYS-UNAVAILABLE',
-        'The scene list is unavailable (inference unreachable), retry later',
-      );
-    }
-  }
-
-  async list(): Promise<PublicScene[]> {
-    const scenes = await this.fetch();
-    return scenes.map((s) => ({
-      scene_code: s.scene_code,
-      name: isSceneCode(s.scene_code) ? SCENE_NAMES[s.scene_code] : s.scene_code,
-      enabled: s.enabled,
-      ...(s.reason ? { reason: s.reason } : {}),
-      engine: s.engine,
-      labels: s.labels,
-      lower_bound: s.lower_bound,
-      default_business_threshold: this.opts.businessThreshold,
-    }));
-  }
-
-  /** The enabled scene `code`, or OP-TASK-SCENE-UNAVAILABLE. */
-  async requireEnabled(code: unknown): Promise<SceneStatus> {
-    if (typeof code !== 'string' || !isSceneCode(code))
-      throw new ApiError('OP-TASK-SCENE-UNAVAILABLE', 'scene_code does not exist or is not enabled', {
-        scene_code: typeof code === 'string' ? code.slice(0, 64) : null,
-      });
-    const scene = (await this.fetch()).find((s) => s.scene_code === code);
-    if (!scene || !scene.enabled)
-      throw new ApiError('OP-TASK-SCENE-UNAVAILABLE', 'scene_code does not exist or is not enabled', {
-        scene_code: code,
-        ...(scene?.reason ? { scene_reason: scene.reason } : {}),
-      });
-    return scene;
-  }
+export async function publicScenes(gate: SceneGate, businessThreshold: number): Promise<PublicScene[]> {
+  const scenes = await gate.list();
+  return scenes.map((s) => ({
+    scene_code: s.scene_code,
+    name: isSceneCode(s.scene_code) ? SCENE_NAMES[s.scene_code] : s.scene_code,
+    enabled: s.enabled,
+    ...(s.reason ? { reason: s.reason } : {}),
+    engine: s.engine,
+    labels: s.labels,
+    lower_bound: s.lower_bound,
+    default_business_threshold: businessThreshold,
+  }));
 }

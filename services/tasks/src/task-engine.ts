@@ -9,11 +9,15 @@ import {
   type Bus,
   type Clock,
   type Identity,
+  type InferenceClient,
+  type JobSource,
+  type JobView,
   type Logger,
   type ObjectStore,
-  invalidRequest,
+  awaitFirstRequest,
+  idempotencyInProgress,
+  idempotencyMismatch,
 } from '@vision/shared';
-import type { InferenceClient, JobSource, JobView } from './clients/inference-client';
 import type { QuotaClient } from './clients/quota-client';
 import { type TaskStatus, stopDecision, triggerForJobStatus } from './domain/state-machine';
 import type { NewVideoTask, TaskRow, TaskStore } from './store/task-store';
@@ -159,19 +163,22 @@ export class TaskEngine {
   async replay(subject: string, key: string, fingerprint: string): Promise<Admission | undefined> {
     const rec = await this.store.findIdempotency(subject, key);
     if (!rec) return undefined;
-    if (rec.fingerprint !== fingerprint)
-      throw invalidRequest(
-        'This Idempotency-Key was used for a different request; use a new key for a new request',
-        'idempotency_mismatch',
-      );
-    const deadline = Date.now() + this.settings.idempotencyWaitMs;
-    for (;;) {
-      const task = await this.store.get(rec.task_id);
-      if (!task) return undefined;
-      if (task.status !== 'submitting' || Date.now() >= deadline)
-        return { status: 200, task, headers: {}, replayed: true };
-      await sleep(50);
-    }
+    if (rec.fingerprint !== fingerprint) throw idempotencyMismatch();
+    // Settled once the first request's task has left `submitting` (or was discarded: key free again).
+    const { task } = await awaitFirstRequest(
+      async () => {
+        const t = await this.store.get(rec.task_id);
+        return !t || t.status !== 'submitting' ? { task: t } : undefined;
+      },
+      {
+        waitMs: this.settings.idempotencyWaitMs,
+        onTimeout: () => {
+          throw idempotencyInProgress();
+        },
+      },
+    );
+    if (!task) return undefined;
+    return { status: 200, task, headers: {}, replayed: true };
   }
 
   /** Creates, charges and submits a task; any refusal leaves no task and no charge behind. */

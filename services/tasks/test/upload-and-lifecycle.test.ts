@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import request from 'supertest';
-import { FakeClock } from '@vision/shared';
+import { FakeClock, REASON } from '@vision/shared';
 import {
   ADMIN_TOKEN,
   MOV,
@@ -62,7 +62,7 @@ describe('uploads', () => {
     expect(stack.objectFiles()).toHaveLength(1);
     const mismatch = await upload(stack, 'ann', MOV, 'clip.mov', key);
     expect(mismatch.status).toBe(400);
-    expect(mismatch.body.error.details.reason).toBe('idempotency_mismatch');
+    expect(mismatch.body.error.details.reason).toBe(REASON.idempotency_mismatch);
 
     const mov = await upload(stack, 'ann', MOV, 'clip.mov');
     expect(mov.status).toBe(201);
@@ -74,13 +74,13 @@ describe('uploads', () => {
     [
       'text named .mp4',
       () => upload(stack, 'ben', Buffer.from('just some text, not a video at all, really'), 'x.mp4'),
-      'file_type',
+      REASON.unsupported_type,
     ],
     [
       'too large',
       () =>
         upload(stack, 'ben', Buffer.concat([readFileSync(MP4), Buffer.alloc(2 * 1024 * 1024)]), 'big.mp4'),
-      'file_too_large',
+      REASON.file_too_large,
     ],
     [
       'extra field',
@@ -92,7 +92,7 @@ describe('uploads', () => {
           .field('scene_code', 'ship')
           .field('note', 'x')
           .attach('file', readFileSync(MP4), 'a.mp4'),
-      'unknown_field',
+      REASON.unknown_field,
     ],
     [
       'other file field',
@@ -103,7 +103,17 @@ describe('uploads', () => {
           .set('Idempotency-Key', randomUUID())
           .field('scene_code', 'ship')
           .attach('video', readFileSync(MP4), 'a.mp4'),
-      'unknown_field',
+      REASON.unknown_field,
+    ],
+    [
+      'not multipart',
+      () =>
+        stack.http
+          .post('/v1/vision/video-tasks')
+          .set(stack.as('ben'))
+          .set('Idempotency-Key', randomUUID())
+          .send({ scene_code: 'ship' }),
+      REASON.not_multipart,
     ],
     [
       'no file',
@@ -113,7 +123,7 @@ describe('uploads', () => {
           .set(stack.as('ben'))
           .set('Idempotency-Key', randomUUID())
           .field('scene_code', 'ship'),
-      'file_missing',
+      REASON.file_missing,
     ],
   ])('%s -> 400 %s, no object, no task, no charge', async (_name, send, reason) => {
     const before = stack.objectFiles().length;
@@ -133,7 +143,7 @@ describe('uploads', () => {
     expect(ok.status).toBe(201);
     const over = await upload(stack, 'fay', Buffer.concat([exact, Buffer.alloc(1)]), 'over.mp4');
     expect(over.status).toBe(400);
-    expect(over.body.error.details.reason).toBe('file_too_large');
+    expect(over.body.error.details.reason).toBe(REASON.file_too_large);
     expect(await quotaUsed(stack, 'fay')).toBe(1);
   });
 
@@ -340,7 +350,7 @@ describe('backend failures', () => {
         failures++;
       }
     }
-    expect(open?.body.error.details.reason).toBe('breaker_open');
+    expect(open?.body.error.details.reason).toBe(REASON.breaker_open);
     expect(failures).toBeGreaterThan(0);
     expect(await quotaUsed(stack, 'hal')).toBe(0);
     expect((await stack.http.get('/v1/vision/tasks').set(stack.as('hal'))).body.items).toEqual([]);
@@ -362,7 +372,10 @@ describe('backend failures', () => {
     expect((await put(true)).body.enabled).toBe(true);
     const r = await createUrl(stack, 'ivy');
     expect(r.status).toBe(503);
-    expect(r.body.error).toMatchObject({ code: 'OP-TASK-BREAKER-OPEN', details: { reason: 'maintenance' } });
+    expect(r.body.error).toMatchObject({
+      code: 'OP-TASK-BREAKER-OPEN',
+      details: { reason: REASON.maintenance },
+    });
     await put(false);
     expect((await createUrl(stack, 'ivy')).status).toBe(201);
   });

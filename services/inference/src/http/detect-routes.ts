@@ -1,5 +1,5 @@
 import type { Express } from 'express';
-import { ApiError, invalidRequest, isSceneCode, route } from '@vision/shared';
+import { ApiError, REASON, invalidRequest, isSceneCode, route } from '@vision/shared';
 import type { SceneCatalogue } from '../catalogue/catalogue';
 import { detectImages } from '../detect/detect-images';
 import { readDetectForm } from './multipart';
@@ -27,7 +27,8 @@ export function mountDetectRoutes(
         const status = deps.catalogue.status(form.sceneCode);
         throw new ApiError('OP-TASK-SCENE-UNAVAILABLE', 'Scene is not enabled', {
           scene_code: form.sceneCode,
-          ...(status?.reason ? { reason: status.reason } : {}),
+          reason: REASON.scene_disabled,
+          ...(status?.reason ? { scene_reason: status.reason } : {}),
         });
       }
       const results = await detectImages(engine, form.images, { maxPixels: deps.maxPixels });

@@ -1,5 +1,13 @@
 import { randomUUID } from 'node:crypto';
-import { ApiError, type Clock, type Knex, invalidRequest, notFound, TOPICS } from '@vision/shared';
+import {
+  ApiError,
+  type Clock,
+  type Knex,
+  affectedRows,
+  invalidRequest,
+  notFound,
+  TOPICS,
+} from '@vision/shared';
 import { type Day, dayOf, nextResetAt, secondsUntilReset } from '../domain/day';
 import { quotaEvent, type QuotaEventType } from '../domain/events';
 import {
@@ -12,7 +20,6 @@ import {
   type Usage,
 } from '../domain/ledger';
 import { type Limits, limitFor } from '../domain/limits';
-import { affectedRows } from './outbox';
 
 type Trx = Knex.Transaction;
 

@@ -2,10 +2,8 @@
 import { timingSafeEqual } from 'node:crypto';
 import type { Express, NextFunction, Request, Response } from 'express';
 import { z } from 'zod';
-import { ApiError, identityOf, invalidRequest, route } from '@vision/shared';
-import { isUuid } from '../domain/fingerprint';
+import { ApiError, REASON, type SceneGate, identityOf, invalidRequest, isUuid, route } from '@vision/shared';
 import { toPublicTask } from '../domain/task-view';
-import type { SceneCatalogue } from '../scene-catalogue';
 import type { TaskEngine } from '../task-engine';
 import type { TaskRow, TaskStore } from '../store/task-store';
 import { strictBody } from './validation';
@@ -15,7 +13,7 @@ export const ADMIN_PREFIX = '/internal/v1/admin';
 export interface InternalRouteDeps {
   engine: TaskEngine;
   store: TaskStore;
-  scenes: SceneCatalogue;
+  scenes: SceneGate;
   clock: { now(): Date };
   adminToken?: string;
   businessThreshold: number;
@@ -86,7 +84,7 @@ export function mountInternalRoutes(app: Express, d: InternalRouteDeps): void {
         retention_days: d.retentionDays,
       });
       if (!r.created && r.task.subject !== identity.subject)
-        throw invalidRequest('task_id already used', 'task_id_taken');
+        throw invalidRequest('task_id already used', REASON.task_id_taken);
       void d.engine.outbox.kick();
       res.status(r.created ? 201 : 200).json({ ...toPublicTask(r.task), subject: r.task.subject });
     }),

@@ -2,7 +2,14 @@
 import { createHash } from 'node:crypto';
 import type { Express, Request, Response } from 'express';
 import { z } from 'zod';
-import { ApiError, type ObjectStore, identityOf, invalidRequest, route } from '@vision/shared';
+import {
+  ApiError,
+  type ObjectStore,
+  type SceneGate,
+  identityOf,
+  invalidRequest,
+  route,
+} from '@vision/shared';
 import { fingerprintOf } from '../domain/fingerprint';
 import { parseStreamUrl } from '../domain/stream-url';
 import { toPublicTask } from '../domain/task-view';
@@ -11,7 +18,7 @@ import { isTaskStatus } from '../domain/state-machine';
 import { receiveVideoUpload } from '../media/video-upload';
 import { guardStreamUrl } from '../probe/stream-guard';
 import { probeStream } from '../probe/ffprobe';
-import type { SceneCatalogue } from '../scene-catalogue';
+import { publicScenes } from '../scene-catalogue';
 import type { Admission, TaskEngine } from '../task-engine';
 import type { TaskRow, TaskStore } from '../store/task-store';
 import { idempotencyKeyOf, strictBody } from './validation';
@@ -20,7 +27,7 @@ import { KeyedMutex } from '../domain/keyed-mutex';
 export interface PublicRouteDeps {
   engine: TaskEngine;
   store: TaskStore;
-  scenes: SceneCatalogue;
+  scenes: SceneGate;
   objects: ObjectStore;
   clock: { now(): Date };
   settings: {
@@ -48,7 +55,7 @@ export function mountPublicRoutes(app: Express, d: PublicRouteDeps): void {
     '/api/op/v1/scenes',
     route(async (_req, res) => {
       identityOf(res);
-      res.json({ scenes: await d.scenes.list() });
+      res.json({ scenes: await publicScenes(d.scenes, d.settings.businessThreshold) });
     }),
   );
 

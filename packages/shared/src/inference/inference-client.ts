@@ -1,17 +1,14 @@
 /**
- * Calls to the inference backend (docs/INTERNAL.md, inference), every one through one opossum circuit
- * breaker. Transport failures, timeouts and 5xx answers count as failures; 4xx answers are normal
- * outcomes (rejected, over capacity, unknown job) and do not.
+ * The one client of the inference backend (docs/INTERNAL.md, inference) used by tasks and images.
+ * Every call goes through one opossum breaker: transport failures, timeouts and 5xx answers count as
+ * failures; a 4xx answer is a normal outcome (rejected, over capacity, unknown job, refused image)
+ * and does not. `isOpen()` means one thing: the breaker refuses calls now (not half-open).
  */
 import CircuitBreaker from 'opossum';
-import type { ServiceClient } from '@vision/shared';
-import {
-  type CallResult,
-  type Identity,
-  type Logger,
-  type SceneStatus,
-  UnreachableError,
-} from '@vision/shared';
+import type { DetectedObject, SceneStatus } from '../scenes';
+import type { Identity } from '../identity';
+import type { Logger } from '../logger';
+import { type CallResult, type ServiceClient, UnreachableError } from '../service-client';
 
 export interface JobView {
   job_id: string;
@@ -32,12 +29,18 @@ export type SubmitOutcome =
   /** The backend may have created the job (timeout, reset after sending, 5xx). */
   | { kind: 'unknown'; detail: string };
 
+/** What inference said about one image. */
+export type DetectOutcome =
+  | { status: 'succeeded'; objects: DetectedObject[] }
+  | { status: 'failed'; failure: 'inference_unavailable' | 'inference_rejected'; reason: string };
+
 export interface BreakerSettings {
+  /** Time limit of one call. */
   timeoutMs: number;
   errorThresholdPercentage: number;
   resetTimeoutMs: number;
   volumeThreshold: number;
-  rollingWindowMs: number;
+  rollingWindowMs?: number;
 }
 
 /** Thrown inside the breaker for answers that count as failures (5xx). */
@@ -48,16 +51,20 @@ class BackendFailure extends Error {
   }
 }
 
+interface WireResult {
+  seq: number;
+  status: 'succeeded' | 'failed';
+  objects?: DetectedObject[];
+  reason?: string;
+}
+
 type Call = (path: string, opts: Parameters<ServiceClient['call']>[1]) => Promise<CallResult>;
 
 export class InferenceClient {
-  private readonly breaker: CircuitBreaker<Parameters<Call>, CallResult>;
+  /** Exposed for tests that open or close it by hand. */
+  readonly breaker: CircuitBreaker<Parameters<Call>, CallResult>;
 
-  constructor(
-    private readonly client: ServiceClient,
-    settings: BreakerSettings,
-    private readonly logger: Logger,
-  ) {
+  constructor(client: ServiceClient, settings: BreakerSettings, logger: Logger) {
     const fire: Call = async (path, opts) => {
       const r = await client.call(path, { ...opts, timeoutMs: settings.timeoutMs });
       if (r.status >= 500) throw new BackendFailure(r.status);
@@ -69,16 +76,16 @@ export class InferenceClient {
       errorThresholdPercentage: settings.errorThresholdPercentage,
       resetTimeout: settings.resetTimeoutMs,
       volumeThreshold: settings.volumeThreshold,
-      rollingCountTimeout: settings.rollingWindowMs,
+      rollingCountTimeout: settings.rollingWindowMs ?? 10_000,
       rollingCountBuckets: 10,
       name: 'inference',
     });
-    this.breaker.on('open', () => this.logger.warn('inference breaker opened'));
-    this.breaker.on('halfOpen', () => this.logger.info('inference breaker half-open'));
-    this.breaker.on('close', () => this.logger.info('inference breaker closed'));
+    this.breaker.on('open', () => logger.warn('inference breaker opened'));
+    this.breaker.on('halfOpen', () => logger.info('inference breaker half-open'));
+    this.breaker.on('close', () => logger.info('inference breaker closed'));
   }
 
-  /** True while the breaker refuses calls. */
+  /** True while the breaker refuses calls (open, not half-open). */
   isOpen(): boolean {
     return this.breaker.opened;
   }
@@ -103,12 +110,11 @@ export class InferenceClient {
     try {
       r = await this.fire('/internal/v1/jobs', { identity, json: job });
     } catch (err) {
-      if (this.breaker.opened && isBreakerOpenError(err)) return { kind: 'not_delivered', breakerOpen: true };
+      if (isBreakerOpenError(err)) return { kind: 'not_delivered', breakerOpen: true };
       if (err instanceof UnreachableError)
         return err.maybeDelivered
           ? { kind: 'unknown', detail: err.message }
           : { kind: 'not_delivered', breakerOpen: false };
-      if (err instanceof BackendFailure) return { kind: 'unknown', detail: err.message };
       return { kind: 'unknown', detail: err instanceof Error ? err.message : String(err) };
     }
     const body = (r.body ?? {}) as { outcome?: string; job?: JobView; reason?: string };
@@ -149,8 +155,50 @@ export class InferenceClient {
     if (r.status !== 200) throw new Error(`inference answered ${r.status} for scenes`);
     return (r.body as { scenes: SceneStatus[] }).scenes;
   }
+
+  /** Detects one image (inference's batch endpoint with a batch of one). */
+  async detect(
+    identity: Identity,
+    sceneCode: string,
+    data: Buffer,
+    contentType: string,
+  ): Promise<DetectOutcome> {
+    const form = new FormData();
+    form.append('scene_code', sceneCode);
+    form.append('files', new Blob([data], { type: contentType }), 'image');
+    let r: CallResult;
+    try {
+      r = await this.fire('/internal/v1/detect', { identity, body: form });
+    } catch (err) {
+      return { status: 'failed', failure: 'inference_unavailable', reason: errorReason(err) };
+    }
+    if (r.status !== 200)
+      return { status: 'failed', failure: 'inference_rejected', reason: `refused_${r.status}` };
+    const results = (r.body as { results?: WireResult[] } | undefined)?.results;
+    const first = Array.isArray(results) ? results.find((x) => x.seq === 0) : undefined;
+    if (!first)
+      return { status: 'failed', failure: 'inference_unavailable', reason: 'no result for the image' };
+    if (first.status === 'succeeded' && Array.isArray(first.objects))
+      return { status: 'succeeded', objects: first.objects };
+    const reason = first.reason ?? 'failed';
+    // Inference names decode problems (the image's fault); "detection failed" is its own fault.
+    return {
+      status: 'failed',
+      failure: reason === 'detection failed' ? 'inference_unavailable' : 'inference_rejected',
+      reason,
+    };
+  }
 }
 
 function isBreakerOpenError(err: unknown): boolean {
-  return (err as { code?: string })?.code === 'EOPENBREAKER';
+  return (err as { code?: string } | null)?.code === 'EOPENBREAKER';
+}
+
+function errorReason(err: unknown): string {
+  if (err instanceof UnreachableError) return err.timedOut ? 'timeout' : 'unreachable';
+  if (err instanceof BackendFailure) return err.message;
+  const code = (err as { code?: unknown } | null)?.code;
+  if (code === 'EOPENBREAKER') return 'breaker_open';
+  if (code === 'ETIMEDOUT') return 'timeout';
+  return 'error';
 }
