@@ -23,7 +23,7 @@ export const DEFAULT_OUTBOX_TABLE: OutboxTable = {
 
 export interface OutboxRelayOptions {
   knex: Knex;
-  bus: Bus;
+  bus: Pick<Bus, 'publish'>;
   clock: Clock;
   logger: Logger;
   /** How often the relay looks for unsent rows when nothing wakes it. */

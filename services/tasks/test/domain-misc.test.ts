@@ -7,7 +7,7 @@ import { resultExpiresAt } from '../src/domain/retention';
 import { rateLimitHeaders } from '../src/domain/rate-limit-headers';
 import { toPublicTask } from '../src/domain/task-view';
 import { loadTasksConfig } from '../src/config';
-import { VIDEO_BODY_LIMIT } from '../../gateway/src/domain/routes';
+import { VIDEO_UPLOAD } from '@vision/shared';
 
 const media = path.resolve(
   process.env.VISION_SHARED_DIR ?? path.resolve(__dirname, '../../../../shared'),
@@ -99,6 +99,7 @@ describe('upload size limit', () => {
   test('defaults to 512 MB (SPEC 4.2), inside the gateway body cap with room for the multipart framing', () => {
     const max = loadTasksConfig({ INTERNAL_SECRET: 'x'.repeat(16) }).TASKS_MAX_VIDEO_BYTES;
     expect(max).toBe(512_000_000);
-    expect(VIDEO_BODY_LIMIT - max).toBe(1024 * 1024);
+    expect(max).toBe(VIDEO_UPLOAD.maxFileBytes);
+    expect(VIDEO_UPLOAD.framingBytes).toBe(1024 * 1024);
   });
 });

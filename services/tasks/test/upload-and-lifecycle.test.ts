@@ -270,7 +270,7 @@ describe('an upload whose create fails after the task row was written', () => {
     expect(stack.objectFiles()[0].endsWith(key)).toBe(true);
 
     await new Promise((res) => setTimeout(res, 5));
-    await stack.tasks.engine.recoverSubmitting();
+    await stack.tasks.workers.recoverSubmitting();
     await waitFor(async () => (await store.get(job.job_id))?.status === 'running', 3000);
     expect(stack.objectFiles()).toHaveLength(1);
     expect(await quotaUsed(stack, 'ida')).toBe(1);
@@ -306,7 +306,7 @@ describe('backend failures', () => {
       expect(r.body.status).toBe('resolving');
     }
     expect(await quotaUsed(stack, 'fox')).toBe(2);
-    await stack.tasks.engine.reconcileResolving();
+    await stack.tasks.workers.reconcileResolving();
     const a = await stack.http.get(`/v1/vision/tasks/${created.body.task_id}`).set(stack.as('fox'));
     const b = await stack.http.get(`/v1/vision/tasks/${lost.body.task_id}`).set(stack.as('fox'));
     expect(a.body.status).toBe('running');
@@ -359,7 +359,7 @@ describe('backend failures', () => {
     await new Promise((r) => setTimeout(r, 1700));
     const ok = await createUrl(stack, 'hal');
     expect(ok.status).toBe(201);
-    expect(stack.tasks.engine.inference.state()).toBe('closed');
+    expect(stack.tasks.parts.inference.state()).toBe('closed');
     expect(await quotaUsed(stack, 'hal')).toBe(1);
   });
 
@@ -450,7 +450,7 @@ describe('following the backend, stop, retention', () => {
       const s = await stack.http.post(`/v1/vision/tasks/${t.body.task_id}/stop`).set(stack.as('lou'));
       expect(s.status).toBe(202);
       expect(s.body.status).toBe('resolving');
-      await stack.tasks.engine.reconcileResolving();
+      await stack.tasks.workers.reconcileResolving();
       await waitFor(async () => {
         const r = await stack.http.get(`/v1/vision/tasks/${t.body.task_id}`).set(stack.as('lou'));
         return r.body.status === 'stopped';
@@ -469,10 +469,10 @@ describe('following the backend, stop, retention', () => {
       await stack.http.post(`/v1/vision/tasks/${t.body.task_id}/stop`).set(stack.as('max'));
       expect(stack.objectFiles()).toHaveLength(1);
       clock.advance(89 * 86_400_000);
-      expect(await stack.tasks.engine.expireTasks()).toBe(0);
+      expect(await stack.tasks.workers.expireTasks()).toBe(0);
       expect(stack.objectFiles()).toHaveLength(1);
       clock.advance(2 * 86_400_000);
-      expect(await stack.tasks.engine.expireTasks()).toBe(1);
+      expect(await stack.tasks.workers.expireTasks()).toBe(1);
       expect(stack.objectFiles()).toHaveLength(0);
       expect((await stack.http.get(`/v1/vision/tasks/${t.body.task_id}`).set(stack.as('max'))).status).toBe(
         404,
