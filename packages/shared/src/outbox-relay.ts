@@ -62,6 +62,7 @@ export class OutboxRelay {
   private readonly loop: Periodic;
   private readonly cols: OutboxTable;
   private chain: Promise<unknown> = Promise.resolve();
+  private started = false;
 
   constructor(private readonly opts: OutboxRelayOptions) {
     this.cols = opts.columns ?? DEFAULT_OUTBOX_TABLE;
@@ -69,12 +70,13 @@ export class OutboxRelay {
   }
 
   start(): void {
+    this.started = true;
     this.loop.start(this.opts.intervalMs);
   }
 
-  /** Wakes the relay soon (after a commit that wrote events). */
+  /** Wakes a started relay soon (after a commit that wrote events). */
   nudge(): void {
-    this.loop.nudge();
+    if (this.started) this.loop.nudge();
   }
 
   /** Publishes every unsent row now (one flush at a time); resolves with how many were published. */
@@ -152,6 +154,7 @@ export class OutboxRelay {
   }
 
   async stop(): Promise<void> {
+    this.started = false;
     await this.loop.stop();
     await this.chain.catch(() => undefined);
   }
