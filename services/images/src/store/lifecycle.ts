@@ -1,6 +1,6 @@
 import type { LifecycleRule } from 'minio';
 import { type Logger, MinioObjectStore, type ObjectStore } from '@vision/shared';
-import { IMAGE_PREFIX } from './domain/object-key';
+import { IMAGE_PREFIX } from '../domain/object-key';
 
 export const IMAGES_LIFECYCLE_RULE_ID = 'images-retention';
 

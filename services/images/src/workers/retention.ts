@@ -1,6 +1,6 @@
 import type { Clock, Logger, ObjectStore } from '@vision/shared';
-import { IMAGE_PREFIX, retentionCutoff } from './domain/object-key';
-import type { CallStore } from './store/call-store';
+import { IMAGE_PREFIX, retentionCutoff } from '../domain/object-key';
+import type { CallStore } from '../store/call-store';
 
 const BATCH = 500;
 

@@ -1,7 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 import { IMAGE_UPLOAD, REASON, type FilePart, invalidRequest, readMultipart } from '@vision/shared';
-import { type ImageType, SNIFF_BYTES, sniffImageType } from '../domain/image-type';
-import { sha256Hex } from '../domain/fingerprint';
+import { type ImageType, SNIFF_BYTES, sniffImageType } from '../../domain/image-type';
+import { sha256Hex } from '../../domain/fingerprint';
 
 export const FILE_FIELD = IMAGE_UPLOAD.fileField;
 export const SCENE_FIELD = 'scene_code';

@@ -8,7 +8,7 @@ import {
   parseIdempotencyKey,
   route,
 } from '@vision/shared';
-import type { ImageDetections } from './detections';
+import type { ImageDetections } from '../use-cases/detect-images';
 import { type UploadLimits, parseImageUpload } from './upload/multipart';
 import { checkPixelCounts } from './upload/pixel-limit';
 
