@@ -105,7 +105,10 @@ export class OutboxRelay {
     const rows = await knex.transaction(async (trx) => {
       const ids = (await trx(c.table)
         .whereNull(c.sentAt)
-        .andWhere((q) => q.whereNull(c.claimedUntil).orWhere(c.claimedUntil, '<', now))
+        .andWhere((q) => {
+          // A block body: knex builders are thenable, and the grouping callback must not return one.
+          void q.whereNull(c.claimedUntil).orWhere(c.claimedUntil, '<', now);
+        })
         .orderBy('id')
         .limit(limit)
         .forUpdate()

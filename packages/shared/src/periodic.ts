@@ -35,10 +35,13 @@ export class Periodic {
   /** Runs now (or right after the current run). Resolves when that run finishes. */
   async kick(): Promise<void> {
     if (this.stopped) return;
-    if (this.running) {
+    const current = this.running;
+    if (current !== undefined) {
       this.again = true;
-      await this.running;
-      if (this.running) await this.running;
+      await current;
+      // The run asked for starts right after: wait for it too.
+      const next = this.running;
+      if (next !== undefined) await next;
       return;
     }
     await this.run();

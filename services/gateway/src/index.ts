@@ -12,6 +12,7 @@ import { createForwarder } from './proxy';
 import { loadGatewayConfig, type GatewayConfig } from './config';
 import { KeyStore, keyMigrations } from './keys/key-store';
 import { loadOpenApi, resolveOpenApiFile } from './openapi';
+import { resolveConsoleDir } from './console';
 
 export { createApp } from './app';
 export { KeyStore, keyMigrations } from './keys/key-store';
@@ -72,6 +73,7 @@ export async function start(opts: StartOptions = {}): Promise<RunningGateway> {
     limitOverrides: cfg.GATEWAY_LIMIT_OVERRIDES,
     forward,
     openapi,
+    consoleDir: resolveConsoleDir(cfg.GATEWAY_CONSOLE_DIR),
     readiness: { database: () => db.check(), limiter: () => limiter.check() },
   });
   const server = await listen(app, opts.port ?? cfg.PORT, opts.host ?? cfg.HOST);

@@ -30,6 +30,18 @@ export interface FfmpegArgsOptions {
   httpProxy?: string;
 }
 
+/**
+ * The network read timeout of a live input. RTSP is a demuxer that opens its own connections: it takes
+ * `-timeout` (socket I/O, microseconds, ffmpeg >= 5) and refuses the protocol-level `-rw_timeout`
+ * ("Option rw_timeout not found"). RTMP and HTTP(S) are protocols read through avio: `-rw_timeout` (rtmp's
+ * own `-timeout` would mean "listen"). TCP interleaved transport for RTSP, video only.
+ */
+export function ioTimeoutArgs(kind: InputKind, timeoutMs: number): string[] {
+  const us = String(Math.round(timeoutMs * 1000));
+  if (kind === 'rtsp') return ['-rtsp_transport', 'tcp', '-allowed_media_types', 'video', '-timeout', us];
+  return ['-rw_timeout', us];
+}
+
 const hex = (v: number) => v.toString(16).padStart(2, '0');
 
 /**
@@ -53,11 +65,9 @@ export function letterboxFilter(sampleFps: number, size: number): string {
 export function ffmpegArgs(o: FfmpegArgsOptions): string[] {
   const args = ['-hide_banner', '-nostdin', '-nostats', '-loglevel', 'info'];
   args.push(...ffmpegInputGuard(o.kind, PROTOCOL_WHITELIST[o.kind], o.httpProxy));
-  if (o.kind === 'rtsp') args.push('-rtsp_transport', 'tcp');
   // Redirects are walked (and every hop's address checked) before ffmpeg starts: it follows none itself.
   if (o.kind === 'http' || o.kind === 'https') args.push('-max_redirects', '0');
-  if (o.live && o.kind !== 'file')
-    args.push('-rw_timeout', String(Math.round((o.ioTimeoutMs ?? 10_000) * 1000)));
+  if (o.live && o.kind !== 'file') args.push(...ioTimeoutArgs(o.kind, o.ioTimeoutMs ?? 10_000));
   args.push('-i', o.input);
   args.push('-map', '0:v:0', '-an', '-sn', '-dn');
   args.push('-vf', letterboxFilter(o.sampleFps, o.size));

@@ -5,6 +5,7 @@ import { mountCreateRoutes } from './create-routes';
 import type { HttpDeps } from './deps';
 import { mountInternalRoutes } from './internal-routes';
 import { mountTaskRoutes } from './task-routes';
+import { mountUploadDownload } from './upload-download';
 
 export interface AppOptions {
   logger: Logger;
@@ -24,6 +25,7 @@ export function createApp(o: AppOptions, d: HttpDeps): Express {
     (app) => {
       mountCreateRoutes(app, d);
       mountTaskRoutes(app, d);
+      mountUploadDownload(app, { store: d.ctx.store, objects: d.objects });
       mountInternalRoutes(app, d);
       mountAdminRoutes(app, d);
     },

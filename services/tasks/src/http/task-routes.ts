@@ -8,6 +8,7 @@ import { toPublicTask } from '../domain/task-view';
 import type { TaskRow } from '../store/task-store';
 import { stopTask } from '../use-cases/stop-task';
 import type { HttpDeps } from './deps';
+import { ownTask } from './own-task';
 import { publicScenes } from './scene-list';
 
 const listQuery = z
@@ -30,27 +31,19 @@ export function mountTaskRoutes(app: Express, d: HttpDeps): void {
     }),
   );
 
-  /** The caller's own task; anything else (another key's, unknown, expired) is 404. */
-  const ownTask = async (req: Request, res: Response): Promise<TaskRow> => {
-    const identity = identityOf(res);
-    const id = String(req.params.task_id ?? '');
-    const task = id.length <= 64 ? await store.get(id) : undefined;
-    if (!task || task.subject !== identity.subject || task.expired_at || task.abandoned)
-      throw new ApiError('OP-NOT-FOUND', 'No such task');
-    return task;
-  };
+  const own = (req: Request, res: Response): Promise<TaskRow> => ownTask(store, req, res);
 
   app.get(
     '/v1/vision/tasks/:task_id',
     route(async (req, res) => {
-      res.json(toPublicTask(await ownTask(req, res)));
+      res.json(toPublicTask(await own(req, res)));
     }),
   );
 
   app.post(
     '/v1/vision/tasks/:task_id/stop',
     route(async (req, res) => {
-      const task = await ownTask(req, res);
+      const task = await own(req, res);
       if (task.kind !== 'video')
         throw new ApiError('OP-TASK-NOT-STOPPABLE', 'Image detection calls have already ended', {
           status: task.status,

@@ -13,7 +13,7 @@ export type ProbeResult =
 const WHITELIST: Record<StreamScheme, string> = {
   http: 'http,tcp',
   https: 'https,tls,tcp',
-  rtsp: 'rtsp,rtp,udp,tcp',
+  rtsp: 'rtsp,rtp,tcp', // TCP interleaved only: never UDP
   rtmp: 'rtmp,tcp',
 };
 

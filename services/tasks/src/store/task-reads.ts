@@ -49,9 +49,12 @@ export class TaskReads {
     if (f.after) {
       const at = new Date(f.after.createdAt);
       const id = f.after.taskId;
-      q.where((w) =>
-        w.where('created_at', '<', at).orWhere((w2) => w2.where('created_at', at).where('task_id', '<', id)),
-      );
+      // Block bodies: knex builders are thenable, and a grouping callback must not return one.
+      void q.where((w) => {
+        void w.where('created_at', '<', at).orWhere((w2) => {
+          void w2.where('created_at', at).where('task_id', '<', id);
+        });
+      });
     }
     const rows = await q
       .orderBy([

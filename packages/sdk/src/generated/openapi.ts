@@ -1,0 +1,740 @@
+// Generated from docs/openapi.yaml by `npm run sdk:generate` (openapi-typescript). Do not edit by hand.
+export interface paths {
+  '/v1/vision/tasks': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** List this key's tasks, newest first (task history; our addition) */
+    get: {
+      parameters: {
+        query?: {
+          cursor?: string;
+          limit?: number;
+          status?: components['schemas']['TaskStatus'];
+          kind?: 'video' | 'image';
+        };
+        header?: never;
+        path?: never;
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description A page of tasks */
+        200: {
+          headers: {
+            'X-Request-Id': components['headers']['RequestId'];
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              items: components['schemas']['Task'][];
+              /** @description empty when there are no more tasks */
+              next_cursor: string;
+            };
+          };
+        };
+        400: components['responses']['Error'];
+        401: components['responses']['Error'];
+        429: components['responses']['Error'];
+        503: components['responses']['Error'];
+      };
+    };
+    put?: never;
+    /** Create a video task from a stream address */
+    post: {
+      parameters: {
+        query?: never;
+        header: {
+          'Idempotency-Key': components['parameters']['IdempotencyKey'];
+        };
+        path?: never;
+        cookie?: never;
+      };
+      requestBody: {
+        content: {
+          'application/json': {
+            scene_code: components['schemas']['SceneCode'];
+            /** @description http, https, rtsp or rtmp URL; may carry user information (never echoed back). */
+            stream_url: string;
+          };
+        };
+      };
+      responses: {
+        200: components['responses']['TaskReplayed'];
+        201: components['responses']['TaskCreated'];
+        202: components['responses']['TaskResolving'];
+        400: components['responses']['Error'];
+        401: components['responses']['Error'];
+        429: components['responses']['Error'];
+        503: components['responses']['Error'];
+      };
+    };
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/vision/video-tasks': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** Create a video task from an uploaded MP4 or MOV file */
+    post: {
+      parameters: {
+        query?: never;
+        header: {
+          'Idempotency-Key': components['parameters']['IdempotencyKey'];
+        };
+        path?: never;
+        cookie?: never;
+      };
+      requestBody: {
+        content: {
+          'multipart/form-data': {
+            scene_code?: components['schemas']['SceneCode'];
+            /**
+             * Format: binary
+             * @description MP4 or MOV (recognised by content)
+             */
+            file: string;
+          };
+        };
+      };
+      responses: {
+        200: components['responses']['TaskReplayed'];
+        201: components['responses']['TaskCreated'];
+        202: components['responses']['TaskResolving'];
+        400: components['responses']['Error'];
+        401: components['responses']['Error'];
+        429: components['responses']['Error'];
+        503: components['responses']['Error'];
+      };
+    };
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/vision/tasks/{task_id}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** Query a task (video task or image call record) */
+    get: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path: {
+          task_id: components['parameters']['TaskId'];
+        };
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description The task */
+        200: {
+          headers: {
+            'X-Request-Id': components['headers']['RequestId'];
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['Task'];
+          };
+        };
+        401: components['responses']['Error'];
+        404: components['responses']['Error'];
+        429: components['responses']['Error'];
+        503: components['responses']['Error'];
+      };
+    };
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/vision/tasks/{task_id}/stop': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** Stop a running task; answers with the task's status after a bounded wait */
+    post: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path: {
+          task_id: components['parameters']['TaskId'];
+        };
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description The task, `stopped` once the backend confirmed, else `stopping` (the stop persists) */
+        200: {
+          headers: {
+            'X-Request-Id': components['headers']['RequestId'];
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['Task'];
+          };
+        };
+        401: components['responses']['Error'];
+        404: components['responses']['Error'];
+        409: components['responses']['Error'];
+        429: components['responses']['Error'];
+        503: components['responses']['Error'];
+      };
+    };
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/vision/tasks/{task_id}/video': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * The uploaded video of a file task, streamed back to its owner (extension beyond SPEC.md)
+     * @description Owner-only. Supports single byte ranges (`Range: bytes=a-b`, `bytes=a-`, `bytes=-n`) and `If-Range` with the ETag, so a browser's video element can seek. Several ranges or a malformed Range header get the whole file (200). A stream task, an image call record, another key's task or an expired one answer 404.
+     */
+    get: {
+      parameters: {
+        query?: never;
+        header?: {
+          /** @example bytes=0-1023 */
+          Range?: string;
+          'If-Range'?: string;
+        };
+        path: {
+          task_id: components['parameters']['TaskId'];
+        };
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description The whole file (`video/mp4` or `video/quicktime`, told by content) */
+        200: {
+          headers: {
+            'X-Request-Id': components['headers']['RequestId'];
+            'Accept-Ranges'?: 'bytes';
+            ETag?: string;
+            [name: string]: unknown;
+          };
+          content: {
+            'video/mp4': string;
+            'video/quicktime': string;
+          };
+        };
+        /** @description The requested byte range */
+        206: {
+          headers: {
+            'X-Request-Id': components['headers']['RequestId'];
+            /** @example bytes 0-1023/148886 */
+            'Content-Range'?: string;
+            [name: string]: unknown;
+          };
+          content: {
+            'video/mp4': string;
+            'video/quicktime': string;
+          };
+        };
+        401: components['responses']['Error'];
+        404: components['responses']['Error'];
+        /** @description The range starts past the end of the file; `Content-Range: bytes *\/<size>`; OP-TASK-REQUEST-INVALID with `details.reason` = `range_not_satisfiable` */
+        416: {
+          headers: {
+            'X-Request-Id': components['headers']['RequestId'];
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['ErrorEnvelope'];
+          };
+        };
+        429: components['responses']['Error'];
+        503: components['responses']['Error'];
+      };
+    };
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    /** The headers of the GET above (size, type, ETag), without the body */
+    head: {
+      parameters: {
+        query?: never;
+        header?: {
+          Range?: string;
+        };
+        path: {
+          task_id: components['parameters']['TaskId'];
+        };
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description As GET */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content?: never;
+        };
+        /** @description As GET */
+        206: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content?: never;
+        };
+        /** @description Invalid key */
+        401: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content?: never;
+        };
+        /** @description Not the caller's file task */
+        404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content?: never;
+        };
+        /** @description Range past the end */
+        416: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content?: never;
+        };
+      };
+    };
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/vision/tasks/{task_id}/results': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** Pull result frames page by page */
+    get: {
+      parameters: {
+        query?: {
+          /** @description opaque paging token */
+          cursor?: string;
+          limit?: number;
+          min_score?: number;
+        };
+        header?: never;
+        path: {
+          task_id: components['parameters']['TaskId'];
+        };
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description A page of frames */
+        200: {
+          headers: {
+            'X-Request-Id': components['headers']['RequestId'];
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              items: components['schemas']['Frame'][];
+              /** @description empty only when the task has ended and every frame was returned */
+              next_cursor: string;
+            };
+          };
+        };
+        400: components['responses']['Error'];
+        401: components['responses']['Error'];
+        404: components['responses']['Error'];
+        429: components['responses']['Error'];
+        503: components['responses']['Error'];
+      };
+    };
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/vision/image-detections': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** Detect objects in 1..10 images, synchronously */
+    post: {
+      parameters: {
+        query?: never;
+        header: {
+          'Idempotency-Key': components['parameters']['IdempotencyKey'];
+        };
+        path?: never;
+        cookie?: never;
+      };
+      requestBody: {
+        content: {
+          'multipart/form-data': {
+            scene_code?: components['schemas']['SceneCode'];
+            files: string[];
+          };
+        };
+      };
+      responses: {
+        /** @description Idempotent replay (`replayed` = true) */
+        200: {
+          headers: {
+            'X-Request-Id': components['headers']['RequestId'];
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['ImageDetection'];
+          };
+        };
+        /** @description Processed call */
+        201: {
+          headers: {
+            'X-Request-Id': components['headers']['RequestId'];
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['ImageDetection'];
+          };
+        };
+        400: components['responses']['Error'];
+        401: components['responses']['Error'];
+        429: components['responses']['Error'];
+        503: components['responses']['Error'];
+      };
+    };
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/op/v1/scenes': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** The scenes; enabled ones are valid scene_code values */
+    get: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path?: never;
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description Scene list */
+        200: {
+          headers: {
+            'X-Request-Id': components['headers']['RequestId'];
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              scenes: components['schemas']['Scene'][];
+            };
+          };
+        };
+        401: components['responses']['Error'];
+        429: components['responses']['Error'];
+        503: components['responses']['Error'];
+      };
+    };
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/vision/quota': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** Today's quota for this key's subject (our addition) */
+    get: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path?: never;
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description Quota per kind */
+        200: {
+          headers: {
+            'X-Request-Id': components['headers']['RequestId'];
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              video_tasks: components['schemas']['QuotaKind'];
+              images: components['schemas']['QuotaKind'];
+            };
+          };
+        };
+        401: components['responses']['Error'];
+        429: components['responses']['Error'];
+        503: components['responses']['Error'];
+      };
+    };
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/openapi.json': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** This document */
+    get: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path?: never;
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description The OpenAPI document */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': Record<string, never>;
+          };
+        };
+        401: components['responses']['Error'];
+      };
+    };
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+}
+export type webhooks = Record<string, never>;
+export interface components {
+  schemas: {
+    /** @enum {string} */
+    SceneCode: 'person_vehicle' | 'ship' | 'fishing' | 'fire_smoke' | 'cow_sheep';
+    /** @enum {string} */
+    TaskStatus:
+      'submitting' | 'resolving' | 'running' | 'stopping' | 'stopped' | 'succeeded' | 'failed' | 'refunded';
+    Task: {
+      task_id: string;
+      request_id: string;
+      scene_code: components['schemas']['SceneCode'];
+      /** @description a TaskStatus for video tasks; `succeeded` for image call records */
+      status: string;
+      /** @enum {string} */
+      kind?: 'video' | 'image';
+      /** @description why a task failed or was refunded */
+      reason?: string;
+      /** Format: date-time */
+      result_expires_at: string;
+      /** Format: date-time */
+      created_at: string;
+      /** Format: date-time */
+      updated_at: string;
+    };
+    BBox: {
+      /** @constant */
+      format: 'cxcywh_normalized';
+      cx: number;
+      cy: number;
+      width: number;
+      height: number;
+    };
+    DetectedObject: {
+      label: string;
+      score: number;
+      bbox: components['schemas']['BBox'];
+      track_id?: string;
+    };
+    Frame: {
+      frame_id: string;
+      frame_time_ms: number;
+      image: {
+        width: number;
+        height: number;
+      };
+      objects: components['schemas']['DetectedObject'][];
+      /** @description present only when min_score was given */
+      objects_total?: number;
+    };
+    ImageDetection: {
+      task_id: string;
+      request_id: string;
+      /** @constant */
+      status: 'succeeded';
+      /** @constant */
+      replayed?: true;
+      results: {
+        seq: number;
+        /** @enum {string} */
+        status: 'succeeded' | 'failed';
+        objects?: (components['schemas']['DetectedObject'] & unknown)[];
+        error_code?: string;
+      }[];
+    };
+    Scene: {
+      scene_code: components['schemas']['SceneCode'];
+      name: string;
+      enabled: boolean;
+      /** @description why the scene is disabled */
+      reason?: string;
+      /** @description what serves the scene (ONNX model */
+      engine: string;
+      labels: string[];
+      lower_bound: number;
+      default_business_threshold: number;
+    };
+    QuotaKind: {
+      limit: number;
+      used: number;
+      held?: number;
+      remaining: number;
+      /** @description the UTC+8 calendar day, YYYY-MM-DD */
+      day?: string;
+      /** Format: date-time */
+      resets_at: string;
+    };
+    ErrorEnvelope: {
+      error: {
+        /** @enum {string} */
+        code:
+          | 'OP-AUTH-REQUIRED'
+          | 'OP-TASK-REQUEST-INVALID'
+          | 'OP-TASK-SCENE-UNAVAILABLE'
+          | 'OP-QUOTA-DAILY-EXHAUSTED'
+          | 'OP-QUOTA-RATE-LIMITED'
+          | 'OP-TASK-UPSTREAM-DOWN'
+          | 'OP-TASK-BREAKER-OPEN'
+          | 'OP-SYS-UNAVAILABLE'
+          | 'OP-TASK-NOT-STOPPABLE'
+          | 'OP-NOT-FOUND'
+          | 'OP-METHOD-NOT-ALLOWED'
+          | 'OP-SYS-INTERNAL';
+        message: string;
+        details?: Record<string, never>;
+        request_id: string;
+      };
+    };
+  };
+  responses: {
+    /** @description Error envelope */
+    Error: {
+      headers: {
+        'X-Request-Id': components['headers']['RequestId'];
+        [name: string]: unknown;
+      };
+      content: {
+        'application/json': components['schemas']['ErrorEnvelope'];
+      };
+    };
+    /** @description First creation */
+    TaskCreated: {
+      headers: {
+        'X-Request-Id': components['headers']['RequestId'];
+        [name: string]: unknown;
+      };
+      content: {
+        'application/json': components['schemas']['Task'];
+      };
+    };
+    /** @description Idempotent replay; the original task with its current status */
+    TaskReplayed: {
+      headers: {
+        'X-Request-Id': components['headers']['RequestId'];
+        [name: string]: unknown;
+      };
+      content: {
+        'application/json': components['schemas']['Task'];
+      };
+    };
+    /** @description Submission outcome unknown (status resolving); poll the task, do not resend with a new key */
+    TaskResolving: {
+      headers: {
+        'X-Request-Id': components['headers']['RequestId'];
+        [name: string]: unknown;
+      };
+      content: {
+        'application/json': components['schemas']['Task'];
+      };
+    };
+  };
+  parameters: {
+    IdempotencyKey: string;
+    TaskId: string;
+  };
+  requestBodies: never;
+  headers: {
+    /** @description The request id (accepted from the client's X-Request-Id or generated) */
+    RequestId: string;
+  };
+  pathItems: never;
+}
+export type $defs = Record<string, never>;
+export type operations = Record<string, never>;
