@@ -5,7 +5,7 @@
  * is never held in memory. Any failure deletes what was written.
  */
 import { createHash, randomUUID } from 'node:crypto';
-import { Transform, type TransformCallback } from 'node:stream';
+import { Transform, type TransformCallback, pipeline } from 'node:stream';
 import type { IncomingMessage } from 'node:http';
 import {
   ApiError,
@@ -66,9 +66,11 @@ async function storeVideo(
 ): Promise<Omit<ReceivedVideo, 'sceneCode'>> {
   const sniffer = new SniffAndHash();
   let sniffError: Error | undefined;
-  sniffer.on('error', (err: Error) => (sniffError ??= err));
-  part.stream.on('error', (err: Error) => sniffer.destroy(err));
-  part.stream.pipe(sniffer);
+  // pipeline, not pipe: a part the reader cuts short (a later limit, a broken body) destroys the
+  // sniffer too, so the store's upload fails instead of waiting for an end that never comes.
+  pipeline(part.stream, sniffer, (err) => {
+    if (err) sniffError ??= err;
+  });
   try {
     await store.put(key, sniffer, { contentType: 'application/octet-stream' });
   } catch (err) {
