@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { commonShape, env, loadConfig } from '@vision/shared';
 import { limitOverridesSchema } from './domain/limits';
-import { parseConfiguredKeys } from './keys/key-format';
+import { parseConfiguredKeys } from './domain/key-format';
 
 const jsonOf = <T extends z.ZodTypeAny>(schema: T, what: string) =>
   z.string().transform((v, ctx): z.infer<T> => {

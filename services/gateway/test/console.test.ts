@@ -4,7 +4,7 @@ import path from 'node:path';
 import express from 'express';
 import request from 'supertest';
 import { createLogger, errorHandler, requestIdMiddleware } from '@vision/shared';
-import { mountConsole, resolveConsoleDir } from '../src/console';
+import { mountConsole, resolveConsoleDir } from '../src/http/console';
 
 describe('console files at /console/', () => {
   let dir: string;

@@ -27,7 +27,7 @@ const CONTENT_SECURITY_POLICY = [
 
 /** The console's build output: the configured folder, else packages/console/dist of this checkout. */
 export function resolveConsoleDir(configured?: string): string | undefined {
-  const dir = configured ?? path.resolve(__dirname, '../../../packages/console/dist');
+  const dir = configured ?? path.resolve(__dirname, '../../../../packages/console/dist');
   return existsSync(path.join(dir, 'index.html')) ? dir : undefined;
 }
 
