@@ -5,7 +5,7 @@
  * is never held in memory. Any failure deletes what was written.
  */
 import { createHash, randomUUID } from 'node:crypto';
-import { Transform, type TransformCallback, pipeline } from 'node:stream';
+import { Transform, type TransformCallback } from 'node:stream';
 import type { IncomingMessage } from 'node:http';
 import {
   ApiError,
@@ -66,11 +66,15 @@ async function storeVideo(
 ): Promise<Omit<ReceivedVideo, 'sceneCode'>> {
   const sniffer = new SniffAndHash();
   let sniffError: Error | undefined;
-  // pipeline, not pipe: a part the reader cuts short (a later limit, a broken body) destroys the
-  // sniffer too, so the store's upload fails instead of waiting for an end that never comes.
-  pipeline(part.stream, sniffer, (err) => {
-    if (err) sniffError ??= err;
+  sniffer.on('error', (err: Error) => (sniffError ??= err));
+  // A part the reader cuts short (a size limit, a later broken part) closes without ending: end the
+  // sniffer so that the store's upload completes, and mark it failed so that the object is deleted.
+  part.stream.on('close', () => {
+    if (part.stream.readableEnded || sniffer.destroyed) return;
+    sniffError ??= new Error('upload cut short');
+    sniffer.end();
   });
+  part.stream.pipe(sniffer);
   try {
     await store.put(key, sniffer, { contentType: 'application/octet-stream' });
   } catch (err) {
