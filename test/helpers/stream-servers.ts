@@ -46,9 +46,12 @@ export const RTSP_USER = 'camuser';
 export const RTSP_PASS = 'cam p@ss:1';
 
 /** Creates (does not start) a stream server of `kind`. */
-export async function streamServer(kind: StreamServerKind): Promise<StreamServer> {
+export async function streamServer(
+  kind: StreamServerKind,
+  opts: { address?: string; port?: number } = {},
+): Promise<StreamServer> {
   const media = cameraMedia();
-  const port = await freePort();
+  const port = opts.port ?? (await freePort());
   const tlsPort = kind === 'http' ? await freePort() : undefined;
   const dir = mkdtempSync(path.join(os.tmpdir(), `vision-${kind}-`));
   const command = (): [string, string[]] => {
@@ -63,6 +66,8 @@ export async function streamServer(kind: StreamServerKind): Promise<StreamServer
             String(port),
             '--clip',
             media.ts,
+            '--address',
+            opts.address ?? '127.0.0.1',
             ...(kind === 'rtsp-auth' ? ['--auth', `${RTSP_USER}:${RTSP_PASS}`] : []),
           ],
         ];

@@ -6,10 +6,15 @@ import { readDetectForm } from './multipart';
 
 export function mountDetectRoutes(
   app: Express,
-  deps: { catalogue: SceneCatalogue; maxPixels: number },
+  deps: {
+    catalogue: SceneCatalogue;
+    maxPixels: number;
+    videoStatus: () => { video_enabled: boolean; video_reason?: string };
+  },
 ): void {
   app.get('/internal/v1/scenes', (_req, res) => {
-    res.json({ scenes: deps.catalogue.statuses() });
+    const video = deps.videoStatus();
+    res.json({ scenes: deps.catalogue.statuses().map((s) => ({ ...s, ...video })) });
   });
 
   app.post(
