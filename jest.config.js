@@ -1,4 +1,13 @@
-/** Jest runs the TypeScript sources directly (ts-jest transpiles each file alone; `npm run build` type-checks). */
+/**
+ * Three jest projects (`npx jest --selectProjects unit|service|e2e`; plain `jest` runs all three):
+ *  - unit:    `<package>/test/unit/**` — pure modules only (domain rules, parsers, formatters). No sockets, no child
+ *             processes (test/helpers/unit-guard.ts fails a test that tries), no database. `npm run test:unit`.
+ *  - service: every other `<package>/test/**` — one service or package at a time, with its real adapters
+ *             (PGlite, the ONNX model, ffmpeg, loopback HTTP servers).
+ *  - e2e:     `test/**` at the root — the whole standalone stack, the deployment files, and (with E2E_STACK=distributed,
+ *             set by scripts/test-distributed.sh) the distributed deployment and its fault tests.
+ * Jest runs the TypeScript sources directly (ts-jest transpiles each file alone; `npm run build` type-checks).
+ */
 // --- live stream tests (issue 14): the https test server's certificate is signed by a test CA
 // (scripts/stack/live/tls.sh); jest workers trust it (Node reads NODE_EXTRA_CA_CERTS when a process starts).
 const liveTestCa = require('node:path').join(
@@ -11,24 +20,52 @@ if (!process.env.NODE_EXTRA_CA_CERTS && require('node:fs').existsSync(liveTestCa
 // --- end live stream tests
 
 const tsJest = ['ts-jest', { tsconfig: '<rootDir>/tsconfig.jest.json' }];
-module.exports = {
-  // Shares typed-array constructors with the test realm so onnxruntime-node works under jest.
-  testEnvironment: '<rootDir>/services/inference/test/support/onnx-environment.js',
+const shared = {
+  rootDir: __dirname,
   transform: { '^.+\\.ts$': tsJest },
   moduleNameMapper: {
     '^@vision/shared$': '<rootDir>/packages/shared/src/index.ts',
     '^@vision/shared/(.*)$': '<rootDir>/packages/shared/src/$1',
     '^@vision/(gateway|tasks|quota|results|images|inference)$': '<rootDir>/services/$1/src/index.ts',
+    '^@vision/sdk$': '<rootDir>/packages/sdk/src/index.ts',
   },
-  roots: ['<rootDir>/packages', '<rootDir>/services', '<rootDir>/test'],
-  testMatch: ['**/test/**/*.test.ts'],
-  // The fault tests need the distributed deployment (scripts/test-distributed.sh sets E2E_STACK).
-  testPathIgnorePatterns: [
-    '/node_modules/',
-    '/dist/',
-    ...(process.env.E2E_STACK === 'distributed' ? [] : ['<rootDir>/test/distributed/']),
+};
+const ignored = ['/node_modules/', '/dist/'];
+
+module.exports = {
+  projects: [
+    {
+      ...shared,
+      displayName: 'unit',
+      testEnvironment: 'node',
+      roots: ['<rootDir>/packages', '<rootDir>/services'],
+      testMatch: ['**/test/unit/**/*.test.ts'],
+      testPathIgnorePatterns: ignored,
+      setupFilesAfterEnv: ['<rootDir>/test/helpers/unit-guard.ts'],
+    },
+    {
+      ...shared,
+      displayName: 'service',
+      // Shares typed-array constructors with the test realm so onnxruntime-node works under jest.
+      testEnvironment: '<rootDir>/services/inference/test/support/onnx-environment.js',
+      roots: ['<rootDir>/packages', '<rootDir>/services'],
+      testMatch: ['**/test/**/*.test.ts'],
+      testPathIgnorePatterns: [...ignored, '/test/unit/'],
+    },
+    {
+      ...shared,
+      displayName: 'e2e',
+      testEnvironment: '<rootDir>/services/inference/test/support/onnx-environment.js',
+      roots: ['<rootDir>/test'],
+      testMatch: ['**/test/**/*.test.ts'],
+      // The fault tests need the distributed deployment (scripts/test-distributed.sh sets E2E_STACK).
+      testPathIgnorePatterns: [
+        ...ignored,
+        ...(process.env.E2E_STACK === 'distributed' ? [] : ['<rootDir>/test/distributed/']),
+      ],
+      setupFilesAfterEnv: ['<rootDir>/test/helpers/distributed-retry.ts'],
+    },
   ],
   testTimeout: 30000,
-  setupFilesAfterEnv: ['<rootDir>/test/helpers/distributed-retry.ts'],
   maxWorkers: 2,
 };

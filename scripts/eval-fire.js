@@ -24,6 +24,7 @@ const path = require('path');
 const repoRoot = path.resolve(__dirname, '..');
 const sharedDir = process.env.VISION_SHARED_DIR ?? path.resolve(repoRoot, '../shared');
 const datasetDir = path.join(sharedDir, 'datasets/dfire-valid');
+const { iou, evaluate, loadDfire } = require('./fire-metrics');
 
 function parseArgs(argv) {
   const args = { fit: false, dist: false, lowerBound: undefined, json: undefined };
@@ -59,14 +60,6 @@ function loadDetector(dist) {
   return require(path.join(repoRoot, 'services/inference/src/fire/index.ts'));
 }
 
-function iou(a, b) {
-  const iw = Math.min(a.x2, b.x2) - Math.max(a.x1, b.x1);
-  const ih = Math.min(a.y2, b.y2) - Math.max(a.y1, b.y1);
-  if (iw <= 0 || ih <= 0) return 0;
-  const inter = iw * ih;
-  return inter / ((a.x2 - a.x1) * (a.y2 - a.y1) + (b.x2 - b.x1) * (b.y2 - b.y1) - inter);
-}
-
 /**
  * Training label of a candidate region: it lies on labelled fire when the labelled boxes cover at
  * least a quarter of it, or when it contains at least half of some labelled box (a merged region
@@ -83,79 +76,6 @@ function onLabelledFire(a, boxes) {
     if ((iw * ih) / ((b.x2 - b.x1) * (b.y2 - b.y1)) >= 0.5) return true;
   }
   return covered / area >= 0.25;
-}
-
-function apAllPoints(dets, nGt) {
-  // dets: [{score, tp}] over the whole split
-  const sorted = [...dets].sort((a, b) => b.score - a.score);
-  const rec = [];
-  const prec = [];
-  let tp = 0;
-  let fp = 0;
-  for (const d of sorted) {
-    if (d.tp) tp++;
-    else fp++;
-    rec.push(tp / nGt);
-    prec.push(tp / (tp + fp));
-  }
-  const mrec = [0, ...rec, 1];
-  const mpre = [0, ...prec, 0];
-  for (let i = mpre.length - 2; i >= 0; i--) mpre[i] = Math.max(mpre[i], mpre[i + 1]);
-  let ap = 0;
-  for (let i = 1; i < mrec.length; i++) ap += (mrec[i] - mrec[i - 1]) * mpre[i];
-  return ap;
-}
-
-/** Greedy COCO/VOC-style matching at IoU >= 0.5 within one image. */
-function matchImage(dets, gts) {
-  const used = new Array(gts.length).fill(false);
-  const out = [];
-  for (const d of [...dets].sort((a, b) => b.score - a.score)) {
-    let best = -1;
-    let bestIou = 0.5;
-    for (let j = 0; j < gts.length; j++) {
-      if (used[j]) continue;
-      const v = iou(d.box, gts[j]);
-      if (v >= bestIou) {
-        bestIou = v;
-        best = j;
-      }
-    }
-    if (best >= 0) used[best] = true;
-    out.push({ score: d.score, tp: best >= 0 });
-  }
-  return out;
-}
-
-function evaluate(records, scoreOf, lowerBound) {
-  let tp = 0;
-  let fp = 0;
-  let fn = 0;
-  let tn = 0;
-  const all = [];
-  let nGt = 0;
-  for (const r of records) {
-    const dets = r.fire.map((c) => ({ box: c.box, score: scoreOf(c) }));
-    const predicted = dets.some((d) => d.score >= lowerBound);
-    const positive = r.gts.length > 0;
-    if (predicted && positive) tp++;
-    else if (predicted) fp++;
-    else if (positive) fn++;
-    else tn++;
-    nGt += r.gts.length;
-    all.push(...matchImage(dets, r.gts));
-  }
-  return {
-    images: records.length,
-    tp,
-    fp,
-    fn,
-    tn,
-    precision: tp + fp ? tp / (tp + fp) : 1,
-    recall: tp + fn ? tp / (tp + fn) : 1,
-    ap50: apAllPoints(all, nGt),
-    gtBoxes: nGt,
-  };
 }
 
 /** L2-regularised logistic regression by full-batch gradient descent on standardised features. */
@@ -192,18 +112,11 @@ function fitLogistic(X, y, { l2 = 1e-3, iters = 4000, lr = 0.5 } = {}) {
 async function loadRecords(det, opts) {
   const sharp = require('sharp');
   sharp.concurrency(1);
-  const ann = JSON.parse(fs.readFileSync(path.join(datasetDir, 'annotations.json'), 'utf8'));
-  const gtsById = new Map();
-  for (const a of ann.annotations) {
-    if (a.category_id !== 1) continue;
-    const [x, y, w, h] = a.bbox;
-    if (!gtsById.has(a.image_id)) gtsById.set(a.image_id, []);
-    gtsById.get(a.image_id).push({ x1: x, y1: y, x2: x + w, y2: y + h });
-  }
+  const images = loadDfire(datasetDir);
   const records = [];
   const t0 = Date.now();
-  for (const im of ann.images) {
-    const { data, info } = await sharp(path.join(datasetDir, 'images', im.file_name))
+  for (const im of images) {
+    const { data, info } = await sharp(im.path)
       .removeAlpha()
       .toColourspace('srgb')
       .raw()
@@ -222,7 +135,7 @@ async function loadRecords(det, opts) {
         y2: Math.min(info.height, (c.box.maxY + 1) * sy),
       },
     }));
-    records.push({ id: im.id, file: im.file_name, gts: gtsById.get(im.id) ?? [], fire });
+    records.push({ id: im.id, file: im.file, gts: im.gts, fire });
   }
   return { records, seconds: (Date.now() - t0) / 1000 };
 }

@@ -54,7 +54,9 @@ describe('standalone stack: foundation', () => {
   it('gives a JSON 404 for unknown routes', async () => {
     const res = await fetch(`${stack.url}/v1/nothing-here`, { headers: { authorization: `Bearer ${KEY}` } });
     expect(res.status).toBe(404);
-    expect((await res.json()).error.request_id).toBe(res.headers.get('x-request-id'));
+    expect(((await res.json()) as { error: { request_id: string } }).error.request_id).toBe(
+      res.headers.get('x-request-id'),
+    );
   });
 
   it('serves its OpenAPI document', async () => {

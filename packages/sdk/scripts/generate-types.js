@@ -56,6 +56,8 @@ async function main() {
 }
 
 main().catch((err) => {
+  if (err && (err.code === 'ERR_MODULE_NOT_FOUND' || err.code === 'MODULE_NOT_FOUND'))
+    process.stderr.write('openapi-typescript is not installed: run `npm install` first.\n');
   process.stderr.write(`${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
   process.exit(1);
 });

@@ -28,5 +28,21 @@ export type ResultPage = Json<paths['/v1/vision/tasks/{task_id}/results']['get']
 export type SceneList = Json<paths['/api/op/v1/scenes']['get']['responses'][200]>;
 export type Quota = Json<paths['/v1/vision/quota']['get']['responses'][200]>;
 
+/** Every task status, in the order of SPEC.md section 3. */
+export const TASK_STATUSES = [
+  'submitting',
+  'resolving',
+  'running',
+  'stopping',
+  'stopped',
+  'succeeded',
+  'failed',
+  'refunded',
+] as const satisfies readonly TaskStatus[];
+// Fails to compile when docs/openapi.yaml gains a status that the list above lacks.
+const everyStatusListed: Exclude<TaskStatus, (typeof TASK_STATUSES)[number]> extends never ? true : never =
+  true;
+void everyStatusListed;
+
 /** The states after which a task never changes again (SPEC.md section 3). */
 export const TERMINAL_STATUSES: readonly TaskStatus[] = ['stopped', 'succeeded', 'failed', 'refunded'];

@@ -11,6 +11,7 @@ import express, {
 import { ApiError, toEnvelope } from './errors';
 import { IDENTITY_HEADER, type Identity, verifyIdentity } from './identity';
 import type { Logger } from './logger';
+import { requestShapeGuard } from './request-shape';
 
 export const REQUEST_ID_HEADER = 'x-request-id';
 
@@ -73,6 +74,8 @@ export function isUnavailableError(err: unknown): boolean {
   return e.cause !== undefined && e.cause !== err ? isUnavailableError(e.cause) : false;
 }
 
+const MULTIPART_BROKEN = /^(Unexpected end of (form|file)|Malformed part header)$/;
+
 /** Maps any thrown value to an ApiError; unknown errors become a 500 without internals. */
 export function toApiError(err: unknown): ApiError {
   if (err instanceof ApiError) return err;
@@ -86,6 +89,22 @@ export function toApiError(err: unknown): ApiError {
   if (e && (e.type === 'encoding.unsupported' || e.type === 'charset.unsupported'))
     return new ApiError('OP-TASK-REQUEST-INVALID', 'Unsupported body encoding', {
       reason: 'unsupported_encoding',
+    });
+  if (e && e.type === 'request.aborted')
+    return new ApiError('OP-TASK-REQUEST-INVALID', 'The request body ended early', {
+      reason: 'body_truncated',
+    });
+  // busboy's words for a multipart body that ends before its closing boundary or has a broken part head.
+  if (err instanceof Error && MULTIPART_BROKEN.test(err.message))
+    return new ApiError('OP-TASK-REQUEST-INVALID', 'The multipart body is truncated or malformed', {
+      reason: 'malformed_multipart',
+    });
+  // Any other client error raised by express or its parsers (a path parameter that does not decode, a
+  // body whose length does not match its header): the request was malformed, not the server.
+  const status = typeof e?.status === 'number' ? e.status : undefined;
+  if (status !== undefined && status >= 400 && status < 500)
+    return new ApiError('OP-TASK-REQUEST-INVALID', 'The request is malformed', {
+      reason: 'malformed_request',
     });
   if (isUnavailableError(err))
     return new ApiError('OP-SYS-UNAVAILABLE', 'A dependency is unavailable, retry later');
@@ -167,6 +186,7 @@ export function createServiceApp(opts: ServiceAppOptions, mount: (app: Express) 
   app.set('query parser', 'simple');
 
   app.use(requestIdMiddleware());
+  app.use(requestShapeGuard());
 
   app.get('/healthz', (_req, res) => {
     res.json({ status: 'up', service: opts.name });

@@ -5,6 +5,7 @@ export * from './logger';
 export * from './config';
 export * from './identity';
 export * from './http';
+export * from './request-shape';
 export * from './scenes';
 export * from './service-client';
 export * from './ports/bus';

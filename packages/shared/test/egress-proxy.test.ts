@@ -1,7 +1,8 @@
 import http from 'node:http';
 import net from 'node:net';
 import type { AddressInfo } from 'node:net';
-import { startEgressProxy, type EgressProxy, type HostResolver } from '../src/egress-proxy';
+import { startEgressProxy, type EgressProxy } from '../src/egress-proxy';
+import type { HostResolver } from '../src/host-check';
 
 /** A plain origin on loopback that records the requests it gets. */
 async function origin(): Promise<{

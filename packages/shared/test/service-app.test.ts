@@ -8,6 +8,7 @@ import {
   identityOf,
   route,
   signIdentity,
+  toApiError,
   type ServiceAppOptions,
 } from '../src';
 
@@ -125,6 +126,34 @@ describe('createServiceApp', () => {
       code: 'OP-TASK-REQUEST-INVALID',
       details: { reason: 'malformed_json' },
     });
+  });
+
+  it('refuses malformed percent-encoding and control characters in the target with 400, before identity', async () => {
+    const { app } = makeApp();
+    for (const [target, reason] of [
+      ['/items/%ZZ', 'invalid_path'],
+      ['/items/%00', 'invalid_path'],
+      ['/items/a%7Fb', 'invalid_path'],
+      ['/items?x=%E0%A4%A', 'invalid_query'],
+      ['/items?x=a%00', 'invalid_query'],
+    ]) {
+      const res = await request(app).get(target);
+      expect(res.status).toBe(400);
+      expect(res.body.error).toMatchObject({ code: 'OP-TASK-REQUEST-INVALID', details: { reason } });
+    }
+  });
+
+  it('maps client errors raised by express and busboy to 400, never 500', () => {
+    const uriError = Object.assign(new URIError('Failed to decode param'), { status: 400 });
+    expect(toApiError(uriError)).toMatchObject({ status: 400, details: { reason: 'malformed_request' } });
+    expect(toApiError(new Error('Unexpected end of form'))).toMatchObject({
+      status: 400,
+      details: { reason: 'malformed_multipart' },
+    });
+    expect(
+      toApiError(Object.assign(new Error('aborted'), { type: 'request.aborted', status: 400 })),
+    ).toMatchObject({ status: 400, details: { reason: 'body_truncated' } });
+    expect(toApiError(new Error('something else')).status).toBe(500);
   });
 
   it('answers unknown routes with a JSON 404 envelope', async () => {

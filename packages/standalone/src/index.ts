@@ -14,7 +14,7 @@ import {
   type StartOptions,
 } from '@vision/shared';
 import { start as startGateway, type RunningGateway } from '@vision/gateway';
-import { start as startInference } from '@vision/inference';
+import { COCO_MODEL, start as startInference } from '@vision/inference';
 import { start as startQuota } from '@vision/quota';
 import { start as startResults } from '@vision/results';
 import { start as startTasks } from '@vision/tasks';
@@ -61,11 +61,15 @@ function internalSecret(dataDir: string): string {
   return secret;
 }
 
-/** Where the models are: VISION_MODELS_DIR, else ./models, else ../shared/models (a checkout beside the test data). */
+/**
+ * Where the models are: VISION_MODELS_DIR, else ./models, else ../shared/models (a checkout beside the
+ * test data), whichever holds the COCO model. (The repository's own models/ holds only our fire/smoke
+ * model, which the inference catalogue finds by itself.)
+ */
 function modelsDir(configured: string): string {
   if (configured) return path.resolve(configured);
   const candidates = [path.resolve('models'), path.resolve('../shared/models')];
-  return candidates.find((c) => existsSync(c)) ?? candidates[0];
+  return candidates.find((c) => existsSync(path.join(c, COCO_MODEL))) ?? candidates[0];
 }
 
 /**

@@ -10,8 +10,9 @@ import {
   type ReadinessCheck,
   runReadiness,
   requestIdMiddleware,
+  requestShapeGuard,
 } from '@vision/shared';
-import { matchRoute, type Upstream } from './domain/routes';
+import { allowHeader, allows, matchRoute, type Method, type Upstream } from './domain/routes';
 import { limitsFor, retryAfterSeconds, type LimitOverrides, type SubjectLimits } from './domain/limits';
 import { parseBearer } from './keys/key-format';
 import type { KeyStore } from './keys/key-store';
@@ -37,6 +38,18 @@ export interface GatewayDeps {
 const unauthorized = () =>
   new ApiError('OP-AUTH-REQUIRED', 'A valid API key is required: Authorization: Bearer <API_KEY>');
 
+/** A method the path does not have: OPTIONS answers 204, anything else 405; both name the methods in `Allow`. */
+function refuseMethod(req: Request, res: Response, next: NextFunction, methods: readonly Method[]): void {
+  res.setHeader('Allow', allowHeader(methods));
+  if (req.method === 'OPTIONS') return void res.status(204).end();
+  next(
+    new ApiError('OP-METHOD-NOT-ALLOWED', `${req.method} is not a method of ${req.path}`, {
+      reason: 'method_not_allowed',
+      allow: methods,
+    }),
+  );
+}
+
 /**
  * The public front door: request ids, authentication by API key, per-subject QPS and concurrency
  * limits, and streaming reverse proxying to the service that owns each path.
@@ -49,6 +62,7 @@ export function createApp(deps: GatewayDeps): Express {
   const auth = new AuthCache((key) => deps.keys.authenticate(key), deps.authCacheMs ?? 0);
 
   app.use(requestIdMiddleware());
+  app.use(requestShapeGuard());
 
   app.get('/healthz', (_req, res) => {
     res.json({ status: 'up', service: 'gateway' });
@@ -57,6 +71,12 @@ export function createApp(deps: GatewayDeps): Express {
     runReadiness(deps.readiness)
       .then(({ ready, body }) => res.status(ready ? 200 : 503).json({ service: 'gateway', ...body }))
       .catch(next);
+  });
+
+  // The API's own description is public documentation: no key needed.
+  app.all('/openapi.json', (req, res, next) => {
+    if (!allows(['GET'], req.method)) return refuseMethod(req, res, next, ['GET']);
+    res.json(deps.openapi);
   });
 
   // Authentication: every other route, known or not.
@@ -110,13 +130,10 @@ export function createApp(deps: GatewayDeps): Express {
     })().then(() => next(), next);
   });
 
-  app.get('/openapi.json', (_req, res) => {
-    res.json(deps.openapi);
-  });
-
   app.use((req: Request, res: Response, next: NextFunction) => {
     const route = matchRoute(req.path);
     if (!route) return next(new ApiError('OP-NOT-FOUND', `No route for ${req.method} ${req.path}`));
+    if (!allows(route.methods, req.method)) return refuseMethod(req, res, next, route.methods);
     const declared = req.headers['content-length'];
     if (declared !== undefined && Number(declared) > route.maxBodyBytes) {
       // Refused at the edge: the upstream is never contacted. Drain what the client sends.

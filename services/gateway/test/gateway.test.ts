@@ -97,7 +97,6 @@ describe('gateway', () => {
     ['post', '/v1/vision/image-detections'],
     ['get', '/api/op/v1/scenes'],
     ['get', '/v1/vision/quota'],
-    ['get', '/openapi.json'],
     ['get', '/no/such/route'],
   ];
 

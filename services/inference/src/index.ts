@@ -22,7 +22,7 @@ import type { Resolver } from './net/stream-url';
 
 export { createApp } from './app';
 export { SceneCatalogue } from './catalogue/catalogue';
-export { DEFAULT_SCENES } from './catalogue/scene-config';
+export { COCO_MODEL, DEFAULT_SCENES, FIRE_SMOKE_DEFAULT_MODEL } from './catalogue/scene-config';
 export { inferenceShape, type InferenceConfig } from './config';
 export { JobManager, type SubmitOutcome } from './jobs/job-manager';
 export type { JobView } from './jobs/job-types';

@@ -13,27 +13,28 @@ import {
   type StartOptions,
   systemClock,
 } from '@vision/shared';
-import { createApp } from './app';
+import { createApp } from './http/app';
 import { loadQuotaConfig, type QuotaConfig } from './config';
 import type { Limits } from './domain/limits';
-import { QuotaLedger } from './store/ledger';
+import { LedgerStore } from './store/ledger-store';
 import { migrations } from './store/migrations';
 import { OutboxRelay } from './store/outbox';
-import { Sweeper } from './sweeper';
+import { quotaUseCases, type QuotaUseCases } from './use-cases';
+import { Sweeper } from './workers/sweeper';
 
-export { createApp } from './app';
+export { createApp } from './http/app';
 export { loadQuotaConfig, quotaShape, type QuotaConfig } from './config';
 export { dayOf, nextResetAt } from './domain/day';
-export { QuotaLedger } from './store/ledger';
 export { migrations } from './store/migrations';
 export { OutboxRelay } from './store/outbox';
-export { Sweeper } from './sweeper';
+export { quotaUseCases, type QuotaUseCases } from './use-cases';
+export { Sweeper } from './workers/sweeper';
 
 export const QUOTA_SCHEMA = 'quota';
 
 export interface QuotaParts {
   app: Express;
-  ledger: QuotaLedger;
+  ledger: QuotaUseCases;
   relay: OutboxRelay;
   sweeper: Sweeper;
   /** Starts the outbox relay and the hold sweeper loops. */
@@ -54,7 +55,10 @@ export interface QuotaPartsDeps {
   outboxIntervalMs: number;
 }
 
-/** Wires the ledger, the outbox relay, the sweeper and the express app over an open database and a bus. */
+/**
+ * The quota service's composition root: wires the ledger use cases (over the store), the outbox relay, the
+ * sweeper and the express app over an open database and a bus. `start()` below opens those from configuration.
+ */
 export function createQuota(deps: QuotaPartsDeps): QuotaParts {
   const relay = new OutboxRelay({
     knex: deps.db.knex,
@@ -63,12 +67,11 @@ export function createQuota(deps: QuotaPartsDeps): QuotaParts {
     logger: deps.logger,
     intervalMs: deps.outboxIntervalMs,
   });
-  const ledger = new QuotaLedger({
-    knex: deps.db.knex,
+  const ledger = quotaUseCases({
+    store: new LedgerStore(deps.db.knex, () => relay.nudge()),
     clock: deps.clock,
     limits: deps.limits,
     holdTtlMs: deps.holdTtlMs,
-    onCommit: () => relay.nudge(),
   });
   const sweeper = new Sweeper(ledger, relay, () => deps.clock.now(), deps.logger, deps.sweepIntervalMs);
   const app = createApp({

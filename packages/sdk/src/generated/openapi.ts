@@ -553,6 +553,7 @@ export interface components {
           | 'OP-SYS-UNAVAILABLE'
           | 'OP-TASK-NOT-STOPPABLE'
           | 'OP-NOT-FOUND'
+          | 'OP-METHOD-NOT-ALLOWED'
           | 'OP-SYS-INTERNAL';
         message: string;
         details?: Record<string, never>;

@@ -1,9 +1,13 @@
-/** Which upstream serves a public path, and the body size cap at the edge for it. */
+/** Which upstream serves a public path, the methods the path has, and the body size cap at the edge. */
 export type Upstream = 'tasks' | 'quota' | 'results' | 'images';
+
+export type Method = 'GET' | 'POST';
 
 export interface RouteMatch {
   upstream: Upstream;
-  /** Largest request body accepted at the edge, in bytes; undefined = the default small cap. */
+  /** The methods of the path (docs/openapi.yaml); HEAD is served wherever GET is. */
+  methods: readonly Method[];
+  /** Largest request body accepted at the edge, in bytes. */
   maxBodyBytes: number;
 }
 
@@ -13,19 +17,43 @@ export const IMAGE_BODY_LIMIT = 81 * MiB;
 export const VIDEO_BODY_LIMIT = 512 * 1000 * 1000 + 1 * MiB;
 export const DEFAULT_BODY_LIMIT = 1 * MiB;
 
-const RESULTS = /^\/v1\/vision\/tasks\/[^/]+\/results\/?$/;
-const TASKS = /^\/v1\/vision\/tasks(\/.*)?$/;
+interface RouteRule extends RouteMatch {
+  pattern: RegExp;
+}
+
+const SEGMENT = '[^/]+';
+const rule = (path: string, upstream: Upstream, methods: Method[], maxBodyBytes: number): RouteRule => ({
+  pattern: new RegExp(`^${path.replace(/\{[^}]+\}/g, SEGMENT)}/?$`),
+  upstream,
+  methods,
+  maxBodyBytes,
+});
+
+/** The public API, path by path (each one documented in docs/openapi.yaml). */
+const ROUTES: readonly RouteRule[] = [
+  rule('/v1/vision/tasks', 'tasks', ['GET', 'POST'], DEFAULT_BODY_LIMIT),
+  rule('/v1/vision/tasks/{task_id}', 'tasks', ['GET'], 0),
+  rule('/v1/vision/tasks/{task_id}/stop', 'tasks', ['POST'], DEFAULT_BODY_LIMIT),
+  rule('/v1/vision/tasks/{task_id}/results', 'results', ['GET'], 0),
+  rule('/v1/vision/video-tasks', 'tasks', ['POST'], VIDEO_BODY_LIMIT),
+  rule('/v1/vision/image-detections', 'images', ['POST'], IMAGE_BODY_LIMIT),
+  rule('/api/op/v1/scenes', 'tasks', ['GET'], 0),
+  rule('/v1/vision/quota', 'quota', ['GET'], 0),
+];
 
 export function matchRoute(path: string): RouteMatch | undefined {
-  if (RESULTS.test(path)) return { upstream: 'results', maxBodyBytes: DEFAULT_BODY_LIMIT };
-  if (TASKS.test(path)) return { upstream: 'tasks', maxBodyBytes: DEFAULT_BODY_LIMIT };
-  if (path === '/v1/vision/video-tasks' || path === '/v1/vision/video-tasks/')
-    return { upstream: 'tasks', maxBodyBytes: VIDEO_BODY_LIMIT };
-  if (path === '/v1/vision/image-detections' || path === '/v1/vision/image-detections/')
-    return { upstream: 'images', maxBodyBytes: IMAGE_BODY_LIMIT };
-  if (path === '/api/op/v1/scenes' || path === '/api/op/v1/scenes/')
-    return { upstream: 'tasks', maxBodyBytes: 0 };
-  if (path === '/v1/vision/quota' || path === '/v1/vision/quota/')
-    return { upstream: 'quota', maxBodyBytes: 0 };
-  return undefined;
+  const found = ROUTES.find((r) => r.pattern.test(path));
+  if (!found) return undefined;
+  const { upstream, methods, maxBodyBytes } = found;
+  return { upstream, methods, maxBodyBytes };
+}
+
+/** The value of an `Allow` header for a route: its methods, HEAD with GET, and OPTIONS. */
+export function allowHeader(methods: readonly Method[]): string {
+  return [...methods, ...(methods.includes('GET') ? ['HEAD'] : []), 'OPTIONS'].join(', ');
+}
+
+/** True when `method` is one the route serves (HEAD wherever GET is). */
+export function allows(methods: readonly Method[], method: string): boolean {
+  return (methods as readonly string[]).includes(method) || (method === 'HEAD' && methods.includes('GET'));
 }

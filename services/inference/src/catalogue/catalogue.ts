@@ -7,14 +7,20 @@ import { BuiltinFireEngine, FishingRuleEngine, ModelSceneEngine, type SceneEngin
 import { loadFireModule, type FireModuleLoad } from '../scenes/fire-loader';
 import {
   defaultLabelsFile,
+  FIRE_SMOKE_DEFAULT_MODEL,
   resolveSceneConfigs,
   scenesFileSchema,
   type FireModelEnv,
   type SceneConfig,
 } from './scene-config';
 
+/** The repository's own models (models/ at the repo root), looked in after VISION_MODELS_DIR. */
+export const BUNDLED_MODELS_DIR = path.resolve(__dirname, '../../../../models');
+
 export interface CatalogueOptions {
   modelsDir: string;
+  /** Where our own fire/smoke model is looked for after modelsDir; null: nowhere else. Default BUNDLED_MODELS_DIR. */
+  bundledModelsDir?: string | null;
   scenesFile?: string;
   fire: FireModelEnv;
   logger?: Logger;
@@ -56,7 +62,12 @@ export class SceneCatalogue {
       );
       fireLabels = (await exists(lf)) ? parseLabels(await fs.readFile(lf, 'utf8')) : undefined;
     }
-    const configs = resolveSceneConfigs(fileScenes, opts.fire, fireLabels);
+    const configs = resolveSceneConfigs(
+      fileScenes,
+      opts.fire,
+      fireLabels,
+      opts.fire.FIRE_SMOKE_MODEL ? undefined : await findDefaultFireModel(opts),
+    );
 
     const modelCache = new Map<string, Promise<OnnxModel>>();
     const getModel = (file: string, labels: string[], decoder: DecoderKind) => {
@@ -111,6 +122,16 @@ export class SceneCatalogue {
   async close(): Promise<void> {
     await Promise.all(this.loadedModels.map((m) => m.close().catch(() => undefined)));
   }
+}
+
+/** Our own fire/smoke model, with its labels file, in the models directory or else the bundled one. */
+async function findDefaultFireModel(opts: CatalogueOptions): Promise<string | undefined> {
+  const bundled = opts.bundledModelsDir === undefined ? BUNDLED_MODELS_DIR : opts.bundledModelsDir;
+  for (const dir of bundled === null ? [opts.modelsDir] : [opts.modelsDir, bundled]) {
+    const file = path.resolve(dir, FIRE_SMOKE_DEFAULT_MODEL);
+    if ((await exists(file)) && (await exists(defaultLabelsFile(file)))) return file;
+  }
+  return undefined;
 }
 
 async function readScenesFile(file: string): Promise<Partial<Record<SceneCode, SceneConfig>>> {

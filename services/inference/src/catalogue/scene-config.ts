@@ -103,6 +103,14 @@ export const DEFAULT_SCENES: Record<SceneCode, SceneConfig> = {
   fire_smoke: { engine: 'builtin', detector: 'fire-colour-motion' },
 };
 
+/**
+ * Our own fire/smoke detector (YOLOX-Nano fine-tuned on firesmoke-train, training/fire_smoke, provenance in
+ * models/fire_smoke_yolox_nano.json). Serves fire_smoke by default wherever the file is installed.
+ */
+export const FIRE_SMOKE_DEFAULT_MODEL = 'fire_smoke_yolox_nano.onnx';
+/** Its lower bound, chosen on firesmoke-val (docs/MODELS.md, "fire_smoke"). */
+export const FIRE_SMOKE_DEFAULT_LOWER_BOUND = 0.3;
+
 export interface FireModelEnv {
   FIRE_SMOKE_MODEL?: string;
   FIRE_SMOKE_LABELS?: string;
@@ -111,16 +119,27 @@ export interface FireModelEnv {
 }
 
 /**
- * Resolves the configured catalogue: defaults, then the JSON file's scenes, then FIRE_SMOKE_MODEL
- * (a configured fire/smoke model replaces the built-in detector). Classes of a fire model whose name
- * contains "fire" or "flame" map to `fire`, "smoke" to `smoke`.
+ * Resolves the configured catalogue: defaults, then our own fire/smoke model when it is installed
+ * (`defaultFireModel`, its resolved path) and neither the JSON file nor FIRE_SMOKE_MODEL says otherwise,
+ * then the JSON file's scenes, then FIRE_SMOKE_MODEL (a configured fire/smoke model replaces the built-in
+ * detector). Classes of a fire model whose name contains "fire" or "flame" map to `fire`, "smoke" to `smoke`.
  */
 export function resolveSceneConfigs(
   fileScenes: Partial<Record<SceneCode, SceneConfig>> | undefined,
   fire: FireModelEnv,
   fireModelLabels?: string[],
+  defaultFireModel?: string,
 ): Record<SceneCode, SceneConfig> {
-  const out: Record<SceneCode, SceneConfig> = { ...DEFAULT_SCENES, ...(fileScenes ?? {}) };
+  const out: Record<SceneCode, SceneConfig> = { ...DEFAULT_SCENES };
+  if (defaultFireModel)
+    out.fire_smoke = {
+      engine: 'model',
+      model: defaultFireModel,
+      decoder: 'yolox',
+      classes: { fire: 'fire', smoke: 'smoke' },
+      lower_bound: fire.FIRE_SMOKE_LOWER_BOUND ?? FIRE_SMOKE_DEFAULT_LOWER_BOUND,
+    };
+  Object.assign(out, fileScenes ?? {});
   if (fire.FIRE_SMOKE_MODEL) {
     const classes: Record<string, string> = {};
     for (const name of fireModelLabels ?? []) {

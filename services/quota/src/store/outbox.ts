@@ -102,7 +102,10 @@ export class OutboxRelay {
     const rows = await knex.transaction(async (trx) => {
       const ids = (await trx('outbox')
         .whereNull('sent_at')
-        .andWhere((q) => q.whereNull('claimed_until').orWhere('claimed_until', '<', now))
+        .andWhere((q) => {
+          // A block body: knex builders are thenable, and the grouping callback must not return one.
+          void q.whereNull('claimed_until').orWhere('claimed_until', '<', now);
+        })
         .orderBy('id')
         .limit(limit)
         .forUpdate()

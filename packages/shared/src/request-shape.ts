@@ -1,0 +1,58 @@
+import type { RequestHandler } from 'express';
+import { invalidRequest } from './errors';
+
+/** Longest request target (path and query) accepted; Node itself refuses heads over 16 KiB with 431. */
+export const MAX_TARGET_LENGTH = 8 * 1024;
+
+// Control characters (C0, DEL) have no business in a path or a query value of this API.
+// eslint-disable-next-line no-control-regex
+const CONTROL = /[\u0000-\u001f\u007f]/;
+
+function decodes(part: string): string | undefined {
+  try {
+    return decodeURIComponent(part);
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Refuses request targets no route can serve before any route sees them: too long, malformed
+ * percent-encoding (`%ZZ`), or control characters such as NUL once decoded. Each answers 400
+ * OP-TASK-REQUEST-INVALID with `details.reason` `invalid_path` or `invalid_query`, never a 500 from a
+ * decoder or a database deeper down. Used by the gateway and by every service's app.
+ */
+export function requestShapeGuard(): RequestHandler {
+  return (req, _res, next) => {
+    const target = req.originalUrl ?? req.url;
+    if (target.length > MAX_TARGET_LENGTH)
+      return next(
+        invalidRequest(`The request target exceeds ${MAX_TARGET_LENGTH} characters`, 'invalid_path', {
+          limit: MAX_TARGET_LENGTH,
+        }),
+      );
+    const q = target.indexOf('?');
+    const path = q < 0 ? target : target.slice(0, q);
+    const decodedPath = decodes(path);
+    if (decodedPath === undefined || CONTROL.test(decodedPath))
+      return next(
+        invalidRequest(
+          'The request path is not valid: malformed percent-encoding or a control character',
+          'invalid_path',
+        ),
+      );
+    if (q >= 0) {
+      for (const pair of target.slice(q + 1).split('&')) {
+        const decoded = decodes(pair.replace(/\+/g, ' '));
+        if (decoded === undefined || CONTROL.test(decoded))
+          return next(
+            invalidRequest(
+              'The query string is not valid: malformed percent-encoding or a control character',
+              'invalid_query',
+            ),
+          );
+      }
+    }
+    next();
+  };
+}

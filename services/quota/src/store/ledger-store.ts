@@ -1,0 +1,161 @@
+import { type Knex, TOPICS } from '@vision/shared';
+import type { Day } from '../domain/day';
+import type { QuotaEvent } from '../domain/events';
+import type { HoldStatus, Kind } from '../domain/ledger';
+import { affectedRows } from './outbox';
+
+type Trx = Knex.Transaction;
+
+export interface ChargeRow {
+  subject: string;
+  charge_id: string;
+  kind: Kind;
+  units: number;
+  day: string;
+  status: 'charged' | 'refunded';
+}
+
+export interface HoldRow {
+  subject: string;
+  hold_id: string;
+  kind: Kind;
+  units: number;
+  day: string;
+  status: HoldStatus;
+  expires_at: Date | string;
+  settled_units: number | null;
+}
+
+/** Units of the row a refund of an unknown charge id leaves (real charges have at least 1 unit). */
+export const TOMBSTONE_UNITS = 0;
+export const isTombstone = (row: ChargeRow): boolean => Number(row.units) === TOMBSTONE_UNITS;
+
+/**
+ * The ledger's SQL (schema `quota`: counters, charges, holds, outbox), over the database or one transaction.
+ * Inserts of charges and holds ignore an existing id and say whether they inserted, so a concurrent request with
+ * the same id waits on the key until the first transaction ends.
+ */
+export class LedgerQueries {
+  constructor(private readonly q: Knex | Trx) {}
+
+  /** Inserts the day's counter row if missing and locks it (`SELECT ... FOR UPDATE`); returns `used`. */
+  async lockCounter(subject: string, kind: Kind, day: Day): Promise<number> {
+    await this.q('counters')
+      .insert({ subject, kind, day, used: 0 })
+      .onConflict(['subject', 'kind', 'day'])
+      .ignore();
+    const row = (await this.q('counters').where({ subject, kind, day }).forUpdate().first('used')) as
+      { used: number } | undefined;
+    if (!row) throw new Error('quota counter row vanished');
+    return Number(row.used);
+  }
+
+  /** Units of the day's holds that are `held` and not expired at `now`. */
+  async heldUnits(subject: string, kind: Kind, day: Day, now: Date): Promise<number> {
+    const row = (await this.q('holds')
+      .where({ subject, kind, day, status: 'held' })
+      .andWhere('expires_at', '>', now)
+      .sum({ held: 'units' })
+      .first()) as { held: string | number | null } | undefined;
+    return Number(row?.held ?? 0);
+  }
+
+  async usedUnits(subject: string, kind: Kind, day: Day): Promise<number> {
+    const row = (await this.q('counters').where({ subject, kind, day }).first('used')) as
+      { used: number } | undefined;
+    return Number(row?.used ?? 0);
+  }
+
+  async addUsed(subject: string, kind: Kind, day: Day, units: number): Promise<void> {
+    await this.q('counters').where({ subject, kind, day }).increment('used', units);
+  }
+
+  /** Gives `units` back to a day, never below 0. */
+  async subtractUsed(subject: string, kind: Kind, day: Day, units: number): Promise<void> {
+    await this.q('counters')
+      .where({ subject, kind, day })
+      .update({ used: this.q.raw('greatest(used - ?, 0)', [units]) });
+  }
+
+  /** Inserts a charge unless its id exists; true when this call inserted it. */
+  async insertCharge(row: ChargeRow & { charged_at: Date; refunded_at?: Date }): Promise<boolean> {
+    const inserted = await this.q('charges')
+      .insert(row)
+      .onConflict(['subject', 'charge_id'])
+      .ignore()
+      .returning('charge_id');
+    return inserted.length > 0;
+  }
+
+  async findCharge(subject: string, chargeId: string, forUpdate = false): Promise<ChargeRow | undefined> {
+    const query = this.q('charges').where({ subject, charge_id: chargeId });
+    return (await (forUpdate ? query.forUpdate() : query).first()) as ChargeRow | undefined;
+  }
+
+  async markRefunded(subject: string, chargeId: string, at: Date): Promise<void> {
+    await this.q('charges')
+      .where({ subject, charge_id: chargeId })
+      .update({ status: 'refunded', refunded_at: at });
+  }
+
+  /** Inserts a hold unless its id exists; true when this call inserted it. */
+  async insertHold(
+    row: Omit<HoldRow, 'settled_units'> & { created_at: Date; expires_at: Date },
+  ): Promise<boolean> {
+    const inserted = await this.q('holds')
+      .insert(row)
+      .onConflict(['subject', 'hold_id'])
+      .ignore()
+      .returning('hold_id');
+    return inserted.length > 0;
+  }
+
+  async findHold(subject: string, holdId: string, forUpdate = false): Promise<HoldRow | undefined> {
+    const query = this.q('holds').where({ subject, hold_id: holdId });
+    return (await (forUpdate ? query.forUpdate() : query).first()) as HoldRow | undefined;
+  }
+
+  async markSettled(subject: string, holdId: string, units: number, at: Date): Promise<void> {
+    await this.q('holds')
+      .where({ subject, hold_id: holdId })
+      .update({ status: 'settled', settled_units: units, settled_at: at });
+  }
+
+  /** Marks holds whose expiry has passed as expired; returns how many. */
+  async expireHolds(now: Date): Promise<number> {
+    const r: unknown = await this.q('holds')
+      .where({ status: 'held' })
+      .andWhere('expires_at', '<=', now)
+      .update({ status: 'expired' });
+    return affectedRows(r);
+  }
+
+  /** Writes a `vision.quota-events` row to the outbox (in the transaction of the change it reports). */
+  async appendEvent(event: QuotaEvent, at: Date): Promise<void> {
+    await this.q('outbox').insert({
+      topic: TOPICS.quotaEvents,
+      key: event.subject,
+      payload: JSON.stringify(event),
+      created_at: at,
+    });
+  }
+}
+
+/** The ledger's store: reads outside a transaction, and transactions that wake the outbox relay once committed. */
+export class LedgerStore {
+  readonly read: LedgerQueries;
+
+  constructor(
+    private readonly knex: Knex,
+    /** Called after a transaction (which may have written outbox rows) has committed. */
+    private readonly onCommit?: () => void,
+  ) {
+    this.read = new LedgerQueries(knex);
+  }
+
+  async transaction<T>(fn: (q: LedgerQueries) => Promise<T>): Promise<T> {
+    const result = await this.knex.transaction((trx) => fn(new LedgerQueries(trx)));
+    this.onCommit?.();
+    return result;
+  }
+}

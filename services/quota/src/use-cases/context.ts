@@ -1,0 +1,55 @@
+import { randomUUID } from 'node:crypto';
+import type { Clock } from '@vision/shared';
+import { quotaEvent, type QuotaEventType } from '../domain/events';
+import type { Kind } from '../domain/ledger';
+import { type Limits, limitFor } from '../domain/limits';
+import { type Day, dayOf, nextResetAt } from '../domain/day';
+import { remaining } from '../domain/ledger';
+import type { DayUsage, RateFigures } from '../domain/views';
+import type { LedgerQueries, LedgerStore } from '../store/ledger-store';
+
+/** What every ledger use case works with. */
+export interface LedgerContext {
+  store: LedgerStore;
+  clock: Clock;
+  limits: Limits;
+  /** Default lifetime of a hold when the caller gives no ttl_ms. */
+  holdTtlMs: number;
+}
+
+export const limitOf = (ctx: LedgerContext, subject: string, kind: Kind): number =>
+  limitFor(ctx.limits, subject, kind);
+
+/** One kind's figures for the day containing `now`. */
+export async function usageOf(
+  ctx: LedgerContext,
+  q: LedgerQueries,
+  subject: string,
+  kind: Kind,
+  now: Date,
+): Promise<DayUsage> {
+  const day = dayOf(now);
+  const used = await q.usedUnits(subject, kind, day);
+  const held = await q.heldUnits(subject, kind, day, now);
+  const u = { limit: limitOf(ctx, subject, kind), used, held };
+  return { ...u, remaining: remaining(u), day, resets_at: nextResetAt(now) };
+}
+
+/** The current day's limit, remaining units and reset instant, as charge and hold answers carry them. */
+export async function rateFigures(ctx: LedgerContext, subject: string, kind: Kind): Promise<RateFigures> {
+  const u = await usageOf(ctx, ctx.store.read, subject, kind, ctx.clock.now());
+  return { limit: u.limit, remaining: u.remaining, resets_at: u.resets_at };
+}
+
+/** Records a quota event in the outbox, in the transaction of the change it reports. */
+export async function recordEvent(
+  q: LedgerQueries,
+  type: QuotaEventType,
+  subject: string,
+  kind: Kind,
+  units: number,
+  day: Day,
+  at: Date,
+): Promise<void> {
+  await q.appendEvent(quotaEvent(randomUUID(), type, subject, kind, units, day, at), at);
+}

@@ -1,0 +1,40 @@
+import type { Kind } from '../domain/ledger';
+import type { ChargeView, DayUsage, HoldView, RefundView, SettleView } from '../domain/views';
+import { charge, refund } from './charges';
+import type { LedgerContext } from './context';
+import { expireHolds, hold, settle } from './holds';
+import { usage } from './usage';
+
+export type { LedgerContext } from './context';
+
+/** The quota service's use cases over one ledger context (docs/INTERNAL.md, "quota"). */
+export interface QuotaUseCases {
+  usage(subject: string): Promise<Record<Kind, DayUsage>>;
+  charge(
+    subject: string,
+    chargeId: string,
+    kind: Kind,
+    units: number,
+  ): Promise<{ created: boolean; charge: ChargeView }>;
+  refund(subject: string, chargeId: string): Promise<RefundView>;
+  hold(
+    subject: string,
+    holdId: string,
+    kind: Kind,
+    units: number,
+    ttlMs?: number,
+  ): Promise<{ created: boolean; hold: HoldView }>;
+  settle(subject: string, holdId: string, units: number): Promise<SettleView>;
+  expireHolds(): Promise<number>;
+}
+
+export function quotaUseCases(ctx: LedgerContext): QuotaUseCases {
+  return {
+    usage: (subject) => usage(ctx, subject),
+    charge: (subject, chargeId, kind, units) => charge(ctx, subject, chargeId, kind, units),
+    refund: (subject, chargeId) => refund(ctx, subject, chargeId),
+    hold: (subject, holdId, kind, units, ttlMs) => hold(ctx, subject, holdId, kind, units, ttlMs),
+    settle: (subject, holdId, units) => settle(ctx, subject, holdId, units),
+    expireHolds: () => expireHolds(ctx),
+  };
+}
