@@ -35,7 +35,7 @@ async function startNameServer(name: string, answer: () => string) {
           address,
         } as unknown as (typeof response.answers)[number]);
       }
-      send(response);
+      void send(response);
     },
   });
   const port = await freePort();
