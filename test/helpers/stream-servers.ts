@@ -14,9 +14,13 @@ const LIVE_SCRIPTS = path.resolve(__dirname, '../../scripts/stack/live');
 
 let mediaDir: string | undefined;
 /** The camera-like clips (camera.mp4, camera.ts), encoded once into the cache. */
-export function cameraMedia(): { mp4: string; ts: string } {
+export function cameraMedia(): { mp4: string; ts: string; longMp4: string } {
   mediaDir ??= execFileSync('bash', [path.join(LIVE_SCRIPTS, 'media.sh')], { encoding: 'utf8' }).trim();
-  return { mp4: path.join(mediaDir, 'camera.mp4'), ts: path.join(mediaDir, 'camera.ts') };
+  return {
+    mp4: path.join(mediaDir, 'camera.mp4'),
+    ts: path.join(mediaDir, 'camera.ts'),
+    longMp4: path.join(mediaDir, 'camera-long.mp4'),
+  };
 }
 
 /** A loopback TCP port that was free a moment ago. */
@@ -94,7 +98,7 @@ export async function streamServer(
             '--tls-port',
             String(tlsPort),
             '--mp4',
-            media.mp4,
+            media.longMp4,
             '--hls',
             media.ts,
             '--dir',

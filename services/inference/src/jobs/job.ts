@@ -67,6 +67,7 @@ export class Job {
   private readonly session: VideoSceneSession;
   private readonly tracker = new SortTracker();
   private seq = 0;
+  private lastLiveTimeMs = 0;
   private stopRequested = false;
   private abortReason?: string;
   /** The checked final address of an http(s) stream after its redirects (set before each connection). */
@@ -348,8 +349,10 @@ export class Job {
   private async processFrame(f: SourceFrame): Promise<void> {
     const size = this.rt.engine.inputSize;
     const letterbox = letterboxFor(f.width, f.height, size);
+    // A live frame's time is its capture time, strictly increasing within the task (frames that leave
+    // ffmpeg in one burst share a millisecond).
     const timeMs = this.input.live
-      ? f.capturedAt
+      ? Math.max(f.capturedAt, this.lastLiveTimeMs + 1)
       : Number.isFinite(f.ptsMs)
         ? f.ptsMs
         : Math.round((this.seq * 1000) / this.spec.sampleFps);
@@ -380,6 +383,7 @@ export class Job {
       lower_bound: this.rt.engine.status.lower_bound,
     });
     this.seq = seq + 1;
+    if (this.input.live) this.lastLiveTimeMs = timeMs;
     this.view.frames_published = this.seq;
   }
 
