@@ -55,6 +55,12 @@ function rtmpTcUrl(input: string): string {
   return `${u.protocol}//${u.host}/${app}`;
 }
 
+/** An HLS playlist, by its type or (without one) its extension. */
+function isPlaylist(url: string, contentType: string | undefined): boolean {
+  if (contentType && /mpegurl/i.test(contentType)) return true;
+  return /\.m3u8?$/i.test(new URL(url).pathname);
+}
+
 const round4 = (v: number) => Math.round(v * 1e4) / 1e4;
 
 /**
@@ -68,6 +74,8 @@ export class Job {
   private readonly tracker = new SortTracker();
   private seq = 0;
   private lastLiveTimeMs = 0;
+  /** An HTTP(S) stream that is a file, not a playlist: ffmpeg reads it at its native rate. */
+  private nativePace = false;
   private stopRequested = false;
   private abortReason?: string;
   /** The checked final address of an http(s) stream after its redirects (set before each connection). */
@@ -196,7 +204,10 @@ export class Job {
           });
           if (!hops.ok && hops.refused) return { status: 'failed', reason: taskReason('stream_refused') };
           if (!hops.ok) reason = hops.reason.replace(/:.*$/, '');
-          else this.streamInput = hops.url;
+          else {
+            this.streamInput = hops.url;
+            this.nativePace = !isPlaylist(hops.url, hops.contentType);
+          }
         }
       }
       if (!reason) {
@@ -298,6 +309,7 @@ export class Job {
         size,
         ioTimeoutMs: this.rt.ioTimeoutMs,
         httpProxy: live ? this.rt.httpProxy : undefined,
+        nativePace: this.nativePace,
         rtmpTcUrl: this.input.kind === 'rtmp' ? rtmpTcUrl(this.input.input) : undefined,
       }),
       frameBytes: size * size * 3,
