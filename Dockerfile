@@ -16,6 +16,7 @@ WORKDIR /app
 COPY package.json package-lock.json .npmrc ./
 COPY packages/shared/package.json packages/shared/
 COPY packages/standalone/package.json packages/standalone/
+COPY packages/console/package.json packages/console/
 COPY services/gateway/package.json services/gateway/
 COPY services/tasks/package.json services/tasks/
 COPY services/quota/package.json services/quota/
@@ -34,6 +35,7 @@ WORKDIR /app
 COPY --from=build /app/package.json /app/package-lock.json /app/.npmrc ./
 COPY --from=build /app/packages/shared/package.json packages/shared/
 COPY --from=build /app/packages/standalone/package.json packages/standalone/
+COPY --from=build /app/packages/console/package.json packages/console/
 COPY --from=build /app/services/gateway/package.json services/gateway/
 COPY --from=build /app/services/tasks/package.json services/tasks/
 COPY --from=build /app/services/quota/package.json services/quota/
@@ -58,6 +60,8 @@ COPY --from=prod-deps /app/ ./
 COPY --from=build /app/packages/shared/dist packages/shared/dist
 COPY --from=build /app/packages/standalone/dist packages/standalone/dist
 COPY --from=build /app/services/gateway/dist services/gateway/dist
+# The web console's static build, served by the gateway at /console/.
+COPY --from=build /app/packages/console/dist packages/console/dist
 COPY --from=build /app/services/tasks/dist services/tasks/dist
 COPY --from=build /app/services/quota/dist services/quota/dist
 COPY --from=build /app/services/results/dist services/results/dist

@@ -25,7 +25,11 @@ export default tseslint.config(
     // Type-aware rules read the types of the whole repository through the root tsconfig.json (its paths point every
     // @vision/* import at the sources, so linting needs no build).
     languageOptions: {
-      parserOptions: { project: ['./tsconfig.json'], tsconfigRootDir: import.meta.dirname },
+      // The web console is browser code (DOM types, ES modules): its own tsconfig.
+      parserOptions: {
+        project: ['./tsconfig.json', './packages/console/tsconfig.json'],
+        tsconfigRootDir: import.meta.dirname,
+      },
     },
     rules: {
       '@typescript-eslint/no-explicit-any': 'error',

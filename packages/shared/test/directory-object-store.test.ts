@@ -62,6 +62,18 @@ describe('DirectoryObjectStore', () => {
     expect(await store.stat('videos')).toBeUndefined(); // a directory is not an object
   });
 
+  it('reads a byte range (both ends inclusive)', async () => {
+    await store.put('videos/r.bin', Buffer.from('0123456789'));
+    expect((await readAll(await store.get('videos/r.bin', { start: 2, end: 5 }))).toString()).toBe('2345');
+    expect((await readAll(await store.get('videos/r.bin', { start: 9, end: 9 }))).toString()).toBe('9');
+    expect((await readAll(await store.get('videos/r.bin', { start: 0, end: 9 }))).toString()).toBe(
+      '0123456789',
+    );
+    await expect(store.get('videos/none.bin', { start: 0, end: 1 })).rejects.toBeInstanceOf(
+      ObjectNotFoundError,
+    );
+  });
+
   it('replaces an object atomically on a second put', async () => {
     await store.put('k', Buffer.from('one'));
     await store.put('k', Buffer.from('two!'));

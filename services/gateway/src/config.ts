@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { commonShape, env, loadConfig } from '@vision/shared';
 import { limitOverridesSchema } from './domain/limits';
-import { parseConfiguredKeys } from './keys/key-format';
+import { parseConfiguredKeys } from './domain/key-format';
 
 const jsonOf = <T extends z.ZodTypeAny>(schema: T, what: string) =>
   z.string().transform((v, ctx): z.infer<T> => {
@@ -56,6 +56,8 @@ export const gatewayShape = {
   /** Keep-alive connections per upstream service for requests without a body (reads); more wait their turn. */
   GATEWAY_UPSTREAM_SOCKETS: env.int(64, 1, 10_000),
   GATEWAY_OPENAPI_FILE: z.string().optional(),
+  /** The web console's build output (default: packages/console/dist of this checkout). */
+  GATEWAY_CONSOLE_DIR: z.string().optional(),
   /** A successful key lookup is reused this long; a revoked key stops working within it. 0 disables. */
   GATEWAY_AUTH_CACHE_MS: env.int(5000, 0, 300_000),
 };

@@ -1,27 +1,33 @@
+import type { Express } from 'express';
 import {
   closeServer,
   createLimiter,
   createLogger,
   listen,
   openDb,
+  type Db,
+  type Limiter,
+  type Logger,
   type RunningService,
   type StartOptions,
 } from '@vision/shared';
-import { createApp } from './app';
-import { createForwarder } from './proxy';
+import { createApp } from './http/app';
+import { createForwarder, type Forwarder } from './http/proxy';
 import { loadGatewayConfig, type GatewayConfig } from './config';
-import { KeyStore, keyMigrations } from './keys/key-store';
-import { loadOpenApi, resolveOpenApiFile } from './openapi';
+import { resolveConsoleDir } from './http/console';
+import { loadOpenApi, resolveOpenApiFile } from './http/openapi';
+import { KeyStore, keyMigrations } from './store/key-store';
+import { provisionKeys, type ProvisionedKey } from './use-cases/provision-keys';
 
-export { createApp } from './app';
-export { KeyStore, keyMigrations } from './keys/key-store';
+export { createApp } from './http/app';
+export { KeyStore, keyMigrations } from './store/key-store';
 export { matchRoute } from './domain/routes';
-export { parseBearer, hashKey, generateKey } from './keys/key-format';
+export { parseBearer, hashKey, generateKey } from './domain/key-format';
 export { loadGatewayConfig, type GatewayConfig } from './config';
 
 export interface RunningGateway extends RunningService {
   /** Set when this start created the first (development) key; it is shown once and only its hash is kept. */
-  devKey?: { keyId: string; key: string; subject: string };
+  devKey?: ProvisionedKey;
   keys: KeyStore;
 }
 
@@ -34,31 +40,30 @@ export async function openKeyStore(
   return { db, keys: new KeyStore(db.knex) };
 }
 
-export async function start(opts: StartOptions = {}): Promise<RunningGateway> {
-  const cfg = loadGatewayConfig(opts.env ?? process.env);
-  const logger = opts.logger ?? createLogger('gateway', { level: cfg.LOG_LEVEL });
-  if (!cfg.INTERNAL_SECRET) throw new Error('INTERNAL_SECRET is required (at least 16 characters)');
-  const openapi = loadOpenApi(resolveOpenApiFile(cfg.GATEWAY_OPENAPI_FILE));
-  const { db, keys } = await openKeyStore(cfg, logger);
-  const clockNow = opts.clock ? () => opts.clock!.now() : undefined;
-  const keyStore = clockNow ? new KeyStore(db.knex, clockNow) : keys;
+export interface GatewayDeps {
+  cfg: GatewayConfig & { INTERNAL_SECRET: string };
+  logger: Logger;
+  db: Db;
+  keys: KeyStore;
+  limiter: Limiter;
+  openapi: Record<string, unknown>;
+}
 
-  for (const { key, subject } of cfg.VISION_API_KEYS ?? []) await keyStore.ensureConfigured(key, subject);
-  let devKey: RunningGateway['devKey'];
-  // A first-try convenience of standalone mode only; distributed deployments manage keys with the CLI.
-  if (cfg.VISION_MODE === 'standalone' && !cfg.VISION_API_KEYS?.length && (await keyStore.count()) === 0) {
-    const created = await keyStore.create('dev', 'dev');
-    devKey = { ...created, subject: 'dev' };
-  }
+export interface GatewayParts {
+  app: Express;
+  forward: Forwarder;
+}
 
-  const limiter = createLimiter(cfg, { logger, keyPrefix: 'gw' });
+/** The gateway's composition root: the upstream forwarder and the app (authentication, limits, routing). */
+export function createGateway(deps: GatewayDeps): GatewayParts {
+  const { cfg, logger, db, limiter } = deps;
   const forward = createForwarder(logger, {
     timeoutMs: cfg.GATEWAY_UPSTREAM_TIMEOUT_MS,
     pooledSockets: cfg.GATEWAY_UPSTREAM_SOCKETS,
   });
   const app = createApp({
     logger,
-    keys: keyStore,
+    keys: deps.keys,
     authCacheMs: cfg.GATEWAY_AUTH_CACHE_MS,
     limiter,
     internalSecret: cfg.INTERNAL_SECRET,
@@ -71,8 +76,33 @@ export async function start(opts: StartOptions = {}): Promise<RunningGateway> {
     limits: { qps: cfg.GATEWAY_QPS, burst: cfg.GATEWAY_BURST, concurrency: cfg.GATEWAY_CONCURRENCY },
     limitOverrides: cfg.GATEWAY_LIMIT_OVERRIDES,
     forward,
-    openapi,
+    openapi: deps.openapi,
+    consoleDir: resolveConsoleDir(cfg.GATEWAY_CONSOLE_DIR),
     readiness: { database: () => db.check(), limiter: () => limiter.check() },
+  });
+  return { app, forward };
+}
+
+/** Starts the gateway: config, key database (schema `gateway`), keys at start, limiter, HTTP. */
+export async function start(opts: StartOptions = {}): Promise<RunningGateway> {
+  const cfg = loadGatewayConfig(opts.env ?? process.env);
+  const logger = opts.logger ?? createLogger('gateway', { level: cfg.LOG_LEVEL });
+  const internalSecret = cfg.INTERNAL_SECRET;
+  if (!internalSecret) throw new Error('INTERNAL_SECRET is required (at least 16 characters)');
+  const openapi = loadOpenApi(resolveOpenApiFile(cfg.GATEWAY_OPENAPI_FILE));
+  const { db, keys } = await openKeyStore(cfg, logger);
+  const clockNow = opts.clock ? () => opts.clock!.now() : undefined;
+  const keyStore = clockNow ? new KeyStore(db.knex, clockNow) : keys;
+  const devKey = await provisionKeys(keyStore, cfg.VISION_API_KEYS ?? [], cfg.VISION_MODE === 'standalone');
+
+  const limiter = createLimiter(cfg, { logger, keyPrefix: 'gw' });
+  const { app, forward } = createGateway({
+    cfg: { ...cfg, INTERNAL_SECRET: internalSecret },
+    logger,
+    db,
+    keys: keyStore,
+    limiter,
+    openapi,
   });
   const server = await listen(app, opts.port ?? cfg.PORT, opts.host ?? cfg.HOST);
   const address = server.address();

@@ -1,6 +1,6 @@
 import { ConfigError } from '@vision/shared';
 import { loadGatewayConfig } from './config';
-import { isValidSubject } from './keys/key-format';
+import { isValidSubject } from './domain/key-format';
 import { openKeyStore } from './index';
 
 const USAGE = `Usage: npm run keys -- <command>

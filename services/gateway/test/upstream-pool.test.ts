@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import request from 'supertest';
 import { closeServer, createLogger, createServiceApp, listen } from '@vision/shared';
 import { start, type RunningGateway } from '../src/index';
-import { dropHopByHopHeaders, isBodiless } from '../src/proxy';
+import { dropHopByHopHeaders, isBodiless } from '../src/http/proxy';
 
 const SECRET = 'gateway-pool-secret-0123456789';
 const KEY = 'key-pool-aaaaaaaa';

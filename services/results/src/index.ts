@@ -1,3 +1,4 @@
+import type { Express } from 'express';
 import {
   ServiceClient,
   closeServer,
@@ -7,36 +8,112 @@ import {
   openDb,
   systemClock,
   type Bus,
+  type Clock,
   type Db,
+  type Logger,
   type RunningService,
   type StartOptions,
   type Subscription,
 } from '@vision/shared';
-import { createApp } from './app';
-import { loadResultsConfig } from './config';
+import { createApp } from './http/app';
+import { loadResultsConfig, type ResolvedResultsConfig } from './config';
 import { CursorCodec } from './domain/cursor';
-import { FrameWriter } from './frame-writer';
-import { subscribeIngest } from './ingest';
-import { Janitor } from './janitor';
-import { ResultsReader } from './results-reader';
 import { FramesStore } from './store/frames-store';
 import { migrations } from './store/migrations';
 import { TasksStore } from './store/tasks-store';
-import { TaskResolver } from './task-resolver';
+import { ResultsReader } from './use-cases/read-results';
+import { TaskResolver } from './use-cases/resolve-task';
+import { FrameWriter } from './workers/frame-writer';
+import { subscribeIngest } from './workers/ingest';
+import { Janitor } from './workers/janitor';
 
-export { createApp } from './app';
+export { createApp } from './http/app';
 export { resultsShape, loadResultsConfig } from './config';
 export { CursorCodec } from './domain/cursor';
-export { framesBatchHandler, taskEventsBatchHandler, subscribeIngest, RESULTS_GROUP } from './ingest';
-export { Janitor } from './janitor';
-export { FrameWriter } from './frame-writer';
-export { ResultsReader } from './results-reader';
+export { framesBatchHandler, taskEventsBatchHandler, subscribeIngest, RESULTS_GROUP } from './workers/ingest';
+export { Janitor } from './workers/janitor';
+export { FrameWriter } from './workers/frame-writer';
+export { ResultsReader } from './use-cases/read-results';
 export { FramesStore, toRow } from './store/frames-store';
 export { toStoredFrame, toPublicFrame } from './domain/frames';
 export { frameMessageSchema, taskEventSchema } from './domain/messages';
 export { TasksStore } from './store/tasks-store';
 export { migrations } from './store/migrations';
-export { TaskResolver } from './task-resolver';
+export { TaskResolver } from './use-cases/resolve-task';
+
+export interface ResultsDeps {
+  db: Db;
+  bus: Bus;
+  clock: Clock;
+  logger: Logger;
+  cfg: ResolvedResultsConfig;
+  /** The tasks service, asked about a task read before its first event arrived. */
+  tasksClient: ServiceClient;
+}
+
+export interface ResultsParts {
+  app: Express;
+  frames: FramesStore;
+  tasks: TasksStore;
+  janitor: Janitor;
+  /** Subscribes the ingest handlers to the bus and starts the retention timer. */
+  startWorkers(): Promise<void>;
+  /** Stops retention (waits for a pass in progress) and closes the bus subscriptions. */
+  stopWorkers(): Promise<void>;
+}
+
+/** The results service's composition root: stores, the read use case, the ingest and retention workers, the app. */
+export function createResults(deps: ResultsDeps): ResultsParts {
+  const { db, bus, clock, logger, cfg } = deps;
+  const frames = new FramesStore(db.knex);
+  const tasks = new TasksStore(db.knex);
+  const reader = new ResultsReader({
+    frames,
+    resolver: new TaskResolver(tasks, deps.tasksClient, clock, logger),
+    cursors: new CursorCodec(cfg.cursorSecret),
+    clock,
+    endGraceMs: cfg.RESULTS_END_GRACE_MS,
+  });
+  const app = createApp({
+    logger,
+    identitySecret: cfg.INTERNAL_SECRET,
+    reader,
+    defaultLimit: cfg.RESULTS_DEFAULT_LIMIT,
+    readiness: { database: () => db.check(), bus: () => bus.check() },
+  });
+  const janitor = new Janitor({
+    frames,
+    tasks,
+    clock,
+    logger,
+    deleteBatch: cfg.RESULTS_DELETE_BATCH,
+    orphanRetentionMs: cfg.orphanRetentionMs,
+    tombstoneRetentionMs: cfg.orphanRetentionMs,
+    intervalMs: cfg.RESULTS_JANITOR_INTERVAL_MS,
+    analyze:
+      db.kind === 'pglite'
+        ? async () => {
+            await db.knex.raw('ANALYZE result_frames, result_tasks');
+          }
+        : undefined,
+  });
+  let subs: Subscription[] = [];
+  return {
+    app,
+    frames,
+    tasks,
+    janitor,
+    startWorkers: async () => {
+      const writer = new FrameWriter(frames, tasks, clock);
+      subs = await subscribeIngest(bus, { frames, tasks, writer, clock, logger });
+      janitor.start();
+    },
+    stopWorkers: async () => {
+      await janitor.stop();
+      await Promise.allSettled(subs.map((s) => s.close()));
+    },
+  };
+}
 
 /** The running service, with the parts tests and benchmarks drive directly. */
 export interface RunningResults extends RunningService {
@@ -46,6 +123,7 @@ export interface RunningResults extends RunningService {
   tasks: TasksStore;
 }
 
+/** Starts the results service: config, database (schema `results`), bus, workers, HTTP. */
 export async function start(opts: StartOptions = {}): Promise<RunningResults> {
   const cfg = loadResultsConfig(opts.env ?? process.env);
   const logger = opts.logger ?? createLogger('results', { level: cfg.LOG_LEVEL });
@@ -53,78 +131,37 @@ export async function start(opts: StartOptions = {}): Promise<RunningResults> {
   const ownBus: Bus | undefined = opts.bus ? undefined : createBus(cfg, { clientId: 'results', logger });
   const bus = opts.bus ?? ownBus!;
   let db: Db | undefined;
-  let subs: Subscription[] = [];
-  let janitor: Janitor | undefined;
+  let parts: ResultsParts | undefined;
   try {
     db = await openDb(cfg, { schema: 'results', migrations, logger });
-    const frames = new FramesStore(db.knex);
-    const tasks = new TasksStore(db.knex);
-    const resolver = new TaskResolver(
-      tasks,
-      new ServiceClient('tasks', cfg.TASKS_URL, cfg.INTERNAL_SECRET),
-      clock,
-      logger,
-    );
-    const reader = new ResultsReader({
-      frames,
-      resolver,
-      cursors: new CursorCodec(cfg.cursorSecret),
-      clock,
-      endGraceMs: cfg.RESULTS_END_GRACE_MS,
-    });
-    const database = db;
-    const app = createApp({
-      logger,
-      identitySecret: cfg.INTERNAL_SECRET,
-      reader,
-      defaultLimit: cfg.RESULTS_DEFAULT_LIMIT,
-      readiness: { database: () => database.check(), bus: () => bus.check() },
-    });
-    const writer = new FrameWriter(frames, tasks, clock);
-    subs = await subscribeIngest(bus, { frames, tasks, writer, clock, logger });
-    janitor = new Janitor({
-      frames,
-      tasks,
-      clock,
-      logger,
-      deleteBatch: cfg.RESULTS_DELETE_BATCH,
-      orphanRetentionMs: cfg.orphanRetentionMs,
-      tombstoneRetentionMs: cfg.orphanRetentionMs,
-      intervalMs: cfg.RESULTS_JANITOR_INTERVAL_MS,
-      analyze:
-        database.kind === 'pglite'
-          ? async () => {
-              await database.knex.raw('ANALYZE result_frames, result_tasks');
-            }
-          : undefined,
-    });
-    janitor.start();
+    const tasksClient = new ServiceClient('tasks', cfg.TASKS_URL, cfg.INTERNAL_SECRET);
+    parts = createResults({ db, bus, clock, logger, cfg, tasksClient });
+    await parts.startWorkers();
     const host = opts.host ?? (opts.port === 0 ? '127.0.0.1' : '0.0.0.0');
-    const server = await listen(app, opts.port ?? cfg.RESULTS_PORT, host);
+    const server = await listen(parts.app, opts.port ?? cfg.RESULTS_PORT, host);
     const addr = server.address();
     const port = typeof addr === 'object' && addr ? addr.port : (opts.port ?? cfg.RESULTS_PORT);
-    const runningJanitor = janitor;
+    const running = parts;
+    const database = db;
     let closing: Promise<void> | undefined;
     return {
       name: 'results',
       port,
       url: `http://127.0.0.1:${port}`,
       db,
-      janitor: runningJanitor,
-      frames,
-      tasks,
+      janitor: running.janitor,
+      frames: running.frames,
+      tasks: running.tasks,
       close: () =>
         (closing ??= (async () => {
           await closeServer(server);
-          await runningJanitor.stop();
-          await Promise.allSettled(subs.map((s) => s.close()));
+          await running.stopWorkers();
           await ownBus?.close();
           await database.close();
         })()),
     };
   } catch (err) {
-    await janitor?.stop();
-    await Promise.allSettled(subs.map((s) => s.close()));
+    await parts?.stopWorkers();
     await ownBus?.close().catch(() => undefined);
     await db?.close().catch(() => undefined);
     throw err;

@@ -1,6 +1,6 @@
 import { IDENTITY_HEADER, TOPICS, signIdentity } from '@vision/shared';
-import { FrameWriter } from '../src/frame-writer';
-import { framesBatchHandler } from '../src/ingest';
+import { FrameWriter } from '../src/workers/frame-writer';
+import { framesBatchHandler } from '../src/workers/ingest';
 import {
   endMessage,
   frameMessage,

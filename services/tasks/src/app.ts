@@ -5,6 +5,7 @@ import type { TaskEngine } from './task-engine';
 import type { TaskStore } from './store/task-store';
 import { mountPublicRoutes, type PublicRouteDeps } from './routes/public-routes';
 import { ADMIN_PREFIX, mountInternalRoutes } from './routes/internal-routes';
+import { mountUploadDownload } from './http/upload-download';
 
 export interface AppDeps {
   logger: Logger;
@@ -30,6 +31,7 @@ export function createApp(d: AppDeps): Express {
     },
     (app) => {
       mountPublicRoutes(app, d);
+      mountUploadDownload(app, d);
       mountInternalRoutes(app, {
         engine: d.engine,
         store: d.store,

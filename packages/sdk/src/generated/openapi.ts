@@ -212,6 +212,132 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/v1/vision/tasks/{task_id}/video': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * The uploaded video of a file task, streamed back to its owner (extension beyond SPEC.md)
+     * @description Owner-only. Supports single byte ranges (`Range: bytes=a-b`, `bytes=a-`, `bytes=-n`) and `If-Range` with the ETag, so a browser's video element can seek. Several ranges or a malformed Range header get the whole file (200). A stream task, an image call record, another key's task or an expired one answer 404.
+     */
+    get: {
+      parameters: {
+        query?: never;
+        header?: {
+          /** @example bytes=0-1023 */
+          Range?: string;
+          'If-Range'?: string;
+        };
+        path: {
+          task_id: components['parameters']['TaskId'];
+        };
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description The whole file (`video/mp4` or `video/quicktime`, told by content) */
+        200: {
+          headers: {
+            'X-Request-Id': components['headers']['RequestId'];
+            'Accept-Ranges'?: 'bytes';
+            ETag?: string;
+            [name: string]: unknown;
+          };
+          content: {
+            'video/mp4': string;
+            'video/quicktime': string;
+          };
+        };
+        /** @description The requested byte range */
+        206: {
+          headers: {
+            'X-Request-Id': components['headers']['RequestId'];
+            /** @example bytes 0-1023/148886 */
+            'Content-Range'?: string;
+            [name: string]: unknown;
+          };
+          content: {
+            'video/mp4': string;
+            'video/quicktime': string;
+          };
+        };
+        401: components['responses']['Error'];
+        404: components['responses']['Error'];
+        /** @description The range starts past the end of the file; `Content-Range: bytes *\/<size>`; OP-TASK-REQUEST-INVALID with `details.reason` = `range_not_satisfiable` */
+        416: {
+          headers: {
+            'X-Request-Id': components['headers']['RequestId'];
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['ErrorEnvelope'];
+          };
+        };
+        429: components['responses']['Error'];
+        503: components['responses']['Error'];
+      };
+    };
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    /** The headers of the GET above (size, type, ETag), without the body */
+    head: {
+      parameters: {
+        query?: never;
+        header?: {
+          Range?: string;
+        };
+        path: {
+          task_id: components['parameters']['TaskId'];
+        };
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description As GET */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content?: never;
+        };
+        /** @description As GET */
+        206: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content?: never;
+        };
+        /** @description Invalid key */
+        401: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content?: never;
+        };
+        /** @description Not the caller's file task */
+        404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content?: never;
+        };
+        /** @description Range past the end */
+        416: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content?: never;
+        };
+      };
+    };
+    patch?: never;
+    trace?: never;
+  };
   '/v1/vision/tasks/{task_id}/results': {
     parameters: {
       query?: never;

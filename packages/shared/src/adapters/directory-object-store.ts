@@ -4,7 +4,7 @@ import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import { Transform, type Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import type { ObjectInfo, ObjectStore } from '../ports/object-store';
+import type { ByteRange, ObjectInfo, ObjectStore } from '../ports/object-store';
 
 /** Raised by get/locate when the object does not exist (both adapters). */
 export class ObjectNotFoundError extends Error {
@@ -120,14 +120,14 @@ export class DirectoryObjectStore implements ObjectStore {
     }
   }
 
-  async get(key: string): Promise<Readable> {
+  async get(key: string, range?: ByteRange): Promise<Readable> {
     const file = this.pathOf(key);
     const info = await stat(file).catch((err: unknown) => {
       if (isMissing(err)) return undefined;
       throw err;
     });
     if (!info?.isFile()) throw new ObjectNotFoundError(key);
-    return createReadStream(file);
+    return createReadStream(file, range ? { start: range.start, end: range.end } : undefined);
   }
 
   async stat(key: string): Promise<ObjectInfo | undefined> {

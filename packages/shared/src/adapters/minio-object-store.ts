@@ -1,6 +1,6 @@
 import { Client, type LifecycleRule } from 'minio';
 import { Transform, pipeline, type Readable } from 'node:stream';
-import type { ObjectInfo, ObjectStore } from '../ports/object-store';
+import type { ByteRange, ObjectInfo, ObjectStore } from '../ports/object-store';
 import type { Logger } from '../logger';
 import { ObjectNotFoundError, validateObjectKey } from './directory-object-store';
 
@@ -136,9 +136,11 @@ export class MinioObjectStore implements ObjectStore {
     return { size };
   }
 
-  async get(key: string): Promise<Readable> {
+  async get(key: string, range?: ByteRange): Promise<Readable> {
     validateObjectKey(key);
     try {
+      if (range)
+        return await this.client.getPartialObject(this.bucket, key, range.start, range.end - range.start + 1);
       return await this.client.getObject(this.bucket, key);
     } catch (err) {
       if (isNotFound(err)) throw new ObjectNotFoundError(key);

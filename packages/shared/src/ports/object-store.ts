@@ -7,6 +7,12 @@ export interface ObjectInfo {
   lastModified: Date;
 }
 
+/** A byte range of an object, both ends inclusive (as in an HTTP Range header). */
+export interface ByteRange {
+  start: number;
+  end: number;
+}
+
 export interface ObjectStore {
   readonly kind: 'minio' | 'directory';
   /** Writes an object from a stream or buffer. A failed write leaves no object behind. */
@@ -15,7 +21,8 @@ export interface ObjectStore {
     body: Readable | Buffer,
     opts?: { contentType?: string; size?: number },
   ): Promise<{ size: number }>;
-  get(key: string): Promise<Readable>;
+  /** Reads an object, or only the bytes `range.start..range.end` (inclusive) of it. */
+  get(key: string, range?: ByteRange): Promise<Readable>;
   stat(key: string): Promise<ObjectInfo | undefined>;
   delete(keys: string[]): Promise<void>;
   /** Objects under a prefix older than `before`, at most `limit` of them (for retention janitors). */

@@ -1,4 +1,4 @@
-import { generateKey, hashKey, parseBearer, parseConfiguredKeys } from '../../src/keys/key-format';
+import { generateKey, hashKey, parseBearer, parseConfiguredKeys } from '../../src/domain/key-format';
 import { matchRoute, IMAGE_BODY_LIMIT, VIDEO_BODY_LIMIT } from '../../src/domain/routes';
 import { limitsFor, retryAfterSeconds } from '../../src/domain/limits';
 
@@ -78,7 +78,7 @@ describe('limits', () => {
 
 describe('auth cache', () => {
   it('reuses successes for the TTL only, never caches failures, and is bounded', async () => {
-    const { AuthCache } = await import('../../src/keys/auth-cache');
+    const { AuthCache } = await import('../../src/use-cases/authenticate');
     let t = 0;
     const db = new Map([['good-key-123', 'acme']]);
     let lookups = 0;

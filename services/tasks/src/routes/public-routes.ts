@@ -16,6 +16,7 @@ import type { Admission, TaskEngine } from '../task-engine';
 import type { TaskRow, TaskStore } from '../store/task-store';
 import { idempotencyKeyOf, strictBody } from './validation';
 import { KeyedMutex } from '../domain/keyed-mutex';
+import { ownTask as ownTaskOf } from '../http/own-task';
 
 export interface PublicRouteDeps {
   engine: TaskEngine;
@@ -164,14 +165,7 @@ export function mountPublicRoutes(app: Express, d: PublicRouteDeps): void {
     }),
   );
 
-  const ownTask = async (req: Request, res: Response): Promise<TaskRow> => {
-    const identity = identityOf(res);
-    const id = String(req.params.task_id ?? '');
-    const task = id.length <= 64 ? await d.store.get(id) : undefined;
-    if (!task || task.subject !== identity.subject || task.expired_at || task.abandoned)
-      throw new ApiError('OP-NOT-FOUND', 'No such task');
-    return task;
-  };
+  const ownTask = (req: Request, res: Response): Promise<TaskRow> => ownTaskOf(d.store, req, res);
 
   app.get(
     '/v1/vision/tasks/:task_id',

@@ -1,5 +1,5 @@
 import type { Knex, Migration } from '@vision/shared';
-import { generateKey, hashKey, keyIdForConfiguredKey } from './key-format';
+import { generateKey, hashKey, keyIdForConfiguredKey } from '../domain/key-format';
 
 export const keyMigrations: Migration[] = [
   {

@@ -1,4 +1,4 @@
-import { hashKey } from './key-format';
+import { hashKey } from '../domain/key-format';
 
 /**
  * Remembers recently authenticated keys (by hash, never the key) for a short time, so that a busy

@@ -1,7 +1,7 @@
 import type { Clock } from '@vision/shared';
-import type { StoredFrame } from './domain/frames';
-import type { FramesStore } from './store/frames-store';
-import type { TasksStore } from './store/tasks-store';
+import type { StoredFrame } from '../domain/frames';
+import type { FramesStore } from '../store/frames-store';
+import type { TasksStore } from '../store/tasks-store';
 
 interface Waiter {
   frames: StoredFrame[];

@@ -12,12 +12,14 @@ import {
   requestIdMiddleware,
   requestShapeGuard,
 } from '@vision/shared';
-import { allowHeader, allows, matchRoute, type Method, type Upstream } from './domain/routes';
-import { limitsFor, retryAfterSeconds, type LimitOverrides, type SubjectLimits } from './domain/limits';
-import { parseBearer } from './keys/key-format';
-import type { KeyStore } from './keys/key-store';
+import { allowHeader, allows, matchRoute, type Method, type Upstream } from '../domain/routes';
+import { limitsFor, type LimitOverrides, type SubjectLimits } from '../domain/limits';
+import { parseBearer } from '../domain/key-format';
+import type { KeyStore } from '../store/key-store';
+import { admit } from '../use-cases/admit';
+import { AuthCache } from '../use-cases/authenticate';
 import type { Forwarder } from './proxy';
-import { AuthCache } from './keys/auth-cache';
+import { mountConsole } from './console';
 
 export interface GatewayDeps {
   logger: Logger;
@@ -33,6 +35,8 @@ export interface GatewayDeps {
   forward: Forwarder;
   openapi: Record<string, unknown>;
   readiness: Record<string, ReadinessCheck>;
+  /** The web console's build output, served at /console/ (see resolveConsoleDir). */
+  consoleDir?: string;
 }
 
 const unauthorized = () =>
@@ -73,6 +77,8 @@ export function createApp(deps: GatewayDeps): Express {
       .catch(next);
   });
 
+  mountConsole(app, deps.consoleDir);
+
   // The API's own description is public documentation: no key needed.
   app.all('/openapi.json', (req, res, next) => {
     if (!allows(['GET'], req.method)) return refuseMethod(req, res, next, ['GET']);
@@ -97,37 +103,11 @@ export function createApp(deps: GatewayDeps): Express {
   app.use((req: Request, res: Response, next: NextFunction) => {
     const subject = res.locals.subject as string;
     const limits = limitsFor(subject, deps.limits, deps.limitOverrides);
-    (async () => {
-      const rate = await deps.limiter.consumeRate(`qps:${subject}`, {
-        perSecond: limits.qps,
-        burst: limits.burst,
-      });
-      if (!rate.allowed) {
-        throw new ApiError(
-          'OP-QUOTA-RATE-LIMITED',
-          'Too many requests for this subject, retry later',
-          { limit: 'qps' },
-          { 'Retry-After': retryAfterSeconds(rate.retryAfterMs) },
-        );
-      }
-      const release = await deps.limiter.acquireSlot(`conc:${subject}`, limits.concurrency);
-      if (!release) {
-        throw new ApiError(
-          'OP-QUOTA-RATE-LIMITED',
-          'Too many concurrent requests for this subject, retry later',
-          { limit: 'concurrency' },
-          { 'Retry-After': '1' },
-        );
-      }
-      let released = false;
-      const done = () => {
-        if (released) return;
-        released = true;
-        release().catch((err: unknown) => logger.warn({ err }, 'releasing a concurrency slot failed'));
-      };
+    admit(deps.limiter, subject, limits, logger).then((done) => {
       res.once('finish', done);
       res.once('close', done);
-    })().then(() => next(), next);
+      next();
+    }, next);
   });
 
   app.use((req: Request, res: Response, next: NextFunction) => {

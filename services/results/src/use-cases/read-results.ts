@@ -1,10 +1,10 @@
 import { invalidRequest, notFound, type Clock, type Identity } from '@vision/shared';
-import type { CursorCodec } from './domain/cursor';
-import { toPublicFrame, type PublicFrame } from './domain/frames';
-import type { ReadQuery } from './domain/read-query';
-import { appliedThreshold, isEndOfData, isExpired } from './domain/task-meta';
-import type { FramesStore } from './store/frames-store';
-import type { TaskResolver } from './task-resolver';
+import type { CursorCodec } from '../domain/cursor';
+import { toPublicFrame, type PublicFrame } from '../domain/frames';
+import type { ReadQuery } from '../domain/read-query';
+import { appliedThreshold, isEndOfData, isExpired } from '../domain/task-meta';
+import type { FramesStore } from '../store/frames-store';
+import type { TaskResolver } from './resolve-task';
 
 export interface ResultsPage {
   items: PublicFrame[];

@@ -6,7 +6,7 @@ import { parse } from 'yaml';
 export function resolveOpenApiFile(configured?: string): string {
   if (configured) return configured;
   const candidates = [
-    path.resolve(__dirname, '../../../docs/openapi.yaml'),
+    path.resolve(__dirname, '../../../../docs/openapi.yaml'),
     path.resolve(process.cwd(), 'docs/openapi.yaml'),
   ];
   const found = candidates.find((c) => existsSync(c));

@@ -6,12 +6,12 @@ import {
   type Logger,
   type Subscription,
 } from '@vision/shared';
-import { toStoredFrame, type StoredFrame } from './domain/frames';
-import { parseFramesTopicMessage, parseTaskEvent } from './domain/messages';
-import type { EndMarker } from './domain/task-meta';
+import { toStoredFrame, type StoredFrame } from '../domain/frames';
+import { parseFramesTopicMessage, parseTaskEvent } from '../domain/messages';
+import type { EndMarker } from '../domain/task-meta';
 import type { FrameWriter } from './frame-writer';
-import type { FramesStore } from './store/frames-store';
-import type { TasksStore } from './store/tasks-store';
+import type { FramesStore } from '../store/frames-store';
+import type { TasksStore } from '../store/tasks-store';
 
 /** Consumer group of the results service on both topics. */
 export const RESULTS_GROUP = 'results';

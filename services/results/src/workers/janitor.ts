@@ -1,6 +1,6 @@
 import type { Clock, Logger } from '@vision/shared';
-import type { FramesStore } from './store/frames-store';
-import type { TasksStore } from './store/tasks-store';
+import type { FramesStore } from '../store/frames-store';
+import type { TasksStore } from '../store/tasks-store';
 
 export interface JanitorOptions {
   frames: FramesStore;

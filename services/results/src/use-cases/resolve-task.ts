@@ -6,8 +6,8 @@ import {
   type Logger,
   type ServiceClient,
 } from '@vision/shared';
-import { internalTaskSchema } from './domain/messages';
-import type { TaskRecord, TasksStore } from './store/tasks-store';
+import { internalTaskSchema } from '../domain/messages';
+import type { TaskRecord, TasksStore } from '../store/tasks-store';
 
 /** Task ids results will look up; anything else cannot be a task and answers 404 without a lookup. */
 const TASK_ID_RE = /^[A-Za-z0-9._:-]{1,200}$/;

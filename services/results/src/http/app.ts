@@ -1,7 +1,7 @@
 import type { Express } from 'express';
 import { createServiceApp, identityOf, route, type Logger, type ReadinessCheck } from '@vision/shared';
-import { parseReadQuery } from './domain/read-query';
-import type { ResultsReader } from './results-reader';
+import { parseReadQuery } from '../domain/read-query';
+import type { ResultsReader } from '../use-cases/read-results';
 
 export interface AppDeps {
   logger: Logger;

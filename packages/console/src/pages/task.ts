@@ -1,0 +1,138 @@
+/**
+ * One video task: its status (polled), a stop button, the min_score slider, and either the uploaded
+ * video with the detections drawn over it (file tasks) or the live chart and latest objects (streams).
+ */
+import { STOPPABLE, TERMINAL, api, type Task } from '../api.js';
+import { fill, h } from '../dom.js';
+import { FrameFeed } from '../feed.js';
+import { createLiveView } from '../live.js';
+import { createPlayer, type Player } from '../player.js';
+import { badge, scoreSlider, showError, when } from '../ui.js';
+import { hasUpload, videoSource } from '../video-auth.js';
+import type { Page } from '../main.js';
+
+const STATUS_POLL_MS = 2000;
+
+export function taskPage(taskId: string): Page {
+  return (root) => {
+    const errors = h('div', { class: 'errors' });
+    const facts = h('dl', { class: 'facts' });
+    const stop = h('button', { type: 'button', class: 'danger', hidden: true }, 'Stop');
+    const view = h('div', { class: 'view' }, h('p', { class: 'muted' }, 'Loading…'));
+    const frameCount = h('span', { class: 'muted frame-count' });
+    let player: Player | undefined;
+    let live: ReturnType<typeof createLiveView> | undefined;
+    let release: (() => void) | undefined;
+    let gone = false;
+    let statusTimer: ReturnType<typeof setTimeout> | undefined;
+
+    const feed = new FrameFeed(
+      taskId,
+      (f) => {
+        if (f.applied !== undefined && !sliderTouched) slider.set(f.applied);
+        frameCount.textContent = `${f.frames.length} frame${f.frames.length === 1 ? '' : 's'}${f.ended ? ' (all)' : ' so far'}`;
+        frameCount.dataset.ended = String(f.ended);
+        frameCount.dataset.frames = String(f.frames.length);
+        player?.redraw();
+        live?.update();
+      },
+      (err) => showError(errors, err),
+    );
+    let sliderTouched = false;
+    const slider = scoreSlider('min score', 0.8, (v) => {
+      sliderTouched = true;
+      feed.setMinScore(v);
+    });
+
+    const showTask = (t: Task) => {
+      fill(
+        facts,
+        h('dt', {}, 'status'),
+        h('dd', { class: 'task-status' }, badge(t.status), t.reason ? ` ${t.reason}` : ''),
+        h('dt', {}, 'scene'),
+        h('dd', {}, t.scene_code),
+        h('dt', {}, 'created'),
+        h('dd', {}, when(t.created_at)),
+        h('dt', {}, 'updated'),
+        h('dd', {}, when(t.updated_at)),
+        h('dt', {}, 'results until'),
+        h('dd', {}, when(t.result_expires_at)),
+      );
+      stop.hidden = !STOPPABLE.has(t.status);
+    };
+
+    const pollStatus = async () => {
+      try {
+        const r = await api<Task>('GET', `/v1/vision/tasks/${encodeURIComponent(taskId)}`);
+        if (gone) return;
+        showTask(r.body);
+        if (!TERMINAL.has(r.body.status)) statusTimer = setTimeout(() => void pollStatus(), STATUS_POLL_MS);
+      } catch (err) {
+        if (gone) return;
+        showError(errors, err);
+        statusTimer = setTimeout(() => void pollStatus(), STATUS_POLL_MS * 5);
+      }
+    };
+
+    stop.addEventListener('click', () => {
+      stop.disabled = true;
+      showError(errors);
+      void api<Task>('POST', `/v1/vision/tasks/${encodeURIComponent(taskId)}/stop`)
+        .then((r) => showTask(r.body))
+        .catch((err: unknown) => showError(errors, err))
+        .finally(() => {
+          stop.disabled = false;
+        });
+    });
+
+    root.append(
+      h(
+        'section',
+        { class: 'card' },
+        h('div', { class: 'row spread' }, h('h2', {}, 'Task ', h('code', {}, taskId)), stop),
+        facts,
+      ),
+      errors,
+      h('section', { class: 'card' }, h('div', { class: 'row spread' }, slider.el, frameCount), view),
+    );
+
+    void (async () => {
+      try {
+        const first = await api<Task>('GET', `/v1/vision/tasks/${encodeURIComponent(taskId)}`);
+        if (gone) return;
+        showTask(first.body);
+        if (!TERMINAL.has(first.body.status))
+          statusTimer = setTimeout(() => void pollStatus(), STATUS_POLL_MS);
+        if (await hasUpload(taskId)) {
+          const progress = h('progress', { max: 100, value: 0 });
+          fill(view, h('p', { class: 'muted' }, 'Loading the video… '), progress);
+          const source = await videoSource(taskId, (got, total) => {
+            progress.value = total ? Math.round((got / total) * 100) : 0;
+          });
+          if (gone) return source.release();
+          release = source.release;
+          player = createPlayer(source.src, feed);
+          player.el.dataset.mode = source.mode;
+          fill(view, player.el);
+        } else {
+          live = createLiveView(feed);
+          fill(view, live.el);
+        }
+        feed.start();
+      } catch (err) {
+        if (!gone) {
+          showError(errors, err);
+          view.replaceChildren();
+        }
+      }
+    })();
+
+    return () => {
+      gone = true;
+      clearTimeout(statusTimer);
+      feed.stop();
+      player?.dispose();
+      release?.();
+    };
+  };
+}
