@@ -54,6 +54,8 @@ describe('live stream tasks against real stream servers', () => {
         TASKS_POLL_INTERVAL_MS: '300',
         // ffprobe needs ~3 s on a live source (analyzeduration); this machine is shared and often loaded.
         TASKS_PROBE_TIMEOUT_MS: '45000',
+        // Distributed: the tasks service checks the https server too (it trusts the test CA the same way).
+        ...(process.env.NODE_EXTRA_CA_CERTS ? { NODE_EXTRA_CA_CERTS: process.env.NODE_EXTRA_CA_CERTS } : {}),
         TASKS_BACKEND_TIMEOUT_MS: '30000',
         GATEWAY_BURST: '200',
         GATEWAY_CONCURRENCY: '64',

@@ -74,7 +74,7 @@ export class Job {
   private readonly tracker = new SortTracker();
   private seq = 0;
   private lastLiveTimeMs = 0;
-  /** An HTTP(S) stream that is a file, not a playlist: ffmpeg reads it at its native rate. */
+  /** An HTTP(S) stream that is a file (it announced its length), not a playlist: read at its native rate. */
   private nativePace = false;
   private stopRequested = false;
   private abortReason?: string;
@@ -206,7 +206,7 @@ export class Job {
           if (!hops.ok) reason = hops.reason.replace(/:.*$/, '');
           else {
             this.streamInput = hops.url;
-            this.nativePace = !isPlaylist(hops.url, hops.contentType);
+            this.nativePace = hops.finite === true && !isPlaylist(hops.url, hops.contentType);
           }
         }
       }
