@@ -14,6 +14,18 @@ const IO_IMPORTS = [
   ...NODE_IO.split(' ').flatMap((name) => [name, `node:${name}`]),
   ...PACKAGE_IO.split(' '),
 ];
+/**
+ * Modules longer than 300 lines that are waiting for their split (issue 13); every other source module must stay
+ * within 300 lines (max-lines below). Empty these lists as the splits land.
+ */
+const OVER_300_UNTIL_SPLIT = [
+  // The tasks and images services, being split by use case (issue 13, the tasks engine split).
+  'services/tasks/**',
+  'services/images/**',
+  // Being changed by the live-stream work (issue 14); split once that lands.
+  'services/inference/src/jobs/job.ts',
+];
+
 const PURE = 'domain/ is pure: do I/O in store/, http/ or workers/ and pass plain values in.';
 
 export default tseslint.config(
@@ -72,5 +84,11 @@ export default tseslint.config(
       '@typescript-eslint/no-floating-promises': 'off',
       '@typescript-eslint/no-misused-promises': 'off',
     },
+  },
+  {
+    // No source module over 300 lines (generated code aside): split by what the parts hold.
+    files: ['packages/*/src/**', 'services/*/src/**', 'scripts/**', 'bench/**'],
+    ignores: ['packages/*/src/generated/**', ...OVER_300_UNTIL_SPLIT],
+    rules: { 'max-lines': ['error', { max: 300 }] },
   },
 );

@@ -1,4 +1,4 @@
-/* global setTimeout, performance, fetch, URLSearchParams */
+/* global setTimeout, performance */
 /**
  * Results service benchmark. Run after `npm run build`:
  *
@@ -40,6 +40,9 @@ const shared = require(path.join(root, 'packages/shared/dist/index.js'));
 const results = require(path.join(root, 'services/results/dist/index.js'));
 
 const { parseArgs } = require('./lib/args');
+const { frameValue, taskCreated, endOf } = require('./lib/results-messages');
+const { measureReads, measureAlternating } = require('./lib/read-load');
+const gateway = require('./lib/results-gateway');
 
 const args = parseArgs(process.argv.slice(2));
 const num = (name, def) => (args[name] === undefined ? def : Number(args[name]));
@@ -55,71 +58,6 @@ const SUBJECT = args.subject ?? 'bench-subject';
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
-function percentile(sorted, p) {
-  if (sorted.length === 0) return NaN;
-  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
-}
-
-function frameValue(taskId, seq) {
-  const objects = [];
-  for (let i = 0; i < 1 + (seq % 4); i++)
-    objects.push({
-      label: i % 2 ? 'car' : 'person',
-      score: 0.3 + ((seq * 7 + i * 13) % 70) / 100,
-      bbox: { format: 'cxcywh_normalized', cx: 0.5, cy: 0.4, width: 0.1, height: 0.2 },
-      track_id: String(i + 1),
-    });
-  return {
-    schema: 1,
-    type: 'frame',
-    event_id: `${taskId}:${seq}`,
-    task_id: taskId,
-    seq,
-    frame_id: `${taskId}-${seq}`,
-    frame_time_ms: 1_767_225_600_000 + seq * 200,
-    image: { width: 1280, height: 720 },
-    objects,
-    lower_bound: 0.3,
-  };
-}
-
-/** The task.created event that makes a bench task readable by SUBJECT. */
-function taskCreated(taskId) {
-  return {
-    key: taskId,
-    value: {
-      schema: 1,
-      event_id: `ev-${taskId}`,
-      type: 'task.created',
-      task_id: taskId,
-      subject: SUBJECT,
-      kind: 'video',
-      scene_code: 'person_vehicle',
-      status: 'succeeded',
-      business_threshold: 0.8,
-      lower_bound: 0.3,
-      result_expires_at: new Date(Date.now() + 90 * 86_400_000).toISOString(),
-      occurred_at: new Date().toISOString(),
-    },
-  };
-}
-
-/** The end marker after a bench task's last frame. */
-function endOf(taskId, frames) {
-  return {
-    key: taskId,
-    value: {
-      schema: 1,
-      type: 'end',
-      event_id: `${taskId}:end`,
-      task_id: taskId,
-      seq: frames,
-      frames,
-      status: 'succeeded',
-    },
-  };
-}
-
 async function benchIngest(svc, bus, knex) {
   const taskIds = Array.from({ length: TASKS }, (_, i) => `bench-task-${i}`);
   const perTask = Math.ceil(FRAMES / TASKS);
@@ -129,7 +67,10 @@ async function benchIngest(svc, bus, knex) {
   const total = messages.length;
 
   // Task events first, so the tasks are readable afterwards.
-  await bus.publish(shared.TOPICS.taskEvents, taskIds.map(taskCreated));
+  await bus.publish(
+    shared.TOPICS.taskEvents,
+    taskIds.map((t) => taskCreated(t, SUBJECT)),
+  );
 
   // Raw: the same rows, bulk-inserted into a table of the same shape and indexes.
   await knex.raw('CREATE TABLE result_frames_raw (LIKE result_frames INCLUDING ALL)');
@@ -180,122 +121,6 @@ async function benchIngest(svc, bus, knex) {
   return { taskIds, total, rawFps, ingestFps, ratio };
 }
 
-/** Runs `requests` page reads with `readers` concurrent clients; each reader pages through a task and starts over. */
-const http = require('node:http');
-
-/**
- * The readers' HTTP client: node's http with one keep-alive connection per reader. (undici's fetch
- * pool hands freed connections to whichever request comes next, which starved some readers for the
- * whole run and made the percentiles measure the client's scheduling, not the service.)
- */
-const readerAgent = new http.Agent({ keepAlive: true, maxSockets: Infinity });
-function getJson(url, headers) {
-  return new Promise((resolve, reject) => {
-    http
-      .get(url, { agent: readerAgent, headers }, (res) => {
-        const chunks = [];
-        res.on('data', (c) => chunks.push(c));
-        res.on('end', () => {
-          try {
-            resolve({ status: res.statusCode, body: JSON.parse(Buffer.concat(chunks).toString('utf8')) });
-          } catch (err) {
-            reject(err);
-          }
-        });
-        res.on('error', reject);
-      })
-      .on('error', reject);
-  });
-}
-
-async function measureReads({ label, baseUrl, headers, taskIds, readers, requests }) {
-  // Unmeasured warm-up pages: 2 per reader, in the same loop, with no pause before the measured ones.
-  const warmup = readers * 2;
-  const latencies = [];
-  let issued = 0;
-  let errors = 0;
-  let start = 0;
-  async function reader(i) {
-    const taskId = taskIds[i % taskIds.length];
-    let cursor = '';
-    while (issued < warmup + requests) {
-      const measured = issued >= warmup;
-      if (issued === warmup) start = performance.now();
-      issued++;
-      const qs = new URLSearchParams({ limit: String(PAGE) });
-      if (cursor) qs.set('cursor', cursor);
-      const t0 = performance.now();
-      const { status, body } = await getJson(
-        `${baseUrl}/v1/vision/tasks/${encodeURIComponent(taskId)}/results?${qs}`,
-        headers(i),
-      );
-      if (measured) latencies.push(performance.now() - t0);
-      if (status !== 200) {
-        errors++;
-        cursor = '';
-        continue;
-      }
-      cursor = body.next_cursor;
-    }
-  }
-  // Warm-up: every reader opens its connection with one page, then the readers run the warm-up pages
-  // and go straight on with the measured ones, so that every connection on the path (the client's, and
-  // the gateway's pooled ones to the results service, which grow with the load) exists and the readers
-  // are out of step before timing starts. Client and server share this process, and a busy Node
-  // server accepts new connections slowly: without this the figures would measure connection set-up
-  // and the start-line burst rather than page reads.
-  await Promise.all(
-    Array.from({ length: readers }, async (_, i) => {
-      const taskId = taskIds[i % taskIds.length];
-      await getJson(`${baseUrl}/v1/vision/tasks/${encodeURIComponent(taskId)}/results?limit=1`, headers(i));
-    }),
-  );
-  await Promise.all(Array.from({ length: readers }, (_, i) => reader(i)));
-  const wallMs = performance.now() - start;
-  return summarise(label, latencies, errors, wallMs);
-}
-
-function summarise(label, latencies, errors, wallMs) {
-  const sorted = [...latencies].sort((a, b) => a - b);
-  const out = {
-    label,
-    requests: sorted.length,
-    errors,
-    mean_ms: sorted.reduce((a, b) => a + b, 0) / Math.max(1, sorted.length),
-    p50_ms: percentile(sorted, 50),
-    p99_ms: percentile(sorted, 99),
-    pages_per_s: sorted.length / (wallMs / 1000),
-  };
-  // Kept for pooling rounds, left out of the printed JSON.
-  Object.defineProperties(out, {
-    latencies: { value: latencies, enumerable: false },
-    wallMs: { value: wallMs, enumerable: false },
-  });
-  return out;
-}
-
-/**
- * Measures two paths in alternating rounds (A B B A A B B A ...), each round `requests / rounds` pages,
- * and pools each path's latencies: a machine that gets slower or faster during the run affects both
- * paths alike instead of whichever was measured second.
- */
-async function measureAlternating(a, b, rounds) {
-  const runs = { [a.label]: [], [b.label]: [] };
-  for (let r = 0; r < rounds; r++) {
-    const order = r % 2 === 0 ? [a, b] : [b, a];
-    for (const o of order)
-      runs[o.label].push(await measureReads({ ...o, requests: Math.ceil(o.requests / rounds) }));
-  }
-  const pool = (label) =>
-    summarise(
-      label,
-      runs[label].flatMap((x) => x.latencies),
-      runs[label].reduce((n, x) => n + x.errors, 0),
-      runs[label].reduce((n, x) => n + x.wallMs, 0),
-    );
-  return [pool(a.label), pool(b.label)];
-}
-
 const signed = (i) => ({
   [shared.IDENTITY_HEADER]: shared.signIdentity(SECRET, { subject: SUBJECT, requestId: `bench-${i}` }),
 });
@@ -315,13 +140,26 @@ async function createBenchDatabase(adminUrl) {
 }
 
 const fmt = (x, d = 1) => (Number.isFinite(x) ? x.toFixed(d) : String(x));
+/** What the gateway comparison (bench/lib/results-gateway.js) needs of this run. */
+const settings = {
+  root,
+  shared,
+  subject: SUBJECT,
+  readers: READERS,
+  requests: REQUESTS,
+  rounds: ROUNDS,
+  page: PAGE,
+  fmt,
+};
+const benchGatewayOverhead = () => gateway.benchGatewayOverhead(settings);
+const benchGatewayDistributed = () => gateway.benchGatewayDistributed(settings);
 
 async function main() {
   if (args['gateway-url']) {
     for (const need of ['results-url', 'api-key', 'task-ids'])
       if (!args[need]) throw new Error(`--gateway-url needs --${need}`);
     const taskIds = args['task-ids'].split(',');
-    const common = { taskIds, readers: READERS, requests: REQUESTS };
+    const common = { taskIds, readers: READERS, requests: REQUESTS, page: PAGE };
     const [direct, viaGateway] = await measureAlternating(
       { label: 'direct', baseUrl: args['results-url'], headers: signed, ...common },
       {
@@ -378,6 +216,7 @@ async function main() {
       taskIds: ingest.taskIds,
       readers: READERS,
       requests: REQUESTS,
+      page: PAGE,
     });
     console.log(JSON.stringify({ bench: 'results.reads', readers: READERS, page: PAGE, ...reads }));
     console.log(
@@ -390,138 +229,6 @@ async function main() {
     if (database) await database.drop();
   }
   if (args['no-gateway'] !== 'true') await benchGatewayOverhead();
-}
-
-/**
- * Feeds the frames of a few tasks owned by SUBJECT through `bus` (task events, frames, end markers),
- * waits until the results service at `resultsUrl` serves them, then issues the same page reads
- * directly to it (signed identity) and through the gateway at `gatewayUrl` (API key), each with
- * READERS concurrent readers, and prints the ratio gateway/direct of p50 and p99 (target <= 1.3).
- */
-async function compareThroughGateway({ where, bus, secret, resultsUrl, gatewayUrl, key }) {
-  const taskIds = Array.from({ length: 4 }, (_, i) => `bench-gw-task-${process.pid}-${i}`);
-  const perTask = 1000;
-  await bus.publish(shared.TOPICS.taskEvents, taskIds.map(taskCreated));
-  for (let seq = 0; seq < perTask; seq += 250) {
-    const batch = [];
-    for (let k = seq; k < Math.min(perTask, seq + 250); k++)
-      for (const t of taskIds) batch.push({ key: t, value: frameValue(t, k) });
-    await bus.publish(shared.TOPICS.frames, batch);
-  }
-  await bus.publish(
-    shared.TOPICS.frames,
-    taskIds.map((t) => endOf(t, perTask)),
-  );
-  const direct = (i) => ({
-    [shared.IDENTITY_HEADER]: shared.signIdentity(secret, { subject: SUBJECT, requestId: `bench-${i}` }),
-  });
-  // Wait until the last frame of every task is readable.
-  for (const t of taskIds) {
-    for (;;) {
-      const r = await fetch(`${resultsUrl}/v1/vision/tasks/${t}/results?limit=500&cursor=`, {
-        headers: direct(0),
-      }).catch(() => undefined);
-      const n = r && r.ok ? (await r.json()).items.length : 0;
-      if (n >= 500) break;
-      await sleep(50);
-    }
-  }
-  const common = { taskIds, readers: READERS, requests: REQUESTS };
-  const [d, g] = await measureAlternating(
-    { label: 'direct', baseUrl: resultsUrl, headers: direct, ...common },
-    { label: 'gateway', baseUrl: gatewayUrl, headers: () => ({ authorization: `Bearer ${key}` }), ...common },
-    ROUNDS,
-  );
-  const p50 = g.p50_ms / d.p50_ms;
-  const p99 = g.p99_ms / d.p99_ms;
-  console.log(
-    JSON.stringify({
-      bench: 'results.gateway',
-      where,
-      direct: d,
-      gateway: g,
-      ratio_p50: p50,
-      ratio_p99: p99,
-    }),
-  );
-  console.log(
-    `gateway overhead (${where}, ${READERS} readers, ${PAGE}-frame pages): direct p50 ${fmt(d.p50_ms)} / p99 ${fmt(d.p99_ms)} ms, gateway p50 ${fmt(g.p50_ms)} / p99 ${fmt(g.p99_ms)} ms; ratio p50 ${fmt(p50, 2)}, p99 ${fmt(p99, 2)} (target <= 1.3) ${p50 <= 1.3 && p99 <= 1.3 ? 'PASS' : 'FAIL'}`,
-  );
-  // Under saturation the percentiles mostly show the queueing order; mean latency and throughput
-  // show the cost the gateway adds.
-  console.log(
-    `  mean latency direct ${fmt(d.mean_ms)} ms vs gateway ${fmt(g.mean_ms)} ms (ratio ${fmt(g.mean_ms / d.mean_ms, 2)}); throughput ${fmt(d.pages_per_s, 0)} vs ${fmt(g.pages_per_s, 0)} pages/s`,
-  );
-  if (d.errors + g.errors > 0) process.exitCode = 1;
-}
-
-const GATEWAY_LIMITS = {
-  GATEWAY_QPS: '100000',
-  GATEWAY_BURST: '100000',
-  GATEWAY_CONCURRENCY: String(READERS * 2),
-};
-
-/**
- * 3. Gateway overhead, standalone: a whole standalone stack in this process (every service, the
- * gateway and this client share one event loop).
- */
-async function benchGatewayOverhead() {
-  const os = require('node:os');
-  const fs = require('node:fs');
-  const { startStandalone } = require(path.join(root, 'packages/standalone/dist/index.js'));
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'results-bench-gw-'));
-  const key = 'bench-results-key-0123456789';
-  const stack = await startStandalone({
-    ports: 'ephemeral',
-    logger: shared.createLogger('results-bench', { level: 'silent' }),
-    env: {
-      PATH: process.env.PATH,
-      LOG_LEVEL: 'silent',
-      VISION_DATA_DIR: dir,
-      VISION_API_KEYS: `${key}:${SUBJECT}`,
-      RESULTS_JANITOR_INTERVAL_MS: '0',
-      ...GATEWAY_LIMITS,
-    },
-  });
-  try {
-    await compareThroughGateway({
-      where: 'standalone stack',
-      bus: stack.bus,
-      secret: stack.env.INTERNAL_SECRET,
-      resultsUrl: stack.services.results.url,
-      gatewayUrl: stack.url,
-      key,
-    });
-  } finally {
-    await stack.close();
-    fs.rmSync(dir, { recursive: true, force: true });
-  }
-}
-
-/**
- * 3'. Gateway overhead, distributed (--distributed): one deployment started by scripts/distributed on
- * the servers of scripts/stack (each service its own process, Postgres, Kafka, Redis); frames go
- * through Kafka.
- */
-async function benchGatewayDistributed() {
-  const { Deployment } = require(path.join(root, 'scripts/distributed/launcher.js'));
-  const key = 'bench-results-key-0123456789';
-  const deployment = new Deployment({ keys: `${key}:${SUBJECT}`, logLevel: 'warn', env: GATEWAY_LIMITS });
-  await deployment.start();
-  const bus = new shared.KafkaBus({ brokers: [deployment.stack.kafkaBrokers], clientId: 'results-bench' });
-  try {
-    await compareThroughGateway({
-      where: 'distributed deployment',
-      bus,
-      secret: deployment.secret,
-      resultsUrl: deployment.procs.results[0].url,
-      gatewayUrl: deployment.url,
-      key,
-    });
-  } finally {
-    await bus.close();
-    await deployment.close();
-  }
 }
 
 main().catch((err) => {

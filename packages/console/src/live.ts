@@ -2,7 +2,23 @@
 import type { Frame } from './api.js';
 import { fill, h, s } from './dom.js';
 import type { FrameFeed } from './feed.js';
-import { colourOf, formatFrameTime } from './timeline.js';
+import { formatFrameTime } from './timeline.js';
+
+/** Distinct line colours, one per label of the chart (in label order). */
+const PALETTE = [
+  '#1f77b4',
+  '#ff7f0e',
+  '#2ca02c',
+  '#d62728',
+  '#9467bd',
+  '#8c564b',
+  '#e377c2',
+  '#17becf',
+  '#bcbd22',
+  '#7f7f7f',
+];
+const colourAt = (labels: readonly string[], label: string) =>
+  PALETTE[labels.indexOf(label) % PALETTE.length];
 
 const W = 640;
 const H = 220;
@@ -46,7 +62,7 @@ function chart(frames: readonly Frame[]): SVGSVGElement {
       s('polyline', {
         points: points.join(' '),
         fill: 'none',
-        stroke: colourOf(label),
+        stroke: colourAt(labels, label),
         'stroke-width': 2,
         'data-label': label,
       }),
@@ -76,7 +92,7 @@ export function createLiveView(feed: FrameFeed): { el: HTMLElement; update(): vo
       legend,
       ...labels.map((l) => {
         const chip = h('span', { class: 'chip' }, l);
-        chip.style.borderColor = colourOf(l); // CSSOM: allowed by the console's style-src 'self'
+        chip.style.borderColor = colourAt(labels, l); // CSSOM: allowed by the console's style-src 'self'
         return chip;
       }),
     );

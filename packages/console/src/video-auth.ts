@@ -24,7 +24,9 @@ let registration: Promise<boolean> | undefined;
 /** Registers the worker once; resolves true when it controls this page. */
 export function registerVideoWorker(): Promise<boolean> {
   if (!registration) {
-    registration = (async () => {
+    // A browser that blocks workers may leave register() pending for ever: give up after a while.
+    const giveUp = new Promise<boolean>((resolve) => setTimeout(() => resolve(false), 8000));
+    const attempt = (async () => {
       const container = navigator.serviceWorker as ServiceWorkerContainer | undefined;
       if (!container || !isSecureContext) return false;
       try {
@@ -43,6 +45,7 @@ export function registerVideoWorker(): Promise<boolean> {
         return false;
       }
     })();
+    registration = Promise.race([attempt, giveUp]);
   }
   return registration;
 }

@@ -13,14 +13,14 @@ import {
   type RunningService,
   type StartOptions,
 } from '@vision/shared';
-import { createApp } from './app';
+import { createApp } from './http/app';
 import { SceneCatalogue } from './catalogue/catalogue';
 import { inferenceShape, type InferenceConfig } from './config';
 import { JobManager } from './jobs/job-manager';
 import { checkDecoder } from './jobs/decoder-preflight';
 import type { Resolver } from './net/stream-url';
 
-export { createApp } from './app';
+export { createApp } from './http/app';
 export { SceneCatalogue } from './catalogue/catalogue';
 export { COCO_MODEL, DEFAULT_SCENES, FIRE_SMOKE_DEFAULT_MODEL } from './catalogue/scene-config';
 export { inferenceShape, type InferenceConfig } from './config';
@@ -52,7 +52,7 @@ export interface InferenceDeps {
   resolve?: Resolver;
 }
 
-/** Loads the scene catalogue (models) and wires the job manager and the express app. */
+/** Composition root of the inference service: loads the scenes' models, wires the job manager and the app. */
 export async function createInference(deps: InferenceDeps): Promise<InferenceParts> {
   const { cfg } = deps;
   // The decoder preflight runs while the models load (it takes a few seconds).

@@ -20,6 +20,7 @@ export function taskPage(taskId: string): Page {
     const stop = h('button', { type: 'button', class: 'danger', hidden: true }, 'Stop');
     const view = h('div', { class: 'view' }, h('p', { class: 'muted' }, 'Loading…'));
     const frameCount = h('span', { class: 'muted frame-count' });
+    const applied = h('span', { class: 'muted applied' });
     let player: Player | undefined;
     let live: ReturnType<typeof createLiveView> | undefined;
     let release: (() => void) | undefined;
@@ -30,6 +31,11 @@ export function taskPage(taskId: string): Page {
       taskId,
       (f) => {
         if (f.applied !== undefined && !sliderTouched) slider.set(f.applied);
+        // The service clamps a threshold under the scene's lower bound: say which one applies.
+        applied.textContent =
+          f.applied !== undefined && Math.abs(f.applied - Number(slider.input.value)) > 1e-9
+            ? `applied: ${f.applied.toFixed(2)} (the scene's lower bound)`
+            : '';
         frameCount.textContent = `${f.frames.length} frame${f.frames.length === 1 ? '' : 's'}${f.ended ? ' (all)' : ' so far'}`;
         frameCount.dataset.ended = String(f.ended);
         frameCount.dataset.frames = String(f.frames.length);
@@ -93,7 +99,12 @@ export function taskPage(taskId: string): Page {
         facts,
       ),
       errors,
-      h('section', { class: 'card' }, h('div', { class: 'row spread' }, slider.el, frameCount), view),
+      h(
+        'section',
+        { class: 'card' },
+        h('div', { class: 'row spread' }, h('div', { class: 'row' }, slider.el, applied), frameCount),
+        view,
+      ),
     );
 
     void (async () => {

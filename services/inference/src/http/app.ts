@@ -1,9 +1,9 @@
 import type { Express } from 'express';
 import { createServiceApp, type Logger, type ReadinessCheck } from '@vision/shared';
-import type { SceneCatalogue } from './catalogue/catalogue';
-import type { JobManager } from './jobs/job-manager';
-import { mountDetectRoutes } from './http/detect-routes';
-import { mountJobRoutes } from './http/job-routes';
+import type { SceneCatalogue } from '../catalogue/catalogue';
+import type { JobManager } from '../jobs/job-manager';
+import { mountDetectRoutes } from './detect-routes';
+import { mountJobRoutes } from './job-routes';
 
 export interface AppDeps {
   logger: Logger;

@@ -1,0 +1,71 @@
+'use strict';
+/** The environment and the log files of a deployment's processes (scripts/distributed/launcher.js). */
+const { spawn } = require('node:child_process');
+const fs = require('node:fs');
+const path = require('node:path');
+const { REPO } = require('./stack-servers');
+
+/**
+ * The environment shared by every service of deployment `d` (the peers' URLs are added as they start), over the
+ * given links to Postgres, Kafka, Redis and MinIO (direct, or toxiproxy's addresses).
+ */
+function serviceEnv(d, links) {
+  return {
+    PATH: process.env.PATH,
+    HOME: process.env.HOME,
+    NODE_ENV: 'production',
+    VISION_MODE: 'distributed',
+    LOG_LEVEL: d.options.logLevel || process.env.E2E_LOG_LEVEL || 'warn',
+    VISION_DATA_DIR: d.dataDir,
+    INTERNAL_SECRET: d.secret,
+    DATABASE_URL: `${links.pg}/${d.database}`,
+    KAFKA_BROKERS: links.kafka,
+    REDIS_URL: links.redis,
+    S3_ENDPOINT: links.s3,
+    S3_ACCESS_KEY: d.stack.s3AccessKey,
+    S3_SECRET_KEY: d.stack.s3SecretKey,
+    S3_BUCKET: d.bucket,
+    S3_REGION: 'us-east-1',
+    VISION_MODELS_DIR: process.env.VISION_MODELS_DIR || path.resolve(REPO, '../shared/models'),
+    STREAM_ALLOW_PRIVATE_NETWORKS: 'true',
+    TASKS_ADMIN_TOKEN: `admin-${d.secret}`,
+    HOST: '127.0.0.1',
+    KAFKAJS_NO_PARTITIONER_WARNING: '1',
+    // Without an OTLP endpoint the OpenTelemetry SDK still defaults to OTLP exporters on 127.0.0.1:4318,
+    // whose flush at shutdown holds every SIGTERM for seconds; no collector runs here.
+    ...(process.env.OTEL_EXPORTER_OTLP_ENDPOINT
+      ? { OTEL_EXPORTER_OTLP_ENDPOINT: process.env.OTEL_EXPORTER_OTLP_ENDPOINT }
+      : { OTEL_TRACES_EXPORTER: 'none', OTEL_METRICS_EXPORTER: 'none', OTEL_LOGS_EXPORTER: 'none' }),
+    ...(d.options.keys ? { VISION_API_KEYS: d.options.keys } : {}),
+    ...d.options.env,
+  };
+}
+
+/** The last `lines` lines of <logDir>/<label>.log ('' when there is none). */
+function tailLog(logDir, label, lines = 30) {
+  try {
+    return fs
+      .readFileSync(path.join(logDir, `${label}.log`), 'utf8')
+      .split('\n')
+      .slice(-lines)
+      .join('\n');
+  } catch {
+    return '';
+  }
+}
+
+/** Runs a command in the repository to completion, its output appended to <logDir>/<label>.log. */
+function runLogged(logDir, cmd, args, env, label) {
+  return new Promise((resolve, reject) => {
+    const out = fs.openSync(path.join(logDir, `${label}.log`), 'a');
+    const child = spawn(cmd, args, { cwd: REPO, env, stdio: ['ignore', out, out] });
+    child.on('error', reject);
+    child.on('exit', (code) => {
+      fs.closeSync(out);
+      if (code === 0) resolve();
+      else reject(new Error(`${label} exited ${code}: ${tailLog(logDir, label)}`));
+    });
+  });
+}
+
+module.exports = { serviceEnv, runLogged, tailLog };
