@@ -139,7 +139,7 @@ describe('live stream tasks against real stream servers', () => {
       const ids: Record<string, string> = {};
       for (const scheme of byServer[server]) ids[scheme] = await create(scheme, urls[scheme]);
       for (const [scheme, id] of Object.entries(ids)) {
-        const list = await framesAfter(id, 5, t0, scheme);
+        const list = await framesAfter(id, 8, t0, scheme);
         checkLiveFrames(scheme, list, t0);
         expect((await status(id)).status).toBe('running');
       }
