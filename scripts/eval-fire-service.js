@@ -9,6 +9,7 @@
  *   node scripts/eval-fire-service.js --builtin          # force the built-in colour-and-motion detector
  *   node scripts/eval-fire-service.js --lower-bound 0.01 # run the service with another scene lower bound
  *   node scripts/eval-fire-service.js --json out.json
+ *   node scripts/eval-fire-service.js --media            # also list what it finds on ../shared/media/images
  *
  * Only detections at or above the scene's lower bound leave the service, so box AP50 here is the AP of
  * what a caller receives; --lower-bound 0.01 gives the model's whole precision/recall curve.
@@ -24,13 +25,14 @@ const repoRoot = path.resolve(__dirname, '..');
 const KEY = 'eval-fire-service-0123456789';
 
 function parseArgs(argv) {
-  const args = { builtin: false, lowerBound: undefined, json: undefined, limit: 0 };
+  const args = { builtin: false, lowerBound: undefined, json: undefined, limit: 0, media: false };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     if (a === '--builtin') args.builtin = true;
     else if (a === '--lower-bound') args.lowerBound = Number(argv[++i]);
     else if (a === '--json') args.json = argv[++i];
     else if (a === '--limit') args.limit = Number(argv[++i]);
+    else if (a === '--media') args.media = true;
     else throw new Error(`unknown argument ${a}`);
   }
   return args;
@@ -116,6 +118,26 @@ async function detectThroughService({ url, key, sharedDir, limit = 0, log = () =
   return { scene, records, seconds: (Date.now() - t0) / 1000 };
 }
 
+/** The fire_smoke objects the service returns for each image of ../shared/media/images. */
+async function detectMedia({ url, key, sharedDir }) {
+  const dir = path.join(sharedDir, 'media/images');
+  const out = [];
+  for (const file of fs.readdirSync(dir).sort()) {
+    const form = new FormData();
+    form.append('scene_code', 'fire_smoke');
+    form.append('files', new Blob([fs.readFileSync(path.join(dir, file))]), file);
+    const res = await fetch(`${url}/v1/vision/image-detections`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'idempotency-key': randomUUID() },
+      body: form,
+    });
+    const body = await res.json();
+    const entry = body.results?.[0];
+    out.push({ file, status: entry?.status ?? res.status, objects: entry?.objects ?? [] });
+  }
+  return out;
+}
+
 /** Image-level precision/recall at bounds from `from` up, and the best recall with precision >= minP. */
 function operatingPoints(records, from, minP = 0.9) {
   const rows = [];
@@ -139,6 +161,11 @@ async function main() {
   let out;
   try {
     out = await detectThroughService({ ...stack, sharedDir, limit: args.limit, log: console.log });
+    if (args.media)
+      for (const m of await detectMedia({ ...stack, sharedDir })) {
+        const objs = m.objects.map((o) => `${o.label} ${o.score.toFixed(2)}`).join(', ');
+        console.log(`media ${m.file}: ${m.status === 'succeeded' ? objs || '(none)' : m.status}`);
+      }
   } finally {
     await stack.close();
   }

@@ -41,7 +41,7 @@ def parse() -> argparse.Namespace:
     p.add_argument("--freeze", choices=["none", "stem", "dark3"], default="stem",
                    help="keep the COCO weights of the early high-resolution layers (stem = Focus + dark2)")
     p.add_argument("--val-size", type=int, default=416, help="validation input side (the service's)")
-    p.add_argument("--epochs", type=int, default=5)
+    p.add_argument("--epochs", type=int, default=4)
     p.add_argument("--batch", type=int, default=8)
     p.add_argument("--lr", type=float, default=0.005)
     p.add_argument("--no-mosaic-epochs", type=int, default=1, help="last epochs without mosaic")
@@ -187,7 +187,7 @@ def main() -> None:
                 sums[k] += float(losses[k].detach())
             if it % 20 == 0 or it == iters_per_epoch - 1:
                 el = time.time() - t0
-                print(f"epoch {epoch} iter {it + 1}/{iters_per_epoch} lr {lr:.5f} loss {float(losses['total']):.3f} "
+                print(f"epoch {epoch} iter {it + 1}/{iters_per_epoch} lr {lr:.5f} loss {float(losses['total'].detach()):.3f} "
                       f"(iou {float(losses['iou']):.3f} obj {float(losses['obj']):.3f} cls {float(losses['cls']):.3f}) "
                       f"{el / (it + 1):.2f} s/iter", flush=True)
         train_s = time.time() - t0

@@ -11,6 +11,7 @@ import express, {
 import { ApiError, toEnvelope } from './errors';
 import { IDENTITY_HEADER, type Identity, verifyIdentity } from './identity';
 import type { Logger } from './logger';
+import { httpMetricsMiddleware } from './http-metrics';
 import { requestShapeGuard } from './request-shape';
 
 export const REQUEST_ID_HEADER = 'x-request-id';
@@ -186,6 +187,7 @@ export function createServiceApp(opts: ServiceAppOptions, mount: (app: Express) 
   app.set('query parser', 'simple');
 
   app.use(requestIdMiddleware());
+  app.use(httpMetricsMiddleware());
   app.use(requestShapeGuard());
 
   app.get('/healthz', (_req, res) => {

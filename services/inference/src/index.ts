@@ -6,6 +6,7 @@ import {
   createObjectStore,
   listen,
   loadConfig,
+  metrics,
   startEgressProxy,
   type Bus,
   type Logger,
@@ -95,6 +96,7 @@ export async function createInference(deps: InferenceDeps): Promise<InferencePar
     resolve: deps.resolve,
     httpProxy: egress.url,
   });
+  const stopJobGauge = metrics.inferenceActiveJobs.addSource(() => [[{}, jobs.runningCount]]);
   const app = createApp({
     logger: deps.logger,
     catalogue,
@@ -120,6 +122,7 @@ export async function createInference(deps: InferenceDeps): Promise<InferencePar
     catalogue,
     jobs,
     close: async () => {
+      stopJobGauge();
       await jobs.close();
       await egress.close();
       await catalogue.close();

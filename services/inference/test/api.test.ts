@@ -1,10 +1,11 @@
 /** @jest-environment ./services/inference/test/support/onnx-environment.js */
-import { mkdtempSync } from 'node:fs';
+import { copyFileSync, mkdtempSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import request from 'supertest';
 import { IDENTITY_HEADER, signIdentity } from '@vision/shared';
-import { SceneCatalogue } from '../src/catalogue/catalogue';
+import { BUNDLED_MODELS_DIR, SceneCatalogue } from '../src/catalogue/catalogue';
+import { FIRE_SMOKE_DEFAULT_LOWER_BOUND, FIRE_SMOKE_DEFAULT_MODEL } from '../src/catalogue/scene-config';
 import { SECRET, image, startTestInference, type TestInference } from './support/helpers';
 
 let svc: TestInference;
@@ -41,7 +42,57 @@ describe('GET /internal/v1/scenes', () => {
       engine: 'rule:person-on-boat',
       labels: ['fishing'],
     });
-    expect(byCode.fire_smoke).toMatchObject({ enabled: true, engine: 'builtin:fire-colour-motion' });
+    // our own fire/smoke model (models/ at the repository root) serves fire_smoke by default
+    expect(byCode.fire_smoke).toMatchObject({
+      enabled: true,
+      engine: 'onnx:fire_smoke_yolox_nano.onnx',
+      labels: ['fire', 'smoke'],
+      lower_bound: FIRE_SMOKE_DEFAULT_LOWER_BOUND,
+    });
+  });
+
+  it('falls back to the built-in fire detector when our fire model is not installed, or when configured', async () => {
+    const empty = mkdtempSync(path.join(os.tmpdir(), 'no-models-'));
+    const none = await SceneCatalogue.load({
+      modelsDir: empty,
+      bundledModelsDir: null,
+      fire: { FIRE_SMOKE_DECODER: 'yolov8' },
+    });
+    expect(none.status('fire_smoke')).toMatchObject({ enabled: true, engine: 'builtin:fire-colour-motion' });
+    const scenesFile = path.join(empty, 'scenes.json');
+    writeFileSync(
+      scenesFile,
+      JSON.stringify({ scenes: { fire_smoke: { engine: 'builtin', detector: 'fire-colour-motion' } } }),
+    );
+    const chosen = await SceneCatalogue.load({
+      modelsDir: empty,
+      scenesFile,
+      fire: { FIRE_SMOKE_DECODER: 'yolov8' },
+    });
+    expect(chosen.status('fire_smoke')).toMatchObject({
+      enabled: true,
+      engine: 'builtin:fire-colour-motion',
+    });
+    // found in VISION_MODELS_DIR as well as in the bundled directory
+    copyFileSync(
+      path.join(BUNDLED_MODELS_DIR, FIRE_SMOKE_DEFAULT_MODEL),
+      path.join(empty, FIRE_SMOKE_DEFAULT_MODEL),
+    );
+    copyFileSync(
+      path.join(BUNDLED_MODELS_DIR, 'fire_smoke_yolox_nano.labels.txt'),
+      path.join(empty, 'fire_smoke_yolox_nano.labels.txt'),
+    );
+    const local = await SceneCatalogue.load({
+      modelsDir: empty,
+      bundledModelsDir: null,
+      fire: { FIRE_SMOKE_DECODER: 'yolov8', FIRE_SMOKE_LOWER_BOUND: 0.6 },
+    });
+    expect(local.status('fire_smoke')).toMatchObject({
+      enabled: true,
+      engine: 'onnx:fire_smoke_yolox_nano.onnx',
+      lower_bound: 0.6,
+    });
+    await Promise.all([none.close(), chosen.close(), local.close()]);
   });
 
   it('requires the signed identity', async () => {

@@ -9,6 +9,7 @@ import {
   createLogger,
   createObjectStore,
   listen,
+  metrics,
   startEgressProxy,
   openDb,
   systemClock,
@@ -48,6 +49,7 @@ export async function start(opts: StartOptions = {}): Promise<TasksService> {
   const bus = opts.bus ?? createBus(cfg, { clientId: 'tasks', logger });
   const objects = createObjectStore(cfg, { logger });
   const store = new TaskStore(db.knex, clock);
+  const stopTaskGauge = metrics.tasks.addSource(() => store.countByStatus());
   const inference = new InferenceClient(
     new ServiceClient('inference', cfg.INFERENCE_URL, cfg.INTERNAL_SECRET, cfg.TASKS_BACKEND_TIMEOUT_MS),
     {
@@ -136,6 +138,7 @@ export async function start(opts: StartOptions = {}): Promise<TasksService> {
     store,
     db,
     close: async () => {
+      stopTaskGauge();
       await closeServer(server);
       await engine.stopWorkers();
       await egress.close();

@@ -12,6 +12,7 @@ import {
   type Logger,
   type ObjectStore,
   invalidRequest,
+  recordBreakerRefusal,
 } from '@vision/shared';
 import type { InferenceClient, JobSource, JobView } from './clients/inference-client';
 import type { QuotaClient } from './clients/quota-client';
@@ -125,7 +126,8 @@ export class TaskEngine {
           reason: 'maintenance',
         },
       );
-    if (this.inference.isOpen())
+    if (this.inference.isOpen()) {
+      recordBreakerRefusal('inference');
       throw new ApiError(
         'OP-TASK-BREAKER-OPEN',
         'The inference backend is failing; new tasks are not accepted for now',
@@ -133,6 +135,7 @@ export class TaskEngine {
           reason: 'breaker_open',
         },
       );
+    }
   }
 
   // ---- admission ---------------------------------------------------------------------------
@@ -540,10 +543,10 @@ export class TaskEngine {
     for (;;) {
       const rows = await this.store.pendingEvents(100);
       if (rows.length === 0) return;
-      const byTopic = new Map<string, { key: string; value: object }[]>();
+      const byTopic = new Map<string, { key: string; value: object; headers?: Record<string, string> }[]>();
       for (const r of rows) {
         const list = byTopic.get(r.topic) ?? [];
-        list.push({ key: r.msg_key, value: r.value as object });
+        list.push({ key: r.msg_key, value: r.value as object, headers: r.headers });
         byTopic.set(r.topic, list);
       }
       for (const [topic, messages] of byTopic) await this.bus.publish(topic, messages);

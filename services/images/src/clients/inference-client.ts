@@ -7,6 +7,7 @@ import {
   type SceneStatus,
   UnreachableError,
   isSceneCode,
+  observeBreaker,
 } from '@vision/shared';
 import { CONTENT_TYPES, type ImageType } from '../domain/image-type';
 import { type ImageObject, toImageObject } from '../domain/results';
@@ -62,6 +63,7 @@ export class InferenceClient {
         errorFilter: (err: unknown) => err instanceof RefusedByInference,
       },
     );
+    observeBreaker(this.breaker, 'inference');
   }
 
   /** True while the breaker is open (not half-open): new requests are refused before any work. */

@@ -1,5 +1,6 @@
 import {
   TOPICS,
+  metrics,
   redactUrl,
   startPinnedRelay,
   taskReason,
@@ -184,7 +185,10 @@ export class Job {
     let delay = this.rt.reconnectMinMs;
     for (let attempt = 0; ; attempt++) {
       if (this.stopRequested) return { status: 'stopped' };
-      if (attempt > 0) this.view.reconnects++;
+      if (attempt > 0) {
+        this.view.reconnects++;
+        metrics.decoderRestarts.inc({ reason: 'stream_lost' });
+      }
       let exit: SourceExit | undefined;
       let reason: string | undefined;
       let pinned: string | undefined;
@@ -315,9 +319,11 @@ export class Job {
       frameBytes: size * size * 3,
       onFrame: (f) => {
         if (this.stopRequested) return;
+        metrics.framesDecoded.inc({ scene: this.spec.sceneCode });
         if (live && this.queue.length >= this.rt.liveQueue) {
           this.queue.shift(); // keep the freshest frames
           this.view.frames_dropped++;
+          metrics.framesDropped.inc({ scene: this.spec.sceneCode, reason: 'behind' });
         }
         this.queue.push(f);
         if (!live && this.queue.length >= 2) source.pause();
@@ -393,7 +399,10 @@ export class Job {
       image: { width: f.width, height: f.height },
       objects,
       lower_bound: this.rt.engine.status.lower_bound,
+      // Wall-clock time the frame was read from the decoder (results measures its ingest lag from it).
+      captured_at_ms: f.capturedAt,
     });
+    metrics.framesPublished.inc({ scene: this.spec.sceneCode });
     this.seq = seq + 1;
     if (this.input.live) this.lastLiveTimeMs = timeMs;
     this.view.frames_published = this.seq;

@@ -5,6 +5,7 @@ interface OutboxRow {
   topic: string;
   key: string;
   payload: unknown;
+  headers: string | null;
 }
 
 export interface OutboxRelayOptions {
@@ -118,7 +119,7 @@ export class OutboxRelay {
       return (await trx('outbox')
         .whereIn('id', ids)
         .orderBy('id')
-        .select('id', 'topic', 'key', 'payload')) as OutboxRow[];
+        .select('id', 'topic', 'key', 'payload', 'headers')) as OutboxRow[];
     });
     if (rows.length === 0) return 0;
     const ids = rows.map((r) => r.id);
@@ -127,7 +128,7 @@ export class OutboxRelay {
       for (const r of rows) {
         const value = (typeof r.payload === 'string' ? JSON.parse(r.payload) : r.payload) as object;
         const list = byTopic.get(r.topic) ?? [];
-        list.push({ key: r.key, value });
+        list.push({ key: r.key, value, headers: parseHeaders(r.headers) });
         byTopic.set(r.topic, list);
       }
       for (const [topic, messages] of byTopic) await bus.publish(topic, messages);
@@ -154,5 +155,16 @@ export class OutboxRelay {
     if (this.timer) clearTimeout(this.timer);
     this.timer = undefined;
     if (this.running) await this.running.catch(() => undefined);
+  }
+}
+
+/** The trace headers an outbox row kept (null for rows written before they were kept). */
+export function parseHeaders(raw: string | null | undefined): Record<string, string> | undefined {
+  if (!raw) return undefined;
+  try {
+    const h = JSON.parse(raw) as unknown;
+    return h && typeof h === 'object' ? (h as Record<string, string>) : undefined;
+  } catch {
+    return undefined;
   }
 }

@@ -9,6 +9,7 @@ import {
   type CallResult,
   type Identity,
   type Logger,
+  observeBreaker,
   type SceneStatus,
   UnreachableError,
 } from '@vision/shared';
@@ -73,6 +74,7 @@ export class InferenceClient {
       rollingCountBuckets: 10,
       name: 'inference',
     });
+    observeBreaker(this.breaker, 'inference');
     this.breaker.on('open', () => this.logger.warn('inference breaker opened'));
     this.breaker.on('halfOpen', () => this.logger.info('inference breaker half-open'));
     this.breaker.on('close', () => this.logger.info('inference breaker closed'));

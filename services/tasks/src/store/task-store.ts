@@ -1,8 +1,8 @@
 /** Persistence of tasks, idempotency records and the event outbox (knex; Postgres or PGlite). */
 import { randomUUID } from 'node:crypto';
 import { resultExpiresAt } from '../domain/retention';
-import { TOPICS, toTaskReason, type Clock, type Knex } from '@vision/shared';
-import { type TaskStatus, type TaskTrigger, transition } from '../domain/state-machine';
+import { TOPICS, metrics, toTaskReason, traceHeaders, type Clock, type Knex } from '@vision/shared';
+import { TASK_STATUSES, type TaskStatus, type TaskTrigger, transition } from '../domain/state-machine';
 import type { ListPosition } from '../domain/cursor';
 
 export type TaskKind = 'video' | 'image';
@@ -138,7 +138,7 @@ export class TaskStore {
     maxActive: number,
   ): Promise<InsertOutcome> {
     const now = this.clock.now();
-    return this.knex.transaction(async (trx) => {
+    const outcome = await this.knex.transaction(async (trx): Promise<InsertOutcome> => {
       await trx('subject_locks').insert({ subject: t.subject }).onConflict('subject').ignore();
       await trx('subject_locks').where({ subject: t.subject }).forUpdate().first();
       const existing = await trx('idempotency_keys')
@@ -188,6 +188,8 @@ export class TaskStore {
       const [created] = await trx('tasks').insert(row).returning('*');
       return { kind: 'created', task: rowToTask(created as Record<string, unknown>) };
     });
+    if (outcome.kind === 'created') metrics.taskTransitions.inc({ from: 'none', to: 'submitting' });
+    return outcome;
   }
 
   /** Removes a task that never became visible (quota exhausted, backend unreachable) and its key. */
@@ -226,12 +228,14 @@ export class TaskStore {
     patch: { reason?: string | null; refund_pending?: boolean } = {},
   ): Promise<TaskRow | undefined> {
     const now = this.clock.now();
-    return this.knex.transaction(async (trx) => {
+    let from: string | undefined;
+    const moved = await this.knex.transaction(async (trx) => {
       const cur = await trx('tasks').where({ task_id: taskId }).forUpdate().first();
       if (!cur) return undefined;
       const task = rowToTask(cur as Record<string, unknown>);
       const t = transition(task.status, trigger);
       if (!t.ok) return undefined;
+      from = task.status;
       const [updated] = await trx('tasks')
         .where({ task_id: taskId })
         .update({
@@ -246,6 +250,19 @@ export class TaskStore {
       await this.writeEvent(trx, next, task.announced ? 'task.status_changed' : 'task.created', now);
       return next;
     });
+    if (moved && from) metrics.taskTransitions.inc({ from, to: moved.status });
+    return moved;
+  }
+
+  /** Video tasks by status (vision_tasks, read at scrape time). */
+  async countByStatus(): Promise<Array<[{ status: string }, number]>> {
+    const rows = (await this.knex('tasks')
+      .where({ kind: 'video' })
+      .select('status')
+      .count<{ status: string; n: string }[]>({ n: '*' })
+      .groupBy('status')) as { status: string; n: string | number }[];
+    const by = new Map(rows.map((r) => [r.status, Number(r.n)]));
+    return TASK_STATUSES.map((status) => [{ status }, by.get(status) ?? 0]);
   }
 
   private async writeEvent(trx: Knex, task: TaskRow, type: TaskEvent['type'], now: Date): Promise<void> {
@@ -267,6 +284,8 @@ export class TaskStore {
       topic: TOPICS.taskEvents,
       msg_key: task.task_id,
       value: JSON.stringify(event),
+      // The trace of the request that moved the task: the event's consumers join that trace.
+      headers: JSON.stringify(traceHeaders()),
       created_at: now,
     });
   }
@@ -391,13 +410,16 @@ export class TaskStore {
   /** Unpublished outbox rows, oldest first. */
   async pendingEvents(
     limit: number,
-  ): Promise<{ id: string; topic: string; msg_key: string; value: unknown }[]> {
+  ): Promise<
+    { id: string; topic: string; msg_key: string; value: unknown; headers?: Record<string, string> }[]
+  > {
     const rows = await this.knex('outbox').whereNull('published_at').orderBy('id', 'asc').limit(limit);
     return rows.map((r: Record<string, unknown>) => ({
       id: String(r.id),
       topic: String(r.topic),
       msg_key: String(r.msg_key),
       value: typeof r.value === 'string' ? JSON.parse(r.value) : r.value,
+      headers: typeof r.headers === 'string' ? (JSON.parse(r.headers) as Record<string, string>) : undefined,
     }));
   }
 
