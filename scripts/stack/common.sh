@@ -37,7 +37,7 @@ PROMETHEUS_PORT="${VISION_PROMETHEUS_PORT:-29090}"
 KAFKA_HOME="$STACK_DIR/kafka-$KAFKA_VERSION"
 PG_BIN="${VISION_PG_BIN:-}"
 
-ALL_COMPONENTS="postgres redis kafka minio toxiproxy"
+ALL_COMPONENTS="postgres redis kafka minio toxiproxy jaeger prometheus"
 
 log() { echo "[vision-stack] $*" >&2; }
 die() { log "ERROR: $*"; exit 1; }

@@ -1,9 +1,15 @@
 #!/usr/bin/env bash
 # Starts the installed servers on 127.0.0.1 (idempotent: a running one is left alone), waits until each is ready,
 # writes its pid to $VISION_STACK_DIR/run/<name>.pid and the connection settings to $VISION_STACK_DIR/stack.env.
-# Usage: scripts/stack/start.sh [component...]   (default: postgres redis kafka minio toxiproxy; also: jaeger prometheus)
+# Usage: scripts/stack/start.sh [component...]   (default: postgres redis kafka minio toxiproxy jaeger prometheus)
 #   --started-file FILE   append the name of each component this call actually started (for callers that stop only those)
 source "$(dirname "$0")/common.sh"
+
+# The servers started below must not inherit the caller's descriptors: under `flock /tmp/vision-stack.lock ...`
+# a server holding the lock's descriptor would keep the lock for as long as it runs.
+for fd in $(ls /proc/$$/fd); do
+  if [ "$fd" -gt 2 ] 2>/dev/null && [ "$fd" -ne 255 ]; then eval "exec $fd>&-" 2>/dev/null || true; fi
+done
 
 STARTED_FILE=""
 args=()

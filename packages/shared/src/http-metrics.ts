@@ -10,18 +10,22 @@ import { metrics } from './metrics';
  */
 export function setHttpRoute(res: Response, route: string): void {
   res.locals.httpRoute = route;
-  const rpc = getRPCMetadata(context.active());
-  if (rpc?.type === RPCType.HTTP) rpc.route = route;
 }
 
 /** Records vision_http_server_request_duration_seconds for every request the app answers. */
 export function httpMetricsMiddleware(): RequestHandler {
   return (req, res, next) => {
     const start = process.hrtime.bigint();
+    // The HTTP instrumentation names the server span from this when the response closes; express
+    // overwrites it at every layer, so a route named with setHttpRoute is put back once the response
+    // is finished ('finish' comes before 'close').
+    const rpc = getRPCMetadata(context.active());
     let done = false;
     const record = () => {
       if (done) return;
       done = true;
+      const named = res.locals.httpRoute as string | undefined;
+      if (named && rpc?.type === RPCType.HTTP) rpc.route = named;
       const route =
         (res.locals.httpRoute as string | undefined) ??
         (req.route ? `${req.baseUrl}${String((req.route as { path: unknown }).path)}` : 'unmatched');

@@ -222,6 +222,9 @@ export function createServiceApp(opts: ServiceAppOptions, mount: (app: Express) 
 export function listen(app: Express, port: number, host = '0.0.0.0'): Promise<Server> {
   return new Promise((resolve, reject) => {
     const server = app.listen(port, host);
+    // No deadline for a whole request: Node's default (300 s) cuts a slow but steady 512 MB upload.
+    // Stalled uploads are cut by the gateway's idle timer instead (GATEWAY_UPLOAD_IDLE_MS).
+    server.requestTimeout = 0;
     server.once('listening', () => resolve(server));
     server.once('error', reject);
   });

@@ -24,7 +24,7 @@ const CAPTURED_HEADERS = ['x-request-id'];
 
 /**
  * Starts OpenTelemetry for one process: W3C trace context and baggage, HTTP (incoming and outgoing),
- * fetch (undici), express (route handlers only; spans named `METHOD /route`) and pg instrumentation.
+ * fetch (undici), express (route names only: server spans named `METHOD /route`) and pg instrumentation.
  * Every span belongs to the service of the code that started it (service-context.ts): `serviceName`
  * in a distributed process, each of the six in the standalone one. Spans are exported over OTLP/HTTP
  * only when OTEL_EXPORTER_OTLP_ENDPOINT is set (and OTEL_TRACES_EXPORTER is not `none`); otherwise
@@ -84,9 +84,14 @@ export function startTelemetry(
         requestHook: (span, req) => scrubUrl(span, `${req.origin}${req.path}`),
         headersToSpanAttributes: { requestHeaders: CAPTURED_HEADERS, responseHeaders: [] },
       }),
-      // Middleware layers would each add a `middleware - <anonymous>` span: only route handlers are kept.
+      // Express only names the route (the server span becomes `POST /v1/vision/tasks`); its layers
+      // would each add a span (`middleware - <anonymous>`, `request handler`) that says nothing more.
       new ExpressInstrumentation({
-        ignoreLayersType: [ExpressLayerType.MIDDLEWARE, ExpressLayerType.ROUTER],
+        ignoreLayersType: [
+          ExpressLayerType.MIDDLEWARE,
+          ExpressLayerType.ROUTER,
+          ExpressLayerType.REQUEST_HANDLER,
+        ],
       }),
       new PgInstrumentation({ enhancedDatabaseReporting: false }),
     ],
