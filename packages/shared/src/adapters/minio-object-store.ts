@@ -50,9 +50,9 @@ export async function setBucketLifecycle(client: Client, bucket: string, rules: 
 /**
  * Multipart part size, fixed (minio-js then never picks another). minio-js holds one part in memory
  * per upload; for a stream of unknown size it would otherwise size parts for a 5 TiB object (about
- * 528 MiB each). S3's 10,000 parts make 156 GiB the largest object; ours are at most 512 MB.
+ * 528 MiB each). S3 10,000 parts make 78 GiB the largest object; ours are at most 512 MB.
  */
-export const PART_SIZE = 16 * 1024 * 1024;
+export const PART_SIZE = 8 * 1024 * 1024;
 
 function isNotFound(err: unknown): boolean {
   const code = (err as { code?: unknown })?.code;
