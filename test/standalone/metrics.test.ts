@@ -86,7 +86,7 @@ describe('standalone GET /metrics', () => {
       headers: { 'idempotency-key': randomUUID() },
       body: form,
     });
-    expect(detected.status).toBe(200);
+    expect(detected.status).toBe(201);
 
     const video = new FormData();
     video.append('scene_code', 'person_vehicle');
