@@ -31,3 +31,6 @@ export * from './adapters/limiter';
 export * from './address-policy';
 export * from './host-check';
 export * from './egress-proxy';
+export * from './task-reasons';
+export * from './decoder-env';
+export * from './pinned-relay';

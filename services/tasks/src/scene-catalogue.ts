@@ -19,6 +19,8 @@ export interface PublicScene {
   labels: string[];
   lower_bound: number;
   default_business_threshold: number;
+  video_enabled?: boolean;
+  video_reason?: string;
 }
 
 export class SceneCatalogue {
@@ -69,7 +71,28 @@ export class SceneCatalogue {
       labels: s.labels,
       lower_bound: s.lower_bound,
       default_business_threshold: this.opts.businessThreshold,
+      ...(s.video_enabled === false
+        ? { video_enabled: false, ...(s.video_reason ? { video_reason: s.video_reason } : {}) }
+        : { video_enabled: true }),
     }));
+  }
+
+  /**
+   * The gate of video task creation, before anything is charged: the enabled scene `code` (else
+   * OP-TASK-SCENE-UNAVAILABLE), and 503 OP-SYS-UNAVAILABLE while inference cannot decode video (its
+   * decoder preflight failed).
+   */
+  async requireVideoScene(code: unknown): Promise<SceneStatus> {
+    const scene = await this.requireEnabled(code);
+    if (scene.video_enabled === false)
+      throw new ApiError(
+        'OP-SYS-UNAVAILABLE',
+        'Video tasks are unavailable: the video decoder is not working',
+        {
+          reason: 'decoder_unavailable',
+        },
+      );
+    return scene;
   }
 
   /** The enabled scene `code`, or OP-TASK-SCENE-UNAVAILABLE. */

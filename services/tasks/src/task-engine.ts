@@ -344,6 +344,19 @@ export class TaskEngine {
     return this.refundAndMove(task, 'verified_not_created', 'verified_not_created');
   }
 
+  /**
+   * A move made for one task of a background round (poll, stop, reconcile): a failed write is logged and
+   * left for the next round, never aborting the round for the other tasks.
+   */
+  private isolatedMove(...args: Parameters<TaskStore['move']>): Promise<TaskRow | undefined> {
+    return this.store.move(...args).catch((err: unknown) => this.writeFailed(args[0], err));
+  }
+
+  private writeFailed(taskId: string, err: unknown): undefined {
+    this.logger.warn({ err, task_id: taskId }, 'task update failed; retried next round');
+    return undefined;
+  }
+
   async reconcileResolving(): Promise<void> {
     const tasks = await this.store.inStatus(['resolving'], 100);
     for (const task of tasks) {
@@ -355,10 +368,12 @@ export class TaskEngine {
         continue; // backend unreachable: ask again next round
       }
       if (job) {
-        const moved = await this.store.move(task.task_id, 'verified_created');
-        if (moved) await this.afterRunning(moved, job);
+        const moved = await this.isolatedMove(task.task_id, 'verified_created');
+        if (moved) await this.afterRunning(moved, job).catch((err) => this.writeFailed(task.task_id, err));
       } else if (this.clock.now().getTime() - task.updated_at.getTime() >= this.settings.resolveGraceMs) {
-        await this.refundAndMove(task, 'verified_not_created', 'backend_has_no_job');
+        await this.refundAndMove(task, 'verified_not_created', 'backend_has_no_job').catch((err) =>
+          this.writeFailed(task.task_id, err),
+        );
       }
     }
   }
@@ -428,7 +443,9 @@ export class TaskEngine {
   async retryRefunds(): Promise<void> {
     for (const task of await this.store.refundsPending(50)) {
       if (await this.quota.refund(workerIdentity(task.subject), task.task_id).catch(() => false))
-        await this.store.setRefundPending(task.task_id, false);
+        await this.store
+          .setRefundPending(task.task_id, false)
+          .catch((err) => this.writeFailed(task.task_id, err));
     }
   }
 
@@ -448,12 +465,12 @@ export class TaskEngine {
         if (!job) {
           // The backend lost the job (restarted without it): a running task cannot produce more results.
           if (task.status === 'running')
-            await this.store.move(task.task_id, 'job_failed', { reason: 'backend_lost_job' });
-          else await this.store.move(task.task_id, 'stop_confirmed');
+            await this.isolatedMove(task.task_id, 'job_failed', { reason: 'backend_lost_job' });
+          else await this.isolatedMove(task.task_id, 'stop_confirmed');
           continue;
         }
         const trigger = triggerForJobStatus(job.status);
-        if (trigger) await this.store.move(task.task_id, trigger, { reason: job.reason ?? null });
+        if (trigger) await this.isolatedMove(task.task_id, trigger, { reason: job.reason ?? null });
       }
     }
     void this.outbox.kick();
@@ -469,10 +486,10 @@ export class TaskEngine {
       } catch {
         continue;
       }
-      if (!job || job.status === 'stopped') await this.store.move(task.task_id, 'stop_confirmed');
+      if (!job || job.status === 'stopped') await this.isolatedMove(task.task_id, 'stop_confirmed');
       else {
         const trigger = triggerForJobStatus(job.status);
-        if (trigger) await this.store.move(task.task_id, trigger, { reason: job.reason ?? null });
+        if (trigger) await this.isolatedMove(task.task_id, trigger, { reason: job.reason ?? null });
       }
     }
     void this.outbox.kick();

@@ -7,13 +7,18 @@ import { readDetectForm } from './multipart';
 
 export function mountDetectRoutes(
   app: Express,
-  deps: { catalogue: SceneCatalogue; maxPixels: number },
+  deps: {
+    catalogue: SceneCatalogue;
+    maxPixels: number;
+    videoStatus: () => { video_enabled: boolean; video_reason?: string };
+  },
 ): void {
   // Two images at the cap decode at once, whatever the number of requests (issue 20: 16 requests of
   // ten 6000x6600 images must not exhaust memory while live jobs run).
   const budget = new PixelBudget(2 * deps.maxPixels);
   app.get('/internal/v1/scenes', (_req, res) => {
-    res.json({ scenes: deps.catalogue.statuses() });
+    const video = deps.videoStatus();
+    res.json({ scenes: deps.catalogue.statuses().map((s) => ({ ...s, ...video })) });
   });
 
   app.post(

@@ -71,7 +71,7 @@ export function mountPublicRoutes(app: Express, d: PublicRouteDeps): void {
         const replay = await d.engine.replay(identity.subject, key, fingerprint);
         if (replay) return send(res, replay);
         d.engine.assertAcceptingNewTasks();
-        const scene = await d.scenes.requireEnabled(body.scene_code);
+        const scene = await d.scenes.requireVideoScene(body.scene_code);
 
         const guard = await guardStreamUrl(parsed.url, {
           allowPrivate: d.settings.allowPrivateNetworks,
@@ -83,7 +83,15 @@ export function mountPublicRoutes(app: Express, d: PublicRouteDeps): void {
           timeoutMs: d.settings.probeTimeoutMs,
           ffprobePath: d.settings.ffprobePath,
           httpProxy: d.settings.httpProxy,
+          pin: guard.addresses[0],
+          port: guard.url.port,
         });
+        if (!probe.ok && probe.ourSide)
+          throw new ApiError('OP-SYS-UNAVAILABLE', 'The stream probe could not run; retry later', {
+            reason: 'probe_unavailable',
+          });
+        if (!probe.ok && probe.refused)
+          throw invalidRequest(`stream_url is refused: ${probe.problem}`, 'stream_url_invalid');
         if (!probe.ok)
           throw invalidRequest(`stream_url is not reachable: ${probe.problem}`, 'stream_unreachable');
 
@@ -126,7 +134,7 @@ export function mountPublicRoutes(app: Express, d: PublicRouteDeps): void {
           const replay = await d.engine.replay(identity.subject, key, fingerprint);
           if (replay) return replay;
           d.engine.assertAcceptingNewTasks();
-          const scene = await d.scenes.requireEnabled(video.sceneCode);
+          const scene = await d.scenes.requireVideoScene(video.sceneCode);
           await d.engine.assertActiveRoom(identity.subject);
           return d.engine.admit(
             identity,

@@ -1,7 +1,7 @@
 /** Persistence of tasks, idempotency records and the event outbox (knex; Postgres or PGlite). */
 import { randomUUID } from 'node:crypto';
 import { resultExpiresAt } from '../domain/retention';
-import { TOPICS, metrics, traceHeaders, type Clock, type Knex } from '@vision/shared';
+import { TOPICS, metrics, toTaskReason, traceHeaders, type Clock, type Knex } from '@vision/shared';
 import { TASK_STATUSES, type TaskStatus, type TaskTrigger, transition } from '../domain/state-machine';
 import type { ListPosition } from '../domain/cursor';
 
@@ -242,7 +242,7 @@ export class TaskStore {
           status: t.to,
           updated_at: now,
           announced: true,
-          ...(patch.reason !== undefined ? { reason: patch.reason } : {}),
+          ...(patch.reason !== undefined ? { reason: storedReason(patch.reason) } : {}),
           ...(patch.refund_pending !== undefined ? { refund_pending: patch.refund_pending } : {}),
         })
         .returning('*');
@@ -427,4 +427,9 @@ export class TaskStore {
     if (ids.length === 0) return;
     await this.knex('outbox').whereIn('id', ids).update({ published_at: this.clock.now() });
   }
+}
+
+/** Every reason is stored as a code of the closed list (packages/shared task-reasons), at most 200 characters. */
+function storedReason(reason: string | null): string | null {
+  return reason === null ? null : toTaskReason(reason);
 }
