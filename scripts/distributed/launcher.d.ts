@@ -3,7 +3,7 @@ import type { ChildProcess } from 'node:child_process';
 
 export type ServiceName = 'gateway' | 'tasks' | 'quota' | 'results' | 'images' | 'inference';
 export type Link = 'postgres' | 'redis' | 'kafka' | 'minio' | 'inference';
-export type StackServer = 'postgres' | 'redis' | 'kafka' | 'minio' | 'toxiproxy';
+export type StackServer = 'postgres' | 'redis' | 'kafka' | 'minio' | 'toxiproxy' | 'jaeger' | 'prometheus';
 
 export interface DeploymentOptions {
   id?: string;
@@ -21,6 +21,9 @@ export interface ServiceProcess {
   index: number;
   port: number;
   url: string;
+  /** Its GET /metrics (METRICS_PORT), scraped by the stack's Prometheus. */
+  metricsPort: number;
+  metricsUrl: string;
   child?: ChildProcess;
   exited?: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
 }
@@ -53,6 +56,11 @@ export interface StackEnv {
   s3AccessKey: string;
   s3SecretKey: string;
   toxiproxyUrl: string;
+  /** Set when scripts/stack started Jaeger and Prometheus. */
+  otlpEndpoint?: string;
+  jaegerUrl?: string;
+  prometheusUrl?: string;
+  prometheusTargets?: string;
 }
 
 export class Deployment {

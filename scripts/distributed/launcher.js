@@ -121,7 +121,16 @@ class Deployment {
         this.procs[name] = [];
         for (let i = 0; i < n; i++) {
           const port = await freePort();
-          this.procs[name].push({ name, index: i, port, url: `http://127.0.0.1:${port}`, child: undefined });
+          const metricsPort = await freePort();
+          this.procs[name].push({
+            name,
+            index: i,
+            port,
+            url: `http://127.0.0.1:${port}`,
+            metricsPort,
+            metricsUrl: `http://127.0.0.1:${metricsPort}/metrics`,
+            child: undefined,
+          });
         }
         if (URL_VAR[name]) {
           let url = this.procs[name][0].url;
@@ -131,6 +140,7 @@ class Deployment {
         }
         await Promise.all(this.procs[name].map((p) => this.spawnService(p)));
       }
+      this.writeScrapeTargets();
     } catch (err) {
       await this.close().catch(() => undefined);
       throw err;
@@ -160,11 +170,33 @@ class Deployment {
   }
 
   /** Starts one service process and waits until its /readyz answers 200. */
+  /** The file listing this deployment's metrics endpoints for the stack's Prometheus (none without one). */
+  get targetsFile() {
+    const dir = this.stack.prometheusTargets;
+    return dir ? path.join(dir, `${this.id}.json`) : undefined;
+  }
+
+  /** Lists every process's GET /metrics for the stack's Prometheus (labels service, deployment, replica). */
+  writeScrapeTargets() {
+    const file = this.targetsFile;
+    if (!file || !fs.existsSync(path.dirname(file))) return;
+    const groups = Object.values(this.procs)
+      .flat()
+      .map((p) => ({
+        targets: [`127.0.0.1:${p.metricsPort}`],
+        labels: { service: p.name, deployment: this.id, replica: String(p.index) },
+      }));
+    // Written whole then renamed: Prometheus never reads half a file.
+    fs.writeFileSync(`${file}.tmp`, JSON.stringify(groups, null, 2));
+    fs.renameSync(`${file}.tmp`, file);
+  }
+
   async spawnService(p, { waitReady = true } = {}) {
     const label = this.label(p);
     const env = {
       ...this.env,
       [PORT_VAR[p.name]]: String(p.port),
+      METRICS_PORT: String(p.metricsPort),
       ...(this.options.serviceEnv && this.options.serviceEnv[p.name]),
     };
     const out = fs.openSync(path.join(this.logDir, `${label}.log`), 'a');
@@ -238,6 +270,7 @@ class Deployment {
     await stop(SERVICES.filter((n) => n !== 'gateway'));
     for (const proxy of Object.values(this.proxies))
       await this.toxiproxy.remove(proxy).catch(() => undefined);
+    if (this.targetsFile) fs.rmSync(this.targetsFile, { force: true });
     if (!keepData) {
       await dropDatabase(this.stack.pgUrl, this.database).catch(() => undefined);
       await removeBucket(minioClient(this.stack), this.bucket).catch(() => undefined);

@@ -31,11 +31,15 @@ function serviceEnv(d, links) {
     TASKS_ADMIN_TOKEN: `admin-${d.secret}`,
     HOST: '127.0.0.1',
     KAFKAJS_NO_PARTITIONER_WARNING: '1',
-    // Without an OTLP endpoint the OpenTelemetry SDK still defaults to OTLP exporters on 127.0.0.1:4318,
-    // whose flush at shutdown holds every SIGTERM for seconds; no collector runs here.
-    ...(process.env.OTEL_EXPORTER_OTLP_ENDPOINT
-      ? { OTEL_EXPORTER_OTLP_ENDPOINT: process.env.OTEL_EXPORTER_OTLP_ENDPOINT }
-      : { OTEL_TRACES_EXPORTER: 'none', OTEL_METRICS_EXPORTER: 'none', OTEL_LOGS_EXPORTER: 'none' }),
+    // Spans go to the stack's Jaeger (or OTEL_EXPORTER_OTLP_ENDPOINT); without either nothing is exported.
+    ...(process.env.OTEL_EXPORTER_OTLP_ENDPOINT || d.stack.otlpEndpoint
+      ? {
+          OTEL_EXPORTER_OTLP_ENDPOINT: process.env.OTEL_EXPORTER_OTLP_ENDPOINT || d.stack.otlpEndpoint,
+          OTEL_BSP_SCHEDULE_DELAY: '300',
+        }
+      : { OTEL_TRACES_EXPORTER: 'none' }),
+    // GET /metrics of each process (its METRICS_PORT is set per process), loopback only.
+    METRICS_HOST: '127.0.0.1',
     ...(d.options.keys ? { VISION_API_KEYS: d.options.keys } : {}),
     ...d.options.env,
   };

@@ -71,6 +71,11 @@ function readStackEnv() {
     s3AccessKey: out.VISION_STACK_S3_ACCESS_KEY,
     s3SecretKey: out.VISION_STACK_S3_SECRET_KEY,
     toxiproxyUrl: out.VISION_STACK_TOXIPROXY_URL,
+    // Present while scripts/stack runs Jaeger and Prometheus.
+    otlpEndpoint: out.VISION_STACK_OTLP_ENDPOINT,
+    jaegerUrl: out.VISION_STACK_JAEGER_URL,
+    prometheusUrl: out.VISION_STACK_PROMETHEUS_URL,
+    prometheusTargets: out.VISION_STACK_PROMETHEUS_TARGETS,
   };
 }
 

@@ -2,7 +2,8 @@
 #   VISION_STACK_DIR  cache + state root (default $HOME/.cache/vision-stack); nothing goes into the repo.
 #   VISION_PG_DIR     Postgres cluster dir; must be reachable by the `postgres` user. Default: under the stack dir
 #                     when `postgres` can traverse it, else /var/lib/postgresql/vision-stack (postgres's home; /root is 0700).
-#   Ports (below the kernel's ephemeral range 32768-60999, so no client socket can hold them): PG 25432, Redis 26379, Kafka 29092 (controller 29093), MinIO 29000 (console 29001), toxiproxy 28474.
+#   Ports (below the kernel's ephemeral range 32768-60999, so no client socket can hold them): PG 25432, Redis 26379, Kafka 29092 (controller 29093), MinIO 29000 (console 29001), toxiproxy 28474,
+#   Jaeger 24318 (OTLP/HTTP), 26686 (query API + UI), 26685 (query gRPC), 23133 (health); Prometheus 29090.
 set -euo pipefail
 
 STACK_DIR="${VISION_STACK_DIR:-${HOME:-/tmp}/.cache/vision-stack}"
@@ -14,6 +15,7 @@ LOG_DIR="$STACK_DIR/log"
 KAFKA_VERSION="${KAFKA_VERSION:-3.9.1}"
 MINIO_VERSION="${MINIO_VERSION:-latest}"
 TOXIPROXY_VERSION="${TOXIPROXY_VERSION:-latest}"
+JAEGER_VERSION="${JAEGER_VERSION:-v1.76.0}"
 
 PG_PORT="${VISION_PG_PORT:-25432}"
 PG_PASSWORD="${VISION_PG_PASSWORD:-vision-stack}"
@@ -25,11 +27,17 @@ MINIO_CONSOLE_PORT="${VISION_MINIO_CONSOLE_PORT:-29001}"
 MINIO_USER="${VISION_MINIO_USER:-visionstack}"
 MINIO_PASSWORD="${VISION_MINIO_PASSWORD:-visionstack-secret}"
 TOXIPROXY_PORT="${VISION_TOXIPROXY_PORT:-28474}"
+# Observability backends (issue 15): Jaeger's OTLP/HTTP receiver, query API/UI (+ its gRPC), health check; Prometheus.
+JAEGER_OTLP_PORT="${VISION_JAEGER_OTLP_PORT:-24318}"
+JAEGER_QUERY_PORT="${VISION_JAEGER_QUERY_PORT:-26686}"
+JAEGER_QUERY_GRPC_PORT="${VISION_JAEGER_QUERY_GRPC_PORT:-26685}"
+JAEGER_HEALTH_PORT="${VISION_JAEGER_HEALTH_PORT:-23133}"
+PROMETHEUS_PORT="${VISION_PROMETHEUS_PORT:-29090}"
 
 KAFKA_HOME="$STACK_DIR/kafka-$KAFKA_VERSION"
 PG_BIN="${VISION_PG_BIN:-}"
 
-ALL_COMPONENTS="postgres redis kafka minio toxiproxy"
+ALL_COMPONENTS="postgres redis kafka minio toxiproxy jaeger prometheus"
 
 log() { echo "[vision-stack] $*" >&2; }
 die() { log "ERROR: $*"; exit 1; }

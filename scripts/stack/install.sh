@@ -85,6 +85,40 @@ install_minio() { go_install minio "github.com/minio/minio@$MINIO_VERSION"; }
 # In the v2 module the server's package is cmd/server (there is no cmd/toxiproxy-server in v2); its binary is renamed.
 install_toxiproxy() { go_install toxiproxy-server "github.com/Shopify/toxiproxy/v2/cmd/server@$TOXIPROXY_VERSION" server; }
 
+# --- observability backends (issue 15: traces and metrics in the distributed suite) ---------------------------------
+# jaeger      Jaeger $JAEGER_VERSION (the v2 binary, cmd/jaeger): `go install` refuses the module (it has a replace
+#             directive), so the module source is downloaded with `go mod download`, copied out of the read-only module
+#             cache and built with `go build ./cmd/jaeger` (about 6 minutes on 2 cores; niced). Cached in $BIN_DIR/jaeger.
+# prometheus  Debian package `prometheus` (brings promtool); the packaged service is not used.
+install_jaeger() {
+  [ -x "$BIN_DIR/jaeger" ] && [ -f "$BIN_DIR/.jaeger-$JAEGER_VERSION" ] && return 0
+  command -v go >/dev/null || die "go is not on PATH (needed to build jaeger)"
+  # One build at a time (a second caller waits, then finds the binary).
+  exec 8>"$STACK_DIR/.jaeger-build.lock"
+  flock 8
+  [ -x "$BIN_DIR/jaeger" ] && [ -f "$BIN_DIR/.jaeger-$JAEGER_VERSION" ] && { flock -u 8; return 0; }
+  local mod="$STACK_DIR/go/mod" src="$STACK_DIR/go/src-jaeger-$JAEGER_VERSION" dir
+  log "go mod download github.com/jaegertracing/jaeger@$JAEGER_VERSION"
+  dir="$(cd /tmp && GOMODCACHE="$mod" GOFLAGS=-mod=mod go mod download -json "github.com/jaegertracing/jaeger@$JAEGER_VERSION" \
+    2>>"$LOG_DIR/go-build-jaeger.log" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')"
+  [ -n "$dir" ] && [ -d "$dir/cmd/jaeger" ] || die "go mod download of jaeger failed (see $LOG_DIR/go-build-jaeger.log)"
+  rm -rf "$src"; cp -r "$dir" "$src"; chmod -R u+w "$src"
+  log "go build ./cmd/jaeger (compiles; about 6 minutes on 2 cores)"
+  (cd "$src" && GOMODCACHE="$mod" GOFLAGS="-buildvcs=false -mod=mod" CGO_ENABLED=0 \
+    nice -n 10 go build -o "$BIN_DIR/jaeger.new" ./cmd/jaeger >>"$LOG_DIR/go-build-jaeger.log" 2>&1) \
+    || die "go build ./cmd/jaeger failed (see $LOG_DIR/go-build-jaeger.log)"
+  mv "$BIN_DIR/jaeger.new" "$BIN_DIR/jaeger"
+  rm -f "$BIN_DIR"/.jaeger-*; touch "$BIN_DIR/.jaeger-$JAEGER_VERSION"
+  rm -rf "$src"
+  flock -u 8
+}
+
+install_prometheus() {
+  apt_install prometheus
+  command -v prometheus >/dev/null && command -v promtool >/dev/null || die "prometheus/promtool not on PATH after install"
+}
+# --- end observability backends ---------------------------------------------------------------------------------------
+
 command -v ffmpeg >/dev/null && command -v ffprobe >/dev/null || apt_install ffmpeg
 
 for c in $(components_from_args "$@"); do

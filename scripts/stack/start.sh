@@ -1,9 +1,15 @@
 #!/usr/bin/env bash
 # Starts the installed servers on 127.0.0.1 (idempotent: a running one is left alone), waits until each is ready,
 # writes its pid to $VISION_STACK_DIR/run/<name>.pid and the connection settings to $VISION_STACK_DIR/stack.env.
-# Usage: scripts/stack/start.sh [component...]   (default: postgres redis kafka minio toxiproxy)
+# Usage: scripts/stack/start.sh [component...]   (default: postgres redis kafka minio toxiproxy jaeger prometheus)
 #   --started-file FILE   append the name of each component this call actually started (for callers that stop only those)
 source "$(dirname "$0")/common.sh"
+
+# The servers started below must not inherit the caller's descriptors: under `flock /tmp/vision-stack.lock ...`
+# a server holding the lock's descriptor would keep the lock for as long as it runs.
+for fd in $(ls /proc/$$/fd); do
+  if [ "$fd" -gt 2 ] 2>/dev/null && [ "$fd" -ne 255 ]; then eval "exec $fd>&-" 2>/dev/null || true; fi
+done
 
 STARTED_FILE=""
 args=()
@@ -129,6 +135,91 @@ start_toxiproxy() {
   started toxiproxy
 }
 
+# --- observability backends (issue 15) ---------------------------------------------------------------------------
+# Jaeger v2 with in-memory storage, its own configuration (the built-in one listens on every interface and on ports
+# other tools use): OTLP/HTTP in, the query API + UI, loopback only, no self-tracing, no own metrics endpoint.
+start_jaeger() {
+  if pid_alive jaeger; then return 0; fi
+  [ -x "$BIN_DIR/jaeger" ] || die "jaeger is not installed (run scripts/stack/install.sh jaeger)"
+  mkdir -p "$STACK_DIR/jaeger"
+  cat >"$STACK_DIR/jaeger/config.yaml" <<CONF
+service:
+  extensions: [jaeger_storage, jaeger_query, healthcheckv2]
+  pipelines:
+    traces:
+      receivers: [otlp]
+      processors: [batch]
+      exporters: [jaeger_storage_exporter]
+  telemetry:
+    metrics:
+      level: none
+    logs:
+      level: warn
+extensions:
+  healthcheckv2:
+    use_v2: true
+    http:
+      endpoint: 127.0.0.1:$JAEGER_HEALTH_PORT
+  jaeger_query:
+    enable_tracing: false
+    storage:
+      traces: memstore
+    http:
+      endpoint: 127.0.0.1:$JAEGER_QUERY_PORT
+    grpc:
+      endpoint: 127.0.0.1:$JAEGER_QUERY_GRPC_PORT
+  jaeger_storage:
+    backends:
+      memstore:
+        memory:
+          max_traces: 50000
+receivers:
+  otlp:
+    protocols:
+      http:
+        endpoint: 127.0.0.1:$JAEGER_OTLP_PORT
+processors:
+  batch:
+    timeout: 200ms
+exporters:
+  jaeger_storage_exporter:
+    trace_storage: memstore
+CONF
+  nohup setsid "$BIN_DIR/jaeger" --config "$STACK_DIR/jaeger/config.yaml" >>"$LOG_DIR/jaeger.log" 2>&1 </dev/null &
+  echo $! >"$RUN_DIR/jaeger.pid"
+  wait_for 60 jaeger curl -fsS "http://127.0.0.1:$JAEGER_QUERY_PORT/api/services"
+  wait_for 30 jaeger port_open "$JAEGER_OTLP_PORT"
+  started jaeger
+}
+
+# Prometheus (Debian's) scraping the metrics endpoints the test deployments list in $STACK_DIR/prometheus/targets/*.json
+# (file service discovery; scripts/distributed/launcher.js writes one file per deployment), every second.
+start_prometheus() {
+  if pid_alive prometheus; then return 0; fi
+  command -v prometheus >/dev/null || die "prometheus is not installed (run scripts/stack/install.sh prometheus)"
+  mkdir -p "$STACK_DIR/prometheus/targets" "$STACK_DIR/prometheus/data"
+  cat >"$STACK_DIR/prometheus/prometheus.yml" <<CONF
+global:
+  scrape_interval: 1s
+  scrape_timeout: 1s
+  evaluation_interval: 1s
+scrape_configs:
+  - job_name: vision
+    # The services label their series with their own service name; keep it (standalone serves six).
+    honor_labels: true
+    file_sd_configs:
+      - files: ['$STACK_DIR/prometheus/targets/*.json']
+        refresh_interval: 1s
+CONF
+  nohup setsid prometheus --config.file="$STACK_DIR/prometheus/prometheus.yml" \
+    --web.listen-address="127.0.0.1:$PROMETHEUS_PORT" --storage.tsdb.path="$STACK_DIR/prometheus/data" \
+    --storage.tsdb.retention.time=1d >>"$LOG_DIR/prometheus.log" 2>&1 </dev/null &
+  echo $! >"$RUN_DIR/prometheus.pid"
+  wait_for 60 prometheus curl -fsS "http://127.0.0.1:$PROMETHEUS_PORT/-/ready"
+  started prometheus
+}
+# --- end observability backends -----------------------------------------------------------------------------------
+
 for c in $(components_from_args "${args[@]+"${args[@]}"}"); do "start_$c"; done
 
 cat >"$STACK_DIR/stack.env" <<ENV
@@ -143,3 +234,12 @@ VISION_STACK_S3_SECRET_KEY=$MINIO_PASSWORD
 VISION_STACK_TOXIPROXY_URL=http://127.0.0.1:$TOXIPROXY_PORT
 VISION_STACK_DIR=$STACK_DIR
 ENV
+# Observability backends only while they run (services would otherwise export to nothing and wait at shutdown).
+if pid_alive jaeger; then
+  printf 'VISION_STACK_OTLP_ENDPOINT=http://127.0.0.1:%s\nVISION_STACK_JAEGER_URL=http://127.0.0.1:%s\n' \
+    "$JAEGER_OTLP_PORT" "$JAEGER_QUERY_PORT" >>"$STACK_DIR/stack.env"
+fi
+if pid_alive prometheus; then
+  printf 'VISION_STACK_PROMETHEUS_URL=http://127.0.0.1:%s\nVISION_STACK_PROMETHEUS_TARGETS=%s\n' \
+    "$PROMETHEUS_PORT" "$STACK_DIR/prometheus/targets" >>"$STACK_DIR/stack.env"
+fi

@@ -4,6 +4,7 @@
  * production-like values, then assertions over the rendered manifests.
  */
 import { execFileSync, spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { parseAllDocuments } from 'yaml';
 import { CALLERS, type ServiceName, repoRoot, requiredVariables, validateEnv } from './deploy-support';
@@ -172,6 +173,79 @@ function checkEnvironment(ms: Manifest[], existingSecret: boolean) {
       expect(mount?.name).toBe('models');
     }
   }
+}
+
+/** Metric families documented in docs/OPERATIONS.md (section 8's table). */
+function documentedMetrics(): Set<string> {
+  const doc = readFileSync(path.join(repoRoot, 'docs/OPERATIONS.md'), 'utf8');
+  return new Set([...doc.matchAll(/^\| `(vision_[a-z_]+)` \|/gm)].map((m) => m[1]));
+}
+
+function checkMetricsEndpoints(ms: Manifest[]) {
+  const [sm] = ofKind(ms, 'ServiceMonitor');
+  const spec = sm.spec as { endpoints: { port: string; path: string }[] };
+  expect(spec.endpoints.map((e) => [e.port, e.path])).toEqual([['metrics', '/metrics']]);
+  const [cm] = ofKind(ms, 'ConfigMap').filter((c) => c.data?.METRICS_PORT);
+  const metricsPort = Number(cm.data?.METRICS_PORT);
+  expect(metricsPort).toBe(9464);
+  const deployments = ofKind(ms, 'Deployment');
+  for (const s of ofKind(ms, 'Service')) {
+    const port = (s.spec as { ports: { name: string; targetPort: string | number }[] }).ports.find(
+      (p) => p.name === 'metrics',
+    );
+    expect(port?.targetPort).toBe('metrics');
+    const d = deployments.find((x) => x.metadata.name === s.metadata.name) as Manifest;
+    const c = podOf(d).spec.containers[0];
+    // The container's metrics port is the one the process listens on (METRICS_PORT from the ConfigMap).
+    expect(c.ports?.find((p) => p.name === 'metrics')?.containerPort).toBe(metricsPort);
+    expect(c.envFrom?.map((e) => e.configMapRef?.name)).toContain(cm.metadata.name);
+  }
+}
+
+function checkPrometheusRule(ms: Manifest[], runbookBase: string) {
+  const [rule] = ofKind(ms, 'PrometheusRule');
+  expect(rule.metadata.labels?.release).toBe('kube-prometheus-stack');
+  const groups = (rule.spec as { groups: { rules: { alert: string; expr: string; annotations: Obj }[] }[] })
+    .groups;
+  const alerts = groups.flatMap((g) => g.rules);
+  expect(alerts.map((a) => a.alert).sort()).toEqual(
+    [
+      'VisionBreakerOpen',
+      'VisionConsumerLag',
+      'VisionFramesDropped',
+      'VisionHighErrorRate',
+      'VisionRefundSpike',
+      'VisionTasksStuckResolving',
+      'VisionUpstreamTimeouts',
+    ].sort(),
+  );
+  const doc = readFileSync(path.join(repoRoot, 'docs/OPERATIONS.md'), 'utf8');
+  const documented = documentedMetrics();
+  for (const a of alerts) {
+    expect(a.annotations.runbook_url).toBe(`${runbookBase}#${a.alert.toLowerCase()}`);
+    expect(doc).toContain(`#### ${a.alert}\n`);
+    for (const m of a.expr.match(/vision_[a-z_]+/g) ?? [])
+      expect([a.alert, documented.has(m.replace(/_(bucket|count|sum)$/, ''))]).toEqual([a.alert, true]);
+  }
+}
+
+function checkDashboard(ms: Manifest[], folder: string) {
+  const [cm] = ofKind(ms, 'ConfigMap').filter((c) => c.metadata.labels?.grafana_dashboard === '1');
+  expect(cm.metadata.annotations?.grafana_folder).toBe(folder);
+  const dash = JSON.parse(cm.data?.['vision.json'] ?? '') as {
+    uid: string;
+    panels: { type: string; targets?: { expr: string }[] }[];
+  };
+  expect(dash.uid).toBe('vision-overview');
+  const exprs = dash.panels.flatMap((p) => (p.targets ?? []).map((t) => t.expr));
+  expect(exprs.length).toBeGreaterThan(15);
+  const documented = documentedMetrics();
+  const used = new Set(
+    exprs.flatMap((e) => e.match(/vision_[a-z_]+/g) ?? []).map((m) => m.replace(/_(bucket|count|sum)$/, '')),
+  );
+  for (const m of used) expect([m, documented.has(m)]).toEqual([m, true]);
+  // Every documented family is on the dashboard.
+  for (const m of documented) expect([m, used.has(m)]).toEqual([m, true]);
 }
 
 function checkServices(ms: Manifest[]) {
@@ -408,6 +482,12 @@ describe('rendered with the default values', () => {
     );
     expect(pod.initContainers?.[0].command?.join(' ')).toContain('ensureTopics');
   });
+  test('no PrometheusRule or dashboard unless enabled; the metrics port exists anyway', () => {
+    expect(ofKind(ms, 'PrometheusRule')).toEqual([]);
+    expect(ofKind(ms, 'ConfigMap').filter((c) => c.metadata.labels?.grafana_dashboard)).toEqual([]);
+    for (const s of ofKind(ms, 'Service'))
+      expect((s.spec as { ports: { name: string }[] }).ports.map((p) => p.name)).toContain('metrics');
+  });
   test('no Ingress unless enabled; no ServiceMonitor unless enabled', () => {
     expect(ofKind(ms, 'Ingress')).toEqual([]);
     expect(ofKind(ms, 'ServiceMonitor')).toEqual([]);
@@ -515,6 +595,12 @@ describe('rendered with the production-like values', () => {
     const [sm] = ofKind(ms, 'ServiceMonitor');
     expect(sm.metadata.labels?.release).toBe('kube-prometheus-stack');
   });
+  test('ServiceMonitor scrapes GET /metrics on the metrics port every Service and pod exposes (METRICS_PORT)', () =>
+    checkMetricsEndpoints(ms));
+  test('PrometheusRule: the alerts of files/prometheus-rules.yaml, each with a runbook in docs/OPERATIONS.md', () =>
+    checkPrometheusRule(ms, 'https://docs.example.com/vision/OPERATIONS.md'));
+  test('Grafana dashboard ConfigMap for the sidecar; its queries use only documented metrics', () =>
+    checkDashboard(ms, 'Vision'));
   test('models come from the claim, read-only', () => {
     for (const d of ofKind(ms, 'Deployment').filter(
       (x) => serviceOf(podOf(x).spec.containers[0]) === 'inference',

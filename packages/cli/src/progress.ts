@@ -58,6 +58,8 @@ function terminalProgress(): Progress {
         bar = new SingleBar({
           stream: process.stderr,
           format: 'upload [{bar}] {percentage}% | {value}/{total} bytes | ETA {eta_formatted}',
+          barCompleteChar: '\u2588',
+          barIncompleteChar: '\u2591',
           hideCursor: true,
         });
         bar.start(total, 0);

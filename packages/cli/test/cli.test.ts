@@ -3,12 +3,13 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import sharp from 'sharp';
-import { VisionClient, type ImageDetection, type Task } from '@vision/sdk';
+import { SDK_VERSION, VisionClient, type ImageDetection, type Task } from '@vision/sdk';
 import { MEDIA, startStack, type TestStack } from '../../../test/helpers/stack';
 import { colorFor } from '../src/draw';
 
 const KEY = 'cli-main-key-0123456789';
 const LOW = 'cli-low-key-0123456789';
+const ROOT = path.resolve(__dirname, '../../..');
 const BIN = path.resolve(__dirname, '../bin/vision.js');
 const PARKING = path.join(MEDIA, 'videos', 'person_bicycle_car_parkinglot_intel.mp4');
 const image = (name: string) => path.join(MEDIA, 'images', name);
@@ -75,6 +76,13 @@ describe('the vision command, spawned as a process, against the standalone stack
       expect(r.stdout).toContain(`Usage: vision${cmd.length ? ` ${cmd.join(' ')}` : ''}`);
     }
     expect((await vision(['--help'])).stdout).toContain('Exit status:');
+    // As a user runs it from the repository root after npm run build: npm links the bin.
+    const npx = await new Promise<string>((resolve, reject) =>
+      execFile('npx', ['--no-install', 'vision', '--version'], { cwd: ROOT }, (err, stdout) =>
+        err ? reject(err) : resolve(stdout),
+      ),
+    );
+    expect(npx.trim()).toBe(SDK_VERSION);
   }, 120_000);
 
   it('tells usage errors (2), API errors (1) and an exhausted quota (3) apart', async () => {
@@ -150,6 +158,36 @@ describe('the vision command, spawned as a process, against the standalone stack
     expect([stop.code, stop.stderr]).toEqual([1, expect.stringContaining('OP-TASK-NOT-STOPPABLE')]);
     const got = await vision(['task', 'get', task.task_id]);
     expect(got.stdout).toMatch(/status\s+succeeded/);
+  }, 240_000);
+
+  it('on a terminal, task create --wait draws an upload bar and a spinner', async () => {
+    // script(1) (util-linux) gives the command a pseudo-terminal, as a person at a shell has.
+    const cmd = [
+      process.execPath,
+      BIN,
+      'task',
+      'create',
+      '--file',
+      PARKING,
+      '--scene',
+      'person_vehicle',
+      '--wait',
+    ];
+    const screen = await new Promise<string>((resolve, reject) =>
+      execFile(
+        'script',
+        ['-qec', cmd.map((a) => `'${a}'`).join(' '), '/dev/null'],
+        {
+          env: { PATH: process.env.PATH, VISION_BASE_URL: stack.url, VISION_API_KEY: KEY, TERM: 'xterm' },
+          timeout: 240_000,
+        },
+        (err, stdout) => (err ? reject(err) : resolve(stdout)),
+      ),
+    );
+    expect(screen).toMatch(/upload \[[█░]+\] 100%/);
+    expect(screen).toMatch(/[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏] task \S+ (submitting|running)/);
+    expect(screen).toMatch(/✔ task \S+ succeeded/);
+    expect(screen).toMatch(/status\s+succeeded/);
   }, 240_000);
 
   it('detect --draw writes images whose drawn boxes sit where the returned boxes say', async () => {

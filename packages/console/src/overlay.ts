@@ -23,7 +23,9 @@ export function drawBoxes(
   colourOf: (o: DetectedObject) => string,
 ): void {
   svg.setAttribute('viewBox', `0 0 ${w} ${h}`);
-  const font = Math.max(10, Math.round(Math.max(w, h) / 36));
+  // Captions are 13 screen pixels high whatever the display size (the SVG scales with the media).
+  const shown = svg.getBoundingClientRect().width;
+  const font = shown > 0 ? (13 * w) / shown : Math.max(10, Math.round(Math.max(w, h) / 45));
   const groups = objects.map((o) => {
     const r = toRect(o.bbox, w, h);
     const colour = colourOf(o);

@@ -62,11 +62,14 @@ export function createPlayer(src: string, feed: FrameFeed): Player {
     video.addEventListener('seeked', draw);
   }
   video.addEventListener('loadedmetadata', draw);
+  // Captions keep their screen size: draw again when the layout changes size (a paused video presents no frame).
+  window.addEventListener('resize', draw);
   const stage = h('div', { class: 'stage video-stage' }, video, svg);
   return {
     el: h('div', { class: 'player-wrap' }, stage, info),
     redraw: draw,
     dispose() {
+      window.removeEventListener('resize', draw);
       if (handle !== undefined) video.cancelVideoFrameCallback(handle);
       video.removeAttribute('src');
       video.load();

@@ -16,6 +16,7 @@ const MAIN = 'sdk-main-key-0123456789';
 const RETRY = 'sdk-retry-key-0123456789';
 const RESOLVING = 'sdk-resolving-key-0123456789';
 const LONG = 'sdk-long-key-0123456789';
+const LIMITED = 'sdk-limited-key-0123456789';
 const video = (name: string) => path.join(MEDIA, 'videos', name);
 const image = (name: string) => path.join(MEDIA, 'images', name);
 const PARKING = video('person_bicycle_car_parkinglot_intel.mp4');
@@ -32,7 +33,7 @@ describe('VisionClient against the standalone stack', () => {
 
   beforeAll(async () => {
     stack = await startStack({
-      keys: `${MAIN}:sdk-main,${RETRY}:sdk-retry,${RESOLVING}:sdk-resolving,${LONG}:sdk-long`,
+      keys: `${MAIN}:sdk-main,${RETRY}:sdk-retry,${RESOLVING}:sdk-resolving,${LONG}:sdk-long,${LIMITED}:sdk-limited`,
       env: {
         QUOTA_VIDEO_DAILY: '20',
         TASKS_MAX_ACTIVE: '10',
@@ -44,6 +45,8 @@ describe('VisionClient against the standalone stack', () => {
         TASKS_PROBE_TIMEOUT_MS: '30000',
         GATEWAY_BURST: '200',
         GATEWAY_CONCURRENCY: '64',
+        // One request per second (no burst) for sdk-limited: a second request at once is answered 429.
+        GATEWAY_LIMIT_OVERRIDES: JSON.stringify({ 'sdk-limited': { qps: 1, burst: 0 } }),
       },
     });
     media = await startMediaServer({ 'pedestrians.mov': PEDESTRIANS_MOV });
@@ -231,6 +234,27 @@ describe('VisionClient against the standalone stack', () => {
     await direct.stopTask(stream.task.task_id);
   }, 120_000);
 
+  it('a create answered 429 OP-QUOTA-RATE-LIMITED is sent again after Retry-After with the same key', async () => {
+    const sent: { key: string | null; status: number }[] = [];
+    const c = client(LIMITED, stack.url, async (req) => {
+      const key = req.headers.get('idempotency-key');
+      const res = await fetch(req);
+      if (req.method === 'POST') sent.push({ key, status: res.status });
+      return res;
+    });
+    const img = image('sheep_coco5992.jpg');
+    const [a, b] = await Promise.all([c.detectImages([img]), c.detectImages([img])]);
+    expect([a.replayed, b.replayed]).toEqual([undefined, undefined]);
+    expect(a.task_id).not.toBe(b.task_id);
+    const limited = sent.filter((s) => s.status === 429);
+    expect(limited.length).toBeGreaterThan(0);
+    // Every refused request was sent again with its own key until it got through.
+    for (const refused of limited)
+      expect(sent.some((s) => s.key === refused.key && s.status === 201)).toBe(true);
+    expect(new Set(sent.map((s) => s.key)).size).toBe(2);
+    expect((await c.quota()).images.used).toBe(2);
+  }, 60_000);
+
   it('waitForTask() polls through resolving without resending the create', async () => {
     const inference = stack.standalone?.services.inference.url;
     if (!inference) throw new Error('needs the standalone stack (its in-process inference service)');
@@ -282,7 +306,8 @@ describe('VisionClient against the standalone stack', () => {
     // Read while inference is still producing: the iterator follows the cursor until the end mark.
     const frames: Frame[] = [];
     for await (const f of c.results(created.task.task_id, { limit: 97, pollIntervalMs: 200 })) frames.push(f);
-    expect((await c.getTask(created.task.task_id)).status).toBe('succeeded');
+    // The end of the frames (results) may be seen a moment before the task's status (tasks) follows.
+    expect((await c.waitForTask(created.task.task_id, { timeoutMs: 60_000 })).status).toBe('succeeded');
     expect(frames.length).toBeGreaterThanOrEqual(1000);
     expect(new Set(frames.map((f) => f.frame_id)).size).toBe(frames.length);
     for (let i = 1; i < frames.length; i++)

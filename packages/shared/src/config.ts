@@ -113,6 +113,10 @@ export const commonShape = {
   S3_BUCKET: z.string().default('vision'),
   S3_REGION: z.string().default('us-east-1'),
   OTEL_EXPORTER_OTLP_ENDPOINT: z.string().optional(),
+  /** Port of the Prometheus endpoint GET /metrics (own listener, not through the gateway); 0 = a free one. */
+  METRICS_PORT: env.int(9464, 0, 65535),
+  /** Address it listens on; default 0.0.0.0 for a service process, HOST for the standalone one. */
+  METRICS_HOST: z.string().optional(),
 };
 
 export type CommonConfig = z.infer<z.ZodObject<typeof commonShape>>;

@@ -12,6 +12,7 @@ import { ApiError, toEnvelope } from './errors';
 import { REASON } from './reasons';
 import { IDENTITY_HEADER, type Identity, verifyIdentity } from './identity';
 import type { Logger } from './logger';
+import { httpMetricsMiddleware } from './http-metrics';
 import { requestShapeGuard } from './request-shape';
 
 export const REQUEST_ID_HEADER = 'x-request-id';
@@ -187,6 +188,7 @@ export function createServiceApp(opts: ServiceAppOptions, mount: (app: Express) 
   app.set('query parser', 'simple');
 
   app.use(requestIdMiddleware());
+  app.use(httpMetricsMiddleware());
   app.use(requestShapeGuard());
 
   app.get('/healthz', (_req, res) => {
@@ -221,6 +223,9 @@ export function createServiceApp(opts: ServiceAppOptions, mount: (app: Express) 
 export function listen(app: Express, port: number, host = '0.0.0.0'): Promise<Server> {
   return new Promise((resolve, reject) => {
     const server = app.listen(port, host);
+    // No deadline for a whole request: Node's default (300 s) cuts a slow but steady 512 MB upload.
+    // Stalled uploads are cut by the gateway's idle timer instead (GATEWAY_UPLOAD_IDLE_MS).
+    server.requestTimeout = 0;
     server.once('listening', () => resolve(server));
     server.once('error', reject);
   });

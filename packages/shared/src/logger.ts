@@ -1,3 +1,4 @@
+import { context, isSpanContextValid, trace } from '@opentelemetry/api';
 import pino, { type Logger } from 'pino';
 import { redactText } from './redact';
 
@@ -32,6 +33,15 @@ function scrub(value: unknown, depth = 0): unknown {
   return out;
 }
 
+/**
+ * The trace and span of the code that logs (W3C ids, as Jaeger shows them). Lines logged outside any
+ * span (start-up, shutdown) carry none.
+ */
+export function traceFields(): { trace_id?: string; span_id?: string } {
+  const sc = trace.getSpan(context.active())?.spanContext();
+  return sc && isSpanContextValid(sc) ? { trace_id: sc.traceId, span_id: sc.spanId } : {};
+}
+
 export interface LoggerOptions {
   level?: string;
   /** Where lines go; a stream in tests, stdout otherwise. */
@@ -40,7 +50,8 @@ export interface LoggerOptions {
 
 /**
  * pino logger for one service: `Authorization`, keys and secrets are censored by path, and user
- * information inside any URL in any string field or message is replaced by `***`.
+ * information inside any URL in any string field or message is replaced by `***`. Every line logged
+ * inside a span carries its `trace_id` and `span_id`.
  */
 export function createLogger(service: string, opts: LoggerOptions = {}): Logger {
   return pino(
@@ -48,6 +59,7 @@ export function createLogger(service: string, opts: LoggerOptions = {}): Logger 
       name: service,
       level: opts.level ?? process.env.LOG_LEVEL ?? 'info',
       base: { service },
+      mixin: traceFields,
       redact: { paths: REDACT_PATHS, censor: '[redacted]' },
       formatters: { log: (obj) => scrub(obj) as Record<string, unknown> },
       hooks: {

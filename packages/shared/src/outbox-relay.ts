@@ -11,6 +11,8 @@ export interface OutboxTable {
   payload: string;
   sentAt: string;
   claimedUntil: string;
+  /** JSON object of the writer's trace headers (W3C traceparent/tracestate), null on older rows. */
+  headers: string;
 }
 
 export const DEFAULT_OUTBOX_TABLE: OutboxTable = {
@@ -19,6 +21,7 @@ export const DEFAULT_OUTBOX_TABLE: OutboxTable = {
   payload: 'payload',
   sentAt: 'sent_at',
   claimedUntil: 'claimed_until',
+  headers: 'headers',
 };
 
 export interface OutboxRelayOptions {
@@ -39,6 +42,7 @@ interface OutboxRow {
   topic: string;
   key: string;
   payload: unknown;
+  headers: unknown;
 }
 
 /** Rows a delete or update touched: knex answers a number over pg, the driver's result over PGlite. */
@@ -121,7 +125,7 @@ export class OutboxRelay {
       return (await trx(c.table)
         .whereIn('id', ids)
         .orderBy('id')
-        .select('id', 'topic', { key: c.key, payload: c.payload })) as OutboxRow[];
+        .select('id', 'topic', { key: c.key, payload: c.payload, headers: c.headers })) as OutboxRow[];
     });
     if (rows.length === 0) return 0;
     const ids = rows.map((r) => r.id);
@@ -130,7 +134,7 @@ export class OutboxRelay {
       for (const r of rows) {
         const value = (typeof r.payload === 'string' ? JSON.parse(r.payload) : r.payload) as object;
         const list = byTopic.get(r.topic) ?? [];
-        list.push({ key: r.key, value });
+        list.push({ key: r.key, value, headers: parseHeaders(r.headers) });
         byTopic.set(r.topic, list);
       }
       for (const [topic, messages] of byTopic) await bus.publish(topic, messages);
@@ -160,5 +164,16 @@ export class OutboxRelay {
     this.started = false;
     await this.loop.stop();
     await this.chain.catch(() => undefined);
+  }
+}
+
+/** The trace headers an outbox row kept (undefined for rows written before they were kept). */
+export function parseHeaders(raw: unknown): Record<string, string> | undefined {
+  if (raw === null || raw === undefined || raw === '') return undefined;
+  try {
+    const h = (typeof raw === 'string' ? JSON.parse(raw) : raw) as unknown;
+    return h && typeof h === 'object' ? (h as Record<string, string>) : undefined;
+  } catch {
+    return undefined;
   }
 }

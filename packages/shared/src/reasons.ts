@@ -13,6 +13,7 @@ export const REASONS = [
   'unsupported_encoding',
   'body_too_large',
   'body_truncated',
+  'upload_stalled',
   'malformed_request',
   'invalid_path',
   'method_not_allowed',
@@ -55,6 +56,8 @@ export const REASONS = [
   'maintenance',
   'breaker_open',
   'task_record_unavailable',
+  'decoder_unavailable',
+  'probe_unavailable',
   // internal and operator endpoints
   'not_resolving',
   'task_id_taken',

@@ -1,7 +1,8 @@
 import type { Bus } from './ports/bus';
 import type { Clock } from './clock';
 import type { Logger } from './logger';
-import { ConfigError } from './config';
+import { ConfigError, commonShape, loadConfig } from './config';
+import { startMetricsServer } from './metrics-server';
 // Type only: the module itself is required lazily in runMain.
 import type * as Telemetry from './telemetry';
 
@@ -28,7 +29,7 @@ export interface RunningService {
 
 /**
  * Process entry for one service (`main.ts`): starts telemetry before anything else is loaded, starts
- * the service, and stops it cleanly on SIGTERM/SIGINT. A configuration error exits with status 2 and
+ * the service and its metrics endpoint (METRICS_PORT, default 9464), and stops them cleanly on SIGTERM/SIGINT. A configuration error exits with status 2 and
  * a message naming the variable.
  */
 export function runMain(serviceName: string, start: (opts: StartOptions) => Promise<RunningService>): void {
@@ -36,9 +37,16 @@ export function runMain(serviceName: string, start: (opts: StartOptions) => Prom
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   const { startTelemetry } = require('./telemetry') as typeof Telemetry;
   const telemetry = startTelemetry(serviceName);
-  start({})
-    .then((svc) => {
-      process.stdout.write(`${serviceName} listening on ${svc.url}\n`);
+  const metricsPort = async () => {
+    const cfg = loadConfig({
+      METRICS_PORT: commonShape.METRICS_PORT,
+      METRICS_HOST: commonShape.METRICS_HOST,
+    });
+    return startMetricsServer(cfg.METRICS_PORT, cfg.METRICS_HOST ?? '0.0.0.0');
+  };
+  Promise.all([start({}), metricsPort()])
+    .then(([svc, metricsServer]) => {
+      process.stdout.write(`${serviceName} listening on ${svc.url}, metrics at ${metricsServer.url}\n`);
       let stopping = false;
       const stop = (signal: string) => {
         if (stopping) return;
@@ -46,6 +54,7 @@ export function runMain(serviceName: string, start: (opts: StartOptions) => Prom
         process.stdout.write(`${serviceName}: ${signal}, stopping\n`);
         svc
           .close()
+          .then(() => metricsServer.close())
           .then(() => telemetry.shutdown())
           .then(() => process.exit(0))
           .catch(() => process.exit(1));

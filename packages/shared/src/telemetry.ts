@@ -1,24 +1,35 @@
-import { NodeSDK } from '@opentelemetry/sdk-node';
+import { context, propagation, trace } from '@opentelemetry/api';
+import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
+import { CompositePropagator, W3CBaggagePropagator, W3CTraceContextPropagator } from '@opentelemetry/core';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
+import { registerInstrumentations } from '@opentelemetry/instrumentation';
+import { ExpressInstrumentation, ExpressLayerType } from '@opentelemetry/instrumentation-express';
 import { HttpInstrumentation } from '@opentelemetry/instrumentation-http';
-import { ExpressInstrumentation } from '@opentelemetry/instrumentation-express';
 import { PgInstrumentation } from '@opentelemetry/instrumentation-pg';
-import { KafkaJsInstrumentation } from '@opentelemetry/instrumentation-kafkajs';
 import { UndiciInstrumentation } from '@opentelemetry/instrumentation-undici';
-import { resourceFromAttributes } from '@opentelemetry/resources';
-import { ATTR_SERVICE_NAME } from '@opentelemetry/semantic-conventions';
 import { BatchSpanProcessor, type SpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { redactText } from './redact';
+import { setProcessService } from './service-context';
+import { ServiceRoutingTracerProvider } from './trace-routing';
 
 export interface TelemetryHandle {
   shutdown(): Promise<void>;
 }
 
+/** Paths that are not traced: probes and the metrics endpoint. */
+const UNTRACED = new Set(['/healthz', '/readyz', '/metrics']);
+
+/** The request id travels in X-Request-Id; it is recorded on server and client spans (never other headers). */
+const CAPTURED_HEADERS = ['x-request-id'];
+
 /**
- * Starts OpenTelemetry for one process: HTTP (incoming and outgoing, with W3C traceparent), fetch
- * (undici), express, pg and kafkajs instrumentation. Spans are exported over OTLP/HTTP only when
- * OTEL_EXPORTER_OTLP_ENDPOINT is set; otherwise context still propagates but nothing is exported.
- * URLs recorded on spans have user information and secret query parameters redacted.
+ * Starts OpenTelemetry for one process: W3C trace context and baggage, HTTP (incoming and outgoing),
+ * fetch (undici), express (route names only: server spans named `METHOD /route`) and pg instrumentation.
+ * Every span belongs to the service of the code that started it (service-context.ts): `serviceName`
+ * in a distributed process, each of the six in the standalone one. Spans are exported over OTLP/HTTP
+ * only when OTEL_EXPORTER_OTLP_ENDPOINT is set (and OTEL_TRACES_EXPORTER is not `none`); otherwise
+ * context still propagates but nothing is exported. URLs recorded on spans have user information and
+ * secret query parameters redacted. Bus messages are traced by the bus adapters (bus-tracing.ts).
  */
 export function startTelemetry(
   serviceName: string,
@@ -26,13 +37,25 @@ export function startTelemetry(
   /** Extra span processors (tests read spans through an in-memory exporter). */
   spanProcessors: SpanProcessor[] = [],
 ): TelemetryHandle {
-  const exporting = Boolean(env.OTEL_EXPORTER_OTLP_ENDPOINT);
-  if (!exporting) {
-    // Without an endpoint the SDK would still default to OTLP on localhost:4318 (and hold shutdown
-    // trying to flush there): export nothing unless an exporter is chosen explicitly.
-    for (const v of ['OTEL_TRACES_EXPORTER', 'OTEL_METRICS_EXPORTER', 'OTEL_LOGS_EXPORTER'])
-      process.env[v] ??= 'none';
-  }
+  setProcessService(serviceName);
+  const exporting = Boolean(env.OTEL_EXPORTER_OTLP_ENDPOINT) && env.OTEL_TRACES_EXPORTER !== 'none';
+  const processors = [
+    ...(exporting ? [new BatchSpanProcessor(new OTLPTraceExporter())] : []),
+    ...spanProcessors,
+  ];
+  const provider = new ServiceRoutingTracerProvider(processors, {
+    'service.namespace': 'vision',
+    'deployment.mode': env.VISION_MODE ?? 'distributed',
+  });
+  const contextManager = new AsyncLocalStorageContextManager().enable();
+  context.setGlobalContextManager(contextManager);
+  propagation.setGlobalPropagator(
+    new CompositePropagator({
+      propagators: [new W3CTraceContextPropagator(), new W3CBaggagePropagator()],
+    }),
+  );
+  trace.setGlobalTracerProvider(provider);
+
   // Outgoing fetches may carry stream credentials or tokens (the stream guard's redirect checks):
   // overwrite every URL attribute the instrumentation records with its redacted form.
   const scrubUrl = (span: { setAttribute(k: string, v: string): unknown }, url: string | undefined) => {
@@ -46,30 +69,40 @@ export function startTelemetry(
       (q >= 0 ? redacted.slice(0, q) : redacted).replace(/^[a-z]+:\/\/[^/]*/i, ''),
     );
   };
-  const sdk = new NodeSDK({
-    resource: resourceFromAttributes({ [ATTR_SERVICE_NAME]: serviceName }),
-    ...(spanProcessors.length
-      ? {
-          spanProcessors: [
-            ...(exporting ? [new BatchSpanProcessor(new OTLPTraceExporter())] : []),
-            ...spanProcessors,
-          ],
-        }
-      : { traceExporter: exporting ? new OTLPTraceExporter() : undefined }),
+  const unload = registerInstrumentations({
+    tracerProvider: provider,
     instrumentations: [
       new HttpInstrumentation({
-        // Never record the Authorization header or the identity header.
-        headersToSpanAttributes: { client: { requestHeaders: [] }, server: { requestHeaders: [] } },
-        ignoreIncomingRequestHook: (req) => req.url === '/healthz' || req.url === '/readyz',
+        // Only the request id is recorded, never the Authorization or identity headers.
+        headersToSpanAttributes: {
+          client: { requestHeaders: CAPTURED_HEADERS, responseHeaders: [] },
+          server: { requestHeaders: CAPTURED_HEADERS, responseHeaders: CAPTURED_HEADERS },
+        },
+        ignoreIncomingRequestHook: (req) => UNTRACED.has((req.url ?? '').split('?')[0]),
       }),
       new UndiciInstrumentation({
         requestHook: (span, req) => scrubUrl(span, `${req.origin}${req.path}`),
+        headersToSpanAttributes: { requestHeaders: CAPTURED_HEADERS, responseHeaders: [] },
       }),
-      new ExpressInstrumentation(),
+      // Express only names the route (the server span becomes `POST /v1/vision/tasks`); its layers
+      // would each add a span (`middleware - <anonymous>`, `request handler`) that says nothing more.
+      new ExpressInstrumentation({
+        ignoreLayersType: [
+          ExpressLayerType.MIDDLEWARE,
+          ExpressLayerType.ROUTER,
+          ExpressLayerType.REQUEST_HANDLER,
+        ],
+      }),
       new PgInstrumentation({ enhancedDatabaseReporting: false }),
-      new KafkaJsInstrumentation(),
     ],
   });
-  sdk.start();
-  return { shutdown: () => sdk.shutdown() };
+  return {
+    shutdown: async () => {
+      unload();
+      await provider.shutdown();
+      trace.disable();
+      propagation.disable();
+      context.disable();
+    },
+  };
 }

@@ -9,6 +9,8 @@ import {
   route,
   signIdentity,
   toApiError,
+  listen,
+  closeServer,
   type ServiceAppOptions,
 } from '../src';
 
@@ -154,6 +156,16 @@ describe('createServiceApp', () => {
       toApiError(Object.assign(new Error('aborted'), { type: 'request.aborted', status: 400 })),
     ).toMatchObject({ status: 400, details: { reason: 'body_truncated' } });
     expect(toApiError(new Error('something else')).status).toBe(500);
+  });
+
+  it('listens without a deadline for whole requests (a slow but steady upload is not cut at 300 s)', async () => {
+    const server = await listen(makeApp().app, 0, '127.0.0.1');
+    try {
+      expect(server.requestTimeout).toBe(0);
+      expect(server.headersTimeout).toBeGreaterThan(0); // a client that never finishes its head still is
+    } finally {
+      await closeServer(server);
+    }
   });
 
   it('answers unknown routes with a JSON 404 envelope', async () => {

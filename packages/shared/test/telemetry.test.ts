@@ -1,12 +1,28 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { Writable } from 'node:stream';
+import { SpanKind, trace } from '@opentelemetry/api';
 import { InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
-import { startTelemetry } from '../src/telemetry';
+import { startTelemetry, type TelemetryHandle } from '../src/telemetry';
+import { runInService } from '../src/service-context';
+import { InProcessBus } from '../src/adapters/in-process-bus';
+import { createLogger } from '../src/logger';
+import { metricsRegistry } from '../src/metrics';
 
 describe('telemetry', () => {
+  let exporter: InMemorySpanExporter;
+  let handle: TelemetryHandle;
+  beforeAll(() => {
+    exporter = new InMemorySpanExporter();
+    handle = startTelemetry('telemetry-test', {}, [new SimpleSpanProcessor(exporter)]);
+  });
+  afterAll(() => handle.shutdown());
+  beforeEach(() => exporter.reset());
+
+  const serviceOf = (s: { resource: { attributes: Record<string, unknown> } }) =>
+    s.resource.attributes['service.name'];
+
   it('records outgoing fetches with secret query parameters redacted', async () => {
-    const exporter = new InMemorySpanExporter();
-    const handle = startTelemetry('telemetry-test', {}, [new SimpleSpanProcessor(exporter)]);
     const server = http.createServer((_req, res) => res.end('ok'));
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
     try {
@@ -16,13 +32,84 @@ describe('telemetry', () => {
       const spans = exporter.getFinishedSpans();
       const client = spans.find((s) => String(s.attributes['url.full'] ?? '').includes('/live.m3u8'));
       expect(client).toBeDefined();
-      expect(client!.resource.attributes['service.name']).toBe('telemetry-test');
+      expect(serviceOf(client!)).toBe('telemetry-test');
       const text = JSON.stringify(spans.map((s) => s.attributes));
       expect(text).not.toContain('s3cr3t-value');
       expect(text).toContain('token=***');
     } finally {
       server.close();
-      await handle.shutdown();
     }
+  });
+
+  it('gives each span the service whose code started it (one provider per service)', async () => {
+    const tracer = trace.getTracer('t');
+    runInService('tasks', () => tracer.startSpan('in tasks').end());
+    await runInService('quota', async () => {
+      await new Promise((r) => setTimeout(r, 5));
+      tracer.startSpan('in quota, later').end();
+    });
+    tracer.startSpan('outside').end();
+    const by = Object.fromEntries(exporter.getFinishedSpans().map((s) => [s.name, serviceOf(s)]));
+    expect(by).toEqual({ 'in tasks': 'tasks', 'in quota, later': 'quota', outside: 'telemetry-test' });
+  });
+
+  it('ties bus consumers to producers: send/process spans, context in headers, the subscriber service', async () => {
+    const bus = new InProcessBus();
+    const got: Array<Record<string, string>> = [];
+    let logged = '';
+    const lines = new Writable({
+      write(chunk: Buffer, _e, cb) {
+        logged += chunk.toString();
+        cb();
+      },
+    });
+    const log = createLogger('results', { destination: lines });
+    await runInService('results', () =>
+      bus.subscribe({
+        topic: 'vision.frames',
+        group: 'results',
+        fromBeginning: true,
+        handleBatch: async (msgs) => {
+          got.push(...msgs.map((m) => m.headers));
+          log.info('ingested');
+        },
+      }),
+    );
+    const tracer = trace.getTracer('t');
+    let traceId = '';
+    await runInService('inference', () =>
+      tracer.startActiveSpan('job', async (job) => {
+        traceId = job.spanContext().traceId;
+        await bus.publish('vision.frames', [{ key: 'task-1', value: { n: 1 } }]);
+        job.end();
+      }),
+    );
+    for (let i = 0; i < 100 && got.length === 0; i++) await new Promise((r) => setTimeout(r, 10));
+    await bus.close();
+    const spans = exporter.getFinishedSpans();
+    const send = spans.find((s) => s.name === 'send vision.frames')!;
+    const processSpan = spans.find((s) => s.name === 'process vision.frames')!;
+    expect(send.kind).toBe(SpanKind.PRODUCER);
+    expect(serviceOf(send)).toBe('inference');
+    expect(send.spanContext().traceId).toBe(traceId);
+    expect(got[0].traceparent).toContain(send.spanContext().spanId);
+    expect(processSpan.kind).toBe(SpanKind.CONSUMER);
+    expect(serviceOf(processSpan)).toBe('results');
+    expect(processSpan.spanContext().traceId).toBe(traceId);
+    expect(processSpan.parentSpanContext?.spanId).toBe(send.spanContext().spanId);
+    expect(processSpan.links.map((l) => l.context.spanId)).toEqual([send.spanContext().spanId]);
+    expect(processSpan.attributes['messaging.destination.name']).toBe('vision.frames');
+    expect(processSpan.attributes['messaging.consumer.group.name']).toBe('results');
+    // The log line written while handling carries the consumer span's ids.
+    const line = JSON.parse(logged.trim().split('\n')[0]) as Record<string, string>;
+    expect(line.trace_id).toBe(traceId);
+    expect(line.span_id).toBe(processSpan.spanContext().spanId);
+    const text = await metricsRegistry.metrics();
+    expect(text).toMatch(
+      /vision_bus_messages_published_total\{service="inference",topic="vision.frames"\} 1/,
+    );
+    expect(text).toMatch(
+      /vision_bus_messages_consumed_total\{service="results",topic="vision.frames",group="results"\} 1/,
+    );
   });
 });

@@ -7,6 +7,9 @@ import {
   loadConfig,
   commonShape,
   env,
+  runInService,
+  startMetricsServer,
+  type MetricsServer,
   type Bus,
   type Clock,
   type Logger,
@@ -46,6 +49,8 @@ export interface Standalone {
   gateway: RunningGateway;
   services: Record<string, RunningService>;
   bus: Bus;
+  /** The Prometheus endpoint of the process: all six services' metrics, labelled by service. */
+  metrics: MetricsServer;
   /** The environment every service was started with (secrets included: never print it). */
   env: Record<string, string | undefined>;
   close(): Promise<void>;
@@ -91,6 +96,7 @@ export async function startStandalone(opts: StandaloneOptions = {}): Promise<Sta
   };
   const bus = createBus(cfg, { clientId: 'standalone', logger });
   const services: Record<string, RunningService> = {};
+  let metricsServer: MetricsServer | undefined;
   const base: StartOptions = { bus, clock: opts.clock, host: cfg.HOST };
   const run = async (
     name: string,
@@ -98,12 +104,15 @@ export async function startStandalone(opts: StandaloneOptions = {}): Promise<Sta
     port: number,
     urlVar: string,
   ): Promise<void> => {
-    const svc = await start({
-      ...base,
-      env: shared,
-      port: ephemeral ? 0 : port,
-      logger: logger.child({ service: name }),
-    });
+    // Everything the service schedules runs as that service: its spans and metrics carry its name.
+    const svc = await runInService(name, () =>
+      start({
+        ...base,
+        env: shared,
+        port: ephemeral ? 0 : port,
+        logger: logger.child({ service: name }),
+      }),
+    );
     services[name] = svc;
     shared[urlVar] = svc.url;
   };
@@ -113,13 +122,17 @@ export async function startStandalone(opts: StandaloneOptions = {}): Promise<Sta
     await run('tasks', startTasks, cfg.TASKS_PORT, 'TASKS_URL');
     await run('results', startResults, cfg.RESULTS_PORT, 'RESULTS_URL');
     await run('images', startImages, cfg.IMAGES_PORT, 'IMAGES_URL');
-    const gateway = await startGateway({
-      ...base,
-      env: shared,
-      port: opts.port ?? (ephemeral ? 0 : cfg.PORT),
-      logger: logger.child({ service: 'gateway' }),
-    });
+    const gateway = await runInService('gateway', () =>
+      startGateway({
+        ...base,
+        env: shared,
+        port: opts.port ?? (ephemeral ? 0 : cfg.PORT),
+        logger: logger.child({ service: 'gateway' }),
+      }),
+    );
     services.gateway = gateway;
+    metricsServer = await startMetricsServer(ephemeral ? 0 : cfg.METRICS_PORT, cfg.METRICS_HOST ?? cfg.HOST);
+    const metrics = metricsServer;
     const closeAll = async () => {
       for (const name of ['gateway', 'images', 'results', 'tasks', 'quota', 'inference']) {
         await services[name]
@@ -127,9 +140,11 @@ export async function startStandalone(opts: StandaloneOptions = {}): Promise<Sta
           .catch((err: unknown) => logger.error({ err, service: name }, 'close failed'));
       }
       await bus.close();
+      await metrics.close();
     };
-    return { url: gateway.url, gateway, services, bus, env: shared, close: closeAll };
+    return { url: gateway.url, gateway, services, bus, metrics, env: shared, close: closeAll };
   } catch (err) {
+    await metricsServer?.close();
     for (const svc of Object.values(services).reverse()) await svc.close().catch(() => undefined);
     await bus.close().catch(() => undefined);
     throw err;

@@ -2,7 +2,8 @@ import { ConfigError, startTelemetry } from '@vision/shared';
 import type * as StandaloneModule from './index';
 
 // Telemetry first, so that its instrumentation patches http, express, pg and kafkajs before they load.
-// In standalone mode the whole process reports as one service.
+// Each of the six services reports under its own name (service-context.ts); work outside them reports
+// as OTEL_SERVICE_NAME (default vision-standalone).
 const telemetry = startTelemetry(process.env.OTEL_SERVICE_NAME ?? 'vision-standalone');
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const { startStandalone } = require('./index') as typeof StandaloneModule;
@@ -12,6 +13,7 @@ startStandalone()
   .then((s) => {
     const out = process.stdout;
     out.write(`\nVision recognition service (standalone) is up at ${s.url}\n`);
+    out.write(`Metrics (Prometheus, all six services by label \`service\`): ${s.metrics.url}\n`);
     out.write(`Data directory: ${s.env.VISION_DATA_DIR}\nModels directory: ${s.env.VISION_MODELS_DIR}\n`);
     if (s.gateway.devKey) {
       out.write(

@@ -60,6 +60,7 @@ export function createGateway(deps: GatewayDeps): GatewayParts {
   const forward = createForwarder(logger, {
     timeoutMs: cfg.GATEWAY_UPSTREAM_TIMEOUT_MS,
     pooledSockets: cfg.GATEWAY_UPSTREAM_SOCKETS,
+    uploadIdleMs: cfg.GATEWAY_UPLOAD_IDLE_MS,
   });
   const app = createApp({
     logger,

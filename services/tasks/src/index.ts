@@ -16,6 +16,7 @@ import {
   createLogger,
   createObjectStore,
   listen,
+  metrics,
   openDb,
   startEgressProxy,
   systemClock,
@@ -174,6 +175,7 @@ export async function start(opts: StartOptions = {}): Promise<TasksService> {
     logger,
     httpProxy: egress.url,
   });
+  const stopTaskGauge = metrics.tasks.addSource(() => parts.store.countByStatus());
   const server = await listen(
     parts.app,
     opts.port ?? cfg.TASKS_PORT,
@@ -191,6 +193,7 @@ export async function start(opts: StartOptions = {}): Promise<TasksService> {
     store: parts.store,
     db,
     close: async () => {
+      stopTaskGauge();
       await closeServer(server);
       await parts.workers.stop();
       // One last round so that the events of the final requests are not left waiting for a restart.

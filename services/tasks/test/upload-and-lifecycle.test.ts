@@ -399,7 +399,7 @@ describe('following the backend, stop, retention', () => {
         const s = await status(b.body.task_id);
         return s.status === 'failed' && s;
       });
-      expect(lost.reason).toBe('backend_lost_job');
+      expect(lost.reason).toBe('backend_lost_job: the inference backend lost the job');
       const stop = await stack.http.post(`/v1/vision/tasks/${a.body.task_id}/stop`).set(stack.as('jo'));
       expect(stop.status).toBe(409);
       expect(stop.body.error.code).toBe('OP-TASK-NOT-STOPPABLE');

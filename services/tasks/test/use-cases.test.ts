@@ -6,6 +6,7 @@ import { CreateTask } from '../src/use-cases/create-task';
 import { stopTask } from '../src/use-cases/stop-task';
 import { verifyTask } from '../src/use-cases/verify-task';
 import { recoverSubmitting } from '../src/workers/crash-recovery';
+import { pollJobs } from '../src/workers/job-poller';
 import { reconcileResolving } from '../src/workers/reconciler';
 import { type FakeWorld, fakeWorld } from './fakes';
 
@@ -152,4 +153,22 @@ test('crash recovery: a submitting task is charged (idempotently) and submitted;
   await recoverSubmitting(w.ctx);
   expect(await w.ctx.store.get(gone)).toMatchObject({ status: 'refunded', reason: 'breaker_open' });
   expect(w.quota.refunded.has(gone)).toBe(true);
+});
+
+test('a poll round goes on past a task whose write fails; that task is moved in a later round', async () => {
+  const a = await admit();
+  const b = await admit();
+  for (const t of [a, b]) w.inference.jobs.get(t.task.task_id)!.status = 'failed';
+  const move = w.ctx.store.move.bind(w.ctx.store);
+  const spy = jest
+    .spyOn(w.ctx.store, 'move')
+    .mockImplementation((id, ...rest) =>
+      id === a.task.task_id ? Promise.reject(new Error('write failed')) : move(id, ...rest),
+    );
+  await pollJobs(w.ctx);
+  expect((await w.ctx.store.get(a.task.task_id))?.status).toBe('running');
+  expect((await w.ctx.store.get(b.task.task_id))?.status).toBe('failed');
+  spy.mockRestore();
+  await pollJobs(w.ctx);
+  expect((await w.ctx.store.get(a.task.task_id))?.status).toBe('failed');
 });

@@ -161,5 +161,10 @@ export function imagesPage(root: HTMLElement): () => void {
   void enabledScenes()
     .then((scenes) => fill(sceneSlot, scenePicker(scenes, 'scene_code', 'person_vehicle')))
     .catch((err: unknown) => showError(errors, err));
-  return release;
+  // Captions keep their screen size: draw again when the layout changes size.
+  window.addEventListener('resize', redraw);
+  return () => {
+    window.removeEventListener('resize', redraw);
+    release();
+  };
 }

@@ -8,70 +8,15 @@ export interface paths {
       cookie?: never;
     };
     /** List this key's tasks, newest first (task history; our addition) */
-    get: {
-      parameters: {
-        query?: {
-          cursor?: string;
-          limit?: number;
-          status?: components['schemas']['TaskStatus'];
-          kind?: 'video' | 'image';
-        };
-        header?: never;
-        path?: never;
-        cookie?: never;
-      };
-      requestBody?: never;
-      responses: {
-        /** @description A page of tasks */
-        200: {
-          headers: {
-            'X-Request-Id': components['headers']['RequestId'];
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': {
-              items: components['schemas']['Task'][];
-              /** @description empty when there are no more tasks */
-              next_cursor: string;
-            };
-          };
-        };
-        400: components['responses']['Error'];
-        401: components['responses']['Error'];
-        429: components['responses']['Error'];
-        503: components['responses']['Error'];
-      };
-    };
+    get: operations['listTasks'];
     put?: never;
-    /** Create a video task from a stream address */
-    post: {
-      parameters: {
-        query?: never;
-        header: {
-          'Idempotency-Key': components['parameters']['IdempotencyKey'];
-        };
-        path?: never;
-        cookie?: never;
-      };
-      requestBody: {
-        content: {
-          'application/json': {
-            scene_code: components['schemas']['SceneCode'];
-            /** @description http, https, rtsp or rtmp URL; may carry user information (never echoed back). */
-            stream_url: string;
-          };
-        };
-      };
-      responses: {
-        200: components['responses']['TaskReplayed'];
-        201: components['responses']['TaskCreated'];
-        202: components['responses']['TaskResolving'];
-        400: components['responses']['Error'];
-        401: components['responses']['Error'];
-        429: components['responses']['Error'];
-        503: components['responses']['Error'];
-      };
-    };
+    /**
+     * Create a video task from a stream address
+     * @description Validation order: the JSON body (unknown fields refused), `scene_code` (an enabled scene), the
+     *     address's syntax and safety (scheme, no private addresses unless configured), then a connectivity
+     *     probe. A refusal creates no task and charges no quota.
+     */
+    post: operations['createStreamTask'];
     delete?: never;
     options?: never;
     head?: never;
@@ -88,37 +33,7 @@ export interface paths {
     get?: never;
     put?: never;
     /** Create a video task from an uploaded MP4 or MOV file */
-    post: {
-      parameters: {
-        query?: never;
-        header: {
-          'Idempotency-Key': components['parameters']['IdempotencyKey'];
-        };
-        path?: never;
-        cookie?: never;
-      };
-      requestBody: {
-        content: {
-          'multipart/form-data': {
-            scene_code?: components['schemas']['SceneCode'];
-            /**
-             * Format: binary
-             * @description MP4 or MOV (recognised by content)
-             */
-            file: string;
-          };
-        };
-      };
-      responses: {
-        200: components['responses']['TaskReplayed'];
-        201: components['responses']['TaskCreated'];
-        202: components['responses']['TaskResolving'];
-        400: components['responses']['Error'];
-        401: components['responses']['Error'];
-        429: components['responses']['Error'];
-        503: components['responses']['Error'];
-      };
-    };
+    post: operations['createFileTask'];
     delete?: never;
     options?: never;
     head?: never;
@@ -133,33 +48,7 @@ export interface paths {
       cookie?: never;
     };
     /** Query a task (video task or image call record) */
-    get: {
-      parameters: {
-        query?: never;
-        header?: never;
-        path: {
-          task_id: components['parameters']['TaskId'];
-        };
-        cookie?: never;
-      };
-      requestBody?: never;
-      responses: {
-        /** @description The task */
-        200: {
-          headers: {
-            'X-Request-Id': components['headers']['RequestId'];
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Task'];
-          };
-        };
-        401: components['responses']['Error'];
-        404: components['responses']['Error'];
-        429: components['responses']['Error'];
-        503: components['responses']['Error'];
-      };
-    };
+    get: operations['getTask'];
     put?: never;
     post?: never;
     delete?: never;
@@ -178,34 +67,7 @@ export interface paths {
     get?: never;
     put?: never;
     /** Stop a running task; answers with the task's status after a bounded wait */
-    post: {
-      parameters: {
-        query?: never;
-        header?: never;
-        path: {
-          task_id: components['parameters']['TaskId'];
-        };
-        cookie?: never;
-      };
-      requestBody?: never;
-      responses: {
-        /** @description The task, `stopped` once the backend confirmed, else `stopping` (the stop persists) */
-        200: {
-          headers: {
-            'X-Request-Id': components['headers']['RequestId'];
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Task'];
-          };
-        };
-        401: components['responses']['Error'];
-        404: components['responses']['Error'];
-        409: components['responses']['Error'];
-        429: components['responses']['Error'];
-        503: components['responses']['Error'];
-      };
-    };
+    post: operations['stopTask'];
     delete?: never;
     options?: never;
     head?: never;
@@ -223,118 +85,13 @@ export interface paths {
      * The uploaded video of a file task, streamed back to its owner (extension beyond SPEC.md)
      * @description Owner-only. Supports single byte ranges (`Range: bytes=a-b`, `bytes=a-`, `bytes=-n`) and `If-Range` with the ETag, so a browser's video element can seek. Several ranges or a malformed Range header get the whole file (200). A stream task, an image call record, another key's task or an expired one answer 404.
      */
-    get: {
-      parameters: {
-        query?: never;
-        header?: {
-          /** @example bytes=0-1023 */
-          Range?: string;
-          'If-Range'?: string;
-        };
-        path: {
-          task_id: components['parameters']['TaskId'];
-        };
-        cookie?: never;
-      };
-      requestBody?: never;
-      responses: {
-        /** @description The whole file (`video/mp4` or `video/quicktime`, told by content) */
-        200: {
-          headers: {
-            'X-Request-Id': components['headers']['RequestId'];
-            'Accept-Ranges'?: 'bytes';
-            ETag?: string;
-            [name: string]: unknown;
-          };
-          content: {
-            'video/mp4': string;
-            'video/quicktime': string;
-          };
-        };
-        /** @description The requested byte range */
-        206: {
-          headers: {
-            'X-Request-Id': components['headers']['RequestId'];
-            /** @example bytes 0-1023/148886 */
-            'Content-Range'?: string;
-            [name: string]: unknown;
-          };
-          content: {
-            'video/mp4': string;
-            'video/quicktime': string;
-          };
-        };
-        401: components['responses']['Error'];
-        404: components['responses']['Error'];
-        /** @description The range starts past the end of the file; `Content-Range: bytes *\/<size>`; OP-TASK-REQUEST-INVALID with `details.reason` = `range_not_satisfiable` */
-        416: {
-          headers: {
-            'X-Request-Id': components['headers']['RequestId'];
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorEnvelope'];
-          };
-        };
-        429: components['responses']['Error'];
-        503: components['responses']['Error'];
-      };
-    };
+    get: operations['getTaskVideo'];
     put?: never;
     post?: never;
     delete?: never;
     options?: never;
     /** The headers of the GET above (size, type, ETag), without the body */
-    head: {
-      parameters: {
-        query?: never;
-        header?: {
-          Range?: string;
-        };
-        path: {
-          task_id: components['parameters']['TaskId'];
-        };
-        cookie?: never;
-      };
-      requestBody?: never;
-      responses: {
-        /** @description As GET */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content?: never;
-        };
-        /** @description As GET */
-        206: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content?: never;
-        };
-        /** @description Invalid key */
-        401: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content?: never;
-        };
-        /** @description Not the caller's file task */
-        404: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content?: never;
-        };
-        /** @description Range past the end */
-        416: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content?: never;
-        };
-      };
-    };
+    head: operations['headTaskVideo'];
     patch?: never;
     trace?: never;
   };
@@ -346,43 +103,7 @@ export interface paths {
       cookie?: never;
     };
     /** Pull result frames page by page */
-    get: {
-      parameters: {
-        query?: {
-          /** @description opaque paging token */
-          cursor?: string;
-          limit?: number;
-          min_score?: number;
-        };
-        header?: never;
-        path: {
-          task_id: components['parameters']['TaskId'];
-        };
-        cookie?: never;
-      };
-      requestBody?: never;
-      responses: {
-        /** @description A page of frames */
-        200: {
-          headers: {
-            'X-Request-Id': components['headers']['RequestId'];
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': {
-              items: components['schemas']['Frame'][];
-              /** @description empty only when the task has ended and every frame was returned */
-              next_cursor: string;
-            };
-          };
-        };
-        400: components['responses']['Error'];
-        401: components['responses']['Error'];
-        404: components['responses']['Error'];
-        429: components['responses']['Error'];
-        503: components['responses']['Error'];
-      };
-    };
+    get: operations['listResults'];
     put?: never;
     post?: never;
     delete?: never;
@@ -401,50 +122,7 @@ export interface paths {
     get?: never;
     put?: never;
     /** Detect objects in 1..10 images, synchronously */
-    post: {
-      parameters: {
-        query?: never;
-        header: {
-          'Idempotency-Key': components['parameters']['IdempotencyKey'];
-        };
-        path?: never;
-        cookie?: never;
-      };
-      requestBody: {
-        content: {
-          'multipart/form-data': {
-            scene_code?: components['schemas']['SceneCode'];
-            files: string[];
-          };
-        };
-      };
-      responses: {
-        /** @description Idempotent replay (`replayed` = true) */
-        200: {
-          headers: {
-            'X-Request-Id': components['headers']['RequestId'];
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ImageDetection'];
-          };
-        };
-        /** @description Processed call */
-        201: {
-          headers: {
-            'X-Request-Id': components['headers']['RequestId'];
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ImageDetection'];
-          };
-        };
-        400: components['responses']['Error'];
-        401: components['responses']['Error'];
-        429: components['responses']['Error'];
-        503: components['responses']['Error'];
-      };
-    };
+    post: operations['createImageDetection'];
     delete?: never;
     options?: never;
     head?: never;
@@ -459,32 +137,7 @@ export interface paths {
       cookie?: never;
     };
     /** The scenes; enabled ones are valid scene_code values */
-    get: {
-      parameters: {
-        query?: never;
-        header?: never;
-        path?: never;
-        cookie?: never;
-      };
-      requestBody?: never;
-      responses: {
-        /** @description Scene list */
-        200: {
-          headers: {
-            'X-Request-Id': components['headers']['RequestId'];
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': {
-              scenes: components['schemas']['Scene'][];
-            };
-          };
-        };
-        401: components['responses']['Error'];
-        429: components['responses']['Error'];
-        503: components['responses']['Error'];
-      };
-    };
+    get: operations['listScenes'];
     put?: never;
     post?: never;
     delete?: never;
@@ -501,33 +154,7 @@ export interface paths {
       cookie?: never;
     };
     /** Today's quota for this key's subject (our addition) */
-    get: {
-      parameters: {
-        query?: never;
-        header?: never;
-        path?: never;
-        cookie?: never;
-      };
-      requestBody?: never;
-      responses: {
-        /** @description Quota per kind */
-        200: {
-          headers: {
-            'X-Request-Id': components['headers']['RequestId'];
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': {
-              video_tasks: components['schemas']['QuotaKind'];
-              images: components['schemas']['QuotaKind'];
-            };
-          };
-        };
-        401: components['responses']['Error'];
-        429: components['responses']['Error'];
-        503: components['responses']['Error'];
-      };
-    };
+    get: operations['getQuota'];
     put?: never;
     post?: never;
     delete?: never;
@@ -543,28 +170,8 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** This document */
-    get: {
-      parameters: {
-        query?: never;
-        header?: never;
-        path?: never;
-        cookie?: never;
-      };
-      requestBody?: never;
-      responses: {
-        /** @description The OpenAPI document */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': Record<string, never>;
-          };
-        };
-        401: components['responses']['Error'];
-      };
-    };
+    /** This document (public, no key needed) */
+    get: operations['getOpenApi'];
     put?: never;
     post?: never;
     delete?: never;
@@ -590,7 +197,7 @@ export interface components {
       status: string;
       /** @enum {string} */
       kind?: 'video' | 'image';
-      /** @description why a task failed or was refunded */
+      /** @description why a task failed or was refunded: `code: message` with a code from the closed list of docs/API.md (stream_unreachable, stream_lost, stream_auth_failed, stream_not_found, stream_refused, stream_unsupported, media_unreadable, no_video_frames, decoder_unavailable, backend_shutdown, backend_lost_job, backend_rejected, backend_unavailable, breaker_open, internal_error, quota_exhausted, charge_refunded, backend_has_no_job, verified_not_created) */
       reason?: string;
       /** Format: date-time */
       result_expires_at: string;
@@ -645,6 +252,10 @@ export interface components {
       enabled: boolean;
       /** @description why the scene is disabled */
       reason?: string;
+      /** @description false while video tasks cannot run (the decoder preflight failed); creating one answers 503 OP-SYS-UNAVAILABLE */
+      video_enabled?: boolean;
+      /** @description why video tasks are unavailable */
+      video_reason?: string;
       /** @description what serves the scene (ONNX model */
       engine: string;
       labels: string[];
@@ -684,10 +295,102 @@ export interface components {
     };
   };
   responses: {
-    /** @description Error envelope */
-    Error: {
+    /**
+     * @description OP-TASK-REQUEST-INVALID (`details.reason` names the problem: idempotency key missing or not a UUID,
+     *     unknown or repeated field, file type or size, image count, invalid or unreachable `stream_url`
+     *     (`stream_url_invalid`, `stream_unreachable`), malformed body, same key with another request), or
+     *     OP-TASK-SCENE-UNAVAILABLE (`scene_code` unknown or disabled).
+     */
+    InvalidTaskRequest: {
       headers: {
         'X-Request-Id': components['headers']['RequestId'];
+        [name: string]: unknown;
+      };
+      content: {
+        /**
+         * @example {
+         *       "error": {
+         *         "code": "OP-TASK-REQUEST-INVALID",
+         *         "message": "stream_url is not reachable",
+         *         "details": {
+         *           "reason": "stream_unreachable"
+         *         },
+         *         "request_id": "5b8e1f0c-6a2d-4c3b-8e9f-7a6b5c4d3e2f"
+         *       }
+         *     }
+         */
+        'application/json': components['schemas']['ErrorEnvelope'];
+      };
+    };
+    /**
+     * @description OP-TASK-REQUEST-INVALID: a query parameter out of range, repeated, unknown (`unknown_field`) or a
+     *     cursor that is not one this API gave out (`invalid_cursor`); a request target with malformed
+     *     percent-encoding or control characters (`invalid_path`, `invalid_query`).
+     */
+    InvalidQuery: {
+      headers: {
+        'X-Request-Id': components['headers']['RequestId'];
+        [name: string]: unknown;
+      };
+      content: {
+        'application/json': components['schemas']['ErrorEnvelope'];
+      };
+    };
+    /** @description OP-AUTH-REQUIRED, the `Authorization: Bearer <API_KEY>` header is missing or the key is not valid */
+    Unauthorized: {
+      headers: {
+        'X-Request-Id': components['headers']['RequestId'];
+        [name: string]: unknown;
+      };
+      content: {
+        /**
+         * @example {
+         *       "error": {
+         *         "code": "OP-AUTH-REQUIRED",
+         *         "message": "A valid API key is required: Authorization: Bearer <API_KEY>",
+         *         "request_id": "5b8e1f0c-6a2d-4c3b-8e9f-7a6b5c4d3e2f"
+         *       }
+         *     }
+         */
+        'application/json': components['schemas']['ErrorEnvelope'];
+      };
+    };
+    /** @description OP-NOT-FOUND, no such task for this key's subject (never present, another subject's, or expired) */
+    NotFound: {
+      headers: {
+        'X-Request-Id': components['headers']['RequestId'];
+        [name: string]: unknown;
+      };
+      content: {
+        'application/json': components['schemas']['ErrorEnvelope'];
+      };
+    };
+    /**
+     * @description OP-QUOTA-RATE-LIMITED (`details.limit` = `qps` or `concurrency` per subject, or the active video
+     *     tasks of the subject) or OP-QUOTA-DAILY-EXHAUSTED (resets at 00:00 UTC+8). `Retry-After` says
+     *     when to retry.
+     */
+    TooManyRequests: {
+      headers: {
+        'X-Request-Id': components['headers']['RequestId'];
+        'Retry-After': components['headers']['RetryAfter'];
+        'RateLimit-Policy': components['headers']['RateLimitPolicy'];
+        RateLimit: components['headers']['RateLimit'];
+        [name: string]: unknown;
+      };
+      content: {
+        'application/json': components['schemas']['ErrorEnvelope'];
+      };
+    };
+    /**
+     * @description OP-TASK-UPSTREAM-DOWN (the inference backend is temporarily unavailable or at capacity),
+     *     OP-TASK-BREAKER-OPEN (new tasks are not accepted for now) or OP-SYS-UNAVAILABLE (a dependency
+     *     such as object storage or the database cannot be reached). Retry later.
+     */
+    Unavailable: {
+      headers: {
+        'X-Request-Id': components['headers']['RequestId'];
+        'Retry-After': components['headers']['RetryAfter'];
         [name: string]: unknown;
       };
       content: {
@@ -698,6 +401,8 @@ export interface components {
     TaskCreated: {
       headers: {
         'X-Request-Id': components['headers']['RequestId'];
+        'RateLimit-Policy': components['headers']['RateLimitPolicy'];
+        RateLimit: components['headers']['RateLimit'];
         [name: string]: unknown;
       };
       content: {
@@ -726,15 +431,494 @@ export interface components {
     };
   };
   parameters: {
+    /**
+     * @description A UUID (8-4-4-4-12 hex digits) chosen by the caller; a retry sends the same one
+     * @example 3f1c2a9e-8b7d-4c52-9f0e-1a2b3c4d5e6f
+     */
     IdempotencyKey: string;
+    /**
+     * @description The `task_id` of a task of this key's subject; any other value answers 404
+     * @example 7d9f1c3e-2b4a-4e8f-9a1b-0c2d3e4f5a6b
+     */
     TaskId: string;
   };
   requestBodies: never;
   headers: {
     /** @description The request id (accepted from the client's X-Request-Id or generated) */
     RequestId: string;
+    /** @description Seconds to wait before retrying (429 and 503 answers) */
+    RetryAfter: string;
+    /** @description The daily video task quota, IETF RateLimit header fields: `"video-daily";q=<limit>;w=86400` */
+    RateLimitPolicy: string;
+    /** @description What is left of it: `"video-daily";r=<remaining>;t=<seconds until reset>` */
+    RateLimit: string;
   };
   pathItems: never;
 }
 export type $defs = Record<string, never>;
-export type operations = Record<string, never>;
+export interface operations {
+  listTasks: {
+    parameters: {
+      query?: {
+        /** @description the `next_cursor` of the previous page; empty or absent for the first page */
+        cursor?: string;
+        limit?: number;
+        status?: components['schemas']['TaskStatus'];
+        kind?: 'video' | 'image';
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description A page of tasks */
+      200: {
+        headers: {
+          'X-Request-Id': components['headers']['RequestId'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            items: components['schemas']['Task'][];
+            /** @description empty when there are no more tasks */
+            next_cursor: string;
+          };
+        };
+      };
+      400: components['responses']['InvalidQuery'];
+      401: components['responses']['Unauthorized'];
+      429: components['responses']['TooManyRequests'];
+      503: components['responses']['Unavailable'];
+    };
+  };
+  createStreamTask: {
+    parameters: {
+      query?: never;
+      header: {
+        /**
+         * @description A UUID (8-4-4-4-12 hex digits) chosen by the caller; a retry sends the same one
+         * @example 3f1c2a9e-8b7d-4c52-9f0e-1a2b3c4d5e6f
+         */
+        'Idempotency-Key': components['parameters']['IdempotencyKey'];
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        /**
+         * @example {
+         *       "scene_code": "person_vehicle",
+         *       "stream_url": "rtsp://camera.example.net:554/live/1"
+         *     }
+         */
+        'application/json': {
+          scene_code: components['schemas']['SceneCode'];
+          /**
+           * @description http, https, rtsp or rtmp URL of a stream the service can reach; may carry user
+           *     information (never echoed back). Without whitespace or control characters.
+           */
+          stream_url: string;
+        };
+      };
+    };
+    responses: {
+      200: components['responses']['TaskReplayed'];
+      201: components['responses']['TaskCreated'];
+      202: components['responses']['TaskResolving'];
+      400: components['responses']['InvalidTaskRequest'];
+      401: components['responses']['Unauthorized'];
+      429: components['responses']['TooManyRequests'];
+      503: components['responses']['Unavailable'];
+    };
+  };
+  createFileTask: {
+    parameters: {
+      query?: never;
+      header: {
+        /**
+         * @description A UUID (8-4-4-4-12 hex digits) chosen by the caller; a retry sends the same one
+         * @example 3f1c2a9e-8b7d-4c52-9f0e-1a2b3c4d5e6f
+         */
+        'Idempotency-Key': components['parameters']['IdempotencyKey'];
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'multipart/form-data': {
+          scene_code: components['schemas']['SceneCode'];
+          /**
+           * Format: binary
+           * @description MP4 or MOV (recognised by content, not by name or declared type), at most 512 MB
+           */
+          file: string;
+        };
+      };
+    };
+    responses: {
+      200: components['responses']['TaskReplayed'];
+      201: components['responses']['TaskCreated'];
+      202: components['responses']['TaskResolving'];
+      400: components['responses']['InvalidTaskRequest'];
+      401: components['responses']['Unauthorized'];
+      429: components['responses']['TooManyRequests'];
+      503: components['responses']['Unavailable'];
+    };
+  };
+  getTask: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /**
+         * @description The `task_id` of a task of this key's subject; any other value answers 404
+         * @example 7d9f1c3e-2b4a-4e8f-9a1b-0c2d3e4f5a6b
+         */
+        task_id: components['parameters']['TaskId'];
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The task */
+      200: {
+        headers: {
+          'X-Request-Id': components['headers']['RequestId'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Task'];
+        };
+      };
+      400: components['responses']['InvalidQuery'];
+      401: components['responses']['Unauthorized'];
+      404: components['responses']['NotFound'];
+      429: components['responses']['TooManyRequests'];
+      503: components['responses']['Unavailable'];
+    };
+  };
+  stopTask: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /**
+         * @description The `task_id` of a task of this key's subject; any other value answers 404
+         * @example 7d9f1c3e-2b4a-4e8f-9a1b-0c2d3e4f5a6b
+         */
+        task_id: components['parameters']['TaskId'];
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The task, `stopped` once the backend confirmed, else `stopping` (the stop persists) */
+      200: {
+        headers: {
+          'X-Request-Id': components['headers']['RequestId'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Task'];
+        };
+      };
+      400: components['responses']['InvalidQuery'];
+      401: components['responses']['Unauthorized'];
+      404: components['responses']['NotFound'];
+      /** @description OP-TASK-NOT-STOPPABLE, the task has already ended (or is an image call record) */
+      409: {
+        headers: {
+          'X-Request-Id': components['headers']['RequestId'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+      429: components['responses']['TooManyRequests'];
+      503: components['responses']['Unavailable'];
+    };
+  };
+  getTaskVideo: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @example bytes=0-1023 */
+        Range?: string;
+        'If-Range'?: string;
+      };
+      path: {
+        /**
+         * @description The `task_id` of a task of this key's subject; any other value answers 404
+         * @example 7d9f1c3e-2b4a-4e8f-9a1b-0c2d3e4f5a6b
+         */
+        task_id: components['parameters']['TaskId'];
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The whole file (`video/mp4` or `video/quicktime`, told by content) */
+      200: {
+        headers: {
+          'X-Request-Id': components['headers']['RequestId'];
+          'Accept-Ranges'?: 'bytes';
+          ETag?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'video/mp4': string;
+          'video/quicktime': string;
+        };
+      };
+      /** @description The requested byte range */
+      206: {
+        headers: {
+          'X-Request-Id': components['headers']['RequestId'];
+          /** @example bytes 0-1023/148886 */
+          'Content-Range'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'video/mp4': string;
+          'video/quicktime': string;
+        };
+      };
+      401: components['responses']['Unauthorized'];
+      404: components['responses']['NotFound'];
+      /** @description The range starts past the end of the file; `Content-Range: bytes *\/<size>`; OP-TASK-REQUEST-INVALID with `details.reason` = `range_not_satisfiable` */
+      416: {
+        headers: {
+          'X-Request-Id': components['headers']['RequestId'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+      429: components['responses']['TooManyRequests'];
+      503: components['responses']['Unavailable'];
+    };
+  };
+  headTaskVideo: {
+    parameters: {
+      query?: never;
+      header?: {
+        Range?: string;
+      };
+      path: {
+        /**
+         * @description The `task_id` of a task of this key's subject; any other value answers 404
+         * @example 7d9f1c3e-2b4a-4e8f-9a1b-0c2d3e4f5a6b
+         */
+        task_id: components['parameters']['TaskId'];
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description As GET */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description As GET */
+      206: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Invalid key */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Not the caller's file task */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Range past the end */
+      416: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+  listResults: {
+    parameters: {
+      query?: {
+        /** @description opaque paging token, the `next_cursor` of the previous page of this task; empty or absent for the first page */
+        cursor?: string;
+        limit?: number;
+        /** @description lower bound of confidence from 0 to 1, as a JSON number (`0.5`, `1e-1`) */
+        min_score?: number;
+      };
+      header?: never;
+      path: {
+        /**
+         * @description The `task_id` of a task of this key's subject; any other value answers 404
+         * @example 7d9f1c3e-2b4a-4e8f-9a1b-0c2d3e4f5a6b
+         */
+        task_id: components['parameters']['TaskId'];
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description A page of frames */
+      200: {
+        headers: {
+          'X-Request-Id': components['headers']['RequestId'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            items: components['schemas']['Frame'][];
+            /** @description empty only when the task has ended and every frame was returned */
+            next_cursor: string;
+          };
+        };
+      };
+      400: components['responses']['InvalidQuery'];
+      401: components['responses']['Unauthorized'];
+      404: components['responses']['NotFound'];
+      429: components['responses']['TooManyRequests'];
+      503: components['responses']['Unavailable'];
+    };
+  };
+  createImageDetection: {
+    parameters: {
+      query?: never;
+      header: {
+        /**
+         * @description A UUID (8-4-4-4-12 hex digits) chosen by the caller; a retry sends the same one
+         * @example 3f1c2a9e-8b7d-4c52-9f0e-1a2b3c4d5e6f
+         */
+        'Idempotency-Key': components['parameters']['IdempotencyKey'];
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'multipart/form-data': {
+          scene_code?: components['schemas']['SceneCode'];
+          /** @description JPG, PNG or WEBP (recognised by content), at most 8 MiB each, 81 MiB for the whole body */
+          files: string[];
+        };
+      };
+    };
+    responses: {
+      /** @description Idempotent replay (`replayed` = true) */
+      200: {
+        headers: {
+          'X-Request-Id': components['headers']['RequestId'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ImageDetection'];
+        };
+      };
+      /** @description Processed call */
+      201: {
+        headers: {
+          'X-Request-Id': components['headers']['RequestId'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ImageDetection'];
+        };
+      };
+      400: components['responses']['InvalidTaskRequest'];
+      401: components['responses']['Unauthorized'];
+      429: components['responses']['TooManyRequests'];
+      503: components['responses']['Unavailable'];
+    };
+  };
+  listScenes: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Scene list */
+      200: {
+        headers: {
+          'X-Request-Id': components['headers']['RequestId'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            scenes: components['schemas']['Scene'][];
+          };
+        };
+      };
+      401: components['responses']['Unauthorized'];
+      429: components['responses']['TooManyRequests'];
+      503: components['responses']['Unavailable'];
+    };
+  };
+  getQuota: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Quota per kind */
+      200: {
+        headers: {
+          'X-Request-Id': components['headers']['RequestId'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            video_tasks: components['schemas']['QuotaKind'];
+            images: components['schemas']['QuotaKind'];
+          };
+        };
+      };
+      401: components['responses']['Unauthorized'];
+      429: components['responses']['TooManyRequests'];
+      503: components['responses']['Unavailable'];
+    };
+  };
+  getOpenApi: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The OpenAPI document */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': Record<string, never>;
+        };
+      };
+    };
+  };
+}

@@ -1,5 +1,6 @@
 import type { Bus, IncomingMessage, OutgoingMessage, SubscribeOptions, Subscription } from '../ports/bus';
 import type { Logger } from '../logger';
+import { tracedHandler, tracedPublish, type TracedHandler } from './bus-tracing';
 
 export interface InProcessBusOptions {
   /** Partitions per topic; messages of one key always land in the same partition. Default 8. */
@@ -35,7 +36,7 @@ interface Partition {
 
 interface Member {
   id: number;
-  handleBatch: SubscribeOptions['handleBatch'];
+  handleBatch: TracedHandler;
   inFlight: Set<Promise<void>>;
   closed: boolean;
 }
@@ -125,6 +126,10 @@ export class InProcessBus implements Bus {
   async publish(topic: string, messages: OutgoingMessage[]): Promise<void> {
     if (this.closed) throw new Error('bus is closed');
     if (messages.length === 0) return;
+    await tracedPublish('memory', topic, messages, (traced) => this.enqueue(topic, traced));
+  }
+
+  private async enqueue(topic: string, messages: OutgoingMessage[]): Promise<void> {
     // Serialise up front: a value that is not JSON fails the publish, as it would with Kafka.
     const stored = messages.map((m) => {
       if (typeof m.key !== 'string') throw new TypeError('message key must be a string');
@@ -198,7 +203,7 @@ export class InProcessBus implements Bus {
     }
     const member: Member = {
       id: this.nextMemberId++,
-      handleBatch: opts.handleBatch,
+      handleBatch: tracedHandler('memory', opts),
       inFlight: new Set(),
       closed: false,
     };
@@ -255,7 +260,8 @@ export class InProcessBus implements Bus {
         offset: String(from + j),
         partition: i,
       }));
-      const run = Promise.resolve().then(() => member.handleBatch(batch));
+      const lagAfter = end - (from + batch.length);
+      const run = Promise.resolve().then(() => member.handleBatch(batch, lagAfter));
       member.inFlight.add(run);
       try {
         await run;

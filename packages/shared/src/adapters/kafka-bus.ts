@@ -9,6 +9,7 @@ import {
 } from 'kafkajs';
 import type { Bus, IncomingMessage, OutgoingMessage, SubscribeOptions, Subscription } from '../ports/bus';
 import type { Logger } from '../logger';
+import { tracedHandler, tracedPublish } from './bus-tracing';
 import { subscriptionAwareAssigner } from './kafka-assigner';
 
 export interface KafkaBusOptions {
@@ -134,10 +135,12 @@ export class KafkaBus implements Bus {
   async publish(topic: string, messages: OutgoingMessage[]): Promise<void> {
     if (messages.length === 0) return;
     const producer = await this.connectProducer();
-    await producer.send({
-      topic,
-      acks: -1,
-      messages: messages.map((m) => ({ key: m.key, value: JSON.stringify(m.value), headers: m.headers })),
+    await tracedPublish('kafka', topic, messages, async (traced) => {
+      await producer.send({
+        topic,
+        acks: -1,
+        messages: traced.map((m) => ({ key: m.key, value: JSON.stringify(m.value), headers: m.headers })),
+      });
     });
   }
 
@@ -147,6 +150,7 @@ export class KafkaBus implements Bus {
       allowAutoTopicCreation: false,
       partitionAssigners: [subscriptionAwareAssigner, PartitionAssigners.roundRobin],
     });
+    const handleBatch = tracedHandler('kafka', opts);
     await consumer.connect();
     try {
       await consumer.subscribe({ topic: opts.topic, fromBeginning: opts.fromBeginning ?? false });
@@ -171,7 +175,7 @@ export class KafkaBus implements Bus {
             partition: batch.partition,
           }));
           try {
-            await opts.handleBatch(messages);
+            await handleBatch(messages, Number(batch.offsetLag()));
           } catch (err) {
             this.logger?.warn(
               {

@@ -47,6 +47,13 @@ export async function setBucketLifecycle(client: Client, bucket: string, rules: 
   await client.setBucketLifecycle(bucket, { Rule });
 }
 
+/**
+ * Multipart part size, fixed (minio-js then never picks another). minio-js holds one part in memory
+ * per upload; for a stream of unknown size it would otherwise size parts for a 5 TiB object (about
+ * 528 MiB each). S3 10,000 parts make 78 GiB the largest object; ours are at most 512 MB.
+ */
+export const PART_SIZE = 8 * 1024 * 1024;
+
 function isNotFound(err: unknown): boolean {
   const code = (err as { code?: unknown })?.code;
   return code === 'NotFound' || code === 'NoSuchKey' || code === 'NoSuchObject';
@@ -71,6 +78,7 @@ export class MinioObjectStore implements ObjectStore {
       secretKey: opts.secretKey,
       region: opts.region,
       pathStyle: true,
+      partSize: PART_SIZE,
     });
     this.bucket = opts.bucket;
     this.region = opts.region;

@@ -9,6 +9,7 @@ import type { DetectedObject, SceneStatus } from '../scenes';
 import type { Identity } from '../identity';
 import type { Logger } from '../logger';
 import { type CallResult, type ServiceClient, UnreachableError } from '../service-client';
+import { observeBreaker } from '../breaker-telemetry';
 
 export interface JobView {
   job_id: string;
@@ -80,6 +81,7 @@ export class InferenceClient {
       rollingCountBuckets: 10,
       name: 'inference',
     });
+    observeBreaker(this.breaker, 'inference');
     this.breaker.on('open', () => logger.warn('inference breaker opened'));
     this.breaker.on('halfOpen', () => logger.info('inference breaker half-open'));
     this.breaker.on('close', () => logger.info('inference breaker closed'));

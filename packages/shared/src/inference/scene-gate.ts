@@ -4,7 +4,9 @@
  * `scene_code` names an enabled scene. Answers (SPEC.md 7, docs/API.md "Scenes"):
  * - unknown code, or a scene not enabled: 400 OP-TASK-SCENE-UNAVAILABLE, `details.reason`
  *   `unknown_scene` or `scene_disabled` (with the scene's own `scene_reason`);
- * - the list cannot be had and no copy is left: 503 OP-TASK-UPSTREAM-DOWN (inference unreachable).
+ * - the list cannot be had and no copy is left: 503 OP-TASK-UPSTREAM-DOWN (inference unreachable);
+ * - video tasks only (requireVideoScene): 503 OP-SYS-UNAVAILABLE `decoder_unavailable` while inference
+ *   cannot decode video (its decoder preflight failed: the scene reports `video_enabled: false`).
  */
 import { randomUUID } from 'node:crypto';
 import type { Clock } from '../clock';
@@ -76,6 +78,22 @@ export class SceneGate {
         scene_code: code,
         ...(scene?.reason ? { scene_reason: scene.reason } : {}),
       });
+    return scene;
+  }
+
+  /**
+   * The gate of video task creation, before anything is charged: the enabled scene `code` (else
+   * OP-TASK-SCENE-UNAVAILABLE), and 503 OP-SYS-UNAVAILABLE while inference cannot decode video (its
+   * decoder preflight failed).
+   */
+  async requireVideoScene(code: unknown): Promise<SceneStatus> {
+    const scene = await this.requireEnabled(code);
+    if (scene.video_enabled === false)
+      throw new ApiError(
+        'OP-SYS-UNAVAILABLE',
+        'Video tasks are unavailable: the video decoder is not working',
+        { reason: REASON.decoder_unavailable },
+      );
     return scene;
   }
 }

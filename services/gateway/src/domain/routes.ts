@@ -60,3 +60,12 @@ export function allowHeader(methods: readonly Method[]): string {
 export function allows(methods: readonly Method[], method: string): boolean {
   return (methods as readonly string[]).includes(method) || (method === 'HEAD' && methods.includes('GET'));
 }
+
+/**
+ * The route template of a public path, for span names and metrics (`/v1/vision/tasks/{task_id}/stop`):
+ * task ids are replaced, a trailing slash dropped; a path of no route is `unmatched`.
+ */
+export function routeTemplate(path: string): string {
+  if (!matchRoute(path)) return 'unmatched';
+  return path.replace(/\/+$/, '').replace(/^\/v1\/vision\/tasks\/[^/]+/, '/v1/vision/tasks/{task_id}');
+}

@@ -4,6 +4,9 @@ import {
   IDENTITY_HEADER,
   REQUEST_ID_HEADER,
   errorHandler,
+  httpMetricsMiddleware,
+  metrics,
+  setHttpRoute,
   signIdentity,
   type Limiter,
   type Logger,
@@ -12,7 +15,7 @@ import {
   requestIdMiddleware,
   requestShapeGuard,
 } from '@vision/shared';
-import { allowHeader, allows, matchRoute, type Method, type Upstream } from '../domain/routes';
+import { allowHeader, allows, matchRoute, routeTemplate, type Method, type Upstream } from '../domain/routes';
 import { limitsFor, type LimitOverrides, type SubjectLimits } from '../domain/limits';
 import { parseBearer } from '../domain/key-format';
 import type { KeyStore } from '../store/key-store';
@@ -66,6 +69,7 @@ export function createApp(deps: GatewayDeps): Express {
   const auth = new AuthCache((key) => deps.keys.authenticate(key), deps.authCacheMs ?? 0);
 
   app.use(requestIdMiddleware());
+  app.use(httpMetricsMiddleware());
   app.use(requestShapeGuard());
 
   app.get('/healthz', (_req, res) => {
@@ -87,12 +91,20 @@ export function createApp(deps: GatewayDeps): Express {
 
   // Authentication: every other route, known or not.
   app.use((req: Request, res: Response, next: NextFunction) => {
-    const key = parseBearer(req.header('authorization'));
-    if (!key) return next(unauthorized());
+    setHttpRoute(res, routeTemplate(req.path));
+    const header = req.header('authorization');
+    const key = parseBearer(header);
+    if (!key) {
+      metrics.authFailures.inc({ reason: header === undefined ? 'missing' : 'malformed' });
+      return next(unauthorized());
+    }
     auth
       .authenticate(key)
       .then((subject) => {
-        if (!subject) return next(unauthorized());
+        if (!subject) {
+          metrics.authFailures.inc({ reason: 'unknown_key' });
+          return next(unauthorized());
+        }
         res.locals.subject = subject;
         next();
       })

@@ -31,6 +31,8 @@ export interface ForwarderOptions {
   timeoutMs: number;
   /** Keep-alive connections per upstream for requests without a body; more wait in FIFO order. */
   pooledSockets: number;
+  /** An upload that sends no byte for this long is cut; its upstream request is aborted. */
+  uploadIdleMs: number;
 }
 
 /** A free pooled connection is closed after this long, before the upstream's own 5 s keep-alive timeout. */
@@ -155,13 +157,42 @@ export function createForwarder(logger: Logger, opts: ForwarderOptions): Forward
     }
     const cap = new ByteCap(maxBodyBytes);
     let failed = false;
-    const fail = (err: ApiError) => {
+    let idle: NodeJS.Timeout | undefined;
+    const fail = (err: ApiError, closeClient = false) => {
       if (failed) return;
       failed = true;
+      clearTimeout(idle);
+      // The upstream must not wait for the rest of a body that will never come: it drops what it got.
+      upstreamOf.get(req)?.destroy();
+      if (closeClient) {
+        res.setHeader('Connection', 'close');
+        res.once('finish', () => req.socket.destroy());
+      }
       answer(res, err);
       req.unpipe(cap);
       req.resume();
     };
+    // A slow but steady upload may take as long as it needs; one that stops sending is cut.
+    const stalled = () => {
+      // Paused by backpressure (the upstream reads slowly): the client is not the one stalling.
+      if (req.isPaused()) return arm();
+      logger.info({ upstream: target.name, idle_ms: opts.uploadIdleMs }, 'upload stalled; cut');
+      fail(
+        new ApiError('OP-TASK-REQUEST-INVALID', `The upload sent nothing for ${opts.uploadIdleMs} ms`, {
+          reason: 'upload_stalled',
+          idle_ms: opts.uploadIdleMs,
+        }),
+        true,
+      );
+    };
+    const arm = () => {
+      clearTimeout(idle);
+      idle = setTimeout(stalled, opts.uploadIdleMs);
+    };
+    req.on('data', arm);
+    req.once('end', () => clearTimeout(idle));
+    req.once('close', () => clearTimeout(idle));
+    arm();
     cap.on('error', () => {
       if (cap.exceeded) {
         fail(

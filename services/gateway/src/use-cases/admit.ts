@@ -1,4 +1,4 @@
-import { ApiError, type Limiter, type Logger } from '@vision/shared';
+import { ApiError, metrics, type Limiter, type Logger } from '@vision/shared';
 import { retryAfterSeconds, type SubjectLimits } from '../domain/limits';
 
 /**
@@ -14,6 +14,7 @@ export async function admit(
 ): Promise<() => void> {
   const rate = await limiter.consumeRate(`qps:${subject}`, { perSecond: limits.qps, burst: limits.burst });
   if (!rate.allowed) {
+    metrics.rateLimited.inc({ reason: 'qps' });
     throw new ApiError(
       'OP-QUOTA-RATE-LIMITED',
       'Too many requests for this subject, retry later',
@@ -23,6 +24,7 @@ export async function admit(
   }
   const release = await limiter.acquireSlot(`conc:${subject}`, limits.concurrency);
   if (!release) {
+    metrics.rateLimited.inc({ reason: 'concurrency' });
     throw new ApiError(
       'OP-QUOTA-RATE-LIMITED',
       'Too many concurrent requests for this subject, retry later',

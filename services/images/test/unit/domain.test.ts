@@ -14,7 +14,7 @@ import {
 } from '../../src/domain/results';
 
 const media = path.resolve(
-  process.env.VISION_SHARED_DIR ?? path.resolve(__dirname, '../../../../shared'),
+  process.env.VISION_SHARED_DIR ?? path.resolve(__dirname, '../../../../../shared'),
   'media/images',
 );
 const head = (name: string) => readFileSync(path.join(media, name)).subarray(0, 12);

@@ -1,5 +1,7 @@
+import sharp from 'sharp';
 import type { DetectedObject } from '@vision/shared';
 import { ImageDecodeError, prepareImage } from '../model/preprocess';
+import type { PixelBudget } from './pixel-budget';
 import type { SceneEngine } from '../scenes/engines';
 import { toObjects } from './to-objects';
 
@@ -9,14 +11,25 @@ export type ImageResult =
   | { seq: number; status: 'succeeded'; image: { width: number; height: number }; objects: DetectedObject[] }
   | { seq: number; status: 'failed'; reason: string };
 
+/** Width x height declared by the image's header (no decoding); 0 when there is no readable header. */
+async function declaredPixels(data: Buffer): Promise<number> {
+  try {
+    const { width, height } = await sharp(data, { limitInputPixels: false }).metadata();
+    return width && height ? width * height : 0;
+  } catch {
+    return 0;
+  }
+}
+
 /**
  * Detects every image of a batch with one scene engine, in input order. A failing image yields a
- * `failed` entry and never fails the others.
+ * `failed` entry and never fails the others. With a budget, each image is decoded only once its
+ * declared pixels fit in the budget shared with every other request (see PixelBudget).
  */
 export async function detectImages(
   engine: SceneEngine,
   images: readonly ImageInput[],
-  opts: { maxPixels: number },
+  opts: { maxPixels: number; budget?: PixelBudget },
 ): Promise<ImageResult[]> {
   const results: ImageResult[] = [];
   for (let seq = 0; seq < images.length; seq++) {
@@ -25,6 +38,12 @@ export async function detectImages(
       results.push({ seq, status: 'failed', reason: input.reason });
       continue;
     }
+    const pixels = await declaredPixels(input.data);
+    if (pixels > opts.maxPixels) {
+      results.push({ seq, status: 'failed', reason: 'image exceeds the pixel limit' });
+      continue;
+    }
+    const release = opts.budget ? await opts.budget.acquire(pixels) : undefined;
     try {
       const prepared = await prepareImage(input.data, engine.inputSize, {
         maxPixels: opts.maxPixels,
@@ -43,6 +62,8 @@ export async function detectImages(
         status: 'failed',
         reason: err instanceof ImageDecodeError ? err.message : 'detection failed',
       });
+    } finally {
+      release?.();
     }
   }
   return results;

@@ -2,14 +2,23 @@ import type { Express } from 'express';
 import { ApiError, REASON, invalidRequest, isSceneCode, route } from '@vision/shared';
 import type { SceneCatalogue } from '../catalogue/catalogue';
 import { detectImages } from '../detect/detect-images';
+import { PixelBudget } from '../detect/pixel-budget';
 import { readDetectForm } from './multipart';
 
 export function mountDetectRoutes(
   app: Express,
-  deps: { catalogue: SceneCatalogue; maxPixels: number },
+  deps: {
+    catalogue: SceneCatalogue;
+    maxPixels: number;
+    videoStatus: () => { video_enabled: boolean; video_reason?: string };
+  },
 ): void {
+  // Two images at the cap decode at once, whatever the number of requests (issue 20: 16 requests of
+  // ten 6000x6600 images must not exhaust memory while live jobs run).
+  const budget = new PixelBudget(2 * deps.maxPixels);
   app.get('/internal/v1/scenes', (_req, res) => {
-    res.json({ scenes: deps.catalogue.statuses() });
+    const video = deps.videoStatus();
+    res.json({ scenes: deps.catalogue.statuses().map((s) => ({ ...s, ...video })) });
   });
 
   app.post(
@@ -31,7 +40,7 @@ export function mountDetectRoutes(
           ...(status?.reason ? { scene_reason: status.reason } : {}),
         });
       }
-      const results = await detectImages(engine, form.images, { maxPixels: deps.maxPixels });
+      const results = await detectImages(engine, form.images, { maxPixels: deps.maxPixels, budget });
       res.json({ results });
     }),
   );

@@ -1,4 +1,6 @@
 import * as ort from 'onnxruntime-node';
+import path from 'node:path';
+import { metrics } from '@vision/shared';
 import { decodeYolov8, decodeYolox, type DecoderKind } from './decoders';
 import { nmsClassAware, type ClassDetection } from './nms';
 
@@ -52,7 +54,12 @@ export class OnnxModel {
   async runRaw(tensor: Float32Array): Promise<{ data: Float32Array; dims: readonly number[] }> {
     const s = this.inputSize;
     const input = new ort.Tensor('float32', tensor, [1, 3, s, s]);
+    const started = process.hrtime.bigint();
     const out = await this.session.run({ [this.inputName]: input });
+    metrics.modelLatency.observe(
+      { model: path.basename(this.file) },
+      Number(process.hrtime.bigint() - started) / 1e9,
+    );
     const t = out[this.outputName];
     const data = t.data as Float32Array;
     const dims = t.dims;

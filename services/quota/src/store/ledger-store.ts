@@ -1,6 +1,6 @@
-import { type Knex, TOPICS, affectedRows } from '@vision/shared';
+import { type Knex, TOPICS, metrics, traceHeaders } from '@vision/shared';
 import type { Day } from '../domain/day';
-import type { QuotaEvent } from '../domain/events';
+import type { QuotaEvent, QuotaEventType } from '../domain/events';
 import type { HoldStatus, Kind } from '../domain/ledger';
 
 type Trx = Knex.Transaction;
@@ -35,6 +35,9 @@ export const isTombstone = (row: ChargeRow): boolean => Number(row.units) === TO
  * the same id waits on the key until the first transaction ends.
  */
 export class LedgerQueries {
+  /** Metrics of the events written, recorded once the transaction has committed (LedgerStore). */
+  readonly afterCommit: Array<() => void> = [];
+
   constructor(private readonly q: Knex | Trx) {}
 
   /** Inserts the day's counter row if missing and locks it (`SELECT ... FOR UPDATE`); returns `used`. */
@@ -122,11 +125,13 @@ export class LedgerQueries {
 
   /** Marks holds whose expiry has passed as expired; returns how many. */
   async expireHolds(now: Date): Promise<number> {
-    const r: unknown = await this.q('holds')
+    const rows = (await this.q('holds')
       .where({ status: 'held' })
       .andWhere('expires_at', '<=', now)
-      .update({ status: 'expired' });
-    return affectedRows(r);
+      .update({ status: 'expired' })
+      .returning('kind')) as { kind: Kind }[];
+    for (const r of rows) metrics.quotaHolds.inc({ kind: r.kind, outcome: 'expired' });
+    return rows.length;
   }
 
   /** Writes a `vision.quota-events` row to the outbox (in the transaction of the change it reports). */
@@ -135,8 +140,23 @@ export class LedgerQueries {
       topic: TOPICS.quotaEvents,
       key: event.subject,
       payload: JSON.stringify(event),
+      // The trace of the request that wrote the event: its consumers join that trace.
+      headers: JSON.stringify(traceHeaders()),
       created_at: at,
     });
+    this.afterCommit.push(() => countEvent(event.type, event.kind, event.units));
+  }
+}
+
+/** vision_quota_* for one committed ledger event. */
+function countEvent(type: QuotaEventType, kind: Kind, units: number): void {
+  if (type === 'charged') metrics.quotaCharges.inc({ kind }, units);
+  else if (type === 'refunded') metrics.quotaRefunds.inc({ kind }, units);
+  else if (type === 'held') metrics.quotaHolds.inc({ kind, outcome: 'placed' });
+  else {
+    // A settled hold charges the units that succeeded; the rest is released.
+    metrics.quotaHolds.inc({ kind, outcome: 'settled' });
+    if (units > 0) metrics.quotaCharges.inc({ kind }, units);
   }
 }
 
@@ -153,8 +173,12 @@ export class LedgerStore {
   }
 
   async transaction<T>(fn: (q: LedgerQueries) => Promise<T>): Promise<T> {
-    const result = await this.knex.transaction((trx) => fn(new LedgerQueries(trx)));
+    const q = await this.knex.transaction(async (trx) => {
+      const queries = new LedgerQueries(trx);
+      return { queries, result: await fn(queries) };
+    });
+    for (const record of q.queries.afterCommit) record();
     this.onCommit?.();
-    return result;
+    return q.result;
   }
 }

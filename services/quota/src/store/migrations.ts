@@ -58,4 +58,19 @@ export const migrations: Migration[] = [
         await knex.schema.dropTableIfExists(table);
     },
   },
+  {
+    // The W3C trace context (traceparent, tracestate) of the request that wrote an event, published as
+    // the message's headers so that its consumers join that trace.
+    name: '002_outbox_headers',
+    async up(knex) {
+      await knex.schema.alterTable('outbox', (t) => {
+        t.text('headers').nullable();
+      });
+    },
+    async down(knex) {
+      await knex.schema.alterTable('outbox', (t) => {
+        t.dropColumn('headers');
+      });
+    },
+  },
 ];

@@ -7,11 +7,10 @@
  */
 import { invalidRequest, notFound } from '@vision/shared';
 import { dayOf } from '../domain/day';
-import { exhausted } from '../domain/exhausted';
 import { fits, type Kind } from '../domain/ledger';
 import type { ChargeView, RefundView } from '../domain/views';
 import { isTombstone, TOMBSTONE_UNITS } from '../store/ledger-store';
-import { type LedgerContext, limitOf, rateFigures, recordEvent } from './context';
+import { type LedgerContext, limitOf, rateFigures, recordEvent, refuseExhausted } from './context';
 
 /** Charges `units` to today. Answers `created: false` with the stored charge when `chargeId` exists. */
 export async function charge(
@@ -34,7 +33,7 @@ export async function charge(
       used,
       held: await q.heldUnits(subject, kind, day, now),
     };
-    if (!fits(usage, units)) throw exhausted(kind, usage, now);
+    if (!fits(usage, units)) throw refuseExhausted(kind, usage, now);
     await q.addUsed(subject, kind, day, units);
     await recordEvent(q, 'charged', subject, kind, units, day, now);
     return true;

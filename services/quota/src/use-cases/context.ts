@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import type { Clock } from '@vision/shared';
+import { type ApiError, type Clock, metrics } from '@vision/shared';
+import { exhausted } from '../domain/exhausted';
 import { quotaEvent, type QuotaEventType } from '../domain/events';
 import type { Kind } from '../domain/ledger';
 import { type Limits, limitFor } from '../domain/limits';
@@ -52,4 +53,10 @@ export async function recordEvent(
   at: Date,
 ): Promise<void> {
   await q.appendEvent(quotaEvent(randomUUID(), type, subject, kind, units, day, at), at);
+}
+
+/** The answer to a request the day's quota cannot cover, counted in vision_quota_exhausted_total. */
+export function refuseExhausted(...args: Parameters<typeof exhausted>): ApiError {
+  metrics.quotaExhausted.inc({ kind: args[0] });
+  return exhausted(...args);
 }

@@ -1,9 +1,8 @@
 import { invalidRequest, notFound } from '@vision/shared';
 import { dayOf } from '../domain/day';
-import { exhausted } from '../domain/exhausted';
 import { decideSettle, fits, type Kind } from '../domain/ledger';
 import type { HoldView, SettleView } from '../domain/views';
-import { type LedgerContext, limitOf, rateFigures, recordEvent } from './context';
+import { type LedgerContext, limitOf, rateFigures, recordEvent, refuseExhausted } from './context';
 
 const toDate = (v: Date | string): Date => (v instanceof Date ? v : new Date(v));
 
@@ -27,7 +26,7 @@ export async function hold(
     // The new hold is part of the sum already (same transaction); take it out to judge the fit.
     const held = (await q.heldUnits(subject, kind, day, now)) - units;
     const usage = { limit: limitOf(ctx, subject, kind), used, held: Math.max(0, held) };
-    if (!fits(usage, units)) throw exhausted(kind, usage, now);
+    if (!fits(usage, units)) throw refuseExhausted(kind, usage, now);
     await recordEvent(q, 'held', subject, kind, units, day, now);
     return true;
   });
@@ -97,7 +96,7 @@ export async function settle(
         if (units > 0 && !fits(usage, units)) {
           // Nothing is recorded. The status update below would be rolled back with the error, so
           // the hold keeps its stored status; the sweeper marks it expired.
-          throw exhausted(row.kind, usage, now, { reason: 'hold_expired', hold_id: holdId });
+          throw refuseExhausted(row.kind, usage, now, { reason: 'hold_expired', hold_id: holdId });
         }
         break;
       }

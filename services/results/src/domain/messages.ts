@@ -36,6 +36,8 @@ export const frameMessageSchema = z.object({
   image: z.object({ width: z.number().int().min(0), height: z.number().int().min(0) }),
   objects: z.array(objectSchema).max(10_000),
   lower_bound: unit.optional(),
+  /** Wall-clock ms (epoch) the frame was read from the decoder; for vision_results_ingest_lag_seconds. */
+  captured_at_ms: z.number().int().positive().optional(),
 });
 
 export const endMessageSchema = z.object({

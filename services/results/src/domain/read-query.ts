@@ -15,8 +15,12 @@ export interface ReadQuery {
 
 const KNOWN = new Set(['cursor', 'limit', 'min_score']);
 const INTEGER = /^[0-9]{1,6}$/;
-/** Plain decimal notation only: no signs, hex, Infinity, NaN or whitespace. */
-const DECIMAL = /^(?:[0-9]{1,20}(?:\.[0-9]{0,20})?|\.[0-9]{1,20})$/;
+/**
+ * A number as JSON writes one (docs/openapi.yaml declares `min_score` a number, and clients serialise
+ * 1e-7 or -0.0 that way): optional minus, decimal digits, optional exponent. No hex, Infinity, NaN,
+ * plus sign or whitespace.
+ */
+const DECIMAL = /^-?(?:[0-9]{1,20}(?:\.[0-9]{0,20})?|\.[0-9]{1,20})(?:[eE][+-]?[0-9]{1,3})?$/;
 
 type RawQuery = Record<string, unknown>;
 

@@ -1,5 +1,6 @@
 import {
   TOPICS,
+  metrics,
   type Bus,
   type Clock,
   type IncomingMessage,
@@ -43,15 +44,20 @@ export function framesBatchHandler(deps: IngestDeps): (messages: IncomingMessage
   return async (messages) => {
     const frames = new Map<string, StoredFrame>();
     const ends = new Map<string, EndMarker>();
+    const captured: number[] = [];
     for (const m of messages) {
       const parsed = parseFramesTopicMessage(m.value);
       if (parsed.kind === 'invalid') skip(deps.logger, m, parsed.problem);
       else if (parsed.kind === 'frame') {
         const f = toStoredFrame(parsed.frame);
         frames.set(`${f.taskId}\u0000${f.seq}`, f);
+        if (parsed.frame.captured_at_ms) captured.push(parsed.frame.captured_at_ms);
       } else ends.set(parsed.end.task_id, { frames: parsed.end.frames, status: parsed.end.status });
     }
     await deps.writer.write([...frames.values()]);
+    // Wall clock on both sides (the capture stamp is the inference process's Date.now()).
+    const storedAt = Date.now();
+    for (const at of captured) metrics.ingestLag.observe({}, Math.max(0, storedAt - at) / 1000);
     const now = deps.clock.now();
     // After the frames: a stored end marker means every frame before it is stored too.
     for (const [taskId, end] of ends) await deps.tasks.markEnded(taskId, end, now);

@@ -36,7 +36,16 @@ describe('parseReadQuery', () => {
     expect(reasonOf({ limit: v })).toBe('invalid_limit');
   });
 
-  it.each(['-0.1', '1.01', '2', 'abc', '', 'NaN', 'Infinity', '0x1', '1e-1', ' 0.5', '+0.5'])(
+  it.each([
+    ['1e-1', 0.1],
+    ['2.2250738585072014e-308', 2.2250738585072014e-308],
+    ['-0.0', -0],
+    ['5E-1', 0.5],
+  ])('accepts min_score=%j in JSON number notation', (v, n) => {
+    expect(parseReadQuery({ min_score: v }).minScore).toBe(n);
+  });
+
+  it.each(['-0.1', '1.01', '2', 'abc', '', 'NaN', 'Infinity', '0x1', '1e400', '2e-1e1', ' 0.5', '+0.5'])(
     'rejects min_score=%j',
     (v) => {
       expect(reasonOf({ min_score: v })).toBe('invalid_min_score');

@@ -2,7 +2,7 @@
 import { createHash } from 'node:crypto';
 import type { Express, Response } from 'express';
 import { z } from 'zod';
-import { REASON, identityOf, invalidRequest, route } from '@vision/shared';
+import { ApiError, REASON, identityOf, invalidRequest, route } from '@vision/shared';
 import { fingerprintOf } from '../domain/fingerprint';
 import { KeyedMutex } from '../domain/keyed-mutex';
 import { parseStreamUrl } from '../domain/stream-url';
@@ -43,7 +43,7 @@ export function mountCreateRoutes(app: Express, d: HttpDeps): void {
         const replay = await create.replay(identity.subject, key, fingerprint);
         if (replay) return send(res, replay);
         create.assertAcceptingNewTasks();
-        const scene = await scenes.requireEnabled(body.scene_code);
+        const scene = await scenes.requireVideoScene(body.scene_code);
         const guard = await guardStreamUrl(parsed.url, {
           allowPrivate: settings.allowPrivateNetworks,
           timeoutMs: settings.probeTimeoutMs,
@@ -54,7 +54,15 @@ export function mountCreateRoutes(app: Express, d: HttpDeps): void {
           timeoutMs: settings.probeTimeoutMs,
           ffprobePath: settings.ffprobePath,
           httpProxy: settings.httpProxy,
+          pin: guard.addresses[0],
+          port: guard.url.port,
         });
+        if (!probe.ok && probe.ourSide)
+          throw new ApiError('OP-SYS-UNAVAILABLE', 'The stream probe could not run; retry later', {
+            reason: REASON.probe_unavailable,
+          });
+        if (!probe.ok && probe.refused)
+          throw invalidRequest(`stream_url is refused: ${probe.problem}`, REASON.stream_url_invalid);
         if (!probe.ok)
           throw invalidRequest(`stream_url is not reachable: ${probe.problem}`, REASON.stream_unreachable);
         const admission = await create.admit(
@@ -96,7 +104,7 @@ export function mountCreateRoutes(app: Express, d: HttpDeps): void {
           const replay = await create.replay(identity.subject, key, fingerprint);
           if (replay) return replay;
           create.assertAcceptingNewTasks();
-          const scene = await scenes.requireEnabled(video.sceneCode);
+          const scene = await scenes.requireVideoScene(video.sceneCode);
           await create.assertActiveRoom(identity.subject);
           return create.admit(
             identity,

@@ -10,6 +10,8 @@ export interface PublicScene {
   labels: string[];
   lower_bound: number;
   default_business_threshold: number;
+  video_enabled?: boolean;
+  video_reason?: string;
 }
 
 export async function publicScenes(gate: SceneGate, businessThreshold: number): Promise<PublicScene[]> {
@@ -23,5 +25,8 @@ export async function publicScenes(gate: SceneGate, businessThreshold: number): 
     labels: s.labels,
     lower_bound: s.lower_bound,
     default_business_threshold: businessThreshold,
+    ...(s.video_enabled === false
+      ? { video_enabled: false, ...(s.video_reason ? { video_reason: s.video_reason } : {}) }
+      : { video_enabled: true }),
   }));
 }

@@ -60,9 +60,24 @@ export const migrations: Migration[] = [
     },
   },
   {
+    // The W3C trace context (traceparent, tracestate) of the request that wrote an event, published as
+    // the message's headers so that its consumers join that trace.
+    name: '002_outbox_headers',
+    async up(knex) {
+      await knex.schema.alterTable('outbox', (t) => {
+        t.text('headers').nullable();
+      });
+    },
+    async down(knex) {
+      await knex.schema.alterTable('outbox', (t) => {
+        t.dropColumn('headers');
+      });
+    },
+  },
+  {
     // The shared outbox relay claims batches (FOR UPDATE SKIP LOCKED plus a claim lease), so that two
     // replicas never publish one row at the same time.
-    name: '002_outbox_claim',
+    name: '003_outbox_claim',
     async up(knex) {
       await knex.schema.alterTable('outbox', (t) => {
         t.timestamp('claimed_until', { useTz: true }).nullable();

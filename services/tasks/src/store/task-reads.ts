@@ -1,7 +1,7 @@
 /** Reads of tasks and idempotency records (knex; Postgres or PGlite). */
 import type { Clock, Knex } from '@vision/shared';
 import type { ListPosition } from '../domain/cursor';
-import type { TaskStatus } from '../domain/state-machine';
+import { TASK_STATUSES, type TaskStatus } from '../domain/state-machine';
 import { ACTIVE, type IdempotencyRow, type TaskRow, rowToTask } from './task-row';
 
 export class TaskReads {
@@ -91,5 +91,16 @@ export class TaskReads {
       .orderBy('result_expires_at', 'asc')
       .limit(limit);
     return rows.map((r) => rowToTask(r as Record<string, unknown>));
+  }
+
+  /** Video tasks by status (vision_tasks, read at scrape time). */
+  async countByStatus(): Promise<Array<[{ status: string }, number]>> {
+    const rows = (await this.knex('tasks')
+      .where({ kind: 'video' })
+      .select('status')
+      .count<{ status: string; n: string }[]>({ n: '*' })
+      .groupBy('status')) as { status: string; n: string | number }[];
+    const by = new Map(rows.map((r) => [r.status, Number(r.n)]));
+    return TASK_STATUSES.map((status) => [{ status }, by.get(status) ?? 0]);
   }
 }

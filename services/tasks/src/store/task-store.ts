@@ -1,6 +1,6 @@
 /** Writes of tasks, idempotency records and their outbox events, each in one transaction (knex). */
 import { randomUUID } from 'node:crypto';
-import { TOPICS, type Knex } from '@vision/shared';
+import { TOPICS, metrics, toTaskReason, traceHeaders, type Knex } from '@vision/shared';
 import { resultExpiresAt } from '../domain/retention';
 import { type TaskTrigger, transition } from '../domain/state-machine';
 import { TaskReads } from './task-reads';
@@ -27,7 +27,7 @@ export class TaskStore extends TaskReads {
     maxActive: number,
   ): Promise<InsertOutcome> {
     const now = this.clock.now();
-    return this.knex.transaction(async (trx) => {
+    const outcome = await this.knex.transaction(async (trx): Promise<InsertOutcome> => {
       await trx('subject_locks').insert({ subject: t.subject }).onConflict('subject').ignore();
       await trx('subject_locks').where({ subject: t.subject }).forUpdate().first();
       const existing = await trx('idempotency_keys')
@@ -77,6 +77,8 @@ export class TaskStore extends TaskReads {
       const [created] = await trx('tasks').insert(row).returning('*');
       return { kind: 'created', task: rowToTask(created as Record<string, unknown>) };
     });
+    if (outcome.kind === 'created') metrics.taskTransitions.inc({ from: 'none', to: 'submitting' });
+    return outcome;
   }
 
   /** Removes a task that never became visible (quota exhausted, backend unreachable) and its key. */
@@ -110,19 +112,21 @@ export class TaskStore extends TaskReads {
     patch: { reason?: string | null; refund_pending?: boolean } = {},
   ): Promise<TaskRow | undefined> {
     const now = this.clock.now();
-    return this.knex.transaction(async (trx) => {
+    let from: string | undefined;
+    const moved = await this.knex.transaction(async (trx) => {
       const cur = await trx('tasks').where({ task_id: taskId }).forUpdate().first();
       if (!cur) return undefined;
       const task = rowToTask(cur as Record<string, unknown>);
       const t = transition(task.status, trigger);
       if (!t.ok) return undefined;
+      from = task.status;
       const [updated] = await trx('tasks')
         .where({ task_id: taskId })
         .update({
           status: t.to,
           updated_at: now,
           announced: true,
-          ...(patch.reason !== undefined ? { reason: patch.reason } : {}),
+          ...(patch.reason !== undefined ? { reason: storedReason(patch.reason) } : {}),
           ...(patch.refund_pending !== undefined ? { refund_pending: patch.refund_pending } : {}),
         })
         .returning('*');
@@ -130,6 +134,8 @@ export class TaskStore extends TaskReads {
       await this.writeEvent(trx, next, task.announced ? 'task.status_changed' : 'task.created', now);
       return next;
     });
+    if (moved && from) metrics.taskTransitions.inc({ from, to: moved.status });
+    return moved;
   }
 
   private async writeEvent(trx: Knex, task: TaskRow, type: TaskEvent['type'], now: Date): Promise<void> {
@@ -151,6 +157,8 @@ export class TaskStore extends TaskReads {
       topic: TOPICS.taskEvents,
       msg_key: task.task_id,
       value: JSON.stringify(event),
+      // The trace of the request that moved the task: the event's consumers join that trace.
+      headers: JSON.stringify(traceHeaders()),
       created_at: now,
     });
   }
@@ -220,4 +228,9 @@ export class TaskStore extends TaskReads {
       .where({ task_id: taskId })
       .update({ expired_at: now, stream_url: null, object_key: null, updated_at: now });
   }
+}
+
+/** Every reason is stored as a code of the closed list (packages/shared task-reasons), at most 200 characters. */
+function storedReason(reason: string | null): string | null {
+  return reason === null ? null : toTaskReason(reason);
 }

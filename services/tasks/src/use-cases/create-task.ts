@@ -11,6 +11,7 @@ import {
   awaitFirstRequest,
   idempotencyInProgress,
   idempotencyMismatch,
+  recordBreakerRefusal,
 } from '@vision/shared';
 import type { TaskContext } from '../ports';
 import type { NewVideoTask, TaskRow } from '../store/task-store';
@@ -51,12 +52,14 @@ export class CreateTask {
           reason: REASON.maintenance,
         },
       );
-    if (this.ctx.inference.isOpen())
+    if (this.ctx.inference.isOpen()) {
+      recordBreakerRefusal('inference');
       throw new ApiError(
         'OP-TASK-BREAKER-OPEN',
         'The inference backend is failing; new tasks are not accepted for now',
         { reason: REASON.breaker_open },
       );
+    }
   }
 
   async assertActiveRoom(subject: string): Promise<void> {

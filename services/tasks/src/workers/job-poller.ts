@@ -1,6 +1,7 @@
 /** Moves running/stopping tasks after the jobs the backend reports (SPEC.md 3: "the service's own query"). */
 import { triggerForJobStatus } from '../domain/state-machine';
 import { type TaskContext, workerIdentity } from '../ports';
+import { isolatedMove } from './isolated';
 
 export async function pollJobs(ctx: TaskContext): Promise<void> {
   const tasks = await ctx.store.inStatus(['running', 'stopping'], 200);
@@ -15,12 +16,12 @@ export async function pollJobs(ctx: TaskContext): Promise<void> {
       if (!job) {
         // The backend lost the job (restarted without it): a running task cannot produce more results.
         if (task.status === 'running')
-          await ctx.store.move(task.task_id, 'job_failed', { reason: 'backend_lost_job' });
-        else await ctx.store.move(task.task_id, 'stop_confirmed');
+          await isolatedMove(ctx, task.task_id, 'job_failed', { reason: 'backend_lost_job' });
+        else await isolatedMove(ctx, task.task_id, 'stop_confirmed');
         continue;
       }
       const trigger = triggerForJobStatus(job.status);
-      if (trigger) await ctx.store.move(task.task_id, trigger, { reason: job.reason ?? null });
+      if (trigger) await isolatedMove(ctx, task.task_id, trigger, { reason: job.reason ?? null });
     }
   }
   ctx.signals.eventsWritten();

@@ -7,6 +7,7 @@ export const TASKS_OUTBOX = {
   payload: 'value',
   sentAt: 'published_at',
   claimedUntil: 'claimed_until',
+  headers: 'headers',
 };
 
 export function tasksOutboxRelay(d: {

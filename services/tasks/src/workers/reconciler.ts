@@ -7,6 +7,7 @@
 import type { JobView } from '@vision/shared';
 import { type TaskContext, workerIdentity } from '../ports';
 import { afterRunning, refundAndMove } from '../use-cases/submission';
+import { isolatedMove, writeFailed } from './isolated';
 
 /** Refund reasons of resolving tasks settled as not created (their job may still appear late). */
 const NOT_CREATED_REASONS = ['backend_has_no_job', 'verified_not_created'];
@@ -24,10 +25,13 @@ export async function reconcileResolving(ctx: TaskContext): Promise<void> {
       continue; // backend unreachable: ask again next round
     }
     if (job) {
-      const moved = await ctx.store.move(task.task_id, 'verified_created');
-      if (moved) await afterRunning(ctx, moved, job);
+      const moved = await isolatedMove(ctx, task.task_id, 'verified_created');
+      if (moved)
+        await afterRunning(ctx, moved, job).catch((err: unknown) => writeFailed(ctx, task.task_id, err));
     } else if (ctx.clock.now().getTime() - task.updated_at.getTime() >= ctx.settings.resolveGraceMs) {
-      await refundAndMove(ctx, task, 'verified_not_created', 'backend_has_no_job');
+      await refundAndMove(ctx, task, 'verified_not_created', 'backend_has_no_job').catch((err: unknown) =>
+        writeFailed(ctx, task.task_id, err),
+      );
     }
   }
 }
@@ -35,7 +39,9 @@ export async function reconcileResolving(ctx: TaskContext): Promise<void> {
 export async function retryRefunds(ctx: TaskContext): Promise<void> {
   for (const task of await ctx.store.refundsPending(50)) {
     if (await ctx.quota.refund(workerIdentity(task.subject), task.task_id).catch(() => false))
-      await ctx.store.setRefundPending(task.task_id, false);
+      await ctx.store
+        .setRefundPending(task.task_id, false)
+        .catch((err: unknown) => writeFailed(ctx, task.task_id, err));
   }
 }
 

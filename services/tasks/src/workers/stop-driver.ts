@@ -2,6 +2,7 @@
 import type { JobView } from '@vision/shared';
 import { triggerForJobStatus } from '../domain/state-machine';
 import { type TaskContext, workerIdentity } from '../ports';
+import { isolatedMove } from './isolated';
 
 export async function driveStops(ctx: TaskContext): Promise<void> {
   const tasks = await ctx.store.inStatus(['stopping'], 100);
@@ -12,10 +13,10 @@ export async function driveStops(ctx: TaskContext): Promise<void> {
     } catch {
       continue;
     }
-    if (!job || job.status === 'stopped') await ctx.store.move(task.task_id, 'stop_confirmed');
+    if (!job || job.status === 'stopped') await isolatedMove(ctx, task.task_id, 'stop_confirmed');
     else {
       const trigger = triggerForJobStatus(job.status);
-      if (trigger) await ctx.store.move(task.task_id, trigger, { reason: job.reason ?? null });
+      if (trigger) await isolatedMove(ctx, task.task_id, trigger, { reason: job.reason ?? null });
     }
   }
   ctx.signals.eventsWritten();

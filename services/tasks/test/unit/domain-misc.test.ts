@@ -91,8 +91,16 @@ test('public task view has the SPEC fields and reason only when ended badly', ()
     ].sort(),
   );
   expect(toPublicTask({ ...base, status: 'failed', reason: 'backend_lost_job' }).reason).toBe(
-    'backend_lost_job',
+    'backend_lost_job: the inference backend lost the job',
   );
+  // A free-text reason stored before the closed list (an ffmpeg line naming a path) is never shown.
+  expect(
+    toPublicTask({
+      ...base,
+      status: 'failed',
+      reason: '/var/data/objects/videos/ab/cd: Invalid data found when processing input',
+    }).reason,
+  ).toBe('internal_error: internal error');
 });
 
 describe('upload size limit', () => {

@@ -1,0 +1,47 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { metricsRegistry } from './metrics';
+
+export interface MetricsServer {
+  port: number;
+  /** e.g. http://127.0.0.1:9464/metrics */
+  url: string;
+  close(): Promise<void>;
+}
+
+/** Default port of the metrics endpoint (METRICS_PORT), the OpenTelemetry Prometheus exporter's. */
+export const DEFAULT_METRICS_PORT = 9464;
+
+/**
+ * Serves the process's metrics in the Prometheus text format at GET /metrics on its own port (never
+ * through the public gateway). Port 0 picks a free one.
+ */
+export function startMetricsServer(port: number, host: string): Promise<MetricsServer> {
+  const server = http.createServer((req, res) => {
+    const path = (req.url ?? '').split('?')[0];
+    if (req.method !== 'GET' || path !== '/metrics') {
+      res.writeHead(404, { 'content-type': 'text/plain' }).end('not found: GET /metrics\n');
+      return;
+    }
+    metricsRegistry.metrics().then(
+      (text) => res.writeHead(200, { 'content-type': metricsRegistry.contentType }).end(text),
+      () => res.writeHead(500, { 'content-type': 'text/plain' }).end('metrics collection failed\n'),
+    );
+  });
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => {
+      const bound = (server.address() as AddressInfo).port;
+      const shown = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host;
+      resolve({
+        port: bound,
+        url: `http://${shown.includes(':') ? `[${shown}]` : shown}:${bound}/metrics`,
+        close: () =>
+          new Promise<void>((r) => {
+            server.close(() => r());
+            server.closeAllConnections();
+          }),
+      });
+    });
+  });
+}

@@ -1,0 +1,218 @@
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { currentService } from './service-context';
+
+/**
+ * Every metric of the service, in one Prometheus registry per process (prom-client). Each family has
+ * a `service` label, filled from currentService(): in the standalone process one registry holds the
+ * six services' series side by side. Names follow Prometheus conventions (base units, `_total`,
+ * `_seconds`); each is documented in docs/OPERATIONS.md (a test checks both ways).
+ */
+export const metricsRegistry = new Registry();
+collectDefaultMetrics({ register: metricsRegistry, prefix: 'vision_process_' });
+
+type Values<L extends string> = Record<L, string | number>;
+
+/** A counter whose `service` label is the current service. */
+export class ServiceCounter<L extends string = never> {
+  readonly family: Counter<L | 'service'>;
+  constructor(name: string, help: string, labels: readonly L[] = []) {
+    this.family = new Counter({
+      name,
+      help,
+      labelNames: ['service', ...labels],
+      registers: [metricsRegistry],
+    });
+  }
+  inc(labels: Values<L>, n = 1): void {
+    this.family.inc({ service: currentService(), ...labels } as Values<L | 'service'>, n);
+  }
+}
+
+/** A histogram whose `service` label is the current service. */
+export class ServiceHistogram<L extends string = never> {
+  readonly family: Histogram<L | 'service'>;
+  constructor(name: string, help: string, labels: readonly L[], buckets: number[]) {
+    this.family = new Histogram({
+      name,
+      help,
+      labelNames: ['service', ...labels],
+      buckets,
+      registers: [metricsRegistry],
+    });
+  }
+  observe(labels: Values<L>, seconds: number): void {
+    this.family.observe({ service: currentService(), ...labels } as Values<L | 'service'>, seconds);
+  }
+}
+
+type Source<L extends string> = () => Promise<Array<[Values<L>, number]>> | Array<[Values<L>, number]>;
+
+/**
+ * A gauge set directly (set()) or read at scrape time from sources a service registers (addSource()),
+ * for example the count of tasks by status from the database. Values are per service.
+ */
+export class ServiceGauge<L extends string = never> {
+  readonly family: Gauge<L | 'service'>;
+  private readonly sources = new Map<object, { service: string; read: Source<L> }>();
+  constructor(name: string, help: string, labels: readonly L[] = []) {
+    const sources = this.sources;
+    this.family = new Gauge({
+      name,
+      help,
+      labelNames: ['service', ...labels],
+      registers: [metricsRegistry],
+      async collect() {
+        for (const { service, read } of sources.values()) {
+          try {
+            for (const [labels, v] of await read())
+              this.set({ service, ...labels } as Values<L | 'service'>, v);
+          } catch {
+            // A source that cannot be read (database down) keeps its last values.
+          }
+        }
+      },
+    });
+  }
+  set(labels: Values<L>, value: number): void {
+    this.family.set({ service: currentService(), ...labels } as Values<L | 'service'>, value);
+  }
+  inc(labels: Values<L>, n = 1): void {
+    this.family.inc({ service: currentService(), ...labels } as Values<L | 'service'>, n);
+  }
+  /** Reads `read` at every scrape under the current service; returns the function that removes it. */
+  addSource(read: Source<L>): () => void {
+    const token = {};
+    this.sources.set(token, { service: currentService(), read });
+    return () => this.sources.delete(token);
+  }
+}
+
+const LATENCY = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
+
+export const metrics = {
+  // HTTP servers (each service's app, the gateway included).
+  httpDuration: new ServiceHistogram(
+    'vision_http_server_request_duration_seconds',
+    'Time to answer an HTTP request, by route template, method and status code',
+    ['method', 'route', 'status_code'],
+    LATENCY,
+  ),
+  // Calls to other services (ServiceClient, the inference client).
+  upstreamDuration: new ServiceHistogram(
+    'vision_upstream_request_duration_seconds',
+    'Duration of calls to another service, by upstream and outcome (ok, error, timeout, unreachable)',
+    ['upstream', 'outcome'],
+    LATENCY,
+  ),
+  upstreamTimeouts: new ServiceCounter(
+    'vision_upstream_timeouts_total',
+    'Calls to another service abandoned because they took longer than their timeout',
+    ['upstream'],
+  ),
+  breakerState: new ServiceGauge(
+    'vision_breaker_state',
+    'Circuit breaker state per upstream: 1 for the current state (closed, open, half_open), 0 for the others',
+    ['upstream', 'state'],
+  ),
+  breakerTransitions: new ServiceCounter(
+    'vision_breaker_transitions_total',
+    'Circuit breaker state changes, by upstream and the state entered',
+    ['upstream', 'state'],
+  ),
+  // Tasks.
+  tasks: new ServiceGauge('vision_tasks', 'Tasks by status (read from the database at scrape time)', [
+    'status',
+  ]),
+  taskTransitions: new ServiceCounter(
+    'vision_task_transitions_total',
+    'Task status changes, by previous and new status (including resolving and refunded)',
+    ['from', 'to'],
+  ),
+  // Quota.
+  quotaCharges: new ServiceCounter('vision_quota_charges_total', 'Units charged, by kind (video, image)', [
+    'kind',
+  ]),
+  quotaRefunds: new ServiceCounter('vision_quota_refunds_total', 'Units refunded, by kind', ['kind']),
+  quotaHolds: new ServiceCounter(
+    'vision_quota_holds_total',
+    'Quota holds, by kind and outcome (placed, settled, expired)',
+    ['kind', 'outcome'],
+  ),
+  quotaExhausted: new ServiceCounter(
+    'vision_quota_exhausted_total',
+    'Requests refused because the subject had no quota left, by kind',
+    ['kind'],
+  ),
+  // Inference.
+  inferenceActiveJobs: new ServiceGauge('vision_inference_active_jobs', 'Video jobs running now'),
+  framesDecoded: new ServiceCounter(
+    'vision_inference_frames_decoded_total',
+    'Video frames decoded, by scene',
+    ['scene'],
+  ),
+  framesPublished: new ServiceCounter(
+    'vision_inference_frames_published_total',
+    'Result frames published to vision.frames, by scene',
+    ['scene'],
+  ),
+  framesDropped: new ServiceCounter(
+    'vision_inference_frames_dropped_total',
+    'Decoded frames not analysed or not published, by scene and reason',
+    ['scene', 'reason'],
+  ),
+  modelLatency: new ServiceHistogram(
+    'vision_inference_model_latency_seconds',
+    'onnxruntime time for one frame or image, by model file',
+    ['model'],
+    [0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5],
+  ),
+  decoderRestarts: new ServiceCounter(
+    'vision_inference_decoder_restarts_total',
+    'Video decoder (ffmpeg) restarts of running jobs, by reason',
+    ['reason'],
+  ),
+  // Results.
+  ingestLag: new ServiceHistogram(
+    'vision_results_ingest_lag_seconds',
+    'Time from a frame being captured to its result being stored',
+    [],
+    [0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60, 300],
+  ),
+  // Message bus (both adapters).
+  busPublished: new ServiceCounter(
+    'vision_bus_messages_published_total',
+    'Messages published to the bus, by topic',
+    ['topic'],
+  ),
+  busConsumed: new ServiceCounter(
+    'vision_bus_messages_consumed_total',
+    'Messages handled from the bus, by topic and consumer group',
+    ['topic', 'group'],
+  ),
+  consumerLag: new ServiceGauge(
+    'vision_bus_consumer_lag_messages',
+    'Messages published but not yet handled by a consumer group, by topic and partition',
+    ['topic', 'group', 'partition'],
+  ),
+  // Gateway.
+  authFailures: new ServiceCounter(
+    'vision_gateway_auth_failures_total',
+    'Requests refused for missing or invalid credentials, by reason (missing, malformed, unknown_key)',
+    ['reason'],
+  ),
+  rateLimited: new ServiceCounter(
+    'vision_gateway_rate_limit_rejections_total',
+    'Requests refused by the per-subject limits, by reason (qps, concurrency)',
+    ['reason'],
+  ),
+};
+
+/** The states of vision_breaker_state. */
+export const BREAKER_STATES = ['closed', 'open', 'half_open'] as const;
+export type BreakerState = (typeof BREAKER_STATES)[number];
+
+/** Records a breaker entering `state` (gauge one-hot, transition counted). */
+export function recordBreakerState(upstream: string, state: BreakerState, transition = true): void {
+  for (const s of BREAKER_STATES) metrics.breakerState.set({ upstream, state: s }, s === state ? 1 : 0);
+  if (transition) metrics.breakerTransitions.inc({ upstream, state });
+}

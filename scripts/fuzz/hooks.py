@@ -1,0 +1,110 @@
+"""schemathesis hooks for the vision API (loaded through SCHEMATHESIS_HOOKS=hooks).
+
+Opaque cursors: a positive case keeps a `cursor` only when the API gave that value out before.
+
+A schema can say that `file` is an MP4 or MOV, that `files` are JPG/PNG/WEBP images and that
+`stream_url` must be reachable from the service, but no generator can make a playable clip or a
+reachable stream from that. So in *positive* cases only (schema-valid data that the server must
+accept) these three are replaced by real ones: a clip served on loopback by scripts/fuzz/target.js and
+real files from the shared test data. Negative cases are sent exactly as generated.
+
+A second check: any 503 must carry one of the three 503 codes of SPEC.md section 7 and a Retry-After.
+"""
+import os
+import re
+import uuid
+
+import schemathesis
+
+MEDIA_URL = os.environ["FUZZ_MEDIA_URL"]
+SHARED = os.environ["FUZZ_SHARED_DIR"]
+CLIP_NAME = "person_bicycle_car_parkinglot_intel.mp4"
+with open(os.path.join(SHARED, "media", "videos", CLIP_NAME), "rb") as f:
+    CLIP = f.read()
+with open(os.path.join(SHARED, "media", "images", "cattle_cameratrap_crop.jpg"), "rb") as f:
+    IMAGE = f.read()
+
+SPEC_503 = {"OP-TASK-UPSTREAM-DOWN", "OP-TASK-BREAKER-OPEN", "OP-SYS-UNAVAILABLE"}
+
+
+def _positive(case) -> bool:
+    meta = case.meta
+    return meta is not None and meta.generation.mode.is_positive
+
+
+# Cursors are opaque tokens the API hands out (signed for results): a schema-valid string is a valid
+# cursor only when the API gave it out, so positive cases use those (or none) and negative ones anything.
+GIVEN_CURSORS: set = set()
+
+
+@schemathesis.hook
+def after_call(context, case, response):
+    try:
+        cursor = response.json().get("next_cursor")
+    except Exception:  # noqa: BLE001 - not a JSON object
+        return
+    if isinstance(cursor, str) and cursor:
+        GIVEN_CURSORS.add(cursor)
+
+
+URL_HOST = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*://)([^/?#]*)(.*)$", re.S)
+
+
+def _loopback_only(value):
+    """Any URL-like value of a negative case gets a closed loopback port as its host: never the internet."""
+    if not isinstance(value, str):
+        return value
+    m = URL_HOST.match(value)
+    return f"{m.group(1)}127.0.0.1:9{m.group(3)}" if m else value
+
+
+@schemathesis.hook
+def before_call(context, case, kwargs):
+    path = case.operation.path
+    method = case.method.upper()
+    changed = False
+    if _positive(case) and isinstance(case.query, dict):
+        cursor = case.query.get("cursor")
+        if cursor not in (None, "") and cursor not in GIVEN_CURSORS:
+            case.query["cursor"] = ""
+            changed = True
+    if _positive(case) and method == "POST" and case.headers is not None:
+        # A generator reuses values (examples, boundaries): the same key with another body is, rightly,
+        # refused. A positive case is a new request, so it gets a key of its own.
+        for name in list(case.headers.keys()):
+            if name.lower() == "idempotency-key":
+                case.headers[name] = str(uuid.uuid4())
+                changed = True
+    if isinstance(case.body, dict):
+        if not _positive(case):
+            if "stream_url" in case.body:
+                case.body["stream_url"] = _loopback_only(case.body["stream_url"])
+                changed = True
+        elif path == "/v1/vision/tasks" and method == "POST" and "stream_url" in case.body:
+            case.body["stream_url"] = f"{MEDIA_URL}/{CLIP_NAME}"
+            changed = True
+        elif path == "/v1/vision/video-tasks" and "file" in case.body:
+            case.body["file"] = CLIP
+            changed = True
+        elif path == "/v1/vision/image-detections" and isinstance(case.body.get("files"), list):
+            case.body["files"] = [IMAGE for _ in case.body["files"]]
+            changed = True
+    if changed:
+        # What was substituted keeps the case's generated meaning (positive stays positive): schemathesis
+        # cannot validate binary parts, and would otherwise relabel the case.
+        case._record_starting_state()
+
+
+@schemathesis.check
+def documented_503(ctx, response, case):
+    if response.status_code != 503:
+        return None
+    try:
+        code = response.json()["error"]["code"]
+    except Exception:  # noqa: BLE001 - any non-envelope body is the failure
+        code = None
+    if code not in SPEC_503:
+        raise AssertionError(f"503 with code {code!r}: only {sorted(SPEC_503)} may answer 503")
+    if not response.headers.get("retry-after"):
+        raise AssertionError("503 without Retry-After")
+    return None

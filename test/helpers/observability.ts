@@ -1,0 +1,106 @@
+/**
+ * Clients of the real Jaeger (query API) and Prometheus (HTTP API) that scripts/stack runs for the
+ * distributed suite (scripts/stack/start.sh jaeger prometheus): the services export their spans to that
+ * Jaeger, and that Prometheus scrapes every process of a deployment (launcher: file service discovery,
+ * series labelled `deployment`).
+ */
+import { randomBytes } from 'node:crypto';
+import { readStackEnv } from '../../scripts/distributed/launcher';
+import { waitFor } from './media-server';
+
+export function backends(): { jaeger: string; prometheus: string } {
+  const s = readStackEnv();
+  if (!s.jaegerUrl || !s.prometheusUrl)
+    throw new Error('Jaeger and Prometheus are not running: scripts/stack/start.sh jaeger prometheus');
+  return { jaeger: s.jaegerUrl, prometheus: s.prometheusUrl };
+}
+
+export interface PromSample {
+  metric: Record<string, string>;
+  value: [number, string];
+}
+
+/** An instant query; the result vector. */
+export async function promQuery(expr: string): Promise<PromSample[]> {
+  const res = await fetch(`${backends().prometheus}/api/v1/query?query=${encodeURIComponent(expr)}`);
+  const body = (await res.json()) as { status: string; error?: string; data?: { result: PromSample[] } };
+  if (body.status !== 'success') throw new Error(`prometheus query ${expr}: ${body.error}`);
+  return body.data?.result ?? [];
+}
+
+/** Waits until the query's result passes `ok`; resolves with it. */
+export function waitForProm(
+  what: string,
+  expr: string,
+  ok: (r: PromSample[]) => boolean,
+  timeoutMs = 60_000,
+): Promise<PromSample[]> {
+  return waitFor(
+    what,
+    async () => {
+      const r = await promQuery(expr);
+      return ok(r) ? r : undefined;
+    },
+    timeoutMs,
+  );
+}
+
+/** A W3C traceparent for a request the test sends, so its trace can be fetched by id. */
+export function newTraceparent(): { traceId: string; header: string } {
+  const traceId = randomBytes(16).toString('hex');
+  return { traceId, header: `00-${traceId}-${randomBytes(8).toString('hex')}-01` };
+}
+
+export interface JaegerSpan {
+  traceID: string;
+  spanID: string;
+  operationName: string;
+  processID: string;
+  references: { refType: 'CHILD_OF' | 'FOLLOWS_FROM'; traceID: string; spanID: string }[];
+  tags: { key: string; value: unknown }[];
+  logs: { timestamp: number; fields: { key: string; value: unknown }[] }[];
+}
+
+export interface JaegerTrace {
+  traceID: string;
+  spans: JaegerSpan[];
+  processes: Record<string, { serviceName: string }>;
+}
+
+/** A span with its service name and tags as a record. */
+export interface Span extends JaegerSpan {
+  service: string;
+  tag: Record<string, unknown>;
+  events: Array<Record<string, unknown>>;
+}
+
+export async function getTrace(traceId: string): Promise<Span[]> {
+  const res = await fetch(`${backends().jaeger}/api/traces/${traceId}`);
+  if (res.status === 404) return [];
+  const body = (await res.json()) as { data?: JaegerTrace[] };
+  const trace = body.data?.[0];
+  if (!trace) return [];
+  return trace.spans.map((s) => ({
+    ...s,
+    service: trace.processes[s.processID]?.serviceName ?? '?',
+    tag: Object.fromEntries(s.tags.map((t) => [t.key, t.value])),
+    events: s.logs.map((l) => Object.fromEntries(l.fields.map((f) => [f.key, f.value]))),
+  }));
+}
+
+/** Waits until the trace holds spans passing `ok` (spans arrive in batches from each process). */
+export function waitForTrace(
+  what: string,
+  traceId: string,
+  ok: (spans: Span[]) => boolean,
+  timeoutMs = 60_000,
+): Promise<Span[]> {
+  return waitFor(
+    what,
+    async () => {
+      const spans = await getTrace(traceId);
+      return ok(spans) ? spans : undefined;
+    },
+    timeoutMs,
+  );
+}

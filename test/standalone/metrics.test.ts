@@ -1,0 +1,172 @@
+/**
+ * The standalone process's Prometheus endpoint: one GET /metrics (its own port, not the gateway) serves
+ * all six services' metrics, each series labelled with its service. Every family documented in
+ * docs/OPERATIONS.md is exposed, and a real run (an image detection, an uploaded video task to its
+ * end, a refused key) moves the families it touches under the right service.
+ */
+import { randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { MEDIA, startStandaloneStack, type TestStack } from '../helpers/stack';
+import { waitFor } from '../helpers/media-server';
+
+const KEY = 'metrics-acme-0123456789abcdef';
+const repoRoot = path.resolve(__dirname, '../..');
+
+/** Families of the table in docs/OPERATIONS.md section 8. */
+function documentedFamilies(): string[] {
+  const doc = readFileSync(path.join(repoRoot, 'docs/OPERATIONS.md'), 'utf8');
+  return [...doc.matchAll(/^\| `(vision_[a-z_]+)` \| (counter|gauge|histogram) \|/gm)].map((m) => m[1]);
+}
+
+/** Parses the text format into samples: name, labels, value. */
+function samples(text: string): { name: string; labels: Record<string, string>; value: number }[] {
+  const out = [];
+  for (const line of text.split('\n')) {
+    const m = /^([a-z_:]+)(?:\{(.*)\})? (\S+)$/.exec(line);
+    if (!m) continue;
+    const labels: Record<string, string> = {};
+    for (const l of (m[2] ?? '').matchAll(/([a-z_]+)="((?:[^"\\]|\\.)*)"/g)) labels[l[1]] = l[2];
+    out.push({ name: m[1], labels, value: Number(m[3]) });
+  }
+  return out;
+}
+
+describe('standalone GET /metrics', () => {
+  let stack: TestStack;
+  let metricsUrl: string;
+  beforeAll(async () => {
+    stack = await startStandaloneStack({ keys: `${KEY}:acme` });
+    metricsUrl = stack.standalone!.metrics.url;
+  }, 120_000);
+  afterAll(() => stack?.close());
+
+  const scrape = async () => {
+    const res = await fetch(metricsUrl);
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toContain('text/plain');
+    return res.text();
+  };
+  const sum = (text: string, name: string, labels: Record<string, string>) =>
+    samples(text)
+      .filter((s) => s.name === name && Object.entries(labels).every(([k, v]) => s.labels[k] === v))
+      .reduce((a, s) => a + s.value, 0);
+
+  it('is served on its own port, not through the gateway', async () => {
+    expect(new URL(metricsUrl).port).not.toBe(new URL(stack.url).port);
+    const viaGateway = await fetch(`${stack.url}/metrics`);
+    expect(viaGateway.status).not.toBe(200);
+  });
+
+  it('exposes every documented family, and each family is documented', async () => {
+    const text = await scrape();
+    const documented = documentedFamilies();
+    expect(documented.length).toBeGreaterThanOrEqual(23);
+    const exposed = [...text.matchAll(/^# TYPE (vision_[a-z_]+) (\w+)$/gm)]
+      .map((m) => m[1])
+      .filter((n) => !n.startsWith('vision_process_'));
+    expect([...exposed].sort()).toEqual([...documented].sort());
+  });
+
+  it('counts a real run under the service that did the work', async () => {
+    const bad = await fetch(`${stack.url}/v1/vision/quota`, {
+      headers: { authorization: 'Bearer nope-0123456789' },
+    });
+    expect(bad.status).toBe(401);
+
+    const form = new FormData();
+    form.append('scene_code', 'person_vehicle');
+    form.append(
+      'files',
+      new Blob([readFileSync(path.join(MEDIA, 'images', 'street_bus_pedestrians_coco2006.jpg'))]),
+      'bus.jpg',
+    );
+    const detected = await stack.api('POST', '/v1/vision/image-detections', {
+      key: KEY,
+      headers: { 'idempotency-key': randomUUID() },
+      body: form,
+    });
+    expect(detected.status).toBe(201);
+
+    const video = new FormData();
+    video.append('scene_code', 'person_vehicle');
+    const clip = path.join(MEDIA, 'videos', 'person_bicycle_car_parkinglot_intel.mp4');
+    video.append('file', new Blob([readFileSync(clip)]), path.basename(clip));
+    const created = await stack.api('POST', '/v1/vision/video-tasks', {
+      key: KEY,
+      headers: { 'idempotency-key': randomUUID() },
+      body: video,
+    });
+    expect(created.status).toBe(201);
+    const id = created.body.task_id as string;
+    await waitFor(
+      'the video task to end',
+      async () => {
+        const t = await stack.api('GET', `/v1/vision/tasks/${id}`, { key: KEY });
+        return ['succeeded', 'failed'].includes(t.body.status) ? t.body : undefined;
+      },
+      120_000,
+    );
+    // Results ingest the frames after the task ends on the bus: wait for the lag histogram.
+    const text = await waitFor(
+      'ingest lag observations',
+      async () => {
+        const t = await scrape();
+        return sum(t, 'vision_results_ingest_lag_seconds_count', { service: 'results' }) > 0 ? t : undefined;
+      },
+      60_000,
+    );
+
+    const expectPositive = (name: string, labels: Record<string, string>) =>
+      expect([name, labels, sum(text, name, labels) > 0]).toEqual([name, labels, true]);
+    expectPositive('vision_gateway_auth_failures_total', { service: 'gateway', reason: 'unknown_key' });
+    expectPositive('vision_http_server_request_duration_seconds_count', {
+      service: 'gateway',
+      route: '/v1/vision/video-tasks',
+      status_code: '201',
+    });
+    expectPositive('vision_http_server_request_duration_seconds_count', {
+      service: 'tasks',
+      route: '/v1/vision/video-tasks',
+    });
+    expectPositive('vision_http_server_request_duration_seconds_count', {
+      service: 'inference',
+      route: '/internal/v1/jobs',
+    });
+    expectPositive('vision_upstream_request_duration_seconds_count', {
+      service: 'tasks',
+      upstream: 'inference',
+      outcome: 'ok',
+    });
+    expectPositive('vision_task_transitions_total', { service: 'tasks', from: 'none', to: 'submitting' });
+    expectPositive('vision_task_transitions_total', { service: 'tasks', from: 'submitting', to: 'running' });
+    expectPositive('vision_tasks', { service: 'tasks' });
+    expectPositive('vision_quota_charges_total', { service: 'quota', kind: 'video' });
+    expectPositive('vision_quota_charges_total', { service: 'quota', kind: 'image' });
+    expectPositive('vision_quota_holds_total', { service: 'quota', kind: 'image', outcome: 'placed' });
+    expectPositive('vision_inference_frames_decoded_total', {
+      service: 'inference',
+      scene: 'person_vehicle',
+    });
+    expectPositive('vision_inference_frames_published_total', {
+      service: 'inference',
+      scene: 'person_vehicle',
+    });
+    expectPositive('vision_inference_model_latency_seconds_count', { service: 'inference' });
+    expectPositive('vision_bus_messages_published_total', { service: 'inference', topic: 'vision.frames' });
+    expectPositive('vision_bus_messages_consumed_total', {
+      service: 'results',
+      topic: 'vision.frames',
+      group: 'results',
+    });
+    expectPositive('vision_bus_messages_published_total', { service: 'tasks', topic: 'vision.task-events' });
+    // The tasks gauge reads the database at scrape time: the finished task is counted.
+    expect(
+      sum(text, 'vision_tasks', { service: 'tasks', status: 'succeeded' }) +
+        sum(text, 'vision_tasks', { service: 'tasks', status: 'failed' }),
+    ).toBeGreaterThanOrEqual(1);
+    // No series of a family that belongs to one service leaks under another.
+    for (const s of samples(text).filter((x) => x.name.startsWith('vision_inference_frames')))
+      expect(s.labels.service).toBe('inference');
+  }, 300_000);
+});
