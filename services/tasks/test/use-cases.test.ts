@@ -1,6 +1,6 @@
 /** The use cases over in-memory fakes of quota and inference (no HTTP, no sibling service). */
 import { randomUUID } from 'node:crypto';
-import { ApiError, REASON } from '@vision/shared';
+import { ApiError, REASON, taskReason } from '@vision/shared';
 import type { NewTask } from '../src/use-cases/create-task';
 import { CreateTask } from '../src/use-cases/create-task';
 import { stopTask } from '../src/use-cases/stop-task';
@@ -60,7 +60,7 @@ test('rejected by the backend: 201 refunded, charge returned', async () => {
   w.inference.submitAnswer = 'rejected';
   const a = await admit();
   expect(a.status).toBe(201);
-  expect(a.task).toMatchObject({ status: 'refunded', reason: 'backend_rejected: source_unusable' });
+  expect(a.task).toMatchObject({ status: 'refunded', reason: taskReason('backend_rejected') });
   expect(w.quota.charged.size).toBe(0);
   expect(w.quota.refunded.has(a.task.task_id)).toBe(true);
 });
@@ -151,7 +151,10 @@ test('crash recovery: a submitting task is charged (idempotently) and submitted;
   const gone = await put();
   w.clock.advance(1);
   await recoverSubmitting(w.ctx);
-  expect(await w.ctx.store.get(gone)).toMatchObject({ status: 'refunded', reason: 'breaker_open' });
+  expect(await w.ctx.store.get(gone)).toMatchObject({
+    status: 'refunded',
+    reason: taskReason('breaker_open'),
+  });
   expect(w.quota.refunded.has(gone)).toBe(true);
 });
 
