@@ -68,4 +68,6 @@ module.exports = {
   ],
   testTimeout: 30000,
   maxWorkers: 2,
+  // A worker that has grown past this after a test file is replaced (one reached 9.7 GB and was OOM-killed).
+  workerIdleMemoryLimit: '2GB',
 };

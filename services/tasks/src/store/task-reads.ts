@@ -76,7 +76,10 @@ export class TaskReads {
   async refundedSince(reasons: string[], since: Date, limit: number): Promise<TaskRow[]> {
     const rows = await this.knex('tasks')
       .where({ kind: 'video', status: 'refunded' })
-      .whereIn('reason', reasons)
+      // Stored reasons read `code: message` (task-reasons.ts); older rows hold the bare code.
+      .where((q) => {
+        for (const r of reasons) void q.orWhere('reason', r).orWhere('reason', 'like', `${r}:%`);
+      })
       .where('updated_at', '>=', since)
       .orderBy('updated_at', 'desc')
       .limit(limit);

@@ -4,19 +4,13 @@
  * retries refunds that could not reach quota, and stops jobs a slow backend created after their
  * task was refunded as not created.
  */
-import { type JobView, taskReason } from '@vision/shared';
+import type { JobView } from '@vision/shared';
 import { type TaskContext, workerIdentity } from '../ports';
 import { afterRunning, refundAndMove } from '../use-cases/submission';
 import { isolatedMove, writeFailed } from './isolated';
 
-/**
- * Refund reasons of resolving tasks settled as not created (their job may still appear late), as stored:
- * `code: message` of the closed list (TaskStore.move), and the bare code of rows written before it.
- */
-const NOT_CREATED_REASONS = (['backend_has_no_job', 'verified_not_created'] as const).flatMap((code) => [
-  taskReason(code),
-  code,
-]);
+/** Refund reasons of resolving tasks settled as not created (their job may still appear late). */
+const NOT_CREATED_REASONS = ['backend_has_no_job', 'verified_not_created'];
 /** How long after such a refund the reconciler still looks for a late job to stop. */
 const LATE_JOB_WINDOW_MS = 10 * 60_000;
 
