@@ -687,6 +687,7 @@ export interface operations {
           'video/quicktime': string;
         };
       };
+      400: components['responses']['InvalidQuery'];
       401: components['responses']['Unauthorized'];
       404: components['responses']['NotFound'];
       /** @description The range starts past the end of the file; `Content-Range: bytes *\/<size>`; OP-TASK-REQUEST-INVALID with `details.reason` = `range_not_satisfiable` */
@@ -729,6 +730,13 @@ export interface operations {
       };
       /** @description As GET */
       206: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Malformed task id or request target (invalid_path) */
+      400: {
         headers: {
           [name: string]: unknown;
         };
