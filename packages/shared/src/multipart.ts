@@ -217,7 +217,12 @@ export async function bufferPart(part: FilePart): Promise<Buffer> {
   return Buffer.concat(chunks);
 }
 
-function unknownField(name: string, hint: string): ApiError {
+/** busboy passes `undefined` as the name of a part whose Content-Disposition has none. */
+function unknownField(name: string | undefined, hint: string): ApiError {
+  if (typeof name !== 'string')
+    return invalidRequest(`A part has no name in its Content-Disposition; ${hint}`, REASON.unknown_field, {
+      field: '',
+    });
   const field = name.slice(0, 64);
   return invalidRequest(`Unexpected field ${JSON.stringify(field)}; ${hint}`, REASON.unknown_field, {
     field,
