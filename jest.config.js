@@ -8,6 +8,17 @@
  *             set by scripts/test-distributed.sh) the distributed deployment and its fault tests.
  * Jest runs the TypeScript sources directly (ts-jest transpiles each file alone; `npm run build` type-checks).
  */
+// --- live stream tests (issue 14): the https test server's certificate is signed by a test CA
+// (scripts/stack/live/tls.sh); jest workers trust it (Node reads NODE_EXTRA_CA_CERTS when a process starts).
+const liveTestCa = require('node:path').join(
+  process.env.VISION_STACK_DIR ??
+    require('node:path').join(require('node:os').homedir(), '.cache/vision-stack'),
+  'live-tls/ca.pem',
+);
+if (!process.env.NODE_EXTRA_CA_CERTS && require('node:fs').existsSync(liveTestCa))
+  process.env.NODE_EXTRA_CA_CERTS = liveTestCa;
+// --- end live stream tests
+
 const tsJest = ['ts-jest', { tsconfig: '<rootDir>/tsconfig.jest.json' }];
 const shared = {
   rootDir: __dirname,
@@ -57,4 +68,6 @@ module.exports = {
   ],
   testTimeout: 30000,
   maxWorkers: 2,
+  // A worker that has grown past this after a test file is replaced (one reached 9.7 GB and was OOM-killed).
+  workerIdleMemoryLimit: '2GB',
 };

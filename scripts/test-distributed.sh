@@ -26,4 +26,8 @@ scripts/stack/start.sh --started-file "$started"
 echo "[test-distributed] servers ready after $((SECONDS - t0))s" >&2
 npm run build --silent
 if [ "$#" -eq 0 ]; then set -- test/e2e test/distributed; fi
+# --- live stream tests (issue 14): trust the test CA of the https stream server (jest and the services it starts).
+NODE_EXTRA_CA_CERTS="${NODE_EXTRA_CA_CERTS:-$(bash scripts/stack/live/tls.sh)/ca.pem}"
+export NODE_EXTRA_CA_CERTS
+# --- end live stream tests
 E2E_STACK=distributed npx jest --runInBand "$@"

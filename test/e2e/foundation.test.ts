@@ -2,6 +2,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { REASON } from '@vision/shared';
 import { startStack, startStandaloneStack, type TestStack } from '../helpers/stack';
 
 const KEY = 'e2e-key-acme-0123456789';
@@ -27,6 +28,47 @@ describe('standalone stack: foundation', () => {
     const pv = res.body.scenes.find((s: { scene_code: string }) => s.scene_code === 'person_vehicle');
     expect(pv.enabled).toBe(true);
     expect(pv.labels).toEqual(expect.arrayContaining(['person', 'car']));
+  });
+
+  it('the same malformed Idempotency-Key, or a body that is not multipart, gets the same answer from every create endpoint', async () => {
+    const json = { 'content-type': 'application/json' };
+    const form = () => {
+      const f = new FormData();
+      f.append('scene_code', 'ship');
+      return f;
+    };
+    const errors: { code: string; details: unknown }[] = [];
+    for (const key of [undefined, 'not-a-uuid']) {
+      const headers = key === undefined ? {} : { 'idempotency-key': key };
+      const body = JSON.stringify({ scene_code: 'ship', stream_url: 'rtsp://127.0.0.1/x' });
+      const answers = [
+        await stack.api('POST', '/v1/vision/tasks', { key: KEY, headers: { ...headers, ...json }, body }),
+        await stack.api('POST', '/v1/vision/video-tasks', { key: KEY, headers, body: form() }),
+        await stack.api('POST', '/v1/vision/image-detections', { key: KEY, headers, body: form() }),
+      ];
+      for (const r of answers) {
+        expect(r.status).toBe(400);
+        const { code, details } = r.body.error;
+        errors.push({ code, details });
+      }
+    }
+    expect(errors.slice(0, 3).every((e) => JSON.stringify(e) === JSON.stringify(errors[0]))).toBe(true);
+    expect(errors.slice(3).every((e) => JSON.stringify(e) === JSON.stringify(errors[3]))).toBe(true);
+    expect(errors[0]).toEqual({
+      code: 'OP-TASK-REQUEST-INVALID',
+      details: { reason: REASON.idempotency_key, problem: 'missing' },
+    });
+    expect(errors[3]).toEqual({
+      code: 'OP-TASK-REQUEST-INVALID',
+      details: { reason: REASON.idempotency_key, problem: 'not_uuid' },
+    });
+    // Not multipart, on both upload endpoints: one reason.
+    const key = { 'idempotency-key': '3f2c1b9e-8a7d-4c6b-9e5f-1a2b3c4d5e6f', ...json };
+    for (const p of ['/v1/vision/video-tasks', '/v1/vision/image-detections']) {
+      const r = await stack.api('POST', p, { key: KEY, headers: key, body: '{}' });
+      expect(r.status).toBe(400);
+      expect(r.body.error.details.reason).toBe(REASON.not_multipart);
+    }
   });
 
   it('refuses requests without a valid key with the envelope', async () => {

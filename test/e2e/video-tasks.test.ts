@@ -1,3 +1,4 @@
+import { REASON } from '@vision/shared';
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
@@ -188,13 +189,13 @@ describe('video tasks end to end through the gateway', () => {
       stream_url: 'ftp://example.com/x',
     });
     expect(invalid.status).toBe(400);
-    expect(invalid.body.error.details.reason).toBe('stream_url_invalid');
+    expect(invalid.body.error.details.reason).toBe(REASON.stream_url_invalid);
     const unreachable = await createByUrl(ACME, randomUUID(), {
       scene_code: 'ship',
       stream_url: `${media.url}/file/missing.mp4`,
     });
     expect(unreachable.status).toBe(400);
-    expect(unreachable.body.error.details.reason).toBe('stream_unreachable');
+    expect(unreachable.body.error.details.reason).toBe(REASON.stream_unreachable);
     const unknownField = await createByUrl(ACME, randomUUID(), {
       scene_code: 'ship',
       stream_url: `${media.url}/file/parking.mp4`,

@@ -14,9 +14,13 @@ const LIVE_SCRIPTS = path.resolve(__dirname, '../../scripts/stack/live');
 
 let mediaDir: string | undefined;
 /** The camera-like clips (camera.mp4, camera.ts), encoded once into the cache. */
-export function cameraMedia(): { mp4: string; ts: string } {
+export function cameraMedia(): { mp4: string; ts: string; longMp4: string } {
   mediaDir ??= execFileSync('bash', [path.join(LIVE_SCRIPTS, 'media.sh')], { encoding: 'utf8' }).trim();
-  return { mp4: path.join(mediaDir, 'camera.mp4'), ts: path.join(mediaDir, 'camera.ts') };
+  return {
+    mp4: path.join(mediaDir, 'camera.mp4'),
+    ts: path.join(mediaDir, 'camera.ts'),
+    longMp4: path.join(mediaDir, 'camera-long.mp4'),
+  };
 }
 
 /** A loopback TCP port that was free a moment ago. */
@@ -46,9 +50,12 @@ export const RTSP_USER = 'camuser';
 export const RTSP_PASS = 'cam p@ss:1';
 
 /** Creates (does not start) a stream server of `kind`. */
-export async function streamServer(kind: StreamServerKind): Promise<StreamServer> {
+export async function streamServer(
+  kind: StreamServerKind,
+  opts: { address?: string; port?: number } = {},
+): Promise<StreamServer> {
   const media = cameraMedia();
-  const port = await freePort();
+  const port = opts.port ?? (await freePort());
   const tlsPort = kind === 'http' ? await freePort() : undefined;
   const dir = mkdtempSync(path.join(os.tmpdir(), `vision-${kind}-`));
   const command = (): [string, string[]] => {
@@ -63,6 +70,8 @@ export async function streamServer(kind: StreamServerKind): Promise<StreamServer
             String(port),
             '--clip',
             media.ts,
+            '--address',
+            opts.address ?? '127.0.0.1',
             ...(kind === 'rtsp-auth' ? ['--auth', `${RTSP_USER}:${RTSP_PASS}`] : []),
           ],
         ];
@@ -89,7 +98,7 @@ export async function streamServer(kind: StreamServerKind): Promise<StreamServer
             '--tls-port',
             String(tlsPort),
             '--mp4',
-            media.mp4,
+            media.longMp4,
             '--hls',
             media.ts,
             '--dir',

@@ -306,7 +306,8 @@ describe('VisionClient against the standalone stack', () => {
     // Read while inference is still producing: the iterator follows the cursor until the end mark.
     const frames: Frame[] = [];
     for await (const f of c.results(created.task.task_id, { limit: 97, pollIntervalMs: 200 })) frames.push(f);
-    expect((await c.getTask(created.task.task_id)).status).toBe('succeeded');
+    // The end of the frames (results) may be seen a moment before the task's status (tasks) follows.
+    expect((await c.waitForTask(created.task.task_id, { timeoutMs: 60_000 })).status).toBe('succeeded');
     expect(frames.length).toBeGreaterThanOrEqual(1000);
     expect(new Set(frames.map((f) => f.frame_id)).size).toBe(frames.length);
     for (let i = 1; i < frames.length; i++)

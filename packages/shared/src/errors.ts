@@ -1,3 +1,5 @@
+import type { Reason } from './reasons';
+
 /** Error codes of SPEC.md section 7 with their HTTP statuses, and the JSON envelope every service answers with. */
 export const ERROR_STATUS = {
   'OP-AUTH-REQUIRED': 401,
@@ -16,7 +18,11 @@ export const ERROR_STATUS = {
 
 export type ErrorCode = keyof typeof ERROR_STATUS;
 
-export type ErrorDetails = Record<string, unknown>;
+/** `reason`, when present, is one of the closed vocabulary in reasons.ts. */
+export interface ErrorDetails {
+  reason?: Reason;
+  [key: string]: unknown;
+}
 
 export interface ErrorEnvelope {
   error: { code: ErrorCode; message: string; details?: ErrorDetails; request_id: string };
@@ -37,7 +43,7 @@ export class ApiError extends Error {
   }
 }
 
-export const invalidRequest = (message: string, reason: string, details?: ErrorDetails): ApiError =>
+export const invalidRequest = (message: string, reason: Reason, details?: ErrorDetails): ApiError =>
   new ApiError('OP-TASK-REQUEST-INVALID', message, { reason, ...details });
 
 export const notFound = (message = 'Not found'): ApiError => new ApiError('OP-NOT-FOUND', message);

@@ -9,6 +9,7 @@ import express, {
   type Response,
 } from 'express';
 import { ApiError, toEnvelope } from './errors';
+import { REASON } from './reasons';
 import { IDENTITY_HEADER, type Identity, verifyIdentity } from './identity';
 import type { Logger } from './logger';
 import { httpMetricsMiddleware } from './http-metrics';
@@ -93,7 +94,7 @@ export function toApiError(err: unknown): ApiError {
     });
   if (e && e.type === 'request.aborted')
     return new ApiError('OP-TASK-REQUEST-INVALID', 'The request body ended early', {
-      reason: 'body_truncated',
+      reason: REASON.body_truncated,
     });
   // busboy's words for a multipart body that ends before its closing boundary or has a broken part head.
   if (err instanceof Error && MULTIPART_BROKEN.test(err.message))
@@ -105,7 +106,7 @@ export function toApiError(err: unknown): ApiError {
   const status = typeof e?.status === 'number' ? e.status : undefined;
   if (status !== undefined && status >= 400 && status < 500)
     return new ApiError('OP-TASK-REQUEST-INVALID', 'The request is malformed', {
-      reason: 'malformed_request',
+      reason: REASON.malformed_request,
     });
   if (isUnavailableError(err))
     return new ApiError('OP-SYS-UNAVAILABLE', 'A dependency is unavailable, retry later');

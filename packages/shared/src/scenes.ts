@@ -42,4 +42,8 @@ export interface SceneStatus {
   engine: string;
   labels: string[];
   lower_bound: number;
+  /** False when video tasks cannot run (the decoder preflight failed); images still can. */
+  video_enabled?: boolean;
+  /** Why video is unavailable. */
+  video_reason?: string;
 }

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# HTTP(S) test server: nginx serving a directory on 127.0.0.1:<port> (and TLS on <tls-port> with a self-signed
-# certificate made by openssl), and, with --hls, ffmpeg's hls muxer writing a live playlist into it
+# HTTP(S) test server: nginx serving a directory on 127.0.0.1:<port> (and TLS on <tls-port> with a
+# certificate signed by the test CA of tls.sh), and, with --hls, ffmpeg's hls muxer writing a live playlist into it
 # (1 s segments, -hls_flags delete_segments: a sliding window as a live origin serves it).
 # Paths: /camera.mp4 (progressive MP4, byte ranges), /live/cam.m3u8 (live HLS, with --hls).
 # Runs in the foreground until SIGTERM/SIGINT; prints "ready http://..." once nginx listens.
@@ -24,11 +24,8 @@ mkdir -p "$DIR/www/live" "$DIR/tmp"
 cp -f "$MP4" "$DIR/www/camera.mp4"
 TLS_BLOCK=""
 if [ -n "$TLS_PORT" ]; then
-  if [ ! -s "$DIR/cert.pem" ]; then
-    openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj "/CN=localhost" \
-      -addext "subjectAltName=DNS:localhost,IP:127.0.0.1" -keyout "$DIR/key.pem" -out "$DIR/cert.pem" >/dev/null 2>&1
-  fi
-  TLS_BLOCK="server { listen 127.0.0.1:$TLS_PORT ssl; ssl_certificate $DIR/cert.pem; ssl_certificate_key $DIR/key.pem; root $DIR/www; }"
+  TLS="$(bash "$(dirname "$0")/tls.sh")"
+  TLS_BLOCK="server { listen 127.0.0.1:$TLS_PORT ssl; ssl_certificate $TLS/cert.pem; ssl_certificate_key $TLS/key.pem; root $DIR/www; }"
 fi
 USER_LINE=""; [ "$(id -u)" = 0 ] && USER_LINE="user root;"
 cat >"$DIR/nginx.conf" <<CONF
@@ -56,10 +53,12 @@ trap stop TERM INT EXIT
 "$NGINX" -p "$DIR" -e "$DIR/error.log" -c "$DIR/nginx.conf" -g 'daemon off;' &
 pids+=($!)
 if [ -n "$HLS" ]; then
-  ( while :; do
+  ( ff=""; trap '[ -n "$ff" ] && kill "$ff" 2>/dev/null; exit 0' TERM
+    while :; do
       ffmpeg -hide_banner -loglevel error -nostdin -re -stream_loop -1 -i "$HLS" -map 0:v:0 -c copy -f hls \
         -hls_time 1 -hls_list_size 6 -hls_flags delete_segments+independent_segments \
-        -hls_segment_filename "$DIR/www/live/seg-%06d.ts" "$DIR/www/live/cam.m3u8" || true
+        -hls_segment_filename "$DIR/www/live/seg-%06d.ts" "$DIR/www/live/cam.m3u8" &
+      ff=$!; wait "$ff" || true
       sleep 0.5
     done ) &
   pids+=($!)

@@ -30,3 +30,4 @@ fi
   || { log "ERROR: /usr/bin/python3 cannot load GstRtspServer"; exit 1; }
 [ -f /usr/lib/nginx/modules/ngx_rtmp_module.so ] || { log "ERROR: nginx RTMP module missing"; exit 1; }
 log "camera-like clips in $(bash "$HERE/media.sh")"
+log "test TLS certificates in $(bash "$HERE/tls.sh")"

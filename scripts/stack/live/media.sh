@@ -6,6 +6,8 @@
 # Usage: scripts/stack/live/media.sh   -> prints the cache directory
 #   camera.mp4   pedestrians (80 s, 480x360, 10 fps), keyframe every 10 frames, faststart
 #   camera.ts    the same as MPEG-TS (the feed the RTSP/RTMP/HLS servers loop)
+#   camera-long.mp4  camera.mp4 four times over (5 min 20 s): the progressive http(s) file, long enough that
+#                a test's task is still running when its server restarts
 set -euo pipefail
 HERE="$(cd "$(dirname "$0")" && pwd)"
 SHARED="${VISION_SHARED_DIR:-$HERE/../../../../shared}"
@@ -25,5 +27,9 @@ fi
 if [ ! -s "$OUT/camera.ts" ]; then
   ffmpeg -hide_banner -loglevel error -y -i "$OUT/camera.mp4" -c copy -bsf:v h264_mp4toannexb -f mpegts "$OUT/camera.tmp.ts"
   mv "$OUT/camera.tmp.ts" "$OUT/camera.ts"
+fi
+if [ ! -s "$OUT/camera-long.mp4" ]; then
+  ffmpeg -hide_banner -loglevel error -y -stream_loop 3 -i "$OUT/camera.mp4" -c copy -movflags +faststart "$OUT/camera-long.tmp.mp4"
+  mv "$OUT/camera-long.tmp.mp4" "$OUT/camera-long.mp4"
 fi
 echo "$OUT"

@@ -50,9 +50,11 @@ pids+=($!)
 for _ in $(seq 1 100); do (exec 3<>"/dev/tcp/127.0.0.1/$PORT") 2>/dev/null && break; sleep 0.1; done
 (exec 3<>"/dev/tcp/127.0.0.1/$PORT") 2>/dev/null || { echo "nginx did not listen on $PORT" >&2; cat "$DIR/error.log" >&2; exit 1; }
 # The feeder republishes whenever it loses the server.
-( while :; do
+( ff=""; trap '[ -n "$ff" ] && kill "$ff" 2>/dev/null; exit 0' TERM
+  while :; do
     ffmpeg -hide_banner -loglevel error -nostdin -re -stream_loop -1 -i "$CLIP" -map 0:v:0 -c copy -f flv \
-      "rtmp://127.0.0.1:$PORT/live/cam" || true
+      "rtmp://127.0.0.1:$PORT/live/cam" &
+    ff=$!; wait "$ff" || true
     sleep 0.5
   done ) &
 pids+=($!)

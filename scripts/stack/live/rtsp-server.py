@@ -2,10 +2,10 @@
 """RTSP test server: GStreamer's gst-rtsp-server serving a clip in an endless loop, like an IP camera.
 
 Debian's /usr/bin/python3 (with python3-gi, gir1.2-gst-rtsp-server-1.0, gstreamer1.0-plugins-{base,good,bad}).
-ffmpeg plays the MPEG-TS clip at real-time pace, looped, into a loopback UDP port; the shared RTSP media
+ffmpeg plays the clip at real-time pace, looped, as RTP into a loopback UDP port; the shared RTSP media
 reads it (a live source: every client joins the same running stream) and payloads the H.264 as RTP.
 
-  rtsp-server.py --port 8554 --clip camera.ts [--path /cam] [--auth user:pass]
+  rtsp-server.py --port 8554 --clip camera.ts [--address 127.0.0.1] [--path /cam] [--auth user:pass]
 
 With --auth, every request needs HTTP Basic credentials (401 otherwise). Prints "ready rtsp://..." once
 the server accepts connections; runs until SIGTERM/SIGINT (and stops its ffmpeg).
@@ -34,6 +34,7 @@ def free_udp_port() -> int:
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--port", type=int, required=True)
+    ap.add_argument("--address", default="127.0.0.1", help="loopback address to listen on")
     ap.add_argument("--clip", required=True, help="MPEG-TS file with H.264 video")
     ap.add_argument("--path", default="/cam")
     ap.add_argument("--auth", default="", help="user:pass for Basic authentication")
@@ -44,19 +45,20 @@ def main() -> int:
     udp = free_udp_port()
     feeder = subprocess.Popen(
         [a.ffmpeg, "-hide_banner", "-loglevel", "error", "-nostdin", "-re", "-stream_loop", "-1",
-         "-i", a.clip, "-map", "0:v:0", "-c", "copy", "-f", "mpegts",
-         f"udp://127.0.0.1:{udp}?pkt_size=1316"],
+         "-i", a.clip, "-map", "0:v:0", "-c", "copy", "-f", "rtp", "-payload_type", "96",
+         f"rtp://127.0.0.1:{udp}?pkt_size=1200"],
         stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,  # the SDP it prints
     )
 
     server = GstRtspServer.RTSPServer()
-    server.set_address("127.0.0.1")
+    server.set_address(a.address)
     server.set_service(str(a.port))
     factory = GstRtspServer.RTSPMediaFactory()
     factory.set_launch(
-        f'( udpsrc address=127.0.0.1 port={udp} buffer-size=4194304 '
-        f'caps="video/mpegts,systemstream=(boolean)true,packetsize=(int)188" '
-        f"! tsdemux ! h264parse config-interval=-1 ! rtph264pay name=pay0 pt=96 config-interval=-1 )"
+        f"( udpsrc address=127.0.0.1 port={udp} buffer-size=4194304 "
+        f'caps="application/x-rtp,media=(string)video,clock-rate=(int)90000,encoding-name=(string)H264,payload=(int)96" '
+        f"! rtph264depay ! h264parse config-interval=-1 ! rtph264pay name=pay0 pt=96 config-interval=-1 )"
     )
     factory.set_shared(True)
     # TCP interleaved is what we test; UDP stays available as a real camera would offer it.
@@ -73,7 +75,7 @@ def main() -> int:
         factory.set_permissions(perms)
     server.get_mount_points().add_factory(a.path, factory)
     if server.attach(None) == 0:
-        print(f"cannot listen on 127.0.0.1:{a.port}", file=sys.stderr)
+        print(f"cannot listen on {a.address}:{a.port}", file=sys.stderr)
         feeder.kill()
         return 1
 
@@ -85,7 +87,7 @@ def main() -> int:
     signal.signal(signal.SIGTERM, stop)
     signal.signal(signal.SIGINT, stop)
     GLib.timeout_add(500, lambda: (feeder.poll() is None) or (loop.quit() or False))
-    print(f"ready rtsp://127.0.0.1:{a.port}{a.path}", flush=True)
+    print(f"ready rtsp://{a.address}:{a.port}{a.path}", flush=True)
     try:
         loop.run()
     finally:

@@ -1,7 +1,5 @@
-import { commonShape, env, loadConfig } from '@vision/shared';
+import { IMAGE_UPLOAD, commonShape, env, loadConfig } from '@vision/shared';
 import { z } from 'zod';
-
-const MiB = 1024 * 1024;
 
 /** Variables the images service reads (on top of commonShape). */
 export const imagesShape = {
@@ -10,11 +8,11 @@ export const imagesShape = {
   TASKS_URL: z.string().url('expected a URL').default('http://127.0.0.1:8101'),
   INFERENCE_URL: z.string().url('expected a URL').default('http://127.0.0.1:8105'),
   /** Largest accepted image (SPEC.md 8: 8 MiB). */
-  IMAGES_MAX_FILE_BYTES: env.int(8 * MiB, 1),
+  IMAGES_MAX_FILE_BYTES: env.int(IMAGE_UPLOAD.maxFileBytes, 1),
   /** Largest accepted request body (SPEC.md 8: 81 MiB). */
-  IMAGES_MAX_BODY_BYTES: env.int(81 * MiB, 1),
+  IMAGES_MAX_BODY_BYTES: env.int(IMAGE_UPLOAD.maxBodyBytes, 1),
   /** Images per request (SPEC.md 8: 1..10). */
-  IMAGES_MAX_FILES: env.int(10, 1, 100),
+  IMAGES_MAX_FILES: env.int(IMAGE_UPLOAD.maxFiles, 1, 100),
   /** Decoded pixel cap per image (width x height), against decompression bombs. */
   IMAGES_MAX_PIXELS: env.int(50_000_000, 1),
   /** Inference calls in flight for one request. */
@@ -27,6 +25,8 @@ export const imagesShape = {
   IMAGES_BREAKER_VOLUME_THRESHOLD: env.int(5, 0),
   /** How long the enabled-scene list from inference is cached. */
   IMAGES_SCENE_CACHE_MS: env.int(10_000, 0),
+  /** How long a copy of the scene list may still be used while inference is unreachable. */
+  IMAGES_SCENE_STALE_MS: env.int(300_000, 0),
   /** Quota hold lifetime: a crashed request's hold expires after this. */
   IMAGES_HOLD_TTL_MS: env.int(10 * 60_000, 1000),
   /** Lease of a running call record; renewed while the call runs, taken over after it lapses. */

@@ -1,9 +1,12 @@
 import type { Express } from 'express';
 import {
   type Clock,
+  InferenceClient,
+  SceneGate,
   type Db,
   type Logger,
   type ObjectStore,
+  Periodic,
   type RunningService,
   ServiceClient,
   type StartOptions,
@@ -14,25 +17,23 @@ import {
   openDb,
   systemClock,
 } from '@vision/shared';
-import { createApp } from './app';
-import { InferenceClient } from './clients/inference-client';
+import { createApp } from './http/app';
 import { QuotaClient } from './clients/quota-client';
 import { TasksClient } from './clients/tasks-client';
 import { type ImagesConfig, loadImagesConfig } from './config';
-import { ImageDetections } from './detections';
-import { RetentionJanitor } from './janitor';
-import { ensureImagesLifecycle } from './lifecycle';
+import { ImageDetections } from './use-cases/detect-images';
+import { RetentionJanitor } from './workers/retention';
+import { ensureImagesLifecycle } from './store/lifecycle';
 import { CallStore } from './store/call-store';
 import { migrations } from './store/migrations';
 
-export { createApp, IMAGE_DETECTIONS_PATH } from './app';
+export { createApp, IMAGE_DETECTIONS_PATH } from './http/app';
 export { loadImagesConfig, imagesShape, type ImagesConfig } from './config';
-export { ImageDetections, DEFAULT_SCENE } from './detections';
-export { RetentionJanitor } from './janitor';
-export { ensureImagesLifecycle } from './lifecycle';
+export { ImageDetections, DEFAULT_SCENE } from './use-cases/detect-images';
+export { RetentionJanitor } from './workers/retention';
+export { ensureImagesLifecycle } from './store/lifecycle';
 export { CallStore } from './store/call-store';
 export { migrations } from './store/migrations';
-export { InferenceClient } from './clients/inference-client';
 export { sniffImageType } from './domain/image-type';
 
 export const IMAGES_SCHEMA = 'images';
@@ -45,7 +46,7 @@ export interface ImagesParts {
   calls: CallStore;
   /** Starts the janitor and the sweeper of interrupted settles. */
   startLoops(): void;
-  stopLoops(): void;
+  stopLoops(): Promise<void>;
 }
 
 export interface ImagesPartsDeps {
@@ -69,8 +70,14 @@ export function createImages(deps: ImagesPartsDeps): ImagesParts {
       resetTimeoutMs: cfg.IMAGES_BREAKER_RESET_MS,
       volumeThreshold: cfg.IMAGES_BREAKER_VOLUME_THRESHOLD,
     },
+    logger,
+  );
+  const scenes = new SceneGate(
+    inference,
+    { cacheMs: cfg.IMAGES_SCENE_CACHE_MS, staleMs: cfg.IMAGES_SCENE_STALE_MS },
     clock,
-    cfg.IMAGES_SCENE_CACHE_MS,
+    logger,
+    'images-service',
   );
   const detections = new ImageDetections({
     calls,
@@ -78,6 +85,7 @@ export function createImages(deps: ImagesPartsDeps): ImagesParts {
     quota: new QuotaClient(new ServiceClient('quota', cfg.QUOTA_URL, secret)),
     tasks: new TasksClient(new ServiceClient('tasks', cfg.TASKS_URL, secret)),
     inference,
+    scenes,
     clock,
     logger,
     settings: {
@@ -100,7 +108,19 @@ export function createImages(deps: ImagesPartsDeps): ImagesParts {
     },
     readiness: { database: () => db.check(), objects: () => store.check() },
   });
-  const timers: NodeJS.Timeout[] = [];
+  // The sweeper of interrupted settles and the retention janitor: the shared loop helper.
+  const sweeper = new Periodic(
+    'settle sweeper',
+    cfg.IMAGES_CALL_LEASE_MS,
+    () => detections.recoverLapsed(),
+    logger,
+  );
+  const retention = new Periodic(
+    'retention janitor',
+    cfg.IMAGES_JANITOR_INTERVAL_MS,
+    () => janitor.runOnce(),
+    logger,
+  );
   return {
     app,
     detections,
@@ -108,20 +128,11 @@ export function createImages(deps: ImagesPartsDeps): ImagesParts {
     inference,
     calls,
     startLoops: () => {
-      const sweep = () =>
-        detections.recoverLapsed().catch((err: unknown) => logger.warn({ err }, 'settle sweeper failed'));
-      void sweep();
-      timers.push(setInterval(sweep, cfg.IMAGES_CALL_LEASE_MS));
-      if (cfg.IMAGES_JANITOR_INTERVAL_MS > 0) {
-        const clean = () =>
-          janitor.runOnce().catch((err: unknown) => logger.warn({ err }, 'retention janitor failed'));
-        void clean();
-        timers.push(setInterval(clean, cfg.IMAGES_JANITOR_INTERVAL_MS));
-      }
-      for (const t of timers) t.unref();
+      sweeper.start();
+      retention.start();
     },
-    stopLoops: () => {
-      for (const t of timers.splice(0)) clearInterval(t);
+    stopLoops: async () => {
+      await Promise.all([sweeper.stop(), retention.stop()]);
       inference.shutdown();
     },
   };
@@ -160,7 +171,7 @@ export async function start(opts: StartOptions & { store?: ObjectStore } = {}): 
       db,
       store,
       close: async () => {
-        parts.stopLoops();
+        await parts.stopLoops();
         await closeServer(server);
         await db.close();
       },

@@ -22,8 +22,8 @@ import {
   signIdentity,
 } from '@vision/shared';
 import { DirectoryObjectStore } from '@vision/shared/adapters/directory-object-store';
-import { start as startQuota } from '../../quota/src/index';
-import { start as startInference } from '../../inference/src/index';
+import { start as startQuota } from '@vision/quota';
+import { start as startInference } from '@vision/inference';
 import { type RunningImages, start as startImages } from '../src/index';
 
 export const SECRET = 'test-secret-0123456789abcdef';

@@ -1,4 +1,6 @@
 /** @jest-environment ./services/inference/test/support/onnx-environment.js */
+import { IMAGE_UPLOAD, REASON } from '@vision/shared';
+import { pngOfSize } from '../../../test/helpers/png-pad';
 import { randomUUID } from 'node:crypto';
 import http from 'node:http';
 import request from 'supertest';
@@ -95,26 +97,26 @@ describe('successful call', () => {
 
 describe('request validation', () => {
   it('requires a UUID Idempotency-Key', async () => {
-    expectInvalid(await attachAll(post('val', null), [JPG]), 'idempotency_key_missing');
-    expectInvalid(await attachAll(post('val', 'not-a-uuid'), [JPG]), 'idempotency_key_invalid');
+    expectInvalid(await attachAll(post('val', null), [JPG]), REASON.idempotency_key);
+    expectInvalid(await attachAll(post('val', 'not-a-uuid'), [JPG]), REASON.idempotency_key);
   });
 
   it('accepts only the file field "files" and the value field "scene_code"', async () => {
     let r = await post('val').attach('file', media(JPG), JPG);
-    expectInvalid(r, 'unexpected_field');
+    expectInvalid(r, REASON.unknown_field);
     expect(r.body.error.details.field).toBe('file');
     r = await attachAll(post('val').field('threshold', '0.5'), [JPG]);
-    expectInvalid(r, 'unexpected_field');
+    expectInvalid(r, REASON.unknown_field);
     expect(r.body.error.details.field).toBe('threshold');
     r = await attachAll(post('val').field('scene_code', 'ship').field('scene_code', 'ship'), [JPG]);
-    expectInvalid(r, 'duplicate_field');
+    expectInvalid(r, REASON.duplicate_field);
     expect((await quotaOf('val')).used).toBe(0);
   });
 
   it('refuses 0 and 11 files', async () => {
-    expectInvalid(await post('val').field('scene_code', 'ship'), 'no_files');
+    expectInvalid(await post('val').field('scene_code', 'ship'), REASON.file_missing);
     const eleven = Array.from({ length: 11 }, () => JPG);
-    expectInvalid(await attachAll(post('val'), eleven), 'too_many_files');
+    expectInvalid(await attachAll(post('val'), eleven), REASON.too_many_files);
     expect((await quotaOf('val')).used).toBe(0);
   });
 
@@ -123,25 +125,35 @@ describe('request validation', () => {
     const jpg = media(JPG);
     const big = Buffer.concat([jpg, Buffer.alloc(9 * MiB - jpg.length, 0)]);
     const r = await post('val').attach('files', big, 'big.jpg');
-    expectInvalid(r, 'file_too_large');
+    expectInvalid(r, REASON.file_too_large);
   });
 
-  it('accepts an image of exactly 8 MiB', async () => {
-    const jpg = media(JPG);
-    const max = Buffer.concat([jpg, Buffer.alloc(8 * MiB - jpg.length, 0)]);
-    const r = await post('val8').attach('files', max, 'max.jpg');
-    expect(r.status).toBe(201);
+  it('an image of exactly 8 MiB is detected; 8 MiB + 1 byte is refused (SPEC.md 4.6)', async () => {
+    // A real PNG grown with a private ancillary chunk: still a valid PNG, decoded by the real inference.
+    const exact = pngOfSize(media(PNG), IMAGE_UPLOAD.maxFileBytes);
+    expect(exact.length).toBe(8 * MiB);
+    const ok = await post('val8').attach('files', exact, 'max.png');
+    expect(ok.status).toBe(201);
+    expect(ok.body.results).toEqual([{ seq: 0, status: 'succeeded', objects: expect.any(Array) }]);
+    const over = await post('val8').attach('files', pngOfSize(media(PNG), 8 * MiB + 1), 'over.png');
+    expectInvalid(over, REASON.file_too_large);
+    expect((await quotaOf('val8')).used).toBe(1);
+  });
+
+  it('a body that is not multipart: reason not_multipart, nothing charged', async () => {
+    const r = await post('val').set('Content-Type', 'application/json').send('{"files":[]}');
+    expectInvalid(r, REASON.not_multipart);
   });
 
   it('recognises types by content: a GIF and a text file named .jpg are refused', async () => {
     const gif = Buffer.from('R0lGODlhAQABAIAAAAAAAP///yH5BAEAAAAALAAAAAABAAEAAAIBRAA7', 'base64');
     let r = await post('val').attach('files', gif, { filename: 'pixel.gif', contentType: 'image/gif' });
-    expectInvalid(r, 'unsupported_type');
+    expectInvalid(r, REASON.unsupported_type);
     r = await attachAll(post('val'), [JPG]).attach('files', Buffer.from('just some text, honestly\n'), {
       filename: 'photo.jpg',
       contentType: 'image/jpeg',
     });
-    expectInvalid(r, 'unsupported_type');
+    expectInvalid(r, REASON.unsupported_type);
     expect(r.body.error.details.seq).toBe(1);
     expect((await quotaOf('val')).used).toBe(0);
   });
@@ -152,20 +164,20 @@ describe('request validation', () => {
       media('fire_small_campfire_person_cameratrap.jpg'),
       'big.jpg',
     );
-    expectInvalid(r, 'too_many_pixels');
+    expectInvalid(r, REASON.too_many_pixels);
   });
 
   it('refuses a body over 81 MiB by its Content-Length, before reading it', async () => {
     const res = await rawPost('val', { 'content-length': String(90 * MiB) }, 0);
     expect(res.status).toBe(400);
-    expect(res.body.error.details.reason).toBe('body_too_large');
+    expect(res.body.error.details.reason).toBe(REASON.body_too_large);
   });
 
   it('refuses a streamed (chunked) body over 81 MiB while reading it', async () => {
     // A multipart preamble is ignored by the parser, so only the byte count can stop it.
     const res = await rawPost('val', {}, 82 * MiB);
     expect(res.status).toBe(400);
-    expect(res.body.error.details.reason).toBe('body_too_large');
+    expect(res.body.error.details.reason).toBe(REASON.body_too_large);
     expect(res.sent).toBeLessThan(90 * MiB);
   });
 });

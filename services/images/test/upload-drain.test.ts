@@ -1,3 +1,4 @@
+import { REASON } from '@vision/shared';
 /**
  * A multipart body refused early (an unexpected field first) is still read to its end (up to the body
  * bound) after the 400: the client's upload completes and the connection is not left stalled. A raw
@@ -76,5 +77,5 @@ test('an early 400 drains the rest of a large body: the upload finishes and the 
   expect(outcome.uploaded).toBe(fileBytes);
   expect(outcome.response).toMatch(/^HTTP\/1\.1 400 /);
   const body = JSON.parse(outcome.response.slice(outcome.response.indexOf('\r\n\r\n') + 4));
-  expect(body.error.details.reason).toBe('unexpected_field');
+  expect(body.error.details.reason).toBe(REASON.unknown_field);
 });

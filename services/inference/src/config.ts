@@ -19,6 +19,7 @@ export const inferenceShape = {
   STREAM_ALLOW_PRIVATE_NETWORKS: env.bool(false),
   INFERENCE_MAX_IMAGE_PIXELS: env.int(40_000_000, 1),
   FFMPEG_PATH: env.str('ffmpeg'),
+  FFPROBE_PATH: env.str('ffprobe'),
   FIRE_SMOKE_MODEL: z.string().optional(),
   FIRE_SMOKE_LABELS: z.string().optional(),
   FIRE_SMOKE_DECODER: z.enum(['yolox', 'yolov8']).default('yolov8'),

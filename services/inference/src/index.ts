@@ -18,6 +18,7 @@ import { createApp } from './http/app';
 import { SceneCatalogue } from './catalogue/catalogue';
 import { inferenceShape, type InferenceConfig } from './config';
 import { JobManager } from './jobs/job-manager';
+import { checkDecoder } from './jobs/decoder-preflight';
 import type { Resolver } from './net/stream-url';
 
 export { createApp } from './http/app';
@@ -55,6 +56,8 @@ export interface InferenceDeps {
 /** Composition root of the inference service: loads the scenes' models, wires the job manager and the app. */
 export async function createInference(deps: InferenceDeps): Promise<InferenceParts> {
   const { cfg } = deps;
+  // The decoder preflight runs while the models load (it takes a few seconds).
+  const decoderCheck = checkDecoder(cfg.FFMPEG_PATH, cfg.FFPROBE_PATH);
   const catalogue = await SceneCatalogue.load({
     modelsDir: cfg.VISION_MODELS_DIR,
     scenesFile: cfg.INFERENCE_SCENES_FILE,
@@ -73,7 +76,11 @@ export async function createInference(deps: InferenceDeps): Promise<InferencePar
     resolve: deps.resolve,
     logger: deps.logger,
   });
+  const decoder = await decoderCheck;
+  if (!decoder.ok)
+    deps.logger.error({ reason: decoder.reason }, 'decoder preflight failed: video tasks are refused');
   const jobs = new JobManager({
+    decoder,
     bus: deps.bus,
     catalogue,
     objectStore: deps.objectStore,
@@ -102,6 +109,9 @@ export async function createInference(deps: InferenceDeps): Promise<InferencePar
         const off = catalogue.statuses().filter((s) => !s.enabled);
         if (off.length > 0)
           return { degraded: `disabled scenes: ${off.map((s) => s.scene_code).join(', ')}` };
+      },
+      decoder: async () => {
+        if (!decoder.ok) throw new Error(`video decoding unavailable: ${decoder.reason}`);
       },
       bus: () => deps.bus.check(),
       object_store: () => deps.objectStore.check(),

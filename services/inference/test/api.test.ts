@@ -3,7 +3,8 @@ import { copyFileSync, mkdtempSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import request from 'supertest';
-import { IDENTITY_HEADER, signIdentity } from '@vision/shared';
+import { IDENTITY_HEADER, IMAGE_UPLOAD, REASON, signIdentity } from '@vision/shared';
+import { pngOfSize } from '../../../test/helpers/png-pad';
 import { BUNDLED_MODELS_DIR, SceneCatalogue } from '../src/catalogue/catalogue';
 import { FIRE_SMOKE_DEFAULT_LOWER_BOUND, FIRE_SMOKE_DEFAULT_MODEL } from '../src/catalogue/scene-config';
 import { SECRET, image, startTestInference, type TestInference } from './support/helpers';
@@ -169,7 +170,7 @@ describe('POST /internal/v1/detect', () => {
       .set(IDENTITY_HEADER, auth())
       .attach('files', image('sheep_coco5992.jpg'), 'a.jpg');
     expect(noScene.status).toBe(400);
-    expect(noScene.body.error.details.reason).toBe('missing_field');
+    expect(noScene.body.error.details.reason).toBe(REASON.missing_field);
     const unknownScene = await request(app)
       .post('/internal/v1/detect')
       .set(IDENTITY_HEADER, auth())
@@ -183,12 +184,13 @@ describe('POST /internal/v1/detect', () => {
       .field('min_score', '0.5')
       .attach('files', image('sheep_coco5992.jpg'), 'a.jpg');
     expect(extra.status).toBe(400);
-    expect(extra.body.error.details.reason).toBe('unknown_field');
+    expect(extra.body.error.details.reason).toBe(REASON.unknown_field);
     const json = await request(app)
       .post('/internal/v1/detect')
       .set(IDENTITY_HEADER, auth())
       .send({ scene_code: 'ship' });
     expect(json.status).toBe(400);
+    expect(json.body.error.details.reason).toBe(REASON.not_multipart);
     let many = request(app)
       .post('/internal/v1/detect')
       .set(IDENTITY_HEADER, auth())
@@ -196,7 +198,20 @@ describe('POST /internal/v1/detect', () => {
     for (let i = 0; i < 11; i++) many = many.attach('files', Buffer.from('x'), `f${i}.jpg`);
     const tooMany = await many;
     expect(tooMany.status).toBe(400);
-    expect(tooMany.body.error.details.reason).toBe('too_many_files');
+    expect(tooMany.body.error.details.reason).toBe(REASON.too_many_files);
+  });
+
+  it('detects an image of exactly 8 MiB; one of 8 MiB + 1 byte fails alone (SPEC.md 4.6)', async () => {
+    const png = image('boat_sailboat_kodim06.png');
+    const res = await request(svc.parts.app)
+      .post('/internal/v1/detect')
+      .set(IDENTITY_HEADER, auth())
+      .field('scene_code', 'ship')
+      .attach('files', pngOfSize(png, IMAGE_UPLOAD.maxFileBytes), 'exact.png')
+      .attach('files', pngOfSize(png, IMAGE_UPLOAD.maxFileBytes + 1), 'over.png');
+    expect(res.status).toBe(200);
+    expect(res.body.results[0]).toMatchObject({ seq: 0, status: 'succeeded' });
+    expect(res.body.results[1]).toMatchObject({ seq: 1, status: 'failed' });
   });
 });
 

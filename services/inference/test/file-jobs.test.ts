@@ -116,6 +116,23 @@ describe('file jobs from the object store', () => {
     expect(svc.parts.jobs.get('task-missing')).toBeUndefined();
   });
 
+  it('a junk upload (a valid ftyp box, then noise) fails with a reason from the list, no path in it', async () => {
+    const ftyp = Buffer.from('0000001c667479706d703432000000016d703432697363356d703431', 'hex');
+    const noise = Buffer.alloc(64 * 1024, 0);
+    for (let i = 0; i < noise.length; i++) noise[i] = (i * 2654435761) >>> 24;
+    await svc.store.put('videos/ab/junk-upload', Buffer.concat([ftyp, noise]));
+    await svc.parts.jobs.submit({
+      job_id: 'task-junk',
+      scene_code: 'person_vehicle',
+      source: { type: 'object', key: 'videos/ab/junk-upload' },
+    });
+    const end = await svc.collector.waitForEnd('task-junk');
+    expect(end.status).toBe('failed');
+    expect(end.reason).toMatch(/^(media_unreadable|no_video_frames): /);
+    expect(end.reason).not.toMatch(/\/|junk-upload|objects|Invalid data/);
+    expect((end.reason ?? '').length).toBeLessThanOrEqual(200);
+  });
+
   it('stop ends a running job as stopped, with an end message', async () => {
     await svc.parts.jobs.submit({
       job_id: 'task-stop',

@@ -39,7 +39,7 @@ describe('redirect walking for http(s) streams', () => {
       resolve,
       fetchImpl: (input, init) => fetch(String(input).replace('public.example', '127.0.0.1'), init),
     });
-    expect(r).toEqual({ ok: true, url: `http://public.example:${port}/c` });
+    expect(r).toMatchObject({ ok: true, url: `http://public.example:${port}/c` });
     expect(seen.map((s) => s.path)).toEqual(['/a', '/b', '/c']);
     expect(seen[0].auth).toBe(`Basic ${Buffer.from('user:p@ss').toString('base64')}`);
     expect(seen[2].auth).toBeUndefined();

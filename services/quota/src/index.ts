@@ -8,6 +8,7 @@ import {
   type Db,
   listen,
   type Logger,
+  OutboxRelay,
   openDb,
   type RunningService,
   type StartOptions,
@@ -18,7 +19,6 @@ import { loadQuotaConfig, type QuotaConfig } from './config';
 import type { Limits } from './domain/limits';
 import { LedgerStore } from './store/ledger-store';
 import { migrations } from './store/migrations';
-import { OutboxRelay } from './store/outbox';
 import { quotaUseCases, type QuotaUseCases } from './use-cases';
 import { Sweeper } from './workers/sweeper';
 
@@ -26,7 +26,7 @@ export { createApp } from './http/app';
 export { loadQuotaConfig, quotaShape, type QuotaConfig } from './config';
 export { dayOf, nextResetAt } from './domain/day';
 export { migrations } from './store/migrations';
-export { OutboxRelay } from './store/outbox';
+export { OutboxRelay } from '@vision/shared';
 export { quotaUseCases, type QuotaUseCases } from './use-cases';
 export { Sweeper } from './workers/sweeper';
 
@@ -90,7 +90,7 @@ export function createQuota(deps: QuotaPartsDeps): QuotaParts {
       sweeper.start();
     },
     stopLoops: async () => {
-      sweeper.stop();
+      await sweeper.stop();
       await relay.stop();
     },
   };

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { commonShape, env, loadConfig } from '@vision/shared';
+import { VIDEO_UPLOAD, commonShape, env, loadConfig } from '@vision/shared';
 
 /** Environment variables of the tasks service (validated once at start). */
 export const tasksShape = {
@@ -13,7 +13,7 @@ export const tasksShape = {
   TASKS_PROBE_TIMEOUT_MS: env.int(5000, 100, 60_000),
   TASKS_FFPROBE_PATH: env.str('ffprobe'),
   /** 512 MB (SPEC 4.2; the gateway's video body cap is this plus 1 MiB of multipart overhead). */
-  TASKS_MAX_VIDEO_BYTES: env.int(512 * 1000 * 1000, 1),
+  TASKS_MAX_VIDEO_BYTES: env.int(VIDEO_UPLOAD.maxFileBytes, 1),
   TASKS_MAX_ACTIVE: env.int(3, 1, 10_000),
   TASKS_MAINTENANCE: env.bool(false),
   /** Bearer credential of the operator endpoints under /internal/v1/admin; those endpoints are off without it. */

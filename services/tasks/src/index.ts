@@ -1,7 +1,14 @@
+import type { Express } from 'express';
 import {
+  type Bus,
+  type Clock,
   ConfigError,
   type Db,
+  InferenceClient,
+  type Logger,
+  type ObjectStore,
   type RunningService,
+  SceneGate,
   ServiceClient,
   type StartOptions,
   closeServer,
@@ -10,79 +17,82 @@ import {
   createObjectStore,
   listen,
   metrics,
-  startEgressProxy,
   openDb,
+  startEgressProxy,
   systemClock,
 } from '@vision/shared';
 import type { AddressInfo } from 'node:net';
-import { createApp } from './app';
-import { InferenceClient } from './clients/inference-client';
 import { QuotaClient } from './clients/quota-client';
-import { loadTasksConfig } from './config';
-import { SceneCatalogue } from './scene-catalogue';
+import { type TasksConfig, loadTasksConfig } from './config';
+import { createApp } from './http/app';
+import type { InferencePort, QuotaPort, Signals, TaskContext } from './ports';
 import { migrations } from './store/migrations';
 import { TaskStore } from './store/task-store';
-import { TaskEngine } from './task-engine';
+import { CreateTask } from './use-cases/create-task';
+import { TaskWorkers } from './workers';
 
-export { createApp } from './app';
-export { TaskEngine } from './task-engine';
+export { createApp } from './http/app';
 export { TaskStore } from './store/task-store';
 export { migrations } from './store/migrations';
+export { TaskWorkers } from './workers';
 export * from './domain/state-machine';
 export { classifyAddress } from '@vision/shared';
 
-export interface TasksService extends RunningService {
-  engine: TaskEngine;
-  store: TaskStore;
+export interface TasksDeps {
+  cfg: TasksConfig & { INTERNAL_SECRET: string };
   db: Db;
+  bus: Bus;
+  objects: ObjectStore;
+  clock: Clock;
+  logger: Logger;
+  /** Adapters; the HTTP clients of the sibling services when absent. */
+  quota?: QuotaPort;
+  inference?: InferencePort & Pick<InferenceClient, 'scenes' | 'shutdown'>;
+  /** Egress proxy URL for the probe's HTTP(S) connections. */
+  httpProxy?: string;
 }
 
-/** Starts the tasks service: config, adapters, migrations, background workers, HTTP. */
-export async function start(opts: StartOptions = {}): Promise<TasksService> {
-  const cfg = loadTasksConfig(opts.env ?? process.env);
-  if (!cfg.INTERNAL_SECRET)
-    throw new ConfigError(['INTERNAL_SECRET: required by the tasks service (not set)']);
-  const logger = opts.logger ?? createLogger('tasks', { level: cfg.LOG_LEVEL });
-  const clock = opts.clock ?? systemClock;
-  const db = await openDb(cfg, { schema: 'tasks', migrations, logger });
-  const ownBus = !opts.bus;
-  const bus = opts.bus ?? createBus(cfg, { clientId: 'tasks', logger });
-  const objects = createObjectStore(cfg, { logger });
+export interface TasksParts {
+  app: Express;
+  ctx: TaskContext;
+  create: CreateTask;
+  workers: TaskWorkers;
+  store: TaskStore;
+  inference: InferencePort & Pick<InferenceClient, 'scenes' | 'shutdown'>;
+}
+
+/** Composition root: wires the use cases, workers and HTTP routes of the tasks service over its adapters. */
+export function createTasks(deps: TasksDeps): TasksParts {
+  const { cfg, db, bus, objects, clock, logger } = deps;
   const store = new TaskStore(db.knex, clock);
-  const stopTaskGauge = metrics.tasks.addSource(() => store.countByStatus());
-  const inference = new InferenceClient(
-    new ServiceClient('inference', cfg.INFERENCE_URL, cfg.INTERNAL_SECRET, cfg.TASKS_BACKEND_TIMEOUT_MS),
-    {
-      timeoutMs: cfg.TASKS_BACKEND_TIMEOUT_MS,
-      errorThresholdPercentage: cfg.TASKS_BREAKER_ERROR_PERCENT,
-      resetTimeoutMs: cfg.TASKS_BREAKER_RESET_MS,
-      volumeThreshold: cfg.TASKS_BREAKER_VOLUME,
-      rollingWindowMs: cfg.TASKS_BREAKER_WINDOW_MS,
-    },
-    logger,
-  );
-  const quota = new QuotaClient(
-    new ServiceClient('quota', cfg.QUOTA_URL, cfg.INTERNAL_SECRET, 10_000),
-    clock,
-  );
-  const scenes = new SceneCatalogue(
-    inference,
-    {
-      cacheMs: cfg.TASKS_SCENES_CACHE_MS,
-      staleMs: cfg.TASKS_SCENES_STALE_MS,
-      businessThreshold: cfg.TASKS_BUSINESS_THRESHOLD,
-    },
-    clock,
-    logger,
-  );
-  const engine = new TaskEngine(
+  const inference =
+    deps.inference ??
+    new InferenceClient(
+      new ServiceClient('inference', cfg.INFERENCE_URL, cfg.INTERNAL_SECRET, cfg.TASKS_BACKEND_TIMEOUT_MS),
+      {
+        timeoutMs: cfg.TASKS_BACKEND_TIMEOUT_MS,
+        errorThresholdPercentage: cfg.TASKS_BREAKER_ERROR_PERCENT,
+        resetTimeoutMs: cfg.TASKS_BREAKER_RESET_MS,
+        volumeThreshold: cfg.TASKS_BREAKER_VOLUME,
+        rollingWindowMs: cfg.TASKS_BREAKER_WINDOW_MS,
+      },
+      logger,
+    );
+  const quota =
+    deps.quota ??
+    new QuotaClient(new ServiceClient('quota', cfg.QUOTA_URL, cfg.INTERNAL_SECRET, 10_000), clock);
+  // Bound once the workers exist (they are what the signals wake).
+  const signals: Signals = { eventsWritten: () => undefined, driveStops: async () => undefined };
+  const ctx: TaskContext = {
     store,
     quota,
     inference,
     objects,
-    bus,
     clock,
-    {
+    logger,
+    signals,
+    inflight: new Set(),
+    settings: {
       maxActive: cfg.TASKS_MAX_ACTIVE,
       maintenance: cfg.TASKS_MAINTENANCE,
       idempotencyWaitMs: cfg.TASKS_IDEMPOTENCY_WAIT_MS,
@@ -93,56 +103,105 @@ export async function start(opts: StartOptions = {}): Promise<TasksService> {
       reconcileIntervalMs: cfg.TASKS_RECONCILE_INTERVAL_MS,
       janitorIntervalMs: cfg.TASKS_JANITOR_INTERVAL_MS,
     },
+  };
+  const workers = new TaskWorkers(ctx, { knex: db.knex, bus });
+  signals.eventsWritten = () => workers.outbox.nudge();
+  signals.driveStops = () => workers.stopDriver.kick();
+  const create = new CreateTask(ctx);
+  const scenes = new SceneGate(
+    inference,
+    { cacheMs: cfg.TASKS_SCENES_CACHE_MS, staleMs: cfg.TASKS_SCENES_STALE_MS },
+    clock,
     logger,
+    'tasks-service',
   );
+  const app = createApp(
+    {
+      logger,
+      identitySecret: cfg.INTERNAL_SECRET,
+      readiness: {
+        database: () => db.check(),
+        bus: () => bus.check(),
+        objects: () => objects.check(),
+        inference: async () => (inference.isOpen() ? { degraded: 'inference breaker open' } : undefined),
+      },
+    },
+    {
+      ctx,
+      create,
+      scenes,
+      objects,
+      adminToken: cfg.TASKS_ADMIN_TOKEN,
+      settings: {
+        allowPrivateNetworks: cfg.STREAM_ALLOW_PRIVATE_NETWORKS,
+        probeTimeoutMs: cfg.TASKS_PROBE_TIMEOUT_MS,
+        ffprobePath: cfg.TASKS_FFPROBE_PATH,
+        httpProxy: deps.httpProxy,
+        maxVideoBytes: cfg.TASKS_MAX_VIDEO_BYTES,
+        businessThreshold: cfg.TASKS_BUSINESS_THRESHOLD,
+        retentionDays: cfg.TASKS_RETENTION_DAYS,
+      },
+    },
+  );
+  return { app, ctx, create, workers, store, inference };
+}
+
+export interface TasksService extends RunningService {
+  parts: TasksParts;
+  workers: TaskWorkers;
+  store: TaskStore;
+  db: Db;
+}
+
+/** Starts the tasks service: config, adapters, migrations, background workers, HTTP. */
+export async function start(opts: StartOptions = {}): Promise<TasksService> {
+  const cfg = loadTasksConfig(opts.env ?? process.env);
+  const secret = cfg.INTERNAL_SECRET;
+  if (!secret) throw new ConfigError(['INTERNAL_SECRET: required by the tasks service (not set)']);
+  const logger = opts.logger ?? createLogger('tasks', { level: cfg.LOG_LEVEL });
+  const clock = opts.clock ?? systemClock;
+  const db = await openDb(cfg, { schema: 'tasks', migrations, logger });
+  const ownBus = !opts.bus;
+  const bus = opts.bus ?? createBus(cfg, { clientId: 'tasks', logger });
+  const objects = createObjectStore(cfg, { logger });
   // The probe's HTTP(S) connections (playlists, HLS segments on any host) are address-checked when made.
   const egress = await startEgressProxy({ allowPrivate: cfg.STREAM_ALLOW_PRIVATE_NETWORKS, logger });
-  const app = createApp({
-    logger,
-    identitySecret: cfg.INTERNAL_SECRET,
-    engine,
-    store,
-    scenes,
+  const parts = createTasks({
+    cfg: { ...cfg, INTERNAL_SECRET: secret },
+    db,
+    bus,
     objects,
     clock,
-    adminToken: cfg.TASKS_ADMIN_TOKEN,
-    readiness: {
-      database: () => db.check(),
-      bus: () => bus.check(),
-      objects: () => objects.check(),
-      inference: async () => (inference.isOpen() ? { degraded: 'inference breaker open' } : undefined),
-    },
-    settings: {
-      allowPrivateNetworks: cfg.STREAM_ALLOW_PRIVATE_NETWORKS,
-      probeTimeoutMs: cfg.TASKS_PROBE_TIMEOUT_MS,
-      ffprobePath: cfg.TASKS_FFPROBE_PATH,
-      httpProxy: egress.url,
-      maxVideoBytes: cfg.TASKS_MAX_VIDEO_BYTES,
-      businessThreshold: cfg.TASKS_BUSINESS_THRESHOLD,
-      retentionDays: cfg.TASKS_RETENTION_DAYS,
-    },
+    logger,
+    httpProxy: egress.url,
   });
+  const stopTaskGauge = metrics.tasks.addSource(() => parts.store.countByStatus());
   const server = await listen(
-    app,
+    parts.app,
     opts.port ?? cfg.TASKS_PORT,
     opts.host ?? (cfg.VISION_MODE === 'distributed' ? '0.0.0.0' : '127.0.0.1'),
   );
-  engine.startWorkers();
+  parts.workers.start();
   const port = (server.address() as AddressInfo).port;
   logger.info({ port, private_networks: cfg.STREAM_ALLOW_PRIVATE_NETWORKS }, 'tasks service started');
   return {
     name: 'tasks',
     port,
     url: `http://127.0.0.1:${port}`,
-    engine,
-    store,
+    parts,
+    workers: parts.workers,
+    store: parts.store,
     db,
     close: async () => {
       stopTaskGauge();
       await closeServer(server);
-      await engine.stopWorkers();
+      await parts.workers.stop();
+      // One last round so that the events of the final requests are not left waiting for a restart.
+      await parts.workers.outbox
+        .flush()
+        .catch((err: unknown) => logger.warn({ err }, 'final outbox flush failed'));
       await egress.close();
-      inference.shutdown();
+      parts.inference.shutdown();
       if (ownBus) await bus.close();
       await db.close();
     },

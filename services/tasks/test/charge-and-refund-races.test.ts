@@ -65,7 +65,7 @@ describe('recovery of a submitting task whose charge was refunded', () => {
     await new Promise((r) => setTimeout(r, 5)); // strictly older than "now" for the recovery query
 
     // (the reconciler's own first round may be the one that takes it: either way it is recovered once)
-    await stack.tasks.engine.recoverSubmitting();
+    await stack.tasks.workers.recoverSubmitting();
     await waitFor(async () => (await stack.tasks.store.get(taskId))?.status !== 'submitting', 3000);
     expect((await stack.tasks.store.get(taskId))?.status).toBe('refunded');
     expect(stack.inference.jobs.has(taskId)).toBe(false);
@@ -114,20 +114,20 @@ describe('jobs created after their resolving task was refunded', () => {
     const old = await createUrl(stack, 'pat');
     stack.inference.behaviour.submit = 'accept';
     for (const r of [early, old]) expect(r.body.status).toBe('resolving');
-    await stack.tasks.engine.reconciler.kick(); // no job yet: both refunded after the grace
+    await stack.tasks.workers.reconciler.kick(); // no job yet: both refunded after the grace
     for (const r of [early, old])
       expect((await stack.tasks.store.get(r.body.task_id))?.status).toBe('refunded');
 
     // The slow backend creates the first job now...
     lateJob(early.body.task_id);
     clock.advance(60_000);
-    await stack.tasks.engine.reconciler.kick();
+    await stack.tasks.workers.reconciler.kick();
     expect(stack.inference.jobs.get(early.body.task_id)?.status).toBe('stopped');
 
     // ...and the second one only after the window: left alone.
     clock.advance(10 * 60_000);
     lateJob(old.body.task_id);
-    await stack.tasks.engine.reconciler.kick();
+    await stack.tasks.workers.reconciler.kick();
     expect(stack.inference.jobs.get(old.body.task_id)?.status).toBe('running');
     expect(await quotaUsed(stack, 'pat')).toBe(0);
   });

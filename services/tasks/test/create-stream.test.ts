@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { TOPICS, type IncomingMessage } from '@vision/shared';
+import { TOPICS, type IncomingMessage, REASON } from '@vision/shared';
 import { type Stack, quotaUsed, startClipServer, startStack, waitFor } from './harness';
 
 let stack: Stack;
@@ -63,7 +63,7 @@ describe('POST /v1/vision/tasks', () => {
     expect(other.status).toBe(400);
     expect(other.body.error).toMatchObject({
       code: 'OP-TASK-REQUEST-INVALID',
-      details: { reason: 'idempotency_mismatch' },
+      details: { reason: REASON.idempotency_mismatch },
     });
 
     const got = await stack.http.get(`/v1/vision/tasks/${r.body.task_id}`).set(stack.as('alice'));
@@ -97,8 +97,8 @@ describe('POST /v1/vision/tasks', () => {
   });
 
   test.each([
-    [{ 'Idempotency-Key': '' }, 'idempotency_key'],
-    [{ 'Idempotency-Key': 'not-a-uuid' }, 'idempotency_key'],
+    [{ 'Idempotency-Key': '' }, REASON.idempotency_key],
+    [{ 'Idempotency-Key': 'not-a-uuid' }, REASON.idempotency_key],
   ])('header %p -> %s', async (headers, reason) => {
     const r = await stack.http
       .post('/v1/vision/tasks')
@@ -110,9 +110,13 @@ describe('POST /v1/vision/tasks', () => {
   });
 
   test.each<[unknown, string, string]>([
-    [{ scene_code: 'ship', stream_url: 'http://x/y', extra: 1 }, 'OP-TASK-REQUEST-INVALID', 'unknown_field'],
-    [{ scene_code: 'ship' }, 'OP-TASK-REQUEST-INVALID', 'stream_url_invalid'],
-    [{ scene_code: 'ship', stream_url: '' }, 'OP-TASK-REQUEST-INVALID', 'stream_url_invalid'],
+    [
+      { scene_code: 'ship', stream_url: 'http://x/y', extra: 1 },
+      'OP-TASK-REQUEST-INVALID',
+      REASON.unknown_field,
+    ],
+    [{ scene_code: 'ship' }, 'OP-TASK-REQUEST-INVALID', REASON.stream_url_invalid],
+    [{ scene_code: 'ship', stream_url: '' }, 'OP-TASK-REQUEST-INVALID', REASON.stream_url_invalid],
     [
       { scene_code: 'ship', stream_url: 'ftp://example.com/a' },
       'OP-TASK-REQUEST-INVALID',
@@ -150,12 +154,12 @@ describe('POST /v1/vision/tasks', () => {
       scene_code: 'ship',
       stream_url: clips.url('not-video.txt'),
     });
-    expect(notVideo.body.error.details.reason).toBe('stream_unreachable');
+    expect(notVideo.body.error.details.reason).toBe(REASON.stream_unreachable);
     const redirect = await create('carol', randomUUID(), {
       scene_code: 'ship',
       stream_url: clips.url('redirect-to-metadata'),
     });
-    expect(redirect.body.error.details.reason).toBe('stream_url_invalid');
+    expect(redirect.body.error.details.reason).toBe(REASON.stream_url_invalid);
     expect(await quotaUsed(stack, 'carol')).toBe(0);
   });
 

@@ -18,7 +18,7 @@ import {
   createLogger,
   signIdentity,
 } from '@vision/shared';
-import { start as startQuota } from '../../quota/src/index';
+import { start as startQuota } from '@vision/quota';
 import { type TasksService, start } from '../src/index';
 
 export const SECRET = 'tasks-test-secret-0123456789';

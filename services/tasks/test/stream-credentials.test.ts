@@ -8,7 +8,7 @@ import { createReadStream, statSync } from 'node:fs';
 import http, { type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
-import { createLogger } from '@vision/shared';
+import { createLogger, REASON } from '@vision/shared';
 import { parseStreamUrl } from '../src/domain/stream-url';
 import { guardStreamUrl, percentDecode } from '../src/probe/stream-guard';
 import { MEDIA, type Stack, startStack } from './harness';
@@ -97,7 +97,7 @@ test('wrong credentials are refused as stream_unreachable without echoing them',
       stream_url: `http://${USER}:WrongPassword9@127.0.0.1:${camera.port}/${CLIP}`,
     });
   expect(r.status).toBe(400);
-  expect(r.body.error.details.reason).toBe('stream_unreachable');
+  expect(r.body.error.details.reason).toBe(REASON.stream_unreachable);
   expect(r.text).not.toContain('WrongPassword9');
   expect(logs.join('')).not.toContain('WrongPassword9');
 });

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import request from 'supertest';
-import { FakeClock } from '@vision/shared';
+import { FakeClock, REASON } from '@vision/shared';
 import {
   ADMIN_TOKEN,
   MOV,
@@ -62,7 +62,7 @@ describe('uploads', () => {
     expect(stack.objectFiles()).toHaveLength(1);
     const mismatch = await upload(stack, 'ann', MOV, 'clip.mov', key);
     expect(mismatch.status).toBe(400);
-    expect(mismatch.body.error.details.reason).toBe('idempotency_mismatch');
+    expect(mismatch.body.error.details.reason).toBe(REASON.idempotency_mismatch);
 
     const mov = await upload(stack, 'ann', MOV, 'clip.mov');
     expect(mov.status).toBe(201);
@@ -74,13 +74,13 @@ describe('uploads', () => {
     [
       'text named .mp4',
       () => upload(stack, 'ben', Buffer.from('just some text, not a video at all, really'), 'x.mp4'),
-      'file_type',
+      REASON.unsupported_type,
     ],
     [
       'too large',
       () =>
         upload(stack, 'ben', Buffer.concat([readFileSync(MP4), Buffer.alloc(2 * 1024 * 1024)]), 'big.mp4'),
-      'file_too_large',
+      REASON.file_too_large,
     ],
     [
       'extra field',
@@ -92,7 +92,7 @@ describe('uploads', () => {
           .field('scene_code', 'ship')
           .field('note', 'x')
           .attach('file', readFileSync(MP4), 'a.mp4'),
-      'unknown_field',
+      REASON.unknown_field,
     ],
     [
       'other file field',
@@ -103,7 +103,17 @@ describe('uploads', () => {
           .set('Idempotency-Key', randomUUID())
           .field('scene_code', 'ship')
           .attach('video', readFileSync(MP4), 'a.mp4'),
-      'unknown_field',
+      REASON.unknown_field,
+    ],
+    [
+      'not multipart',
+      () =>
+        stack.http
+          .post('/v1/vision/video-tasks')
+          .set(stack.as('ben'))
+          .set('Idempotency-Key', randomUUID())
+          .send({ scene_code: 'ship' }),
+      REASON.not_multipart,
     ],
     [
       'no file',
@@ -113,7 +123,7 @@ describe('uploads', () => {
           .set(stack.as('ben'))
           .set('Idempotency-Key', randomUUID())
           .field('scene_code', 'ship'),
-      'file_missing',
+      REASON.file_missing,
     ],
   ])('%s -> 400 %s, no object, no task, no charge', async (_name, send, reason) => {
     const before = stack.objectFiles().length;
@@ -133,7 +143,7 @@ describe('uploads', () => {
     expect(ok.status).toBe(201);
     const over = await upload(stack, 'fay', Buffer.concat([exact, Buffer.alloc(1)]), 'over.mp4');
     expect(over.status).toBe(400);
-    expect(over.body.error.details.reason).toBe('file_too_large');
+    expect(over.body.error.details.reason).toBe(REASON.file_too_large);
     expect(await quotaUsed(stack, 'fay')).toBe(1);
   });
 
@@ -260,7 +270,7 @@ describe('an upload whose create fails after the task row was written', () => {
     expect(stack.objectFiles()[0].endsWith(key)).toBe(true);
 
     await new Promise((res) => setTimeout(res, 5));
-    await stack.tasks.engine.recoverSubmitting();
+    await stack.tasks.workers.recoverSubmitting();
     await waitFor(async () => (await store.get(job.job_id))?.status === 'running', 3000);
     expect(stack.objectFiles()).toHaveLength(1);
     expect(await quotaUsed(stack, 'ida')).toBe(1);
@@ -296,7 +306,7 @@ describe('backend failures', () => {
       expect(r.body.status).toBe('resolving');
     }
     expect(await quotaUsed(stack, 'fox')).toBe(2);
-    await stack.tasks.engine.reconcileResolving();
+    await stack.tasks.workers.reconcileResolving();
     const a = await stack.http.get(`/v1/vision/tasks/${created.body.task_id}`).set(stack.as('fox'));
     const b = await stack.http.get(`/v1/vision/tasks/${lost.body.task_id}`).set(stack.as('fox'));
     expect(a.body.status).toBe('running');
@@ -340,7 +350,7 @@ describe('backend failures', () => {
         failures++;
       }
     }
-    expect(open?.body.error.details.reason).toBe('breaker_open');
+    expect(open?.body.error.details.reason).toBe(REASON.breaker_open);
     expect(failures).toBeGreaterThan(0);
     expect(await quotaUsed(stack, 'hal')).toBe(0);
     expect((await stack.http.get('/v1/vision/tasks').set(stack.as('hal'))).body.items).toEqual([]);
@@ -349,7 +359,7 @@ describe('backend failures', () => {
     await new Promise((r) => setTimeout(r, 1700));
     const ok = await createUrl(stack, 'hal');
     expect(ok.status).toBe(201);
-    expect(stack.tasks.engine.inference.state()).toBe('closed');
+    expect(stack.tasks.parts.inference.state()).toBe('closed');
     expect(await quotaUsed(stack, 'hal')).toBe(1);
   });
 
@@ -362,7 +372,10 @@ describe('backend failures', () => {
     expect((await put(true)).body.enabled).toBe(true);
     const r = await createUrl(stack, 'ivy');
     expect(r.status).toBe(503);
-    expect(r.body.error).toMatchObject({ code: 'OP-TASK-BREAKER-OPEN', details: { reason: 'maintenance' } });
+    expect(r.body.error).toMatchObject({
+      code: 'OP-TASK-BREAKER-OPEN',
+      details: { reason: REASON.maintenance },
+    });
     await put(false);
     expect((await createUrl(stack, 'ivy')).status).toBe(201);
   });
@@ -386,7 +399,7 @@ describe('following the backend, stop, retention', () => {
         const s = await status(b.body.task_id);
         return s.status === 'failed' && s;
       });
-      expect(lost.reason).toBe('backend_lost_job');
+      expect(lost.reason).toBe('backend_lost_job: the inference backend lost the job');
       const stop = await stack.http.post(`/v1/vision/tasks/${a.body.task_id}/stop`).set(stack.as('jo'));
       expect(stop.status).toBe(409);
       expect(stop.body.error.code).toBe('OP-TASK-NOT-STOPPABLE');
@@ -437,7 +450,7 @@ describe('following the backend, stop, retention', () => {
       const s = await stack.http.post(`/v1/vision/tasks/${t.body.task_id}/stop`).set(stack.as('lou'));
       expect(s.status).toBe(202);
       expect(s.body.status).toBe('resolving');
-      await stack.tasks.engine.reconcileResolving();
+      await stack.tasks.workers.reconcileResolving();
       await waitFor(async () => {
         const r = await stack.http.get(`/v1/vision/tasks/${t.body.task_id}`).set(stack.as('lou'));
         return r.body.status === 'stopped';
@@ -456,10 +469,10 @@ describe('following the backend, stop, retention', () => {
       await stack.http.post(`/v1/vision/tasks/${t.body.task_id}/stop`).set(stack.as('max'));
       expect(stack.objectFiles()).toHaveLength(1);
       clock.advance(89 * 86_400_000);
-      expect(await stack.tasks.engine.expireTasks()).toBe(0);
+      expect(await stack.tasks.workers.expireTasks()).toBe(0);
       expect(stack.objectFiles()).toHaveLength(1);
       clock.advance(2 * 86_400_000);
-      expect(await stack.tasks.engine.expireTasks()).toBe(1);
+      expect(await stack.tasks.workers.expireTasks()).toBe(1);
       expect(stack.objectFiles()).toHaveLength(0);
       expect((await stack.http.get(`/v1/vision/tasks/${t.body.task_id}`).set(stack.as('max'))).status).toBe(
         404,

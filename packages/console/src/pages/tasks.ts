@@ -5,6 +5,18 @@ import { badge, scenePicker, showError, when } from '../ui.js';
 
 const REFRESH_MS = 2000;
 
+/** Opens the created task's page, or shows the error; the form's button is usable again either way. */
+function openCreated(created: Promise<{ body: Task }>, errors: HTMLElement, submit: HTMLButtonElement): void {
+  void created
+    .then((r) => {
+      location.hash = `#/tasks/${r.body.task_id}`;
+    })
+    .catch((err: unknown) => showError(errors, err))
+    .finally(() => {
+      submit.disabled = false;
+    });
+}
+
 function urlForm(scenes: readonly Scene[], errors: HTMLElement): HTMLFormElement {
   const url = h('input', {
     type: 'url',
@@ -27,17 +39,14 @@ function urlForm(scenes: readonly Scene[], errors: HTMLElement): HTMLFormElement
     const scene = (form.querySelector('select') as HTMLSelectElement).value;
     submit.disabled = true;
     showError(errors);
-    void api<Task>('POST', '/v1/vision/tasks', {
-      json: { scene_code: scene, stream_url: url.value.trim() },
-      idempotent: true,
-    })
-      .then((r) => {
-        location.hash = `#/tasks/${r.body.task_id}`;
-      })
-      .catch((err: unknown) => showError(errors, err))
-      .finally(() => {
-        submit.disabled = false;
-      });
+    openCreated(
+      api<Task>('POST', '/v1/vision/tasks', {
+        json: { scene_code: scene, stream_url: url.value.trim() },
+        idempotent: true,
+      }),
+      errors,
+      submit,
+    );
   });
   return form;
 }
@@ -72,18 +81,12 @@ function fileForm(scenes: readonly Scene[], errors: HTMLElement): HTMLFormElemen
     progress.hidden = false;
     progress.value = 0;
     showError(errors);
-    void uploadWithProgress<Task>('/v1/vision/video-tasks', body, (sent, total) => {
+    const upload = uploadWithProgress<Task>('/v1/vision/video-tasks', body, (sent, total) => {
       const pct = total ? Math.round((sent / total) * 100) : 0;
       progress.value = pct;
       percent.textContent = `${pct}% of ${(total / 1e6).toFixed(1)} MB`;
-    })
-      .then((r) => {
-        location.hash = `#/tasks/${r.body.task_id}`;
-      })
-      .catch((err: unknown) => showError(errors, err))
-      .finally(() => {
-        submit.disabled = false;
-      });
+    });
+    openCreated(upload, errors, submit);
   });
   return form;
 }

@@ -197,7 +197,7 @@ export interface components {
       status: string;
       /** @enum {string} */
       kind?: 'video' | 'image';
-      /** @description why a task failed or was refunded */
+      /** @description why a task failed or was refunded: `code: message` with a code from the closed list of docs/API.md (stream_unreachable, stream_lost, stream_auth_failed, stream_not_found, stream_refused, stream_unsupported, media_unreadable, no_video_frames, decoder_unavailable, backend_shutdown, backend_lost_job, backend_rejected, backend_unavailable, breaker_open, internal_error, quota_exhausted, charge_refunded, backend_has_no_job, verified_not_created) */
       reason?: string;
       /** Format: date-time */
       result_expires_at: string;
@@ -252,6 +252,10 @@ export interface components {
       enabled: boolean;
       /** @description why the scene is disabled */
       reason?: string;
+      /** @description false while video tasks cannot run (the decoder preflight failed); creating one answers 503 OP-SYS-UNAVAILABLE */
+      video_enabled?: boolean;
+      /** @description why video tasks are unavailable */
+      video_reason?: string;
       /** @description what serves the scene (ONNX model */
       engine: string;
       labels: string[];
@@ -683,6 +687,7 @@ export interface operations {
           'video/quicktime': string;
         };
       };
+      400: components['responses']['InvalidQuery'];
       401: components['responses']['Unauthorized'];
       404: components['responses']['NotFound'];
       /** @description The range starts past the end of the file; `Content-Range: bytes *\/<size>`; OP-TASK-REQUEST-INVALID with `details.reason` = `range_not_satisfiable` */
@@ -725,6 +730,13 @@ export interface operations {
       };
       /** @description As GET */
       206: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Malformed task id or request target (invalid_path) */
+      400: {
         headers: {
           [name: string]: unknown;
         };

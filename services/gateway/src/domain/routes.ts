@@ -1,4 +1,6 @@
 /** Which upstream serves a public path, the methods the path has, and the body size cap at the edge. */
+import { IMAGE_UPLOAD, VIDEO_UPLOAD } from '@vision/shared';
+
 export type Upstream = 'tasks' | 'quota' | 'results' | 'images';
 
 export type Method = 'GET' | 'POST';
@@ -12,9 +14,9 @@ export interface RouteMatch {
 }
 
 const MiB = 1024 * 1024;
-export const IMAGE_BODY_LIMIT = 81 * MiB;
+export const IMAGE_BODY_LIMIT = IMAGE_UPLOAD.maxBodyBytes;
 /** 512 MB per file (SPEC 4.2) plus room for multipart boundaries and the scene field. */
-export const VIDEO_BODY_LIMIT = 512 * 1000 * 1000 + 1 * MiB;
+export const VIDEO_BODY_LIMIT = VIDEO_UPLOAD.maxFileBytes + VIDEO_UPLOAD.framingBytes;
 export const DEFAULT_BODY_LIMIT = 1 * MiB;
 
 interface RouteRule extends RouteMatch {

@@ -23,7 +23,11 @@ export function createApp(deps: AppDeps): Express {
       readiness: deps.readiness,
     },
     (app) => {
-      mountDetectRoutes(app, { catalogue: deps.catalogue, maxPixels: deps.maxImagePixels });
+      mountDetectRoutes(app, {
+        catalogue: deps.catalogue,
+        maxPixels: deps.maxImagePixels,
+        videoStatus: () => deps.jobs.videoStatus(),
+      });
       mountJobRoutes(app, deps.jobs);
     },
   );

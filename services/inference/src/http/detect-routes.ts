@@ -1,5 +1,5 @@
 import type { Express } from 'express';
-import { ApiError, invalidRequest, isSceneCode, route } from '@vision/shared';
+import { ApiError, REASON, invalidRequest, isSceneCode, route } from '@vision/shared';
 import type { SceneCatalogue } from '../catalogue/catalogue';
 import { detectImages } from '../detect/detect-images';
 import { PixelBudget } from '../detect/pixel-budget';
@@ -7,13 +7,18 @@ import { readDetectForm } from './multipart';
 
 export function mountDetectRoutes(
   app: Express,
-  deps: { catalogue: SceneCatalogue; maxPixels: number },
+  deps: {
+    catalogue: SceneCatalogue;
+    maxPixels: number;
+    videoStatus: () => { video_enabled: boolean; video_reason?: string };
+  },
 ): void {
   // Two images at the cap decode at once, whatever the number of requests (issue 20: 16 requests of
   // ten 6000x6600 images must not exhaust memory while live jobs run).
   const budget = new PixelBudget(2 * deps.maxPixels);
   app.get('/internal/v1/scenes', (_req, res) => {
-    res.json({ scenes: deps.catalogue.statuses() });
+    const video = deps.videoStatus();
+    res.json({ scenes: deps.catalogue.statuses().map((s) => ({ ...s, ...video })) });
   });
 
   app.post(
@@ -31,7 +36,8 @@ export function mountDetectRoutes(
         const status = deps.catalogue.status(form.sceneCode);
         throw new ApiError('OP-TASK-SCENE-UNAVAILABLE', 'Scene is not enabled', {
           scene_code: form.sceneCode,
-          ...(status?.reason ? { reason: status.reason } : {}),
+          reason: REASON.scene_disabled,
+          ...(status?.reason ? { scene_reason: status.reason } : {}),
         });
       }
       const results = await detectImages(engine, form.images, { maxPixels: deps.maxPixels, budget });

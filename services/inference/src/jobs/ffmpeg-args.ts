@@ -28,6 +28,10 @@ export interface FfmpegArgsOptions {
    * through, HLS segments included: each connection's address is checked when it is made.
    */
   httpProxy?: string;
+  /** Read the input at its native frame rate (a progressive file served over HTTP(S)); never for playlists. */
+  nativePace?: boolean;
+  /** RTMP: the tcUrl of the caller's URL (ffmpeg connects to a loopback relay, see pinned-relay). */
+  rtmpTcUrl?: string;
 }
 
 /**
@@ -68,6 +72,11 @@ export function ffmpegArgs(o: FfmpegArgsOptions): string[] {
   // Redirects are walked (and every hop's address checked) before ffmpeg starts: it follows none itself.
   if (o.kind === 'http' || o.kind === 'https') args.push('-max_redirects', '0');
   if (o.live && o.kind !== 'file') args.push(...ioTimeoutArgs(o.kind, o.ioTimeoutMs ?? 10_000));
+  if (o.kind === 'rtmp' && o.rtmpTcUrl) args.push('-rtmp_tcurl', o.rtmpTcUrl);
+  // A caller's HTTP(S) URL may be a file (progressive MP4) that ffmpeg would read faster than real time:
+  // read it at its own pace, like a camera, so capture times and tracking follow the video. (A live
+  // playlist paces itself; read at 1x it would fall behind its sliding window.)
+  if (o.live && o.nativePace && (o.kind === 'http' || o.kind === 'https')) args.push('-re');
   args.push('-i', o.input);
   args.push('-map', '0:v:0', '-an', '-sn', '-dn');
   args.push('-vf', letterboxFilter(o.sampleFps, o.size));

@@ -1,6 +1,7 @@
 import { spawn, type ChildProcessByStdio } from 'node:child_process';
 import type { Readable } from 'node:stream';
-import { redactText } from '@vision/shared';
+import { decoderEnv } from '@vision/shared';
+import { scrubDecoderLine } from './failure';
 import { isErrorLine, parseDurationLine, parseShowinfoLine, type ShowinfoFrame } from './ffmpeg-log';
 
 /** One sampled frame as ffmpeg delivered it: letterboxed BGR canvas plus what showinfo said about it. */
@@ -21,8 +22,10 @@ export interface SourceExit {
   /** Input duration in seconds; null for a live input (Duration: N/A); undefined if never reported. */
   duration: number | null | undefined;
   frames: number;
-  /** Last error-looking stderr line, redacted. */
+  /** Last error-looking stderr line, without URLs or paths (for logs and classification only). */
   lastError?: string;
+  /** Presentation time of the last frame, ms (NaN when none). */
+  lastPtsMs: number;
   killed: boolean;
 }
 
@@ -55,7 +58,7 @@ export class FfmpegFrameSource {
 
   constructor(private readonly opts: FrameSourceOptions) {
     this.partial = Buffer.allocUnsafe(opts.frameBytes);
-    this.child = spawn(opts.ffmpegPath, opts.args, { stdio: ['ignore', 'pipe', 'pipe'] });
+    this.child = spawn(opts.ffmpegPath, opts.args, { stdio: ['ignore', 'pipe', 'pipe'], env: decoderEnv() });
     this.child.stdout.on('data', (chunk: Buffer) => this.onStdout(chunk));
     let lineBuf = '';
     this.child.stderr.setEncoding('utf8');
@@ -81,6 +84,7 @@ export class FfmpegFrameSource {
           signal,
           duration: this.duration,
           frames: this.frames,
+          lastPtsMs: this.lastPtsMs,
           lastError: spawnError ? `ffmpeg could not start: ${spawnError.message}` : this.lastError,
           killed: this.killed,
         });
@@ -119,8 +123,7 @@ export class FfmpegFrameSource {
       const d = parseDurationLine(line);
       if (d !== undefined) this.duration = d;
     }
-    if (!line.includes('showinfo') && isErrorLine(line))
-      this.lastError = redactText(line.trim()).slice(0, 300);
+    if (!line.includes('showinfo') && isErrorLine(line)) this.lastError = scrubDecoderLine(line.trim());
   }
 
   private onStdout(chunk: Buffer): void {
@@ -150,6 +153,7 @@ export class FfmpegFrameSource {
       const use = info ?? last;
       if (!use) continue; // no size known: cannot place boxes
       this.frames++;
+      if (info && Number.isFinite(info.ptsTime)) this.lastPtsMs = Math.round(info.ptsTime * 1000);
       this.opts.onFrame({
         bgr,
         ptsMs: info ? Math.round(info.ptsTime * 1000) : NaN,
@@ -161,4 +165,5 @@ export class FfmpegFrameSource {
   }
 
   private lastInfo?: ShowinfoFrame;
+  private lastPtsMs = NaN;
 }

@@ -1,8 +1,16 @@
 import { z } from 'zod';
-import { isSceneCode, SCENE_CODES, type Bus, type Logger, type ObjectStore } from '@vision/shared';
+import {
+  isSceneCode,
+  SCENE_CODES,
+  taskReason,
+  type Bus,
+  type Logger,
+  type ObjectStore,
+} from '@vision/shared';
 import type { SceneCatalogue } from '../catalogue/catalogue';
 import { checkStreamHost, parseStreamUrl, type Resolver } from '../net/stream-url';
 import type { InputKind } from './ffmpeg-args';
+import type { DecoderCheck } from './decoder-preflight';
 import { Job, type ResolvedInput } from './job';
 import type { JobSpec, JobView } from './job-types';
 
@@ -41,6 +49,8 @@ export interface JobManagerOptions {
   resolve?: Resolver;
   /** Egress proxy for the HTTP(S) connections of caller-given streams (startEgressProxy). */
   httpProxy?: string;
+  /** The decoder preflight (checkDecoder): while it failed, every job is refused (and its task refunded). */
+  decoder?: DecoderCheck;
   /** Ended jobs remembered for queries; the oldest are forgotten beyond this. */
   keepEnded?: number;
 }
@@ -60,6 +70,13 @@ export class JobManager {
     let n = 0;
     for (const j of this.jobs.values()) if (j.running) n++;
     return n;
+  }
+
+  /** Whether video jobs can run here, for the scene list (tasks answers 503 before charging when not). */
+  videoStatus(): { video_enabled: boolean; video_reason?: string } {
+    const d = this.o.decoder;
+    if (!d || d.ok) return { video_enabled: true };
+    return { video_enabled: false, video_reason: `video decoding unavailable: ${d.reason}` };
   }
 
   async submit(req: JobRequest): Promise<SubmitOutcome> {
@@ -82,6 +99,8 @@ export class JobManager {
   }
 
   private async admit(req: JobRequest): Promise<SubmitOutcome> {
+    if (this.o.decoder && !this.o.decoder.ok)
+      return { outcome: 'rejected', reason: taskReason('decoder_unavailable') };
     if (!isSceneCode(req.scene_code))
       return { outcome: 'rejected', reason: `unknown scene_code (one of ${SCENE_CODES.join(', ')})` };
     const engine = this.o.catalogue.engine(req.scene_code);
@@ -183,7 +202,7 @@ export class JobManager {
   async close(): Promise<void> {
     this.closed = true;
     const all = [...this.jobs.values()];
-    for (const j of all) j.abort('inference backend shut down');
+    for (const j of all) j.abort(taskReason('backend_shutdown'));
     await Promise.all(all.map((j) => j.finished.catch(() => undefined)));
   }
 }

@@ -1,4 +1,15 @@
-import { TOPICS, metrics, redactUrl, type Bus, type DetectedObject, type Logger } from '@vision/shared';
+import {
+  TOPICS,
+  metrics,
+  redactUrl,
+  startPinnedRelay,
+  taskReason,
+  throughRelay,
+  type PinnedRelay,
+  type Bus,
+  type DetectedObject,
+  type Logger,
+} from '@vision/shared';
 import { toNormalizedBBox } from '../bbox';
 import { letterboxFor } from '../model/letterbox';
 import type { SceneEngine, VideoSceneSession } from '../scenes/engines';
@@ -8,6 +19,7 @@ import { resolveRedirects } from '../net/redirects';
 import { ffmpegArgs, type InputKind } from './ffmpeg-args';
 import { FfmpegFrameSource, type SourceExit, type SourceFrame } from './frame-source';
 import type { JobSpec, JobStatus, JobView } from './job-types';
+import { classifyDecoderError, gaveUpReason } from './failure';
 
 /** Where ffmpeg reads from, after resolving an object key or checking a stream URL. */
 export interface ResolvedInput {
@@ -37,6 +49,19 @@ export interface JobRuntimeOptions {
 
 type Ending = { status: Exclude<JobStatus, 'running'>; reason?: string };
 
+/** The tcUrl ffmpeg would send for the caller's URL (`rtmp://host[:port]/app`), kept when it connects via the relay. */
+function rtmpTcUrl(input: string): string {
+  const u = new URL(input);
+  const app = u.pathname.split('/').filter(Boolean)[0] ?? '';
+  return `${u.protocol}//${u.host}/${app}`;
+}
+
+/** An HLS playlist, by its type or (without one) its extension. */
+function isPlaylist(url: string, contentType: string | undefined): boolean {
+  if (contentType && /mpegurl/i.test(contentType)) return true;
+  return /\.m3u8?$/i.test(new URL(url).pathname);
+}
+
 const round4 = (v: number) => Math.round(v * 1e4) / 1e4;
 
 /**
@@ -49,6 +74,9 @@ export class Job {
   private readonly session: VideoSceneSession;
   private readonly tracker = new SortTracker();
   private seq = 0;
+  private lastLiveTimeMs = 0;
+  /** An HTTP(S) stream that is a file (it announced its length), not a playlist: read at its native rate. */
+  private nativePace = false;
   private stopRequested = false;
   private abortReason?: string;
   /** The checked final address of an http(s) stream after its redirects (set before each connection). */
@@ -116,7 +144,7 @@ export class Job {
       ending = this.input.live ? await this.runLive() : await this.runFile();
     } catch (err) {
       this.rt.logger.error({ err, job_id: this.spec.jobId }, 'job failed unexpectedly');
-      ending = { status: 'failed', reason: 'internal error' };
+      ending = { status: 'failed', reason: taskReason('internal_error') };
     }
     if (this.stopRequested)
       ending = this.abortReason ? { status: 'failed', reason: this.abortReason } : { status: 'stopped' };
@@ -145,12 +173,15 @@ export class Job {
     const exit = await this.runOnce();
     if (this.stopRequested) return { status: 'stopped' };
     if (exit.code === 0 && exit.frames > 0) return { status: 'succeeded' };
-    if (exit.code === 0) return { status: 'failed', reason: 'no video frames could be decoded' };
-    return { status: 'failed', reason: exit.lastError ?? `decoder exited with status ${exit.code}` };
+    if (exit.code === 0) return { status: 'failed', reason: taskReason('no_video_frames') };
+    this.logDecoderExit(exit);
+    const { code, detail } = classifyDecoderError(exit.lastError, false);
+    return { status: 'failed', reason: taskReason(code, detail) };
   }
 
   private async runLive(): Promise<Ending> {
     let lostSince = Date.now();
+    let everConnected = false;
     let delay = this.rt.reconnectMinMs;
     for (let attempt = 0; ; attempt++) {
       if (this.stopRequested) return { status: 'stopped' };
@@ -160,41 +191,59 @@ export class Job {
       }
       let exit: SourceExit | undefined;
       let reason: string | undefined;
+      let pinned: string | undefined;
       if (this.input.host) {
         const check = await checkStreamHost(this.input.host, {
           allowPrivate: this.rt.allowPrivate,
           resolve: this.rt.resolve,
         });
-        if (!check.ok && check.reason.includes('refused')) return { status: 'failed', reason: check.reason };
-        if (!check.ok) reason = check.reason;
+        if (!check.ok && check.reason.includes('refused'))
+          return { status: 'failed', reason: taskReason('stream_refused') };
+        if (!check.ok) reason = 'host does not resolve';
+        else pinned = check.addresses[0];
         if (!reason && (this.input.kind === 'http' || this.input.kind === 'https')) {
           const hops = await resolveRedirects(this.input.input, {
             allowPrivate: this.rt.allowPrivate,
             resolve: this.rt.resolve,
           });
-          if (!hops.ok && hops.refused) return { status: 'failed', reason: hops.reason };
-          if (!hops.ok) reason = hops.reason;
-          else this.streamInput = hops.url;
+          if (!hops.ok && hops.refused) return { status: 'failed', reason: taskReason('stream_refused') };
+          if (!hops.ok) reason = hops.reason.replace(/:.*$/, '');
+          else {
+            this.streamInput = hops.url;
+            this.nativePace = hops.finite === true && !isPlaylist(hops.url, hops.contentType);
+          }
         }
       }
       if (!reason) {
         const before = this.seq;
-        exit = await this.runOnce();
+        const relay = await this.pinnedRelay(pinned);
+        try {
+          exit = await this.runOnce();
+        } finally {
+          await relay?.close();
+        }
+        if (relay?.refused()) return { status: 'failed', reason: taskReason('stream_refused') };
         if (this.stopRequested) return { status: 'stopped' };
         if (this.seq > before || exit.frames > 0) {
           lostSince = Date.now();
+          everConnected = true;
           delay = this.rt.reconnectMinMs;
         }
-        // A finite file served over HTTP(S) (it announced a duration) ends like a file; RTSP/RTMP are always
+        if (classifyDecoderError(exit.lastError, true).code === 'decoder_unavailable') {
+          this.logDecoderExit(exit);
+          return { status: 'failed', reason: taskReason('decoder_unavailable') };
+        }
+        // A finite file served over HTTP(S) (it announced a duration) ends like a file once its last frame
+        // was decoded (a server restarted mid-file cuts it short: that reconnects); RTSP/RTMP are always
         // live (an FLV relay announces its source's duration too).
-        const httpLike = this.input.kind === 'http' || this.input.kind === 'https';
-        if (httpLike && exit.code === 0 && typeof exit.duration === 'number' && exit.frames > 0)
-          return { status: 'succeeded' };
+        if (this.reachedEnd(exit)) return { status: 'succeeded' };
         reason = exit.lastError ?? `stream ended (decoder status ${exit.code ?? exit.signal})`;
       }
       const gone = Date.now() - lostSince;
-      if (gone >= this.rt.giveupMs)
-        return { status: 'failed', reason: `stream lost for more than ${this.rt.giveupMs} ms: ${reason}` };
+      if (gone >= this.rt.giveupMs) {
+        this.rt.logger.warn({ job_id: this.spec.jobId, reason }, 'stream given up');
+        return { status: 'failed', reason: gaveUpReason(reason, this.rt.giveupMs, everConnected) };
+      }
       this.rt.logger.warn(
         { job_id: this.spec.jobId, reason, retry_in_ms: delay, url: redactUrl(this.input.input) },
         'stream lost, reconnecting',
@@ -202,6 +251,39 @@ export class Job {
       await this.sleep(Math.min(delay, Math.max(0, this.rt.giveupMs - gone)));
       delay = Math.min(delay * 2, this.rt.reconnectMaxMs);
     }
+  }
+
+  /**
+   * RTSP and RTMP: ffmpeg connects through a loopback relay to the address just checked (no second
+   * resolution: DNS rebinding cannot reach another address), and RTSP redirects are refused there.
+   * HTTP(S) goes through the egress proxy instead.
+   */
+  private async pinnedRelay(address: string | undefined): Promise<PinnedRelay | undefined> {
+    const kind = this.input.kind;
+    if (!address || (kind !== 'rtsp' && kind !== 'rtmp')) return undefined;
+    const url = new URL(this.input.input);
+    const relay = await startPinnedRelay({
+      address,
+      port: url.port ? Number(url.port) : kind === 'rtsp' ? 554 : 1935,
+      protocol: kind,
+    });
+    this.streamInput = throughRelay(this.input.input, relay);
+    return relay;
+  }
+
+  /** An HTTP(S) file (it announced a duration) whose last frames were decoded, as opposed to a cut transfer. */
+  private reachedEnd(exit: SourceExit): boolean {
+    const httpLike = this.input.kind === 'http' || this.input.kind === 'https';
+    if (!httpLike || exit.code !== 0 || typeof exit.duration !== 'number' || exit.frames === 0) return false;
+    const slackMs = Math.max(2000, 3000 / this.spec.sampleFps);
+    return !Number.isFinite(exit.lastPtsMs) || exit.lastPtsMs >= exit.duration * 1000 - slackMs;
+  }
+
+  private logDecoderExit(exit: SourceExit): void {
+    this.rt.logger.warn(
+      { job_id: this.spec.jobId, code: exit.code, signal: exit.signal, decoder_error: exit.lastError },
+      'decoder failed',
+    );
   }
 
   private sleep(ms: number): Promise<void> {
@@ -231,6 +313,8 @@ export class Job {
         size,
         ioTimeoutMs: this.rt.ioTimeoutMs,
         httpProxy: live ? this.rt.httpProxy : undefined,
+        nativePace: this.nativePace,
+        rtmpTcUrl: this.input.kind === 'rtmp' ? rtmpTcUrl(this.input.input) : undefined,
       }),
       frameBytes: size * size * 3,
       onFrame: (f) => {
@@ -283,8 +367,10 @@ export class Job {
   private async processFrame(f: SourceFrame): Promise<void> {
     const size = this.rt.engine.inputSize;
     const letterbox = letterboxFor(f.width, f.height, size);
+    // A live frame's time is its capture time, strictly increasing within the task (frames that leave
+    // ffmpeg in one burst share a millisecond).
     const timeMs = this.input.live
-      ? f.capturedAt
+      ? Math.max(f.capturedAt, this.lastLiveTimeMs + 1)
       : Number.isFinite(f.ptsMs)
         ? f.ptsMs
         : Math.round((this.seq * 1000) / this.spec.sampleFps);
@@ -318,6 +404,7 @@ export class Job {
     });
     metrics.framesPublished.inc({ scene: this.spec.sceneCode });
     this.seq = seq + 1;
+    if (this.input.live) this.lastLiveTimeMs = timeMs;
     this.view.frames_published = this.seq;
   }
 

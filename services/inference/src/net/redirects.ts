@@ -1,6 +1,15 @@
 import { checkStreamHost, type Resolver } from './stream-url';
 
-export type RedirectOutcome = { ok: true; url: string } | { ok: false; refused: boolean; reason: string };
+export type RedirectOutcome =
+  | {
+      ok: true;
+      url: string;
+      /** Content-Type of the final answer. */
+      contentType?: string;
+      /** It announced its length: a file, not an endless stream. */
+      finite?: boolean;
+    }
+  | { ok: false; refused: boolean; reason: string };
 
 export interface RedirectOptions {
   allowPrivate: boolean;
@@ -52,7 +61,13 @@ export async function resolveRedirects(start: string, opts: RedirectOptions): Pr
     // Only the status line and headers matter: never read the (endless) body.
     await res.body?.cancel().catch(() => undefined);
     const location = res.status >= 300 && res.status < 400 ? res.headers.get('location') : null;
-    if (!location) return { ok: true, url: current.href };
+    if (!location)
+      return {
+        ok: true,
+        url: current.href,
+        contentType: res.headers.get('content-type') ?? undefined,
+        finite: res.headers.has('content-length'),
+      };
     const next = new URL(location, bare);
     if (next.origin === origin && (user || pass)) {
       next.username = current.username;

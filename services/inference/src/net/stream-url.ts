@@ -1,4 +1,4 @@
-import { checkHostAddresses, type HostResolver } from '@vision/shared';
+import { checkHostAddresses, refusedRtspOption, type HostResolver } from '@vision/shared';
 
 export type StreamScheme = 'http' | 'https' | 'rtsp' | 'rtmp';
 const SCHEMES: readonly StreamScheme[] = ['http', 'https', 'rtsp', 'rtmp'];
@@ -18,6 +18,8 @@ export function parseStreamUrl(raw: string): StreamUrlCheck {
   if (!SCHEMES.includes(scheme))
     return { ok: false, reason: `unsupported stream scheme (use ${SCHEMES.join(', ')})` };
   if (!url.hostname) return { ok: false, reason: 'stream url has no host' };
+  const option = refusedRtspOption(url);
+  if (option) return { ok: false, reason: `rtsp option ${option} is not supported (TCP only)` };
   if ([...raw].some((ch) => ch.charCodeAt(0) <= 0x20 || ch.charCodeAt(0) === 0x7f))
     return { ok: false, reason: 'stream url contains control characters' };
   return { ok: true, url, scheme };

@@ -104,7 +104,10 @@ export interface TestInference {
 }
 
 /** The service wired over the real standalone adapters (in-process bus, directory object store). */
-export async function startTestInference(env: Record<string, string> = {}): Promise<TestInference> {
+export async function startTestInference(
+  env: Record<string, string> = {},
+  opts: { resolve?: (host: string) => Promise<string[]> } = {},
+): Promise<TestInference> {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'inference-test-'));
   const cfg = loadInferenceConfig({
     VISION_MODELS_DIR: MODELS_DIR,
@@ -116,7 +119,7 @@ export async function startTestInference(env: Record<string, string> = {}): Prom
   const logger = createLogger('inference', { level: process.env.TEST_LOG_LEVEL ?? 'silent' });
   const bus = new InProcessBus({ logger });
   const store = new DirectoryObjectStore(path.join(dir, 'objects'));
-  const parts = await createInference({ cfg, bus, objectStore: store, logger });
+  const parts = await createInference({ cfg, bus, objectStore: store, logger, resolve: opts.resolve });
   const collector = await FrameCollector.on(bus);
   return {
     parts,

@@ -1,6 +1,5 @@
-import type { Logger } from '@vision/shared';
+import { type Logger, type OutboxRelay, Periodic } from '@vision/shared';
 import type { QuotaUseCases } from '../use-cases';
-import type { OutboxRelay } from '../store/outbox';
 
 const SENT_RETENTION_MS = 7 * 24 * 60 * 60 * 1000;
 
@@ -9,28 +8,20 @@ const SENT_RETENTION_MS = 7 * 24 * 60 * 60 * 1000;
  * keeps the stored status honest) and deletes outbox rows sent more than 7 days ago.
  */
 export class Sweeper {
-  private timer: NodeJS.Timeout | undefined;
-  private busy = false;
+  private readonly loop: Periodic;
 
   constructor(
     private readonly ledger: Pick<QuotaUseCases, 'expireHolds'>,
     private readonly relay: OutboxRelay,
     private readonly now: () => Date,
     private readonly logger: Logger,
-    private readonly intervalMs: number,
-  ) {}
+    intervalMs: number,
+  ) {
+    this.loop = new Periodic('quota sweeper', intervalMs, () => this.sweep(), logger);
+  }
 
   start(): void {
-    this.timer = setInterval(() => {
-      if (this.busy) return;
-      this.busy = true;
-      this.sweep()
-        .catch((err: unknown) => this.logger.warn({ err }, 'quota sweep failed; will retry'))
-        .finally(() => {
-          this.busy = false;
-        });
-    }, this.intervalMs);
-    this.timer.unref();
+    this.loop.start();
   }
 
   async sweep(): Promise<{ expired: number; pruned: number }> {
@@ -40,8 +31,7 @@ export class Sweeper {
     return { expired, pruned };
   }
 
-  stop(): void {
-    if (this.timer) clearInterval(this.timer);
-    this.timer = undefined;
+  stop(): Promise<void> {
+    return this.loop.stop();
   }
 }

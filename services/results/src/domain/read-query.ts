@@ -28,9 +28,11 @@ function single(query: RawQuery, name: string): string | undefined {
   const v = query[name];
   if (v === undefined) return undefined;
   if (typeof v !== 'string')
-    throw invalidRequest(`Query parameter ${name} must be given once, as a plain value`, `invalid_${name}`, {
-      field: name,
-    });
+    throw invalidRequest(
+      `Query parameter ${name} must be given once, as a plain value`,
+      name === 'limit' ? 'invalid_limit' : name === 'min_score' ? 'invalid_min_score' : 'invalid_cursor',
+      { field: name },
+    );
   return v;
 }
 

@@ -1,4 +1,4 @@
-import type { Clock, Logger } from '@vision/shared';
+import { type Clock, type Logger, Periodic } from '@vision/shared';
 import type { FramesStore } from '../store/frames-store';
 import type { TasksStore } from '../store/tasks-store';
 
@@ -36,7 +36,7 @@ const TASKS_PER_QUERY = 100;
  * tombstone (reads of it answer 404). Time comes from the injectable clock.
  */
 export class Janitor {
-  private timer?: NodeJS.Timeout;
+  private loop?: Periodic;
   private running?: Promise<JanitorRun>;
   private stopped = false;
 
@@ -88,17 +88,19 @@ export class Janitor {
   }
 
   start(): void {
-    if (this.opts.intervalMs <= 0 || this.timer) return;
-    this.timer = setInterval(() => {
-      this.runOnce().catch((err: unknown) => this.opts.logger.warn({ err }, 'results retention pass failed'));
-    }, this.opts.intervalMs);
-    this.timer.unref();
+    if (this.opts.intervalMs <= 0 || this.loop) return;
+    this.loop = new Periodic(
+      'results retention',
+      this.opts.intervalMs,
+      () => this.runOnce(),
+      this.opts.logger,
+    );
+    this.loop.start(this.opts.intervalMs);
   }
 
   async stop(): Promise<void> {
     this.stopped = true;
-    if (this.timer) clearInterval(this.timer);
-    this.timer = undefined;
+    await this.loop?.stop();
     await this.running?.catch(() => undefined);
   }
 }

@@ -12,10 +12,3 @@ export function fingerprintOf(m: CreateMeaning): string {
       : ['POST /v1/vision/video-tasks', m.scene_code, m.file_sha256];
   return createHash('sha256').update(JSON.stringify(parts)).digest('hex');
 }
-
-const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
-/** Standard UUID form (8-4-4-4-12 hex digits, any version). */
-export function isUuid(v: unknown): v is string {
-  return typeof v === 'string' && UUID_RE.test(v);
-}

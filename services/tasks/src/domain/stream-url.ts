@@ -1,5 +1,5 @@
 /** Syntax and protocol rules for `stream_url` (SPEC.md 4.1). Pure: no resolution, no connection. */
-import { redactText } from '@vision/shared';
+import { redactText, refusedRtspOption } from '@vision/shared';
 
 export const STREAM_SCHEMES = ['http', 'https', 'rtsp', 'rtmp'] as const;
 export type StreamScheme = (typeof STREAM_SCHEMES)[number];
@@ -39,6 +39,8 @@ export function parseStreamUrl(raw: unknown): StreamUrlCheck {
     return { ok: false, problem: `stream_url scheme must be one of ${STREAM_SCHEMES.join(', ')}` };
   const host = u.hostname.replace(/^\[|\]$/g, '');
   if (!host) return { ok: false, problem: 'stream_url has no host' };
+  const option = refusedRtspOption(u);
+  if (option) return { ok: false, problem: `stream_url RTSP option ${option} is not supported (TCP only)` };
   const s = scheme as StreamScheme;
   const port = u.port ? Number(u.port) : DEFAULT_PORTS[s];
   if (!Number.isInteger(port) || port < 1 || port > 65535)

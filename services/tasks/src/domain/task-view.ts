@@ -1,3 +1,5 @@
+import { toTaskReason } from '@vision/shared';
+
 /** The public shape of a task (SPEC.md 2.1, plus `kind` and, for ended tasks, `reason`). Pure. */
 export interface TaskViewInput {
   task_id: string;
@@ -34,6 +36,6 @@ export function toPublicTask(t: TaskViewInput): PublicTask {
     updated_at: t.updated_at.toISOString(),
     kind: t.kind,
   };
-  if (t.reason && (t.status === 'failed' || t.status === 'refunded')) view.reason = t.reason;
+  if (t.reason && (t.status === 'failed' || t.status === 'refunded')) view.reason = toTaskReason(t.reason); // also rows stored before the closed list
   return view;
 }

@@ -4,11 +4,13 @@
  * TCP transport for RTSP, and no HTTP redirects (the guard checked the hops already).
  */
 import { spawn } from 'node:child_process';
-import { ffmpegInputGuard } from '@vision/shared';
+import { decoderEnv, ffmpegInputGuard, startPinnedRelay, throughRelay } from '@vision/shared';
 import type { StreamScheme } from '../domain/stream-url';
 
 export type ProbeResult =
-  { ok: true; codec: string; width?: number; height?: number } | { ok: false; problem: string };
+  | { ok: true; codec: string; width?: number; height?: number }
+  /** ourSide: ffprobe itself could not run (missing, not executable): not the caller's fault. */
+  | { ok: false; problem: string; ourSide?: boolean; refused?: boolean };
 
 const WHITELIST: Record<StreamScheme, string> = {
   http: 'http,tcp',
@@ -48,8 +50,34 @@ export function ffprobeArgs(
   return args;
 }
 
-/** Probes `url`; the child is killed when `timeoutMs` passes. Output never includes the URL. */
-export function probeStream(
+/**
+ * Probes `url`. RTSP and RTMP connect through a loopback relay to `pin`, the address the guard
+ * checked (no second resolution: DNS rebinding cannot reach another address); an RTSP redirect is
+ * refused there. HTTP(S) goes through the egress proxy.
+ */
+export async function probeStream(
+  url: string,
+  scheme: StreamScheme,
+  opts: { timeoutMs: number; ffprobePath?: string; httpProxy?: string; pin?: string; port?: number },
+): Promise<ProbeResult> {
+  if (!opts.pin || (scheme !== 'rtsp' && scheme !== 'rtmp')) return runProbe(url, scheme, opts);
+  const relay = await startPinnedRelay({
+    address: opts.pin,
+    port: opts.port ?? (scheme === 'rtsp' ? 554 : 1935),
+    protocol: scheme,
+  });
+  try {
+    const result = await runProbe(throughRelay(url, relay), scheme, opts);
+    if (relay.refused())
+      return { ok: false, problem: 'the stream redirected elsewhere (refused)', refused: true };
+    return result;
+  } finally {
+    await relay.close();
+  }
+}
+
+/** Runs ffprobe; the child is killed when `timeoutMs` passes. Output never includes the URL. */
+function runProbe(
   url: string,
   scheme: StreamScheme,
   opts: { timeoutMs: number; ffprobePath?: string; httpProxy?: string },
@@ -60,6 +88,7 @@ export function probeStream(
       ffprobeArgs(url, scheme, opts.timeoutMs, opts.httpProxy),
       {
         stdio: ['ignore', 'pipe', 'pipe'],
+        env: decoderEnv(),
       },
     );
     let out = '';
@@ -79,7 +108,7 @@ export function probeStream(
       if (out.length < 65536) out += d;
     });
     child.stderr.resume(); // may echo the URL: never kept
-    child.on('error', () => finish({ ok: false, problem: 'probe could not run' }));
+    child.on('error', () => finish({ ok: false, problem: 'probe could not run', ourSide: true }));
     child.on('close', (code) => {
       if (code !== 0) return finish({ ok: false, problem: 'stream could not be opened' });
       try {

@@ -8,7 +8,7 @@ import { checkHostAddresses } from '@vision/shared';
 import { type ParsedStreamUrl, parseStreamUrl } from '../domain/stream-url';
 
 export type GuardResult =
-  | { ok: true; url: ParsedStreamUrl }
+  | { ok: true; url: ParsedStreamUrl; /** The checked addresses of the final host. */ addresses: string[] }
   | { ok: false; reason: 'stream_url_invalid' | 'stream_unreachable'; problem: string };
 
 export interface GuardOptions {
@@ -74,7 +74,8 @@ export async function guardStreamUrl(url: ParsedStreamUrl, opts: GuardOptions): 
         reason: host.unresolvable ? 'stream_unreachable' : 'stream_url_invalid',
         problem: host.problem,
       };
-    if (current.scheme !== 'http' && current.scheme !== 'https') return { ok: true, url: current };
+    if (current.scheme !== 'http' && current.scheme !== 'https')
+      return { ok: true, url: current, addresses: host.addresses };
     // One request without following redirects: only the status line and headers are read.
     const remaining = deadline - Date.now();
     if (remaining <= 0)
@@ -100,7 +101,7 @@ export async function guardStreamUrl(url: ParsedStreamUrl, opts: GuardOptions): 
     if (res.status < 300 || res.status >= 400) {
       if (res.status >= 400)
         return { ok: false, reason: 'stream_unreachable', problem: `stream_url answered HTTP ${res.status}` };
-      return { ok: true, url: current };
+      return { ok: true, url: current, addresses: host.addresses };
     }
     const location = res.headers.get('location');
     if (!location) return { ok: false, reason: 'stream_unreachable', problem: 'redirect without a location' };

@@ -74,4 +74,19 @@ export const migrations: Migration[] = [
       });
     },
   },
+  {
+    // The shared outbox relay claims batches (FOR UPDATE SKIP LOCKED plus a claim lease), so that two
+    // replicas never publish one row at the same time.
+    name: '003_outbox_claim',
+    async up(knex) {
+      await knex.schema.alterTable('outbox', (t) => {
+        t.timestamp('claimed_until', { useTz: true }).nullable();
+      });
+    },
+    async down(knex) {
+      await knex.schema.alterTable('outbox', (t) => {
+        t.dropColumn('claimed_until');
+      });
+    },
+  },
 ];

@@ -1,133 +1,22 @@
-/** Persistence of tasks, idempotency records and the event outbox (knex; Postgres or PGlite). */
+/** Writes of tasks, idempotency records and their outbox events, each in one transaction (knex). */
 import { randomUUID } from 'node:crypto';
+import { TOPICS, metrics, toTaskReason, traceHeaders, type Knex } from '@vision/shared';
 import { resultExpiresAt } from '../domain/retention';
-import { TOPICS, metrics, traceHeaders, type Clock, type Knex } from '@vision/shared';
-import { TASK_STATUSES, type TaskStatus, type TaskTrigger, transition } from '../domain/state-machine';
-import type { ListPosition } from '../domain/cursor';
+import { type TaskTrigger, transition } from '../domain/state-machine';
+import { TaskReads } from './task-reads';
+import {
+  ACTIVE,
+  type IdempotencyRow,
+  type InsertOutcome,
+  type NewVideoTask,
+  type TaskEvent,
+  type TaskRow,
+  rowToTask,
+} from './task-row';
 
-export type TaskKind = 'video' | 'image';
-export type SourceType = 'stream' | 'file';
+export * from './task-row';
 
-export interface TaskRow {
-  task_id: string;
-  subject: string;
-  kind: TaskKind;
-  source_type: SourceType | null;
-  request_id: string;
-  scene_code: string;
-  status: TaskStatus;
-  reason: string | null;
-  business_threshold: number;
-  lower_bound: number;
-  stream_url: string | null;
-  stream_url_redacted: string | null;
-  object_key: string | null;
-  object_sha256: string | null;
-  object_size: number | null;
-  results_summary: unknown;
-  stop_requested: boolean;
-  abandoned: boolean;
-  announced: boolean;
-  refund_pending: boolean;
-  created_at: Date;
-  updated_at: Date;
-  result_expires_at: Date;
-  expired_at: Date | null;
-}
-
-export interface IdempotencyRow {
-  subject: string;
-  idem_key: string;
-  fingerprint: string;
-  task_id: string;
-}
-
-export interface NewVideoTask {
-  task_id: string;
-  subject: string;
-  request_id: string;
-  scene_code: string;
-  business_threshold: number;
-  lower_bound: number;
-  source_type: SourceType;
-  stream_url?: string;
-  stream_url_redacted?: string;
-  object_key?: string;
-  object_sha256?: string;
-  object_size?: number;
-  /** Results are kept this many days from the creation instant (SPEC 8). */
-  retention_days: number;
-}
-
-export type InsertOutcome =
-  | { kind: 'created'; task: TaskRow }
-  | { kind: 'exists'; record: IdempotencyRow }
-  | { kind: 'too_many_active'; active: number };
-
-export interface TaskEvent {
-  schema: 1;
-  event_id: string;
-  type: 'task.created' | 'task.status_changed';
-  task_id: string;
-  subject: string;
-  kind: TaskKind;
-  scene_code: string;
-  status: TaskStatus | string;
-  business_threshold: number;
-  lower_bound: number;
-  result_expires_at: string;
-  occurred_at: string;
-}
-
-function toDate(v: unknown): Date {
-  return v instanceof Date ? v : new Date(String(v));
-}
-
-function rowToTask(r: Record<string, unknown>): TaskRow {
-  return {
-    ...(r as unknown as TaskRow),
-    business_threshold: Number(r.business_threshold),
-    lower_bound: Number(r.lower_bound),
-    object_size: r.object_size === null || r.object_size === undefined ? null : Number(r.object_size),
-    created_at: toDate(r.created_at),
-    updated_at: toDate(r.updated_at),
-    result_expires_at: toDate(r.result_expires_at),
-    expired_at: r.expired_at ? toDate(r.expired_at) : null,
-  };
-}
-
-export const ACTIVE: TaskStatus[] = ['submitting', 'resolving', 'running', 'stopping'];
-
-export class TaskStore {
-  constructor(
-    private readonly knex: Knex,
-    private readonly clock: Clock,
-  ) {}
-
-  async findIdempotency(subject: string, key: string): Promise<IdempotencyRow | undefined> {
-    const r = await this.knex('idempotency_keys').where({ subject, idem_key: key }).first();
-    return r as IdempotencyRow | undefined;
-  }
-
-  async get(taskId: string): Promise<TaskRow | undefined> {
-    const r = await this.knex('tasks').where({ task_id: taskId }).first();
-    return r ? rowToTask(r as Record<string, unknown>) : undefined;
-  }
-
-  /** True when some task row refers to the uploaded object `key`. */
-  async referencesObject(key: string): Promise<boolean> {
-    const r = await this.knex('tasks').where({ object_key: key }).first('task_id');
-    return r !== undefined;
-  }
-
-  async countActive(subject: string): Promise<number> {
-    const r = await this.knex('tasks')
-      .where({ subject, kind: 'video' })
-      .whereIn('status', ACTIVE)
-      .count<{ n: string }[]>({ n: '*' });
-    return Number(r[0]?.n ?? 0);
-  }
-
+export class TaskStore extends TaskReads {
   /**
    * Inserts the idempotency record and the task (status submitting) in one transaction, holding the
    * subject's lock row so that concurrent creates count active tasks one after the other.
@@ -204,11 +93,6 @@ export class TaskStore {
     await this.knex('tasks').where({ task_id: taskId }).update({ refund_pending: pending });
   }
 
-  async refundsPending(limit: number): Promise<TaskRow[]> {
-    const rows = await this.knex('tasks').where({ refund_pending: true }).limit(limit);
-    return rows.map((r) => rowToTask(r as Record<string, unknown>));
-  }
-
   async markAbandoned(taskId: string): Promise<void> {
     await this.knex('tasks').where({ task_id: taskId, status: 'submitting' }).update({ abandoned: true });
   }
@@ -242,7 +126,7 @@ export class TaskStore {
           status: t.to,
           updated_at: now,
           announced: true,
-          ...(patch.reason !== undefined ? { reason: patch.reason } : {}),
+          ...(patch.reason !== undefined ? { reason: storedReason(patch.reason) } : {}),
           ...(patch.refund_pending !== undefined ? { refund_pending: patch.refund_pending } : {}),
         })
         .returning('*');
@@ -252,17 +136,6 @@ export class TaskStore {
     });
     if (moved && from) metrics.taskTransitions.inc({ from, to: moved.status });
     return moved;
-  }
-
-  /** Video tasks by status (vision_tasks, read at scrape time). */
-  async countByStatus(): Promise<Array<[{ status: string }, number]>> {
-    const rows = (await this.knex('tasks')
-      .where({ kind: 'video' })
-      .select('status')
-      .count<{ status: string; n: string }[]>({ n: '*' })
-      .groupBy('status')) as { status: string; n: string | number }[];
-    const by = new Map(rows.map((r) => [r.status, Number(r.n)]));
-    return TASK_STATUSES.map((status) => [{ status }, by.get(status) ?? 0]);
   }
 
   private async writeEvent(trx: Knex, task: TaskRow, type: TaskEvent['type'], now: Date): Promise<void> {
@@ -348,57 +221,6 @@ export class TaskStore {
     });
   }
 
-  async list(
-    subject: string,
-    f: { status?: string; kind?: string; after?: ListPosition; limit: number },
-  ): Promise<TaskRow[]> {
-    const q = this.knex('tasks').where({ subject, abandoned: false }).whereNull('expired_at');
-    if (f.status) q.where('status', f.status);
-    if (f.kind) q.where('kind', f.kind);
-    if (f.after) {
-      const at = new Date(f.after.createdAt);
-      const id = f.after.taskId;
-      q.where((w) =>
-        w.where('created_at', '<', at).orWhere((w2) => w2.where('created_at', at).where('task_id', '<', id)),
-      );
-    }
-    const rows = await q
-      .orderBy([
-        { column: 'created_at', order: 'desc' },
-        { column: 'task_id', order: 'desc' },
-      ])
-      .limit(f.limit);
-    return rows.map((r) => rowToTask(r as Record<string, unknown>));
-  }
-
-  async inStatus(statuses: TaskStatus[], limit: number, olderThan?: Date): Promise<TaskRow[]> {
-    const q = this.knex('tasks').where('kind', 'video').whereIn('status', statuses);
-    if (olderThan) q.where('updated_at', '<', olderThan);
-    const rows = await q.orderBy('updated_at', 'asc').limit(limit);
-    return rows.map((r) => rowToTask(r as Record<string, unknown>));
-  }
-
-  /** Video tasks that became `refunded` with one of `reasons` at or after `since`, newest first. */
-  async refundedSince(reasons: string[], since: Date, limit: number): Promise<TaskRow[]> {
-    const rows = await this.knex('tasks')
-      .where({ kind: 'video', status: 'refunded' })
-      .whereIn('reason', reasons)
-      .where('updated_at', '>=', since)
-      .orderBy('updated_at', 'desc')
-      .limit(limit);
-    return rows.map((r) => rowToTask(r as Record<string, unknown>));
-  }
-
-  async expiredUnmarked(now: Date, limit: number): Promise<TaskRow[]> {
-    const rows = await this.knex('tasks')
-      .where('result_expires_at', '<=', now)
-      .whereNull('expired_at')
-      .whereNotIn('status', ACTIVE)
-      .orderBy('result_expires_at', 'asc')
-      .limit(limit);
-    return rows.map((r) => rowToTask(r as Record<string, unknown>));
-  }
-
   /** Marks a task expired: hidden from callers, stream credentials and object key dropped. */
   async markExpired(taskId: string): Promise<void> {
     const now = this.clock.now();
@@ -406,25 +228,9 @@ export class TaskStore {
       .where({ task_id: taskId })
       .update({ expired_at: now, stream_url: null, object_key: null, updated_at: now });
   }
+}
 
-  /** Unpublished outbox rows, oldest first. */
-  async pendingEvents(
-    limit: number,
-  ): Promise<
-    { id: string; topic: string; msg_key: string; value: unknown; headers?: Record<string, string> }[]
-  > {
-    const rows = await this.knex('outbox').whereNull('published_at').orderBy('id', 'asc').limit(limit);
-    return rows.map((r: Record<string, unknown>) => ({
-      id: String(r.id),
-      topic: String(r.topic),
-      msg_key: String(r.msg_key),
-      value: typeof r.value === 'string' ? JSON.parse(r.value) : r.value,
-      headers: typeof r.headers === 'string' ? (JSON.parse(r.headers) as Record<string, string>) : undefined,
-    }));
-  }
-
-  async markPublished(ids: string[]): Promise<void> {
-    if (ids.length === 0) return;
-    await this.knex('outbox').whereIn('id', ids).update({ published_at: this.clock.now() });
-  }
+/** Every reason is stored as a code of the closed list (packages/shared task-reasons), at most 200 characters. */
+function storedReason(reason: string | null): string | null {
+  return reason === null ? null : toTaskReason(reason);
 }

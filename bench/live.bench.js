@@ -1,0 +1,219 @@
+/* global performance, setTimeout */
+/**
+ * Live-stream capacity bench. Run after `npm run build` and scripts/stack/live/install.sh:
+ *
+ *   node bench/live.bench.js [--fps 5] [--window 20] [--warmup 8] [--max 32] [--reps 30]
+ *
+ * In one run it measures
+ * 1. the raw model: `session.run` alone on one 416x416 tensor (median of --reps) -> raw fps, and the
+ *    limit N* = raw fps / sampling fps (how many streams the model alone could keep up with);
+ * 2. N concurrent camera-like RTSP streams (one gst-rtsp-server, scripts/stack/live/rtsp-server.py,
+ *    keyframe every second) on one inference instance at the sampling rate --fps (default: the
+ *    service's default, INFERENCE_SAMPLE_FPS=5): per N, after --warmup s, for --window s, the share of
+ *    sampled frames dropped (the job skipped them: detection fell behind) and the p95 latency from
+ *    capture (the frame leaving ffmpeg, its frame_time_ms) to the stored frame (delivered on
+ *    vision.frames); N doubles from 1, then bisects, to the largest N with under 1 % dropped.
+ * Target: largest N >= 0.8 x N*. Ends with `targets: N met, M missed`.
+ */
+const path = require('node:path');
+const fs = require('node:fs');
+const os = require('node:os');
+const { execFileSync, spawn } = require('node:child_process');
+const net = require('node:net');
+const { parseArgs } = require('./lib/args');
+
+const root = path.resolve(__dirname, '..');
+const shared = require(path.join(root, 'packages/shared/dist/index.js'));
+const inference = require(path.join(root, 'services/inference/dist/index.js'));
+
+const opts = parseArgs(process.argv.slice(2));
+const fps = Number(opts.fps ?? '5');
+const windowS = Number(opts.window ?? '20');
+const warmupS = Number(opts.warmup ?? '8');
+const maxN = Number(opts.max ?? '32');
+const reps = Number(opts.reps ?? '30');
+const sharedDir = process.env.VISION_SHARED_DIR ?? path.resolve(root, '../shared');
+const modelsDir = process.env.VISION_MODELS_DIR ?? path.join(sharedDir, 'models');
+const SECRET = 'bench-internal-secret-0123456789';
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+const fmt = (v, d = 2) => v.toFixed(d);
+const quantile = (xs, q) => {
+  if (xs.length === 0) return NaN;
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.floor(q * s.length))];
+};
+
+async function rawModelMs() {
+  const labels = fs.readFileSync(path.join(modelsDir, 'yolox_nano.labels.txt'), 'utf8').trim().split('\n');
+  const model = await inference.OnnxModel.load(path.join(modelsDir, 'yolox_nano.onnx'), {
+    decoder: 'yolox',
+    labels,
+  });
+  const img = fs.readFileSync(path.join(sharedDir, 'media/images/street_people_car_coco9891.jpg'));
+  const prepared = await inference.prepareImage(img, model.inputSize);
+  for (let i = 0; i < 5; i++) await model.runRaw(prepared.tensor);
+  const times = [];
+  for (let i = 0; i < reps; i++) {
+    const t = performance.now();
+    await model.runRaw(prepared.tensor);
+    times.push(performance.now() - t);
+  }
+  await model.close();
+  return quantile(times, 0.5);
+}
+
+async function freePort() {
+  const srv = net.createServer();
+  await new Promise((r) => srv.listen(0, '127.0.0.1', r));
+  const { port } = srv.address();
+  await new Promise((r) => srv.close(r));
+  return port;
+}
+
+async function startRtspServer() {
+  const media = execFileSync('bash', [path.join(root, 'scripts/stack/live/media.sh')], {
+    encoding: 'utf8',
+  }).trim();
+  const port = await freePort();
+  const child = spawn(
+    '/usr/bin/python3',
+    [
+      path.join(root, 'scripts/stack/live/rtsp-server.py'),
+      '--port',
+      String(port),
+      '--clip',
+      path.join(media, 'camera.ts'),
+    ],
+    { stdio: ['ignore', 'pipe', 'inherit'] },
+  );
+  await new Promise((resolve, reject) => {
+    child.stdout.on('data', (d) => d.toString().includes('ready ') && resolve());
+    child.once('exit', (code) => reject(new Error(`rtsp server exited ${code}`)));
+  });
+  return { url: `rtsp://127.0.0.1:${port}/cam`, stop: () => child.kill('SIGTERM') };
+}
+
+async function main() {
+  const rawMs = await rawModelMs();
+  const rawFps = 1000 / rawMs;
+  const limit = rawFps / fps;
+  const rtsp = await startRtspServer();
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'live-bench-'));
+  const logger = shared.createLogger('inference', { level: 'silent' });
+  const bus = new shared.InProcessBus({ logger });
+  const store = new shared.DirectoryObjectStore(path.join(dataDir, 'objects'));
+  const parts = await inference.createInference({
+    cfg: inference.loadInferenceConfig({
+      VISION_MODELS_DIR: modelsDir,
+      INTERNAL_SECRET: SECRET,
+      VISION_DATA_DIR: dataDir,
+      LOG_LEVEL: 'silent',
+      INFERENCE_MAX_JOBS: String(maxN + 1),
+      INFERENCE_SAMPLE_FPS: String(fps),
+      STREAM_ALLOW_PRIVATE_NETWORKS: 'true',
+    }),
+    bus,
+    objectStore: store,
+    logger,
+  });
+  const latencies = new Map(); // job id -> [capture -> delivered ms] inside the window
+  let windowOpen = false;
+  const sub = await bus.subscribe({
+    topic: shared.TOPICS.frames,
+    group: 'live-bench',
+    handleBatch: async (msgs) => {
+      const now = Date.now();
+      for (const m of msgs) {
+        if (m.value.type !== 'frame' || !windowOpen) continue;
+        const list = latencies.get(m.value.task_id) ?? [];
+        list.push(now - m.value.frame_time_ms);
+        latencies.set(m.value.task_id, list);
+      }
+    },
+  });
+
+  let run = 0;
+  async function trial(n) {
+    const ids = [];
+    for (let i = 0; i < n; i++) {
+      const id = `bench-${run}-${i}`;
+      const out = await parts.jobs.submit({
+        job_id: id,
+        scene_code: 'person_vehicle',
+        source: { type: 'stream', url: rtsp.url },
+      });
+      if (out.outcome !== 'accepted') throw new Error(`job ${id}: ${JSON.stringify(out)}`);
+      ids.push(id);
+    }
+    run++;
+    await sleep(warmupS * 1000);
+    const before = ids.map((id) => parts.jobs.get(id));
+    latencies.clear();
+    windowOpen = true;
+    await sleep(windowS * 1000);
+    windowOpen = false;
+    const after = ids.map((id) => parts.jobs.get(id));
+    for (const id of ids) parts.jobs.stop(id);
+    await Promise.all(ids.map((id) => parts.jobs.waitFor(id)));
+    let published = 0;
+    let dropped = 0;
+    for (let i = 0; i < n; i++) {
+      published += after[i].frames_published - before[i].frames_published;
+      dropped += after[i].frames_dropped - before[i].frames_dropped;
+    }
+    const all = [...latencies.values()].flat();
+    const dropShare = published + dropped > 0 ? dropped / (published + dropped) : 1;
+    const expected = n * fps * windowS;
+    const r = { n, published, dropped, dropShare, p95: quantile(all, 0.95), delivered: published / expected };
+    console.log(
+      `  N=${String(n).padStart(2)}: ${published} frames stored, ${dropped} dropped (${fmt(dropShare * 100, 1)} %), ` +
+        `${fmt(r.delivered * 100, 0)} % of ${expected} expected, p95 capture->stored ${fmt(r.p95, 0)} ms ${dropShare < 0.01 && r.delivered > 0.9 ? 'ok' : 'over'}`,
+    );
+    return r;
+  }
+  const ok = (r) => r.dropShare < 0.01 && r.delivered > 0.9;
+
+  console.log(
+    `live bench (RTSP gst-rtsp-server, sampling ${fps} fps, window ${windowS} s, cpus ${os.cpus().length})`,
+  );
+  console.log(
+    `  raw model (session.run only): ${fmt(rawMs)} ms/frame = ${fmt(rawFps, 1)} fps -> limit N* = ${fmt(limit, 1)} streams at ${fps} fps`,
+  );
+  const results = new Map();
+  const check = async (n) => {
+    if (!results.has(n)) results.set(n, await trial(n));
+    return ok(results.get(n));
+  };
+  let good = 0;
+  let bad = maxN + 1;
+  for (let n = 1; n <= maxN; n *= 2) {
+    if (await check(n)) good = n;
+    else {
+      bad = n;
+      break;
+    }
+  }
+  while (bad - good > 1) {
+    const mid = Math.floor((good + bad) / 2);
+    if (await check(mid)) good = mid;
+    else bad = mid;
+  }
+  const best = results.get(good);
+  const ratio = good / limit;
+  const met = ratio >= 0.8;
+  console.log(
+    `  largest N with < 1 % dropped: ${good}${best ? ` (p95 capture->stored ${fmt(best.p95, 0)} ms)` : ''}; ` +
+      `ratio ${fmt(ratio)} of the limit ${fmt(limit, 1)} (target >= 0.80) ${met ? 'OK' : 'MISSED'}`,
+  );
+  console.log(`targets: ${met ? 1 : 0} met, ${met ? 0 : 1} missed`);
+  await sub.close();
+  await parts.close();
+  await bus.close();
+  rtsp.stop();
+  fs.rmSync(dataDir, { recursive: true, force: true });
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});

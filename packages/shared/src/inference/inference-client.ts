@@ -1,0 +1,206 @@
+/**
+ * The one client of the inference backend (docs/INTERNAL.md, inference) used by tasks and images.
+ * Every call goes through one opossum breaker: transport failures, timeouts and 5xx answers count as
+ * failures; a 4xx answer is a normal outcome (rejected, over capacity, unknown job, refused image)
+ * and does not. `isOpen()` means one thing: the breaker refuses calls now (not half-open).
+ */
+import CircuitBreaker from 'opossum';
+import type { DetectedObject, SceneStatus } from '../scenes';
+import type { Identity } from '../identity';
+import type { Logger } from '../logger';
+import { type CallResult, type ServiceClient, UnreachableError } from '../service-client';
+import { observeBreaker } from '../breaker-telemetry';
+
+export interface JobView {
+  job_id: string;
+  scene_code: string;
+  status: 'running' | 'succeeded' | 'failed' | 'stopped';
+  reason?: string;
+  frames_published?: number;
+}
+
+export type JobSource = { type: 'stream'; url: string } | { type: 'object'; key: string };
+
+export type SubmitOutcome =
+  | { kind: 'accepted'; job: JobView }
+  | { kind: 'rejected'; reason: string }
+  | { kind: 'over_capacity' }
+  /** The request certainly did not reach the backend (refused connection, breaker open). */
+  | { kind: 'not_delivered'; breakerOpen: boolean }
+  /** The backend may have created the job (timeout, reset after sending, 5xx). */
+  | { kind: 'unknown'; detail: string };
+
+/** What inference said about one image. */
+export type DetectOutcome =
+  | { status: 'succeeded'; objects: DetectedObject[] }
+  | { status: 'failed'; failure: 'inference_unavailable' | 'inference_rejected'; reason: string };
+
+export interface BreakerSettings {
+  /** Time limit of one call. */
+  timeoutMs: number;
+  errorThresholdPercentage: number;
+  resetTimeoutMs: number;
+  volumeThreshold: number;
+  rollingWindowMs?: number;
+}
+
+/** Thrown inside the breaker for answers that count as failures (5xx). */
+class BackendFailure extends Error {
+  constructor(readonly status: number) {
+    super(`inference answered ${status}`);
+    this.name = 'BackendFailure';
+  }
+}
+
+interface WireResult {
+  seq: number;
+  status: 'succeeded' | 'failed';
+  objects?: DetectedObject[];
+  reason?: string;
+}
+
+type Call = (path: string, opts: Parameters<ServiceClient['call']>[1]) => Promise<CallResult>;
+
+export class InferenceClient {
+  /** Exposed for tests that open or close it by hand. */
+  readonly breaker: CircuitBreaker<Parameters<Call>, CallResult>;
+
+  constructor(client: ServiceClient, settings: BreakerSettings, logger: Logger) {
+    const fire: Call = async (path, opts) => {
+      const r = await client.call(path, { ...opts, timeoutMs: settings.timeoutMs });
+      if (r.status >= 500) throw new BackendFailure(r.status);
+      return r;
+    };
+    this.breaker = new CircuitBreaker(fire, {
+      // The client's own timeout ends the call; the breaker's is a backstop a little later.
+      timeout: settings.timeoutMs + 1000,
+      errorThresholdPercentage: settings.errorThresholdPercentage,
+      resetTimeout: settings.resetTimeoutMs,
+      volumeThreshold: settings.volumeThreshold,
+      rollingCountTimeout: settings.rollingWindowMs ?? 10_000,
+      rollingCountBuckets: 10,
+      name: 'inference',
+    });
+    observeBreaker(this.breaker, 'inference');
+    this.breaker.on('open', () => logger.warn('inference breaker opened'));
+    this.breaker.on('halfOpen', () => logger.info('inference breaker half-open'));
+    this.breaker.on('close', () => logger.info('inference breaker closed'));
+  }
+
+  /** True while the breaker refuses calls (open, not half-open). */
+  isOpen(): boolean {
+    return this.breaker.opened;
+  }
+
+  state(): 'closed' | 'open' | 'half_open' {
+    return this.breaker.opened ? 'open' : this.breaker.halfOpen ? 'half_open' : 'closed';
+  }
+
+  shutdown(): void {
+    this.breaker.shutdown();
+  }
+
+  private fire(path: string, opts: Parameters<Call>[1]): Promise<CallResult> {
+    return this.breaker.fire(path, opts);
+  }
+
+  async submit(
+    identity: Identity,
+    job: { job_id: string; scene_code: string; source: JobSource },
+  ): Promise<SubmitOutcome> {
+    let r: CallResult;
+    try {
+      r = await this.fire('/internal/v1/jobs', { identity, json: job });
+    } catch (err) {
+      if (isBreakerOpenError(err)) return { kind: 'not_delivered', breakerOpen: true };
+      if (err instanceof UnreachableError)
+        return err.maybeDelivered
+          ? { kind: 'unknown', detail: err.message }
+          : { kind: 'not_delivered', breakerOpen: false };
+      return { kind: 'unknown', detail: err instanceof Error ? err.message : String(err) };
+    }
+    const body = (r.body ?? {}) as { outcome?: string; job?: JobView; reason?: string };
+    if ((r.status === 201 || r.status === 200) && body.job) return { kind: 'accepted', job: body.job };
+    if (r.status === 422) return { kind: 'rejected', reason: String(body.reason ?? 'rejected') };
+    if (r.status === 429) return { kind: 'over_capacity' };
+    return { kind: 'unknown', detail: `unexpected answer ${r.status}` };
+  }
+
+  /** The job, `null` when the backend does not know it; throws when the backend cannot be asked. */
+  async getJob(identity: Identity, jobId: string): Promise<JobView | null> {
+    const r = await this.fire(`/internal/v1/jobs/${encodeURIComponent(jobId)}`, { identity });
+    if (r.status === 404) return null;
+    if (r.status === 200) return (r.body as { job: JobView }).job;
+    throw new Error(`inference answered ${r.status} for job ${jobId}`);
+  }
+
+  async getJobs(identity: Identity, ids: string[]): Promise<Map<string, JobView>> {
+    const r = await this.fire(`/internal/v1/jobs?ids=${ids.map(encodeURIComponent).join(',')}`, { identity });
+    if (r.status !== 200) throw new Error(`inference answered ${r.status} for a job query`);
+    const jobs = (r.body as { jobs?: JobView[] }).jobs ?? [];
+    return new Map(jobs.map((j) => [j.job_id, j]));
+  }
+
+  /** Stops a job; the job as the backend reports it afterwards, `null` when unknown. */
+  async stopJob(identity: Identity, jobId: string): Promise<JobView | null> {
+    const r = await this.fire(`/internal/v1/jobs/${encodeURIComponent(jobId)}/stop`, {
+      identity,
+      method: 'POST',
+    });
+    if (r.status === 404) return null;
+    if (r.status === 200) return (r.body as { job: JobView }).job;
+    throw new Error(`inference answered ${r.status} for stop of ${jobId}`);
+  }
+
+  async scenes(identity: Identity): Promise<SceneStatus[]> {
+    const r = await this.fire('/internal/v1/scenes', { identity });
+    if (r.status !== 200) throw new Error(`inference answered ${r.status} for scenes`);
+    return (r.body as { scenes: SceneStatus[] }).scenes;
+  }
+
+  /** Detects one image (inference's batch endpoint with a batch of one). */
+  async detect(
+    identity: Identity,
+    sceneCode: string,
+    data: Buffer,
+    contentType: string,
+  ): Promise<DetectOutcome> {
+    const form = new FormData();
+    form.append('scene_code', sceneCode);
+    form.append('files', new Blob([data], { type: contentType }), 'image');
+    let r: CallResult;
+    try {
+      r = await this.fire('/internal/v1/detect', { identity, body: form });
+    } catch (err) {
+      return { status: 'failed', failure: 'inference_unavailable', reason: errorReason(err) };
+    }
+    if (r.status !== 200)
+      return { status: 'failed', failure: 'inference_rejected', reason: `refused_${r.status}` };
+    const results = (r.body as { results?: WireResult[] } | undefined)?.results;
+    const first = Array.isArray(results) ? results.find((x) => x.seq === 0) : undefined;
+    if (!first)
+      return { status: 'failed', failure: 'inference_unavailable', reason: 'no result for the image' };
+    if (first.status === 'succeeded' && Array.isArray(first.objects))
+      return { status: 'succeeded', objects: first.objects };
+    const reason = first.reason ?? 'failed';
+    // Inference names decode problems (the image's fault); "detection failed" is its own fault.
+    return {
+      status: 'failed',
+      failure: reason === 'detection failed' ? 'inference_unavailable' : 'inference_rejected',
+      reason,
+    };
+  }
+}
+
+function isBreakerOpenError(err: unknown): boolean {
+  return (err as { code?: string } | null)?.code === 'EOPENBREAKER';
+}
+
+function errorReason(err: unknown): string {
+  if (err instanceof UnreachableError) return err.timedOut ? 'timeout' : 'unreachable';
+  if (err instanceof BackendFailure) return err.message;
+  const code = (err as { code?: unknown } | null)?.code;
+  if (code === 'EOPENBREAKER') return 'breaker_open';
+  if (code === 'ETIMEDOUT') return 'timeout';
+  return 'error';
+}

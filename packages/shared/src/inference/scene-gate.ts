@@ -1,0 +1,99 @@
+/**
+ * The one scene gate of the create endpoints (tasks and images): the scene list inference reports,
+ * cached briefly (a stale copy is used while inference is unreachable), and the check that a
+ * `scene_code` names an enabled scene. Answers (SPEC.md 7, docs/API.md "Scenes"):
+ * - unknown code, or a scene not enabled: 400 OP-TASK-SCENE-UNAVAILABLE, `details.reason`
+ *   `unknown_scene` or `scene_disabled` (with the scene's own `scene_reason`);
+ * - the list cannot be had and no copy is left: 503 OP-TASK-UPSTREAM-DOWN (inference unreachable);
+ * - video tasks only (requireVideoScene): 503 OP-SYS-UNAVAILABLE `decoder_unavailable` while inference
+ *   cannot decode video (its decoder preflight failed: the scene reports `video_enabled: false`).
+ */
+import { randomUUID } from 'node:crypto';
+import type { Clock } from '../clock';
+import { ApiError } from '../errors';
+import type { Logger } from '../logger';
+import { REASON } from '../reasons';
+import { type SceneStatus, isSceneCode } from '../scenes';
+import type { InferenceClient } from './inference-client';
+
+export interface SceneGateSettings {
+  /** How long a fetched list is used without asking again. */
+  cacheMs: number;
+  /** How long the last list may still be used while inference is unreachable. */
+  staleMs: number;
+}
+
+export class SceneGate {
+  private cached?: { at: number; scenes: SceneStatus[] };
+  private inflight?: Promise<SceneStatus[]>;
+
+  constructor(
+    private readonly inference: Pick<InferenceClient, 'scenes'>,
+    private readonly settings: SceneGateSettings,
+    private readonly clock: Clock,
+    private readonly logger: Logger,
+    private readonly caller = 'scene-gate',
+  ) {}
+
+  /** Every scene inference reports, enabled or not. */
+  async list(): Promise<SceneStatus[]> {
+    const now = this.clock.now().getTime();
+    if (this.cached && now - this.cached.at <= this.settings.cacheMs) return this.cached.scenes;
+    this.inflight ??= this.inference
+      .scenes({ subject: this.caller, requestId: `scenes-${randomUUID()}` })
+      .then((scenes) => {
+        this.cached = { at: this.clock.now().getTime(), scenes };
+        return scenes;
+      })
+      .finally(() => {
+        this.inflight = undefined;
+      });
+    try {
+      return await this.inflight;
+    } catch (err) {
+      if (this.cached && now - this.cached.at <= this.settings.staleMs) {
+        this.logger.warn({ err }, 'scene list unavailable; using the last copy');
+        return this.cached.scenes;
+      }
+      throw new ApiError(
+        'OP-TASK-UPSTREAM-DOWN',
+        'The scene list is unavailable (inference unreachable), retry later',
+        undefined,
+        { 'Retry-After': '10' },
+      );
+    }
+  }
+
+  /** The enabled scene `code`, or OP-TASK-SCENE-UNAVAILABLE. */
+  async requireEnabled(code: unknown): Promise<SceneStatus> {
+    if (typeof code !== 'string' || !isSceneCode(code))
+      throw new ApiError('OP-TASK-SCENE-UNAVAILABLE', 'scene_code does not exist or is not enabled', {
+        reason: REASON.unknown_scene,
+        scene_code: typeof code === 'string' ? code.slice(0, 64) : null,
+      });
+    const scene = (await this.list()).find((s) => s.scene_code === code);
+    if (!scene || !scene.enabled)
+      throw new ApiError('OP-TASK-SCENE-UNAVAILABLE', 'scene_code does not exist or is not enabled', {
+        reason: scene ? REASON.scene_disabled : REASON.unknown_scene,
+        scene_code: code,
+        ...(scene?.reason ? { scene_reason: scene.reason } : {}),
+      });
+    return scene;
+  }
+
+  /**
+   * The gate of video task creation, before anything is charged: the enabled scene `code` (else
+   * OP-TASK-SCENE-UNAVAILABLE), and 503 OP-SYS-UNAVAILABLE while inference cannot decode video (its
+   * decoder preflight failed).
+   */
+  async requireVideoScene(code: unknown): Promise<SceneStatus> {
+    const scene = await this.requireEnabled(code);
+    if (scene.video_enabled === false)
+      throw new ApiError(
+        'OP-SYS-UNAVAILABLE',
+        'Video tasks are unavailable: the video decoder is not working',
+        { reason: REASON.decoder_unavailable },
+      );
+    return scene;
+  }
+}

@@ -1,0 +1,179 @@
+import type { Knex } from 'knex';
+import type { Clock } from './clock';
+import type { Logger } from './logger';
+import { Periodic } from './periodic';
+import type { Bus, OutgoingMessage } from './ports/bus';
+
+/** Column names of a service's outbox table (each service keeps its own schema). */
+export interface OutboxTable {
+  table: string;
+  key: string;
+  payload: string;
+  sentAt: string;
+  claimedUntil: string;
+  /** JSON object of the writer's trace headers (W3C traceparent/tracestate), null on older rows. */
+  headers: string;
+}
+
+export const DEFAULT_OUTBOX_TABLE: OutboxTable = {
+  table: 'outbox',
+  key: 'key',
+  payload: 'payload',
+  sentAt: 'sent_at',
+  claimedUntil: 'claimed_until',
+  headers: 'headers',
+};
+
+export interface OutboxRelayOptions {
+  knex: Knex;
+  bus: Pick<Bus, 'publish'>;
+  clock: Clock;
+  logger: Logger;
+  /** How often the relay looks for unsent rows when nothing wakes it. */
+  intervalMs: number;
+  batchSize?: number;
+  columns?: OutboxTable;
+  /** Names the loop in logs. */
+  name?: string;
+}
+
+interface OutboxRow {
+  id: string | number;
+  topic: string;
+  key: string;
+  payload: unknown;
+  headers: unknown;
+}
+
+/** Rows a delete or update touched: knex answers a number over pg, the driver's result over PGlite. */
+export function affectedRows(result: unknown): number {
+  if (typeof result === 'number') return result;
+  const r = result as { affectedRows?: unknown; rowCount?: unknown } | null;
+  return Number(r?.affectedRows ?? r?.rowCount ?? 0);
+}
+
+/** How long a relay may take to publish the batch it claimed before another relay may take it over. */
+const CLAIM_MS = 60_000;
+
+/**
+ * The one transactional-outbox relay (quota and tasks): publishes the rows their transactions wrote,
+ * oldest first, and marks them sent. A batch is claimed (`FOR UPDATE SKIP LOCKED`, then a claim
+ * lease) so that replicas never publish one row at the same time; a publish that fails releases
+ * the claim and the rows go out in a later round; a relay that dies mid-publish leaves its claim to
+ * lapse. Delivery is at least once (consumers dedupe by `event_id`).
+ */
+export class OutboxRelay {
+  private readonly loop: Periodic;
+  private readonly cols: OutboxTable;
+  private chain: Promise<unknown> = Promise.resolve();
+  private started = false;
+
+  constructor(private readonly opts: OutboxRelayOptions) {
+    this.cols = opts.columns ?? DEFAULT_OUTBOX_TABLE;
+    this.loop = new Periodic(opts.name ?? 'outbox relay', opts.intervalMs, () => this.flush(), opts.logger);
+  }
+
+  start(): void {
+    this.started = true;
+    this.loop.start(this.opts.intervalMs);
+  }
+
+  /** Wakes a started relay soon (after a commit that wrote events). */
+  nudge(): void {
+    if (this.started) this.loop.nudge();
+  }
+
+  /** Publishes every unsent row now (one flush at a time); resolves with how many were published. */
+  flush(): Promise<number> {
+    const run = this.chain.catch(() => undefined).then(() => this.drain());
+    this.chain = run;
+    return run;
+  }
+
+  private async drain(): Promise<number> {
+    let total = 0;
+    for (;;) {
+      const n = await this.publishBatch();
+      total += n;
+      if (n < (this.opts.batchSize ?? 100)) return total;
+    }
+  }
+
+  private async publishBatch(): Promise<number> {
+    const { knex, bus, clock } = this.opts;
+    const c = this.cols;
+    const limit = this.opts.batchSize ?? 100;
+    // A short transaction claims a batch; the publish happens outside it, so a slow broker never
+    // holds a database connection (PGlite has only one).
+    const now = clock.now();
+    const rows = await knex.transaction(async (trx) => {
+      const ids = (await trx(c.table)
+        .whereNull(c.sentAt)
+        .andWhere((q) => {
+          // A block body: knex builders are thenable, and the grouping callback must not return one.
+          void q.whereNull(c.claimedUntil).orWhere(c.claimedUntil, '<', now);
+        })
+        .orderBy('id')
+        .limit(limit)
+        .forUpdate()
+        .skipLocked()
+        .pluck('id')) as Array<string | number>;
+      if (ids.length === 0) return [] as OutboxRow[];
+      await trx(c.table)
+        .whereIn('id', ids)
+        .update({ [c.claimedUntil]: new Date(now.getTime() + CLAIM_MS) });
+      return (await trx(c.table)
+        .whereIn('id', ids)
+        .orderBy('id')
+        .select('id', 'topic', { key: c.key, payload: c.payload, headers: c.headers })) as OutboxRow[];
+    });
+    if (rows.length === 0) return 0;
+    const ids = rows.map((r) => r.id);
+    try {
+      const byTopic = new Map<string, OutgoingMessage[]>();
+      for (const r of rows) {
+        const value = (typeof r.payload === 'string' ? JSON.parse(r.payload) : r.payload) as object;
+        const list = byTopic.get(r.topic) ?? [];
+        list.push({ key: r.key, value, headers: parseHeaders(r.headers) });
+        byTopic.set(r.topic, list);
+      }
+      for (const [topic, messages] of byTopic) await bus.publish(topic, messages);
+    } catch (err) {
+      await knex(c.table)
+        .whereIn('id', ids)
+        .update({ [c.claimedUntil]: null });
+      throw err;
+    }
+    await knex(c.table)
+      .whereIn('id', ids)
+      .update({ [c.sentAt]: clock.now(), [c.claimedUntil]: null });
+    return rows.length;
+  }
+
+  /** Deletes rows sent before `before`; returns how many. */
+  async prune(before: Date): Promise<number> {
+    const r: unknown = await this.opts
+      .knex(this.cols.table)
+      .whereNotNull(this.cols.sentAt)
+      .andWhere(this.cols.sentAt, '<', before)
+      .delete();
+    return affectedRows(r);
+  }
+
+  async stop(): Promise<void> {
+    this.started = false;
+    await this.loop.stop();
+    await this.chain.catch(() => undefined);
+  }
+}
+
+/** The trace headers an outbox row kept (undefined for rows written before they were kept). */
+export function parseHeaders(raw: unknown): Record<string, string> | undefined {
+  if (raw === null || raw === undefined || raw === '') return undefined;
+  try {
+    const h = (typeof raw === 'string' ? JSON.parse(raw) : raw) as unknown;
+    return h && typeof h === 'object' ? (h as Record<string, string>) : undefined;
+  } catch {
+    return undefined;
+  }
+}

@@ -1,0 +1,22 @@
+/** The upload limits of SPEC.md section 8, in one place (services' configuration defaults read these). */
+const MiB = 1024 * 1024;
+
+export const IMAGE_UPLOAD = {
+  /** "at most 8 MiB per image": a file of exactly this many bytes is accepted. */
+  maxFileBytes: 8 * MiB,
+  /** "total request body at most 81 MiB". */
+  maxBodyBytes: 81 * MiB,
+  /** "1..10 images". */
+  maxFiles: 10,
+  fileField: 'files',
+  valueFields: ['scene_code'],
+} as const;
+
+export const VIDEO_UPLOAD = {
+  /** "at most 512 MB per file" (decimal megabytes). */
+  maxFileBytes: 512 * 1000 * 1000,
+  /** Room for the multipart framing and the scene_code field around the file. */
+  framingBytes: MiB,
+  fileField: 'file',
+  valueFields: ['scene_code'],
+} as const;

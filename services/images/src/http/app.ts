@@ -1,0 +1,47 @@
+import type { Express } from 'express';
+import {
+  type Logger,
+  type ReadinessCheck,
+  createServiceApp,
+  discardBody,
+  identityOf,
+  parseIdempotencyKey,
+  route,
+} from '@vision/shared';
+import type { ImageDetections } from '../use-cases/detect-images';
+import { type UploadLimits, parseImageUpload } from './upload/multipart';
+import { checkPixelCounts } from './upload/pixel-limit';
+
+export interface AppDeps {
+  logger: Logger;
+  identitySecret: string;
+  detections: ImageDetections;
+  limits: UploadLimits & { maxPixels: number };
+  readiness?: Record<string, ReadinessCheck>;
+}
+
+export const IMAGE_DETECTIONS_PATH = '/v1/vision/image-detections';
+
+export function createApp(deps: AppDeps): Express {
+  return createServiceApp(
+    { name: 'images', logger: deps.logger, identitySecret: deps.identitySecret, readiness: deps.readiness },
+    (app) => {
+      app.post(
+        IMAGE_DETECTIONS_PATH,
+        route(async (req, res) => {
+          const identity = identityOf(res);
+          let key: string;
+          try {
+            key = parseIdempotencyKey(req.headers['idempotency-key']);
+          } catch (err) {
+            throw discardBody(req, deps.limits.maxBodyBytes, err as Error);
+          }
+          const upload = await parseImageUpload(req, deps.limits);
+          await checkPixelCounts(upload.files, deps.limits.maxPixels);
+          const outcome = await deps.detections.detect(identity, key, upload.sceneCode, upload.files);
+          res.status(outcome.status).json(outcome.body);
+        }),
+      );
+    },
+  );
+}

@@ -1,0 +1,38 @@
+/** What the image detection use cases work with (application ports and settings). */
+import type { Clock, InferenceClient, Logger, ObjectStore, SceneGate } from '@vision/shared';
+import type { QuotaClient } from '../clients/quota-client';
+import type { TasksClient } from '../clients/tasks-client';
+import type { CallStore } from '../store/call-store';
+
+export interface DetectionSettings {
+  holdTtlMs: number;
+  leaseMs: number;
+  idempotencyWaitMs: number;
+  detectConcurrency: number;
+  /** Poll period while waiting for a concurrent duplicate. */
+  pollMs?: number;
+}
+
+export interface DetectionDeps {
+  calls: CallStore;
+  store: ObjectStore;
+  quota: Pick<QuotaClient, 'hold' | 'settle'>;
+  tasks: Pick<TasksClient, 'writeImageTask'>;
+  inference: Pick<InferenceClient, 'detect' | 'isOpen'>;
+  scenes: Pick<SceneGate, 'requireEnabled'>;
+  clock: Clock;
+  logger: Logger;
+  settings: DetectionSettings;
+}
+
+export function leaseFrom(ctx: DetectionDeps, now: Date): Date {
+  return new Date(now.getTime() + ctx.settings.leaseMs);
+}
+
+export interface CallRef {
+  idempotencyKey: string;
+  taskId: string;
+  sceneCode: string;
+  attempt: number;
+  fingerprint: string;
+}

@@ -1,0 +1,159 @@
+/**
+ * Running one image call that this request owns (fresh, or taken over from a dead owner): breaker and
+ * scene gate, quota hold, relay and inference per image, task record, settle (SPEC.md 4.6).
+ */
+import { ApiError, type Identity, REASON } from '@vision/shared';
+import { holdIdFor } from '../domain/idempotency';
+import { CONTENT_TYPES } from '../domain/image-type';
+import { imageObjectKey } from '../domain/object-key';
+import {
+  type DetectionResponse,
+  type ImageResult,
+  chargeableUnits,
+  detectionResponse,
+  errorCodeFor,
+  inUploadOrder,
+  toImageObject,
+} from '../domain/results';
+import type { UploadedImage } from '../http/upload/multipart';
+import { type CallRef, type DetectionDeps, leaseFrom } from './context';
+import { failUngranted } from './settle-call';
+import { imageTaskRecord } from './task-record';
+
+export interface DetectionOutcome {
+  status: 200 | 201;
+  body: DetectionResponse;
+}
+
+export async function runCall(
+  ctx: DetectionDeps,
+  identity: Identity,
+  call: CallRef,
+  files: UploadedImage[],
+  fresh: boolean,
+): Promise<DetectionOutcome> {
+  const { calls, quota, inference, clock, logger, settings } = ctx;
+  const subject = identity.subject;
+  const holdId = holdIdFor(call.taskId, call.attempt);
+  const heartbeat = setInterval(
+    () => {
+      calls
+        .renewLease(subject, call.idempotencyKey, call.attempt, leaseFrom(ctx, clock.now()))
+        .catch(() => undefined);
+    },
+    Math.max(250, Math.floor(settings.leaseMs / 3)),
+  );
+  heartbeat.unref();
+  try {
+    // Nothing is held yet: any refusal here forgets the call so that the key can be used again.
+    try {
+      if (inference.isOpen())
+        throw new ApiError(
+          'OP-TASK-BREAKER-OPEN',
+          'The inference backend is failing; new requests are not accepted for now',
+          { reason: REASON.breaker_open },
+        );
+      await ctx.scenes.requireEnabled(call.sceneCode);
+      await quota.hold(identity, holdId, files.length, settings.holdTtlMs);
+    } catch (err) {
+      await forget(ctx, subject, call, fresh);
+      throw err;
+    }
+
+    let results: ImageResult[];
+    try {
+      results = await processImages(ctx, identity, call.taskId, call.sceneCode, files);
+    } catch (err) {
+      await quota.settle(identity, holdId, 0).catch(() => undefined);
+      await forget(ctx, subject, call, fresh);
+      throw err;
+    }
+    const units = chargeableUnits(results);
+
+    // The task record is written before anything is charged: a 201 always has its record.
+    const written = await ctx.tasks.writeImageTask(identity, imageTaskRecord(call, results));
+    if (!written) {
+      await quota.settle(identity, holdId, 0).catch(() => undefined);
+      // Keep the task id: a retry with the same key takes the call over and runs it again.
+      await calls.renewLease(subject, call.idempotencyKey, call.attempt, clock.now());
+      throw new ApiError(
+        'OP-SYS-UNAVAILABLE',
+        'The task record could not be written; retry with the same Idempotency-Key',
+        { reason: REASON.task_record_unavailable },
+      );
+    }
+
+    if (!(await calls.markSettling(subject, call.idempotencyKey, call.attempt, results, units))) {
+      // Another request took this call over while we ran (our lease lapsed): let it win.
+      await quota.settle(identity, holdId, 0).catch(() => undefined);
+      throw new ApiError(
+        'OP-SYS-UNAVAILABLE',
+        'The request was interrupted; retry with the same Idempotency-Key',
+      );
+    }
+    let final = results;
+    const settled = await quota.settle(identity, holdId, units);
+    if (settled === 'retry_later') {
+      // Results stand; the sweeper settles the hold when quota answers again.
+      logger.warn({ task_id: call.taskId, units }, 'quota settle failed; left for the sweeper');
+    } else {
+      if (settled === 'exhausted')
+        final = await failUngranted(ctx, identity, { ...call, subject, holdId }, results);
+      if (settled === 'gone')
+        logger.warn({ task_id: call.taskId, units }, 'quota refused the settle (hold gone)');
+      await calls.markCompleted(subject, call.idempotencyKey, call.attempt, clock.now());
+    }
+    return { status: 201, body: detectionResponse(call.taskId, call.idempotencyKey, final, false) };
+  } finally {
+    clearInterval(heartbeat);
+  }
+}
+
+/** Relays every image to object storage and runs inference on it; one image's failure is its own. */
+async function processImages(
+  ctx: DetectionDeps,
+  identity: Identity,
+  taskId: string,
+  sceneCode: string,
+  files: UploadedImage[],
+): Promise<ImageResult[]> {
+  const { store, inference, clock, logger } = ctx;
+  const at = clock.now();
+  const results: ImageResult[] = [];
+  let next = 0;
+  const worker = async (): Promise<void> => {
+    while (next < files.length) {
+      const f = files[next++];
+      const key = imageObjectKey(at, taskId, f.seq, f.type);
+      try {
+        await store.put(key, f.data, { contentType: CONTENT_TYPES[f.type], size: f.data.length });
+      } catch (err) {
+        logger.warn({ err, task_id: taskId, seq: f.seq }, 'image relay to object storage failed');
+        results.push({ seq: f.seq, status: 'failed', error_code: errorCodeFor('relay_failed') });
+        continue;
+      }
+      const outcome = await inference.detect(identity, sceneCode, f.data, CONTENT_TYPES[f.type]);
+      if (outcome.status === 'succeeded')
+        results.push({ seq: f.seq, status: 'succeeded', objects: outcome.objects.map(toImageObject) });
+      else {
+        logger.warn({ task_id: taskId, seq: f.seq, reason: outcome.reason }, 'image detection failed');
+        results.push({ seq: f.seq, status: 'failed', error_code: errorCodeFor(outcome.failure) });
+      }
+    }
+  };
+  await Promise.all(
+    Array.from({ length: Math.min(ctx.settings.detectConcurrency, files.length) }, () => worker()),
+  );
+  return inUploadOrder(results, files.length);
+}
+
+/** A request-level refusal: a fresh call is forgotten (key free again); a taken-over one lapses for the next retry. */
+async function forget(
+  ctx: DetectionDeps,
+  subject: string,
+  call: { idempotencyKey: string; attempt: number },
+  fresh: boolean,
+): Promise<void> {
+  if (fresh) await ctx.calls.release(subject, call.idempotencyKey, call.attempt);
+  else await ctx.calls.renewLease(subject, call.idempotencyKey, call.attempt, ctx.clock.now());
+}

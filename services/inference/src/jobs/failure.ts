@@ -1,0 +1,48 @@
+import { taskReason, type TaskReasonCode } from '@vision/shared';
+
+/**
+ * Which reason code an ffmpeg error line stands for. Only the code (and a status number) leaves this
+ * process: the line itself may name a path, an object key, a presigned URL or a host. Pure.
+ */
+export function classifyDecoderError(
+  line: string | undefined,
+  live: boolean,
+): { code: TaskReasonCode; detail?: string } {
+  const l = line ?? '';
+  if (/could not start|^Option \S+ not found|Unrecognized option|Error applying option/i.test(l))
+    return { code: 'decoder_unavailable' };
+  const status = /\b(40[134])\b/.exec(l)?.[1];
+  if (status === '401' || /unauthori[sz]ed|authori[sz]ation failed/i.test(l))
+    return { code: 'stream_auth_failed', detail: '401' };
+  if (status === '403' || /forbidden/i.test(l)) return { code: 'stream_auth_failed', detail: '403' };
+  if (status === '404' || /stream not found|no such stream|not found/i.test(l))
+    return { code: live ? 'stream_not_found' : 'media_unreadable' };
+  if (
+    /connection refused|timed out|timeout|no route|unreachable|resolve|name or service|reset by peer|broken pipe|end of file|i\/o error/i.test(
+      l,
+    )
+  )
+    return { code: live ? 'stream_unreachable' : 'media_unreadable' };
+  return { code: live ? 'stream_unreachable' : 'media_unreadable' };
+}
+
+/** The reason of a live job given up after `giveupMs`: what the last attempt ran into. */
+export function gaveUpReason(
+  lastError: string | undefined,
+  giveupMs: number,
+  everConnected: boolean,
+): string {
+  const { code, detail } = classifyDecoderError(lastError, true);
+  if (code === 'decoder_unavailable') return taskReason(code);
+  if (everConnected)
+    return taskReason('stream_lost', `after ${giveupMs} ms, ${code}${detail ? ` ${detail}` : ''}`);
+  return taskReason(code, `${detail ? `${detail} ` : ''}for ${giveupMs} ms`);
+}
+
+/** Removes URLs and absolute paths from an ffmpeg line before it is logged. */
+export function scrubDecoderLine(line: string): string {
+  return line
+    .replace(/\b[a-z][a-z0-9+.-]*:\/\/\S+/gi, '<url>')
+    .replace(/(^|[\s'"(=])\/[^\s:'")]+/g, '$1<path>')
+    .slice(0, 300);
+}

@@ -1,0 +1,33 @@
+import type { Express } from 'express';
+import { type Logger, type ReadinessCheck, createServiceApp } from '@vision/shared';
+import { ADMIN_PREFIX, mountAdminRoutes } from './admin-routes';
+import { mountCreateRoutes } from './create-routes';
+import type { HttpDeps } from './deps';
+import { mountInternalRoutes } from './internal-routes';
+import { mountTaskRoutes } from './task-routes';
+import { mountUploadDownload } from './upload-download';
+
+export interface AppOptions {
+  logger: Logger;
+  identitySecret: string;
+  readiness?: Record<string, ReadinessCheck>;
+}
+
+export function createApp(o: AppOptions, d: HttpDeps): Express {
+  return createServiceApp(
+    {
+      name: 'tasks',
+      logger: o.logger,
+      identitySecret: o.identitySecret,
+      publicPaths: [ADMIN_PREFIX],
+      readiness: o.readiness,
+    },
+    (app) => {
+      mountCreateRoutes(app, d);
+      mountTaskRoutes(app, d);
+      mountUploadDownload(app, { store: d.ctx.store, objects: d.objects });
+      mountInternalRoutes(app, d);
+      mountAdminRoutes(app, d);
+    },
+  );
+}

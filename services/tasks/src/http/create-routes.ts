@@ -1,0 +1,137 @@
+/** POST /v1/vision/tasks and POST /v1/vision/video-tasks (SPEC.md 4.1, 4.2): request checks, then the create use case. */
+import { createHash } from 'node:crypto';
+import type { Express, Response } from 'express';
+import { z } from 'zod';
+import { ApiError, REASON, identityOf, invalidRequest, route } from '@vision/shared';
+import { fingerprintOf } from '../domain/fingerprint';
+import { KeyedMutex } from '../domain/keyed-mutex';
+import { parseStreamUrl } from '../domain/stream-url';
+import { toPublicTask } from '../domain/task-view';
+import { receiveVideoUpload } from '../media/video-upload';
+import { probeStream } from '../probe/ffprobe';
+import { guardStreamUrl } from '../probe/stream-guard';
+import type { Admission } from '../use-cases/create-task';
+import type { HttpDeps } from './deps';
+import { idempotencyKeyOf, strictBody } from './validation';
+
+function send(res: Response, a: Admission): void {
+  for (const [k, v] of Object.entries(a.headers)) res.setHeader(k, v);
+  res.status(a.status).json(toPublicTask(a.task));
+}
+
+const subjectHash = (subject: string) => createHash('sha256').update(subject).digest('hex').slice(0, 16);
+
+export function mountCreateRoutes(app: Express, d: HttpDeps): void {
+  const sameKey = new KeyedMutex();
+  const { create, scenes, settings } = d;
+
+  app.post(
+    '/v1/vision/tasks',
+    route(async (req, res) => {
+      const identity = identityOf(res);
+      const key = idempotencyKeyOf(req);
+      const body = strictBody({ scene_code: z.unknown(), stream_url: z.unknown() }, req.body);
+      const parsed = parseStreamUrl(body.stream_url);
+      if (!parsed.ok) throw invalidRequest(parsed.problem, REASON.stream_url_invalid);
+      const sceneCode = typeof body.scene_code === 'string' ? body.scene_code : '';
+      const fingerprint = fingerprintOf({
+        endpoint: 'tasks',
+        scene_code: sceneCode,
+        stream_url: parsed.url.href,
+      });
+      await sameKey.run(`${identity.subject}\n${key}`, async () => {
+        const replay = await create.replay(identity.subject, key, fingerprint);
+        if (replay) return send(res, replay);
+        create.assertAcceptingNewTasks();
+        const scene = await scenes.requireVideoScene(body.scene_code);
+        const guard = await guardStreamUrl(parsed.url, {
+          allowPrivate: settings.allowPrivateNetworks,
+          timeoutMs: settings.probeTimeoutMs,
+        });
+        if (!guard.ok) throw invalidRequest(guard.problem, guard.reason);
+        await create.assertActiveRoom(identity.subject);
+        const probe = await probeStream(guard.url.href, guard.url.scheme, {
+          timeoutMs: settings.probeTimeoutMs,
+          ffprobePath: settings.ffprobePath,
+          httpProxy: settings.httpProxy,
+          pin: guard.addresses[0],
+          port: guard.url.port,
+        });
+        if (!probe.ok && probe.ourSide)
+          throw new ApiError('OP-SYS-UNAVAILABLE', 'The stream probe could not run; retry later', {
+            reason: REASON.probe_unavailable,
+          });
+        if (!probe.ok && probe.refused)
+          throw invalidRequest(`stream_url is refused: ${probe.problem}`, REASON.stream_url_invalid);
+        if (!probe.ok)
+          throw invalidRequest(`stream_url is not reachable: ${probe.problem}`, REASON.stream_unreachable);
+        const admission = await create.admit(
+          identity,
+          { key, fingerprint },
+          {
+            scene_code: scene.scene_code,
+            business_threshold: settings.businessThreshold,
+            lower_bound: scene.lower_bound,
+            source_type: 'stream',
+            stream_url: parsed.url.href,
+            stream_url_redacted: parsed.url.redacted,
+            retention_days: settings.retentionDays,
+          },
+        );
+        send(res, admission);
+      });
+    }),
+  );
+
+  app.post(
+    '/v1/vision/video-tasks',
+    route(async (req, res) => {
+      const identity = identityOf(res);
+      const key = idempotencyKeyOf(req);
+      // The fingerprint needs the file's hash, so the upload comes first; a replay deletes its copy.
+      const video = await receiveVideoUpload(req, d.objects, {
+        maxBytes: settings.maxVideoBytes,
+        keyPrefix: `videos/${subjectHash(identity.subject)}`,
+      });
+      let admission: Admission | undefined;
+      try {
+        admission = await sameKey.run(`${identity.subject}\n${key}`, async () => {
+          const fingerprint = fingerprintOf({
+            endpoint: 'video-tasks',
+            scene_code: video.sceneCode ?? '',
+            file_sha256: video.sha256,
+          });
+          const replay = await create.replay(identity.subject, key, fingerprint);
+          if (replay) return replay;
+          create.assertAcceptingNewTasks();
+          const scene = await scenes.requireVideoScene(video.sceneCode);
+          await create.assertActiveRoom(identity.subject);
+          return create.admit(
+            identity,
+            { key, fingerprint },
+            {
+              scene_code: scene.scene_code,
+              business_threshold: settings.businessThreshold,
+              lower_bound: scene.lower_bound,
+              source_type: 'file',
+              object_key: video.key,
+              object_sha256: video.sha256,
+              object_size: video.size,
+              retention_days: settings.retentionDays,
+            },
+          );
+        });
+      } finally {
+        // A replay, a refusal or an error keeps no copy; deleted before the answer goes out. An error
+        // raised after the task row was written (recovery will submit it) keeps the object; so does
+        // a failure to ask the store (an orphan is better than a job whose video is gone).
+        if (
+          admission?.task.object_key !== video.key &&
+          !(await d.ctx.store.referencesObject(video.key).catch(() => true))
+        )
+          await d.objects.delete([video.key]).catch(() => undefined);
+      }
+      send(res, admission);
+    }),
+  );
+}

@@ -1,0 +1,23 @@
+import type { ObjectStore, SceneGate } from '@vision/shared';
+import type { TaskContext } from '../ports';
+import type { CreateTask } from '../use-cases/create-task';
+
+/** What the HTTP layer works with: the use cases and the few adapters routes need directly. */
+export interface HttpDeps {
+  ctx: TaskContext;
+  create: CreateTask;
+  scenes: SceneGate;
+  /** The full object store (uploads stream into it). */
+  objects: ObjectStore;
+  adminToken?: string;
+  settings: {
+    allowPrivateNetworks: boolean;
+    probeTimeoutMs: number;
+    ffprobePath: string;
+    /** Egress proxy for the probe's HTTP(S) connections (startEgressProxy). */
+    httpProxy?: string;
+    maxVideoBytes: number;
+    businessThreshold: number;
+    retentionDays: number;
+  };
+}

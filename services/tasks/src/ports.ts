@@ -1,0 +1,64 @@
+/**
+ * What the use cases need from the outside world (application ports). The adapters live in
+ * clients/ (quota over HTTP), @vision/shared (inference client, object store) and store/ (knex); the
+ * use-case tests give them in-memory fakes (test/fakes.ts), so they need neither HTTP nor a sibling
+ * service.
+ */
+import { randomUUID } from 'node:crypto';
+import type { Clock, Identity, InferenceClient, Logger, ObjectStore } from '@vision/shared';
+import type { ChargeOutcome } from './clients/quota-client';
+import type { TaskStore } from './store/task-store';
+
+export interface QuotaPort {
+  /** Charges one video task unit under `chargeId` (idempotent: the task id). */
+  charge(identity: Identity, chargeId: string): Promise<ChargeOutcome>;
+  /** Refunds to the original day (idempotent); false when quota could not be reached (retried later). */
+  refund(identity: Identity, chargeId: string): Promise<boolean>;
+}
+
+export type InferencePort = Pick<
+  InferenceClient,
+  'submit' | 'getJob' | 'getJobs' | 'stopJob' | 'isOpen' | 'state'
+>;
+
+export type ObjectStorePort = Pick<ObjectStore, 'delete'>;
+
+/** Wakes background loops after a use case changed something they act on. */
+export interface Signals {
+  /** Outbox rows were written: publish them soon. */
+  eventsWritten(): void;
+  /** A task entered `stopping`: resolves after the stop driver ran once more. */
+  driveStops(): Promise<void>;
+}
+
+export interface TaskSettings {
+  maxActive: number;
+  maintenance: boolean;
+  idempotencyWaitMs: number;
+  resolveGraceMs: number;
+  recoverAfterMs: number;
+  stopWaitMs: number;
+  pollIntervalMs: number;
+  reconcileIntervalMs: number;
+  janitorIntervalMs: number;
+  outboxIntervalMs?: number;
+}
+
+/** Everything a use case or worker works with. */
+export interface TaskContext {
+  store: TaskStore;
+  quota: QuotaPort;
+  inference: InferencePort;
+  objects: ObjectStorePort;
+  clock: Clock;
+  logger: Logger;
+  settings: TaskSettings;
+  signals: Signals;
+  /** Tasks whose create request is being handled by this process: background loops leave them alone. */
+  inflight: Set<string>;
+}
+
+/** The identity background work acts under for `subject`. */
+export function workerIdentity(subject: string): Identity {
+  return { subject, requestId: `tasks-worker-${randomUUID()}` };
+}

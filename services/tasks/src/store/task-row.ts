@@ -1,0 +1,95 @@
+/** The task row and its mapping from the database (tasks service schema, store/migrations.ts). */
+import type { TaskStatus } from '../domain/state-machine';
+
+export type TaskKind = 'video' | 'image';
+export type SourceType = 'stream' | 'file';
+
+export interface TaskRow {
+  task_id: string;
+  subject: string;
+  kind: TaskKind;
+  source_type: SourceType | null;
+  request_id: string;
+  scene_code: string;
+  status: TaskStatus;
+  reason: string | null;
+  business_threshold: number;
+  lower_bound: number;
+  stream_url: string | null;
+  stream_url_redacted: string | null;
+  object_key: string | null;
+  object_sha256: string | null;
+  object_size: number | null;
+  results_summary: unknown;
+  stop_requested: boolean;
+  abandoned: boolean;
+  announced: boolean;
+  refund_pending: boolean;
+  created_at: Date;
+  updated_at: Date;
+  result_expires_at: Date;
+  expired_at: Date | null;
+}
+
+export interface IdempotencyRow {
+  subject: string;
+  idem_key: string;
+  fingerprint: string;
+  task_id: string;
+}
+
+export interface NewVideoTask {
+  task_id: string;
+  subject: string;
+  request_id: string;
+  scene_code: string;
+  business_threshold: number;
+  lower_bound: number;
+  source_type: SourceType;
+  stream_url?: string;
+  stream_url_redacted?: string;
+  object_key?: string;
+  object_sha256?: string;
+  object_size?: number;
+  /** Results are kept this many days from the creation instant (SPEC 8). */
+  retention_days: number;
+}
+
+export type InsertOutcome =
+  | { kind: 'created'; task: TaskRow }
+  | { kind: 'exists'; record: IdempotencyRow }
+  | { kind: 'too_many_active'; active: number };
+
+export interface TaskEvent {
+  schema: 1;
+  event_id: string;
+  type: 'task.created' | 'task.status_changed';
+  task_id: string;
+  subject: string;
+  kind: TaskKind;
+  scene_code: string;
+  status: TaskStatus | string;
+  business_threshold: number;
+  lower_bound: number;
+  result_expires_at: string;
+  occurred_at: string;
+}
+
+function toDate(v: unknown): Date {
+  return v instanceof Date ? v : new Date(String(v));
+}
+
+export function rowToTask(r: Record<string, unknown>): TaskRow {
+  return {
+    ...(r as unknown as TaskRow),
+    business_threshold: Number(r.business_threshold),
+    lower_bound: Number(r.lower_bound),
+    object_size: r.object_size === null || r.object_size === undefined ? null : Number(r.object_size),
+    created_at: toDate(r.created_at),
+    updated_at: toDate(r.updated_at),
+    result_expires_at: toDate(r.result_expires_at),
+    expired_at: r.expired_at ? toDate(r.expired_at) : null,
+  };
+}
+
+export const ACTIVE: TaskStatus[] = ['submitting', 'resolving', 'running', 'stopping'];

@@ -1,0 +1,28 @@
+/** Moves running/stopping tasks after the jobs the backend reports (SPEC.md 3: "the service's own query"). */
+import { triggerForJobStatus } from '../domain/state-machine';
+import { type TaskContext, workerIdentity } from '../ports';
+import { isolatedMove } from './isolated';
+
+export async function pollJobs(ctx: TaskContext): Promise<void> {
+  const tasks = await ctx.store.inStatus(['running', 'stopping'], 200);
+  for (let i = 0; i < tasks.length; i += 100) {
+    const batch = tasks.slice(i, i + 100);
+    const jobs = await ctx.inference.getJobs(
+      workerIdentity('tasks-service'),
+      batch.map((t) => t.task_id),
+    );
+    for (const task of batch) {
+      const job = jobs.get(task.task_id);
+      if (!job) {
+        // The backend lost the job (restarted without it): a running task cannot produce more results.
+        if (task.status === 'running')
+          await isolatedMove(ctx, task.task_id, 'job_failed', { reason: 'backend_lost_job' });
+        else await isolatedMove(ctx, task.task_id, 'stop_confirmed');
+        continue;
+      }
+      const trigger = triggerForJobStatus(job.status);
+      if (trigger) await isolatedMove(ctx, task.task_id, trigger, { reason: job.reason ?? null });
+    }
+  }
+  ctx.signals.eventsWritten();
+}

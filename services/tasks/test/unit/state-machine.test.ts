@@ -1,0 +1,93 @@
+import {
+  MOVES,
+  TASK_STATUSES,
+  type TaskStatus,
+  type TaskTrigger,
+  canMove,
+  isActive,
+  isTerminal,
+  stopDecision,
+  transition,
+  triggerForJobStatus,
+} from '../../src/domain/state-machine';
+
+const TRIGGERS: TaskTrigger[] = [
+  'submission_accepted',
+  'submission_rejected',
+  'submission_unknown',
+  'verified_created',
+  'verified_not_created',
+  'stop_requested',
+  'stop_confirmed',
+  'job_succeeded',
+  'job_failed',
+  'job_stopped',
+];
+
+/** Every move SPEC.md section 3 states, plus our documented moves into ended states. */
+const STATED: [TaskStatus, TaskTrigger, TaskStatus][] = [
+  ['submitting', 'submission_accepted', 'running'],
+  ['submitting', 'submission_unknown', 'resolving'],
+  ['submitting', 'submission_rejected', 'refunded'],
+  ['resolving', 'verified_created', 'running'],
+  ['resolving', 'verified_not_created', 'refunded'],
+  ['running', 'stop_requested', 'stopping'],
+  ['stopping', 'stop_confirmed', 'stopped'],
+  ['running', 'job_succeeded', 'succeeded'],
+  ['running', 'job_failed', 'failed'],
+  ['running', 'job_stopped', 'stopped'],
+  ['stopping', 'job_stopped', 'stopped'],
+  ['stopping', 'job_succeeded', 'succeeded'],
+  ['stopping', 'job_failed', 'failed'],
+];
+
+describe('task state machine', () => {
+  test.each(STATED)('%s --%s--> %s', (from, trigger, to) => {
+    expect(transition(from, trigger)).toEqual({ ok: true, to });
+    expect(canMove(from, to)).toBe(true);
+  });
+
+  const refused: [TaskStatus, TaskTrigger][] = [];
+  for (const s of TASK_STATUSES)
+    for (const t of TRIGGERS) if (!STATED.some(([f, tr]) => f === s && tr === t)) refused.push([s, t]);
+
+  test('the table covers every (state, trigger) pair', () => {
+    expect(refused.length + STATED.length).toBe(TASK_STATUSES.length * TRIGGERS.length);
+    expect(MOVES.length).toBe(STATED.length);
+  });
+
+  test.each(refused)('%s refuses %s', (from, trigger) => {
+    expect(transition(from, trigger)).toEqual({ ok: false, reason: 'not_allowed' });
+  });
+
+  test('ended states never move again', () => {
+    for (const s of ['stopped', 'succeeded', 'failed', 'refunded'] as TaskStatus[]) {
+      expect(isTerminal(s)).toBe(true);
+      for (const to of TASK_STATUSES) expect(canMove(s, to)).toBe(false);
+    }
+  });
+
+  test('resolving and the other unfinished states hold an active slot', () => {
+    expect(TASK_STATUSES.filter(isActive)).toEqual(['submitting', 'resolving', 'running', 'stopping']);
+  });
+
+  test.each<[TaskStatus, ReturnType<typeof stopDecision>]>([
+    ['running', 'stop_now'],
+    ['stopping', 'already_stopping'],
+    ['submitting', 'defer_until_running'],
+    ['resolving', 'defer_until_running'],
+    ['stopped', 'not_stoppable'],
+    ['succeeded', 'not_stoppable'],
+    ['failed', 'not_stoppable'],
+    ['refunded', 'not_stoppable'],
+  ])('stop on %s: %s', (s, d) => {
+    expect(stopDecision(s)).toBe(d);
+  });
+
+  test('job statuses map to triggers', () => {
+    expect(triggerForJobStatus('succeeded')).toBe('job_succeeded');
+    expect(triggerForJobStatus('failed')).toBe('job_failed');
+    expect(triggerForJobStatus('stopped')).toBe('job_stopped');
+    expect(triggerForJobStatus('running')).toBeUndefined();
+  });
+});
