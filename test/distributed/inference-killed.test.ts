@@ -78,8 +78,13 @@ describeDistributed('fault: the inference backend is killed while tasks run', ()
     });
     expectUnavailable(open, ['OP-TASK-BREAKER-OPEN']);
     expect((await c.quota()).used).toBe(2);
-    // Prometheus saw the breaker open.
-    await waitForProm('the breaker open', `${breaker},state="open"} == 1`, (r) => r.length === 1, 30_000);
+    // Prometheus saw the breaker open (over the last minutes: it goes half-open after its reset time).
+    await waitForProm(
+      'the breaker open',
+      `max_over_time(${breaker},state="open"}[5m]) == 1`,
+      (r) => r.length === 1,
+      30_000,
+    );
     // Jaeger: the refusal's trace says why (breaker.state=open and the breaker.open event on the tasks span).
     await waitForTrace('the trace of the refused create', refusedTrace.traceId, (spans) =>
       spans.some(
