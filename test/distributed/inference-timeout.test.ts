@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import type { DistributedStack } from '../helpers/distributed';
 import { startMediaServer, type MediaServer } from '../helpers/media-server';
 import { newTraceparent, waitForTrace, type Span } from '../helpers/observability';
@@ -24,7 +25,6 @@ const services = (spans: Span[]) => new Set(spans.map((s) => s.service));
 describeDistributed('fault: the inference backend answers after the timeout', () => {
   let stack: DistributedStack;
   let media: MediaServer;
-  const warmTrace = newTraceparent();
   beforeAll(async () => {
     stack = await startFaultStack({
       toxiproxy: true,
@@ -39,7 +39,7 @@ describeDistributed('fault: the inference backend answers after the timeout', ()
       },
     });
     media = await startMediaServer({ 'pedestrians.mov': clip('pedestrians_vtest_opencv_10s.mov') });
-    const warm = await createTraced(stack, `${media.url}/file/pedestrians.mov`, warmTrace.header);
+    const warm = await client(stack).createByUrl(`${media.url}/file/pedestrians.mov`);
     expect(warm.status).toBe(201);
   }, 180_000);
   afterAll(async () => {
@@ -115,20 +115,33 @@ describeDistributed('fault: the inference backend answers after the timeout', ()
     await c.waitForStatus(id, ['stopped']);
   }, 180_000);
 
-  it("ties a file task's frames to its trace: vision.frames producer (inference) and consumer (results) spans", async () => {
-    const spans = await waitForTrace(
-      'the frames of the warm-up task in its trace',
-      warmTrace.traceId,
-      (t) => {
-        const sends = t.filter((x) => x.service === 'inference' && x.operationName === 'send vision.frames');
-        return t.some(
+  it("ties an uploaded file task's frames to its trace: vision.frames producer (inference) and consumer (results) spans", async () => {
+    const tp = newTraceparent();
+    const form = new FormData();
+    form.append('scene_code', 'person_vehicle');
+    form.append(
+      'file',
+      new Blob([readFileSync(clip('person_bicycle_car_parkinglot_intel.mp4'))]),
+      'parking.mp4',
+    );
+    const created = await client(stack).api('POST', '/v1/vision/video-tasks', {
+      headers: { 'idempotency-key': randomUUID(), traceparent: tp.header },
+      body: form,
+    });
+    expect(created.status).toBe(201);
+    const spans = await waitForTrace('the frames of the uploaded task in its trace', tp.traceId, (t) => {
+      const sends = t.filter((x) => x.service === 'inference' && x.operationName === 'send vision.frames');
+      return (
+        t.some(
           (x) =>
             x.service === 'results' &&
             x.operationName === 'process vision.frames' &&
             x.references.some((r) => sends.some((p) => p.spanID === r.spanID)),
-        );
-      },
-    );
+        ) &&
+        // The task event is sent by the outbox relay, under the traceparent its row kept.
+        t.some((x) => x.service === 'tasks' && x.operationName === 'send vision.task-events')
+      );
+    });
     const send = spans.find((x) => x.operationName === 'send vision.frames') as Span;
     expect(send.tag['span.kind']).toBe('producer');
     expect(send.tag['messaging.system']).toBe('kafka');

@@ -47,14 +47,14 @@ export function recordTimeout(span: Span, timeoutMs: number, upstream: string): 
 }
 
 /**
- * For a call to `upstream` made other than through ServiceClient (the gateway's proxy): a function
- * that, when the call runs out of time, counts it (vision_upstream_timeouts_total) and records it on
- * the span active now (recordTimeout).
+ * For a call to `upstream` made other than through ServiceClient (the gateway's proxy, the stream
+ * probe): a function that, when the call runs out of time, records it on the span active now
+ * (recordTimeout) and, for our own services (`counted`), in vision_upstream_timeouts_total.
  */
-export function timeoutRecorder(upstream: string, timeoutMs: number): () => void {
+export function timeoutRecorder(upstream: string, timeoutMs: number, counted = true): () => void {
   const span = trace.getActiveSpan();
   return () => {
-    metrics.upstreamTimeouts.inc({ upstream });
+    if (counted) metrics.upstreamTimeouts.inc({ upstream });
     if (span) recordTimeout(span, timeoutMs, upstream);
   };
 }
