@@ -2,7 +2,7 @@
 /**
  * Image detection benchmark. Run after `npm run build`:
  *
- *   node bench/images.bench.js [--reps 5] [--clients 4] [--gateway-url URL --api-key KEY]
+ *   node bench/images.bench.js [--reps 5] [--clients 4] [--gateway-url URL --api-key KEY] [--profile FILE]
  *
  * In one process and one run it measures, on the same 10 images (../shared/media/images), in --reps
  * rounds that interleave the limits with the service (the shared machine's load drifts; both see it):
@@ -23,6 +23,7 @@ const os = require('node:os');
 const { randomUUID } = require('node:crypto');
 
 const root = path.resolve(__dirname, '..');
+const inspector = require('node:inspector/promises');
 const { parseArgs } = require('./lib/args');
 const limits = require('./lib/limits');
 
@@ -87,6 +88,9 @@ async function startStack(dir) {
       QUOTA_IMAGE_DAILY: '1000000',
       GATEWAY_QPS: '1000',
       GATEWAY_BURST: '1000',
+      ...(process.env.IMAGES_DETECT_CONCURRENCY
+        ? { IMAGES_DETECT_CONCURRENCY: process.env.IMAGES_DETECT_CONCURRENCY }
+        : {}),
     },
   });
   return { url: stack.url, apiKey, close: () => stack.close() };
@@ -109,8 +113,15 @@ async function main() {
     const batchTimes = [];
     const singleTimes = [];
     const concurrentIps = [];
+    // --profile FILE: a CPU profile of this process's main thread over the measured rounds only.
+    const profiler = args.profile ? new inspector.Session() : undefined;
     // Round -1 warms the stack up. Each round: the raw limits, then the same work through the gateway.
     for (let r = -1; r < REPS; r++) {
+      if (r === 0 && profiler) {
+        profiler.connect();
+        await profiler.post('Profiler.enable');
+        await profiler.post('Profiler.start');
+      }
       if (r >= 0) await raw.round();
       let t0 = performance.now();
       await post(url, stack.apiKey, batch, IMAGES.length);
@@ -123,6 +134,11 @@ async function main() {
       t0 = performance.now();
       await Promise.all(Array.from({ length: CLIENTS }, () => post(url, stack.apiKey, batch, IMAGES.length)));
       if (r >= 0) concurrentIps.push((CLIENTS * IMAGES.length) / ((performance.now() - t0) / 1000));
+    }
+    if (profiler) {
+      const { profile } = await profiler.post('Profiler.stop');
+      fs.writeFileSync(args.profile, JSON.stringify(profile));
+      profiler.disconnect();
     }
     await model.close();
     const pipe = raw.summary();
