@@ -27,9 +27,8 @@ const percentile = (xs, p) => {
 };
 
 async function loadModel(modelsDir) {
-  const labels = inference.parseLabels(
-    fs.readFileSync(path.join(modelsDir, 'yolox_nano.labels.txt'), 'utf8'),
-  );
+  const text = fs.readFileSync(path.join(modelsDir, 'yolox_nano.labels.txt'), 'utf8');
+  const labels = text.trim().split(/\r?\n/);
   return inference.OnnxModel.load(path.join(modelsDir, 'yolox_nano.onnx'), { decoder: 'yolox', labels });
 }
 
