@@ -4,7 +4,8 @@
  * decided from what the URL served at its first look (net/playlist.ts), never from ffmpeg's exit status.
  * A live playlist whose server restarts and serves a stale, finished playlist (EXT-X-ENDLIST, as ffmpeg's
  * hls muxer leaves it when it is stopped) keeps the job running and reconnecting; a VOD playlist ends
- * `succeeded`; a stop ends the job at once.
+ * `succeeded`; a stop ends the job at once. An origin restarted with its media sequence back at 0 (ffmpeg
+ * then waits, without an error, for the old sequence number) gets its stalled decoder restarted.
  */
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
@@ -23,7 +24,9 @@ let origin: http.Server;
 let base: string;
 /** What /cam.m3u8 serves: a sliding live window, a finished (stale) playlist, or a VOD playlist. */
 let mode: 'live' | 'stale' | 'vod' = 'live';
-const startedAt = Date.now();
+/** The live window's first media sequence number, counted in seconds from `liveSince`. */
+let seqBase = 0;
+let liveSince = Date.now();
 
 const entries = (from: number, n: number) =>
   Array.from({ length: n }, (_, i) => `#EXTINF:1.0,\nseg-${(from + i) % segments.length}.ts\n`).join('');
@@ -32,7 +35,7 @@ function playlist(): string {
   const head = '#EXTM3U\n#EXT-X-VERSION:3\n#EXT-X-TARGETDURATION:1\n';
   if (mode === 'vod') return `${head}#EXT-X-MEDIA-SEQUENCE:0\n${entries(0, 4)}#EXT-X-ENDLIST\n`;
   if (mode === 'stale') return `${head}#EXT-X-MEDIA-SEQUENCE:0\n${entries(0, 3)}#EXT-X-ENDLIST\n`;
-  const seq = Math.floor((Date.now() - startedAt) / 1000);
+  const seq = seqBase + Math.floor((Date.now() - liveSince) / 1000);
   return `${head}#EXT-X-MEDIA-SEQUENCE:${seq}\n${entries(seq, 3)}`;
 }
 
@@ -114,5 +117,32 @@ describe('live HLS jobs', () => {
     const end = await svc.collector.waitForEnd('hls-vod', 60_000);
     expect(end.status).toBe('succeeded');
     expect(end.frames).toBeGreaterThanOrEqual(4);
+  });
+
+  it('an origin restarted with its media sequence back at 0: the stalled decoder is restarted, frames resume', async () => {
+    mode = 'live';
+    seqBase = 1000;
+    liveSince = Date.now();
+    const c = svc.collector;
+    await svc.parts.jobs.submit({
+      job_id: 'hls-reset',
+      scene_code: 'person_vehicle',
+      source: { type: 'stream', url: `${base}/cam.m3u8` },
+      sample_fps: 2,
+    });
+    await c.waitFor(() => c.frames('hls-reset').length >= 4, 60_000, 'first frames');
+    // The origin restarts: its sequence starts again at 0 (ffmpeg would wait ~1000 s for number 1004).
+    seqBase = 0;
+    liveSince = Date.now();
+    const reset = Date.now();
+    await c.waitFor(
+      () => c.frames('hls-reset').some((f) => f.frame_time_ms > reset + 5_000),
+      60_000,
+      'frames after the sequence went back',
+    );
+    expect(svc.parts.jobs.get('hls-reset')).toMatchObject({ status: 'running' });
+    expect(svc.parts.jobs.get('hls-reset')?.reconnects).toBeGreaterThanOrEqual(1);
+    svc.parts.jobs.stop('hls-reset');
+    expect((await c.waitForEnd('hls-reset', 10_000)).status).toBe('stopped');
   });
 });

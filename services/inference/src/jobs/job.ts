@@ -172,7 +172,8 @@ export class Job {
     if (exit.code === 0 && exit.frames > 0) return { status: 'succeeded' };
     if (exit.code === 0) return { status: 'failed', reason: taskReason('no_video_frames') };
     this.logDecoderExit(exit);
-    if (isDecoderCrash(exit)) return { status: 'failed', reason: taskReason('decoder_unavailable', 'crashed') };
+    if (isDecoderCrash(exit))
+      return { status: 'failed', reason: taskReason('decoder_unavailable', 'crashed') };
     const { code, detail } = classifyDecoderError(exit.lastError, false);
     return { status: 'failed', reason: taskReason(code, detail) };
   }
@@ -281,7 +282,8 @@ export class Job {
   private reachedEnd(exit: SourceExit): boolean {
     const httpLike = this.input.kind === 'http' || this.input.kind === 'https';
     const finite = this.sourceKind === 'file' || this.sourceKind === 'vod';
-    if (!httpLike || !finite || exit.code !== 0 || typeof exit.duration !== 'number' || exit.frames === 0) return false;
+    if (!httpLike || !finite || exit.code !== 0 || typeof exit.duration !== 'number' || exit.frames === 0)
+      return false;
     const slackMs = Math.max(2000, 3000 / this.spec.sampleFps);
     return !Number.isFinite(exit.lastPtsMs) || exit.lastPtsMs >= exit.duration * 1000 - slackMs;
   }
@@ -324,6 +326,8 @@ export class Job {
         rtmpTcUrl: this.input.kind === 'rtmp' ? rtmpTcUrl(this.input.input) : undefined,
       }),
       frameBytes: size * size * 3,
+      // A live decoder that runs without producing frames is restarted (its timeouts only see dead sockets).
+      stallMs: live ? Math.max(this.rt.ioTimeoutMs ?? 10_000, 3000 / this.spec.sampleFps) : undefined,
       onFrame: (f) => {
         if (this.stopRequested) return;
         metrics.framesDecoded.inc({ scene: this.spec.sceneCode });
