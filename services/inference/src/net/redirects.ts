@@ -65,7 +65,9 @@ export async function resolveRedirects(start: string, opts: RedirectOptions): Pr
     const contentType = res.headers.get('content-type') ?? undefined;
     // Only the status line and headers matter, and a playlist's text: never read an (endless) media body.
     const playlist =
-      !location && res.ok && isPlaylist(current.href, contentType) ? await readSome(res, 256 * 1024) : undefined;
+      !location && res.ok && isPlaylist(current.href, contentType)
+        ? await readSome(res, 256 * 1024)
+        : undefined;
     await res.body?.cancel().catch(() => undefined);
     if (!location)
       return {
