@@ -232,7 +232,7 @@ export async function startStack(
       return request(tasks.url);
     },
     as: (subject) => ({
-      [IDENTITY_HEADER]: signIdentity(SECRET, { subject, requestId: `req-${Math.random()}` }),
+      [IDENTITY_HEADER]: signIdentity(SECRET, { subject, requestId: `req-${Math.random()}` }, 'tasks'),
     }),
     objectFiles: () => listFiles(path.join(dataDir, 'objects')),
     restartTasks: async (clock) => {
