@@ -79,7 +79,11 @@ async function main() {
         body: img,
         headers: {
           'content-type': 'image/jpeg',
-          'x-vision-identity': shared.signIdentity(SECRET, { subject: 'bench', requestId: 'bench' }),
+          'x-vision-identity': shared.signIdentity(
+            SECRET,
+            { subject: 'bench', requestId: 'bench' },
+            'inference',
+          ),
         },
       });
       const body = await res.json();
@@ -113,7 +117,11 @@ async function main() {
       method: 'POST',
       headers: {
         'content-type': 'application/json',
-        'x-vision-identity': shared.signIdentity(SECRET, { subject: 'bench', requestId: 'bench' }),
+        'x-vision-identity': shared.signIdentity(
+          SECRET,
+          { subject: 'bench', requestId: 'bench' },
+          'inference',
+        ),
       },
       body: JSON.stringify({
         job_id: 'bench-job',
