@@ -67,6 +67,7 @@ export function timeoutRecorder(upstream: string, timeoutMs: number, counted = t
  */
 export class ServiceClient {
   constructor(
+    /** The service called: also the audience of the identity header it signs. */
     readonly name: string,
     readonly baseUrl: string,
     private readonly secret: string,
@@ -116,7 +117,7 @@ export class ServiceClient {
 
   private async send<T>(path: string, opts: CallOptions, timeoutMs: number): Promise<CallResult<T>> {
     const headers: Record<string, string> = {
-      [IDENTITY_HEADER]: signIdentity(this.secret, opts.identity),
+      [IDENTITY_HEADER]: signIdentity(this.secret, opts.identity, this.name),
       [REQUEST_ID_HEADER]: opts.identity.requestId,
       ...opts.headers,
     };
