@@ -8,6 +8,7 @@ import {
   loadConfig,
   metrics,
   startEgressProxy,
+  streamResolver,
   type Bus,
   type Logger,
   type ObjectStore,
@@ -56,6 +57,9 @@ export interface InferenceDeps {
 /** Composition root of the inference service: loads the scenes' models, wires the job manager and the app. */
 export async function createInference(deps: InferenceDeps): Promise<InferenceParts> {
   const { cfg } = deps;
+  // Callers' stream hosts: bounded, off the thread pool (a slow name server is the caller's problem).
+  const resolve =
+    deps.resolve ?? streamResolver({ servers: cfg.STREAM_DNS_SERVERS, timeoutMs: cfg.STREAM_DNS_TIMEOUT_MS });
   // The decoder preflight runs while the models load (it takes a few seconds).
   const decoderCheck = checkDecoder(cfg.FFMPEG_PATH, cfg.FFPROBE_PATH);
   const catalogue = await SceneCatalogue.load({
@@ -73,7 +77,7 @@ export async function createInference(deps: InferenceDeps): Promise<InferencePar
   // host, reconnects) is address-checked when it is made (egress-proxy.ts).
   const egress = await startEgressProxy({
     allowPrivate: cfg.STREAM_ALLOW_PRIVATE_NETWORKS,
-    resolve: deps.resolve,
+    resolve,
     logger: deps.logger,
   });
   const decoder = await decoderCheck;
@@ -93,7 +97,7 @@ export async function createInference(deps: InferenceDeps): Promise<InferencePar
     reconnectMaxMs: Math.max(cfg.INFERENCE_RECONNECT_MAX_MS, cfg.INFERENCE_RECONNECT_MIN_MS),
     liveQueue: cfg.INFERENCE_LIVE_QUEUE,
     allowPrivateNetworks: cfg.STREAM_ALLOW_PRIVATE_NETWORKS,
-    resolve: deps.resolve,
+    resolve,
     httpProxy: egress.url,
   });
   const stopJobGauge = metrics.inferenceActiveJobs.addSource(() => [[{}, jobs.runningCount]]);
