@@ -27,12 +27,11 @@ export interface QueuedTask {
   subject: string;
 }
 
-export type LiveDecision = { kind: 'start' } | { kind: 'refuse'; why: 'over_share'; share: number; held: number };
+export type LiveDecision =
+  { kind: 'start' } | { kind: 'refuse'; why: 'over_share'; share: number; held: number };
 
 export type FileDecision =
-  | { kind: 'start' }
-  | { kind: 'queue'; position: number }
-  | { kind: 'refuse'; why: 'queue_full' };
+  { kind: 'start' } | { kind: 'queue'; position: number } | { kind: 'refuse'; why: 'queue_full' };
 
 function held(view: SlotView, subject: string): number {
   return view.holding.get(subject) ?? 0;
@@ -72,14 +71,15 @@ export function mayStart(view: SlotView, subject: string): boolean {
 }
 
 /**
- * A new live task of `subject`: refused when the subject holds its share already and may not take
- * more; otherwise it is submitted (with no free slot by our count, the backend's own answer decides:
+ * A new live task of `subject`: refused when the subject holds its share already, other subjects want
+ * slots too and the free ones are owed to them; otherwise it is submitted (with no free slot by our count, the backend's own answer decides:
  * at capacity is 503, our count may lag a job that just ended).
  */
 export function decideLive(view: SlotView, subject: string): LiveDecision {
   const share = shareOf(view, subject);
   const h = held(view, subject);
-  if (h < share || mayStart(view, subject)) return { kind: 'start' };
+  // Alone, a subject's share is every slot: only the backend can say it is full.
+  if (h < share || demanding(view, subject).size === 1 || mayStart(view, subject)) return { kind: 'start' };
   return { kind: 'refuse', why: 'over_share', share, held: h };
 }
 

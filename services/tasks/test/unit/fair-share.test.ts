@@ -64,6 +64,11 @@ describe('live tasks (need a slot now)', () => {
   test('a subject under its share is submitted even when our count shows no free slot (the backend decides)', () => {
     expect(decideLive(view(4, { a: 4 }), 'b')).toEqual({ kind: 'start' });
   });
+
+  test('a subject alone is never refused for fair share (the backend says when it is full)', () => {
+    expect(decideLive(view(4, { a: 4 }), 'a')).toEqual({ kind: 'start' });
+    expect(decideLive(view(4, { a: 4 }, [['t1', 'b']]), 'a')).toMatchObject({ kind: 'refuse' });
+  });
 });
 
 describe('file tasks (queued, FIFO, bounded)', () => {
