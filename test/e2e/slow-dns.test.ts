@@ -110,7 +110,8 @@ describe('a slow name server of a caller’s stream host', () => {
   it('does not stall other creates: they run while eight slow answers are held; the slow ones are 400 stream_unreachable, uncharged', async () => {
     const before = await used();
     const slow = Array.from({ length: 8 }, (_, i) => create(`slow-${i}.cam.test`));
-    const fast = await Promise.all([create('cam.test'), create('cam.test')]);
+    // One after the other: the RTSP test server mishandles two clients starting at the same instant.
+    const fast = [await create('cam.test'), await create('cam.test')];
     // The name server holds the slow answers (A and AAAA) until the test ends: nothing waited for them.
     expect(ns.heldCount()).toBeGreaterThanOrEqual(8);
     for (const r of fast) {
