@@ -1,23 +1,21 @@
-/* global performance, fetch, FormData, Blob */
+/* global performance, fetch, FormData, Blob, Response */
 /**
  * Image detection benchmark. Run after `npm run build`:
  *
- *   node bench/images.bench.js [--reps 10] [--limit 4]
+ *   node bench/images.bench.js [--reps 5] [--singles 30] [--clients 4] [--gateway-url URL --api-key KEY]
  *
- * In one process and one run it
- * 1. loads the YOLOX-Nano model (../shared/models, or VISION_MODELS_DIR) with the inference service's
- *    OnnxModel and times `session.run` alone on the preprocessed tensors of the same 10 images that
- *    the batch carries (3 warm-up rounds, then --reps rounds): the raw model latency per image;
- * 2. starts quota, inference and images (standalone adapters, in memory) plus a minimal stand-in for
- *    the tasks record endpoint, and posts the batch of 10 images --reps times (a new Idempotency-Key
- *    each time, scene person_vehicle) straight to the images service with the signed identity header
- *    the gateway sends; per-image latency = request time / 10.
- * 3. posts the batch through a gateway: the one given by --gateway-url URL --api-key KEY, or else a whole
- *    standalone stack (all six services, real inference) that the bench starts in this process.
- *
- * Prints the medians and the ratio per-image service latency / raw model latency against --limit
- * (default 4: decoding, letterboxing, relaying to storage and HTTP may cost at most 3 model runs
- * per image). Latencies are measured from a client in this process; compare them only within a run.
+ * In one process and one run it measures, on the same 10 images (../shared/media/images):
+ * 1. the raw model: `session.run` alone on their prepared tensors (bench/lib/limits.js);
+ * 2. the raw pipeline: decode + letterbox + tensor + `session.run` in a tight loop, sequential and with
+ *    the next image decoding while the model runs (the best of the two is the limit);
+ * 3. the service through a gateway (the given one, or a whole standalone stack with real inference that
+ *    the bench starts in this process): a batch of the ten images, --reps times (per image = request
+ *    time / 10); one image per request, --singles requests (p50); --clients concurrent clients each
+ *    sending --reps batches (throughput in images per second).
+ * Targets (ratios to the raw pipeline measured above): batch per image <= 1.25x the best raw pipeline;
+ * one image p50 <= 1.3x the sequential raw pipeline on the same images; concurrent throughput >= 0.9x
+ * the best raw pipeline's. Request bodies are encoded once, before timing. Ends with
+ * `targets: N met, M missed`. Compare figures only within a run: the machine is shared.
  */
 const path = require('node:path');
 const fs = require('node:fs');
@@ -25,20 +23,16 @@ const os = require('node:os');
 const { randomUUID } = require('node:crypto');
 
 const root = path.resolve(__dirname, '..');
-const shared = require(path.join(root, 'packages/shared/dist/index.js'));
-const quota = require(path.join(root, 'services/quota/dist/index.js'));
-const inference = require(path.join(root, 'services/inference/dist/index.js'));
-const images = require(path.join(root, 'services/images/dist/index.js'));
-
 const { parseArgs } = require('./lib/args');
+const limits = require('./lib/limits');
 
 const args = parseArgs(process.argv.slice(2));
-const REPS = Number(args.reps ?? 10);
-const LIMIT = Number(args.limit ?? 4);
-const SECRET = process.env.INTERNAL_SECRET ?? 'bench-secret-0123456789abcdef';
+const REPS = Number(args.reps ?? 5);
+const SINGLES = Number(args.singles ?? 30);
+const CLIENTS = Number(args.clients ?? 4);
 const SHARED_DIR = process.env.VISION_SHARED_DIR ?? path.resolve(root, '../shared');
 const MODELS_DIR = process.env.VISION_MODELS_DIR ?? path.join(SHARED_DIR, 'models');
-const BATCH = [
+const NAMES = [
   'street_bus_pedestrians_coco2006.jpg',
   'street_doubledecker_bus_coco1584.jpg',
   'street_people_car_coco9891.jpg',
@@ -49,151 +43,145 @@ const BATCH = [
   'cattle_cameratrap_crop.jpg',
   'none_bedroom_coco632.jpg',
   'none_brick_facade_kodim01.webp',
-].map((n) => ({ name: n, data: fs.readFileSync(path.join(SHARED_DIR, 'media/images', n)) }));
-
-const median = (xs) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
-};
+];
+const IMAGES = NAMES.map((n) => fs.readFileSync(path.join(SHARED_DIR, 'media/images', n)));
 const ms = (x) => `${x.toFixed(1)} ms`;
 
-async function rawModel() {
-  const labels = inference.parseLabels
-    ? inference.parseLabels(fs.readFileSync(path.join(MODELS_DIR, 'yolox_nano.labels.txt'), 'utf8'))
-    : fs.readFileSync(path.join(MODELS_DIR, 'yolox_nano.labels.txt'), 'utf8').trim().split('\n');
-  const model = await inference.OnnxModel.load(path.join(MODELS_DIR, 'yolox_nano.onnx'), {
-    decoder: 'yolox',
-    labels,
-  });
-  const tensors = [];
-  for (const img of BATCH) tensors.push((await inference.prepareImage(img.data, model.inputSize)).tensor);
-  for (let w = 0; w < 3; w++) for (const t of tensors) await model.runRaw(t);
-  const perImage = [];
-  for (let r = 0; r < REPS; r++)
-    for (const t of tensors) {
-      const t0 = performance.now();
-      await model.runRaw(t);
-      perImage.push(performance.now() - t0);
-    }
-  await model.close();
-  return median(perImage);
-}
-
-function form() {
+/** A multipart body encoded once: { body, type }. */
+async function encode(indices) {
   const f = new FormData();
   f.append('scene_code', 'person_vehicle');
-  for (const img of BATCH) f.append('files', new Blob([img.data]), img.name);
-  return f;
+  for (const i of indices) f.append('files', new Blob([IMAGES[i]]), NAMES[i]);
+  const r = new Response(f);
+  return { body: Buffer.from(await r.arrayBuffer()), type: r.headers.get('content-type') };
 }
 
-async function postBatches(url, headers) {
-  const perImage = [];
-  for (let r = -1; r < REPS; r++) {
-    const t0 = performance.now();
-    const res = await fetch(url, {
-      method: 'POST',
-      body: form(),
-      headers: { ...headers, 'idempotency-key': randomUUID() },
-    });
-    const body = await res.json();
-    const dt = performance.now() - t0;
-    if (res.status !== 201) throw new Error(`${url} answered ${res.status}: ${JSON.stringify(body)}`);
-    const failed = body.results.filter((x) => x.status !== 'succeeded').length;
-    if (failed > 0) throw new Error(`${failed} images failed: ${JSON.stringify(body.results)}`);
-    if (r >= 0) perImage.push(dt / BATCH.length); // r = -1 is the warm-up
-  }
-  return median(perImage);
+async function post(url, apiKey, form, count) {
+  const res = await fetch(url, {
+    method: 'POST',
+    body: form.body,
+    headers: {
+      authorization: `Bearer ${apiKey}`,
+      'content-type': form.type,
+      'idempotency-key': randomUUID(),
+    },
+  });
+  const body = await res.json();
+  if (res.status !== 201) throw new Error(`${url} answered ${res.status}: ${JSON.stringify(body)}`);
+  const ok = body.results.filter((x) => x.status === 'succeeded').length;
+  if (ok !== count) throw new Error(`${count - ok} images failed: ${JSON.stringify(body.results)}`);
+}
+
+async function startStack(dir) {
+  const { startStandalone } = require(path.join(root, 'packages/standalone/dist/index.js'));
+  const shared = require(path.join(root, 'packages/shared/dist/index.js'));
+  const apiKey = 'bench-images-key-0123456789';
+  const stack = await startStandalone({
+    ports: 'ephemeral',
+    logger: shared.createLogger('bench', { level: 'silent' }),
+    env: {
+      PATH: process.env.PATH,
+      LOG_LEVEL: 'silent',
+      VISION_DATA_DIR: path.join(dir, 'standalone'),
+      VISION_MODELS_DIR: MODELS_DIR,
+      VISION_API_KEYS: `${apiKey}:bench`,
+      QUOTA_IMAGE_DAILY: '1000000',
+      GATEWAY_QPS: '1000',
+      GATEWAY_BURST: '1000',
+    },
+  });
+  return { url: stack.url, apiKey, close: () => stack.close() };
 }
 
 async function main() {
-  const logger = shared.createLogger('bench', { level: 'silent' });
+  const model = await limits.loadModel(MODELS_DIR);
+  const raw = await limits.rawModel(model, IMAGES, REPS);
+  const pipe = await limits.rawPipeline(model, IMAGES, REPS);
+  await model.close();
+
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'images-bench-'));
-  const common = { INTERNAL_SECRET: SECRET, VISION_DATA_DIR: ':memory:', LOG_LEVEL: 'silent' };
-  const q = await quota.start({
-    env: { ...common, QUOTA_IMAGE_DAILY: '1000000' },
-    port: 0,
-    host: '127.0.0.1',
-    logger,
-  });
-  const inf = await inference.start({
-    env: { ...common, VISION_DATA_DIR: dir, VISION_MODELS_DIR: MODELS_DIR },
-    port: 0,
-    host: '127.0.0.1',
-    logger,
-    objectStore: new shared.DirectoryObjectStore(path.join(dir, 'objects')),
-  });
-  // Minimal tasks stand-in: the image-task record endpoint only.
-  const tasksApp = shared.createServiceApp({ name: 'tasks-bench', logger, identitySecret: SECRET }, (app) => {
-    app.post('/internal/v1/image-tasks', (req, res) => res.status(201).json(req.body));
-  });
-  const tasksServer = await shared.listen(tasksApp, 0, '127.0.0.1');
-  const tasksUrl = `http://127.0.0.1:${tasksServer.address().port}`;
-  const img = await images.start({
-    env: {
-      ...common,
-      QUOTA_URL: q.url,
-      TASKS_URL: tasksUrl,
-      INFERENCE_URL: inf.url,
-      IMAGES_JANITOR_INTERVAL_MS: '0',
-    },
-    port: 0,
-    host: '127.0.0.1',
-    logger,
-    store: new shared.DirectoryObjectStore(path.join(dir, 'objects')),
-  });
-  let stack;
+  const stack = args['gateway-url']
+    ? { url: args['gateway-url'].replace(/\/$/, ''), apiKey: args['api-key'], close: async () => undefined }
+    : await startStack(dir);
+  if (!stack.apiKey) throw new Error('--gateway-url needs --api-key');
+  const url = `${stack.url}/v1/vision/image-detections`;
   try {
-    const raw = await rawModel();
-    const identity = shared.signIdentity(SECRET, { subject: 'bench', requestId: 'bench' });
-    const direct = await postBatches(`${img.url}/v1/vision/image-detections`, {
-      [shared.IDENTITY_HEADER]: identity,
-    });
-    console.log(`batch of ${BATCH.length} images, ${REPS} rounds`);
-    console.log(`raw model (session.run on preprocessed tensor), median per image: ${ms(raw)}`);
-    console.log(`images service, median per image:                              ${ms(direct)}`);
-    const ratio = direct / raw;
-    console.log(
-      `ratio service/raw: ${ratio.toFixed(2)} (limit ${LIMIT}) ${ratio <= LIMIT ? 'OK' : 'OVER LIMIT'}`,
+    const batch = await encode(IMAGES.map((_, i) => i));
+    const singles = await Promise.all(IMAGES.map((_, i) => encode([i])));
+
+    const batchTimes = [];
+    for (let r = -1; r < REPS; r++) {
+      const t0 = performance.now();
+      await post(url, stack.apiKey, batch, IMAGES.length);
+      if (r >= 0) batchTimes.push((performance.now() - t0) / IMAGES.length);
+    }
+    const batchPerImage = limits.median(batchTimes);
+
+    const singleTimes = [];
+    for (let i = -IMAGES.length; i < SINGLES; i++) {
+      const k = ((i % IMAGES.length) + IMAGES.length) % IMAGES.length;
+      const t0 = performance.now();
+      await post(url, stack.apiKey, singles[k], 1);
+      if (i >= 0) singleTimes.push({ dt: performance.now() - t0, k });
+    }
+    const singleP50 = limits.percentile(
+      singleTimes.map((s) => s.dt),
+      50,
     );
-    // Through a gateway: the given one, or a whole standalone stack started here (same process, same run).
-    let gatewayUrl = args['gateway-url'];
-    let apiKey = args['api-key'];
-    if (!gatewayUrl) {
-      const { startStandalone } = require(path.join(root, 'packages/standalone/dist/index.js'));
-      apiKey = 'bench-images-key-0123456789';
-      stack = await startStandalone({
-        ports: 'ephemeral',
-        logger,
-        env: {
-          PATH: process.env.PATH,
-          LOG_LEVEL: 'silent',
-          VISION_DATA_DIR: path.join(dir, 'standalone'),
-          VISION_MODELS_DIR: MODELS_DIR,
-          VISION_API_KEYS: `${apiKey}:bench`,
-          QUOTA_IMAGE_DAILY: '1000000',
-          GATEWAY_QPS: '1000',
-          GATEWAY_BURST: '1000',
-        },
-      });
-      gatewayUrl = stack.url;
-    }
-    if (gatewayUrl) {
-      if (!apiKey) throw new Error('--gateway-url needs --api-key');
-      const viaGw = await postBatches(`${gatewayUrl.replace(/\/$/, '')}/v1/vision/image-detections`, {
-        authorization: `Bearer ${apiKey}`,
-      });
-      const r2 = viaGw / raw;
-      console.log(`through the gateway, median per image:                         ${ms(viaGw)}`);
-      console.log(
-        `ratio gateway/raw: ${r2.toFixed(2)} (limit ${LIMIT}) ${r2 <= LIMIT ? 'OK' : 'OVER LIMIT'}`,
-      );
-    }
+    // The same mix of images through the sequential raw pipeline.
+    const singleLimit = limits.median(singleTimes.map((s) => pipe.perImage[s.k]));
+
+    const t0 = performance.now();
+    await Promise.all(
+      Array.from({ length: CLIENTS }, async () => {
+        for (let r = 0; r < REPS; r++) await post(url, stack.apiKey, batch, IMAGES.length);
+      }),
+    );
+    const concurrentIps = (CLIENTS * REPS * IMAGES.length) / ((performance.now() - t0) / 1000);
+    const pipeIps = 1000 / pipe.best;
+
+    const [l1, l5, l15] = os.loadavg();
+    console.log(
+      `images bench: ${IMAGES.length} images, ${REPS} rounds, ${SINGLES} single requests, ${CLIENTS} clients; ` +
+        `cpus ${os.cpus().length}, load average ${l1.toFixed(2)} ${l5.toFixed(2)} ${l15.toFixed(2)}`,
+    );
+    console.log(`raw model (session.run only), median per image:       ${ms(raw)}`);
+    console.log(`raw pipeline sequential, median per image:            ${ms(pipe.sequential)}`);
+    console.log(`raw pipeline overlapped, median per image:            ${ms(pipe.overlapped)}`);
+    console.log(`raw pipeline best: ${ms(pipe.best)} per image = ${pipeIps.toFixed(1)} images/s (the limit)`);
+    console.log(
+      `gateway, batch of ${IMAGES.length}, median per image:             ${ms(batchPerImage)}  ` +
+        `= ${(batchPerImage / raw).toFixed(2)}x raw model, ${(batchPerImage / pipe.best).toFixed(2)}x raw pipeline`,
+    );
+    console.log(
+      `gateway, one image per request, p50:                 ${ms(singleP50)}  ` +
+        `(raw pipeline on the same images ${ms(singleLimit)})`,
+    );
+    console.log(
+      `gateway, ${CLIENTS} concurrent clients sending batches: ${concurrentIps.toFixed(1)} images/s`,
+    );
+    limits.report([
+      {
+        name: 'batch per image / raw pipeline',
+        value: (batchPerImage / pipe.best).toFixed(2),
+        limit: '<= 1.25',
+        ok: batchPerImage / pipe.best <= 1.25,
+      },
+      {
+        name: 'one image p50 / raw pipeline',
+        value: (singleP50 / singleLimit).toFixed(2),
+        limit: '<= 1.3',
+        ok: singleP50 / singleLimit <= 1.3,
+      },
+      {
+        name: `${CLIENTS} clients throughput / raw pipeline`,
+        value: (concurrentIps / pipeIps).toFixed(2),
+        limit: '>= 0.9',
+        ok: concurrentIps / pipeIps >= 0.9,
+      },
+    ]);
   } finally {
-    await stack?.close();
-    await img.close();
-    await new Promise((r) => tasksServer.close(r));
-    await inf.close();
-    await q.close();
+    await stack.close();
     fs.rmSync(dir, { recursive: true, force: true });
   }
 }

@@ -76,8 +76,6 @@ export function isUnavailableError(err: unknown): boolean {
   return e.cause !== undefined && e.cause !== err ? isUnavailableError(e.cause) : false;
 }
 
-const MULTIPART_BROKEN = /^(Unexpected end of (form|file)|Malformed part header)$/;
-
 /** Maps any thrown value to an ApiError; unknown errors become a 500 without internals. */
 export function toApiError(err: unknown): ApiError {
   if (err instanceof ApiError) return err;
@@ -95,11 +93,6 @@ export function toApiError(err: unknown): ApiError {
   if (e && e.type === 'request.aborted')
     return new ApiError('OP-TASK-REQUEST-INVALID', 'The request body ended early', {
       reason: REASON.body_truncated,
-    });
-  // busboy's words for a multipart body that ends before its closing boundary or has a broken part head.
-  if (err instanceof Error && MULTIPART_BROKEN.test(err.message))
-    return new ApiError('OP-TASK-REQUEST-INVALID', 'The multipart body is truncated or malformed', {
-      reason: 'malformed_multipart',
     });
   // Any other client error raised by express or its parsers (a path parameter that does not decode, a
   // body whose length does not match its header): the request was malformed, not the server.

@@ -9,7 +9,7 @@
 import type { IncomingMessage } from 'node:http';
 import type { Readable } from 'node:stream';
 import busboy from 'busboy';
-import { type ApiError, invalidRequest } from './errors';
+import { ApiError, invalidRequest } from './errors';
 import { REASON } from './reasons';
 
 export interface FilePart {
@@ -151,7 +151,10 @@ export function readMultipart<T>(req: IncomingMessage, spec: MultipartSpec<T>): 
       const seq = results.length;
       let truncated = false;
       open.add(stream);
-      stream.on('error', () => undefined); // reported through the handler's own reading
+      // busboy errors the part's stream when the body ends inside it ('Unexpected end of file'); the
+      // handler's read then fails with that error or one it wrapped. Either way the caller's body is at fault.
+      let broken: Error | undefined;
+      stream.on('error', (err: Error) => (broken = err));
       stream.on('close', () => open.delete(stream));
       stream.on('limit', () => {
         truncated = true;
@@ -172,8 +175,9 @@ export function readMultipart<T>(req: IncomingMessage, spec: MultipartSpec<T>): 
           truncated: () => truncated,
         })
         .catch((err: Error) => {
-          fail(err);
-          throw err;
+          const reported = broken && !(err instanceof ApiError) ? truncatedBody() : err;
+          fail(reported);
+          throw reported;
         });
       handled.catch(() => undefined);
       results.push(handled);
@@ -201,7 +205,8 @@ export function readMultipart<T>(req: IncomingMessage, spec: MultipartSpec<T>): 
     );
     bb.on('fieldsLimit', () => fail(invalidRequest('Too many value fields', REASON.too_many_fields)));
     bb.on('partsLimit', () => fail(invalidRequest('Too many parts in the body', REASON.too_many_parts)));
-    bb.on('error', () => fail(invalidRequest('The multipart body is malformed', REASON.malformed_multipart)));
+    // busboy's 'Unexpected end of form' and 'Malformed part header'.
+    bb.on('error', () => fail(truncatedBody()));
     bb.on('close', () => {
       closed = true;
       finish();
@@ -227,6 +232,10 @@ function unknownField(name: string | undefined, hint: string): ApiError {
   return invalidRequest(`Unexpected field ${JSON.stringify(field)}; ${hint}`, REASON.unknown_field, {
     field,
   });
+}
+
+function truncatedBody(): ApiError {
+  return invalidRequest('The multipart body is truncated or malformed', REASON.malformed_multipart);
 }
 
 function bodyTooLarge(max: number): ApiError {

@@ -99,6 +99,14 @@ test.each<[string, (t: request.Test) => request.Test, string]>([
     REASON.unknown_field,
   ],
   [
+    'body ends inside a file',
+    (t) =>
+      t
+        .set('content-type', 'multipart/form-data; boundary=x')
+        .send('--x\r\nContent-Disposition: form-data; name="files"; filename="a.png"\r\n\r\nvvvv'),
+    REASON.malformed_multipart,
+  ],
+  [
     'no boundary',
     (t) => t.set('content-type', 'multipart/form-data').send('--x--'),
     REASON.malformed_multipart,

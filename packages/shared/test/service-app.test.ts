@@ -145,13 +145,9 @@ describe('createServiceApp', () => {
     }
   });
 
-  it('maps client errors raised by express and busboy to 400, never 500', () => {
+  it('maps client errors raised by express to 400, never 500 (multipart faults: the shared reader)', () => {
     const uriError = Object.assign(new URIError('Failed to decode param'), { status: 400 });
     expect(toApiError(uriError)).toMatchObject({ status: 400, details: { reason: 'malformed_request' } });
-    expect(toApiError(new Error('Unexpected end of form'))).toMatchObject({
-      status: 400,
-      details: { reason: 'malformed_multipart' },
-    });
     expect(
       toApiError(Object.assign(new Error('aborted'), { type: 'request.aborted', status: 400 })),
     ).toMatchObject({ status: 400, details: { reason: 'body_truncated' } });

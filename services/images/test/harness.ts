@@ -99,7 +99,13 @@ export class FakeInference {
   }
 }
 
-function readFiles(req: Request): Promise<Buffer[]> {
+/** The images of a detect request: one raw image body (what the images service sends) or a multipart form. */
+async function readFiles(req: Request): Promise<Buffer[]> {
+  if (!String(req.headers['content-type'] ?? '').startsWith('multipart/')) {
+    const chunks: Buffer[] = [];
+    for await (const c of req as AsyncIterable<Buffer>) chunks.push(c);
+    return [Buffer.concat(chunks)];
+  }
   return new Promise((resolve, reject) => {
     const files: Buffer[] = [];
     const bb = busboy({ headers: req.headers });

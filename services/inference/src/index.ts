@@ -28,7 +28,7 @@ export { COCO_MODEL, DEFAULT_SCENES, FIRE_SMOKE_DEFAULT_MODEL } from './catalogu
 export { inferenceShape, type InferenceConfig } from './config';
 export { JobManager, type SubmitOutcome } from './jobs/job-manager';
 export type { JobView } from './jobs/job-types';
-export { OnnxModel } from './model/onnx-model';
+export { OnnxModel, parseLabels } from './model/onnx-model';
 export { prepareImage } from './model/preprocess';
 export { detectImages } from './detect/detect-images';
 export { SortTracker } from './tracking/sort-tracker';

@@ -289,7 +289,60 @@ export interface components {
           | 'OP-METHOD-NOT-ALLOWED'
           | 'OP-SYS-INTERNAL';
         message: string;
-        details?: Record<string, never>;
+        /** @description more about the error; `reason` is one of a closed vocabulary (docs/API.md, "Error reasons") */
+        details?: {
+          /** @enum {string} */
+          reason?:
+            | 'unknown_field'
+            | 'invalid_field'
+            | 'missing_field'
+            | 'malformed_body'
+            | 'malformed_json'
+            | 'unsupported_encoding'
+            | 'body_too_large'
+            | 'body_truncated'
+            | 'upload_stalled'
+            | 'malformed_request'
+            | 'invalid_path'
+            | 'method_not_allowed'
+            | 'range_not_satisfiable'
+            | 'invalid_query'
+            | 'invalid_cursor'
+            | 'invalid_limit'
+            | 'invalid_min_score'
+            | 'too_many_ids'
+            | 'idempotency_key'
+            | 'idempotency_mismatch'
+            | 'in_progress'
+            | 'not_multipart'
+            | 'malformed_multipart'
+            | 'duplicate_field'
+            | 'field_too_large'
+            | 'too_many_fields'
+            | 'too_many_parts'
+            | 'too_many_files'
+            | 'file_missing'
+            | 'file_too_large'
+            | 'unsupported_type'
+            | 'too_many_pixels'
+            | 'stream_url_invalid'
+            | 'stream_unreachable'
+            | 'unknown_scene'
+            | 'scene_disabled'
+            | 'active_tasks'
+            | 'charge_id_conflict'
+            | 'hold_id_conflict'
+            | 'hold_already_settled'
+            | 'units_exceed_hold'
+            | 'hold_expired'
+            | 'maintenance'
+            | 'breaker_open'
+            | 'task_record_unavailable'
+            | 'decoder_unavailable'
+            | 'probe_unavailable'
+            | 'not_resolving'
+            | 'task_id_taken';
+        };
         request_id: string;
       };
     };

@@ -158,19 +158,23 @@ export class InferenceClient {
     return (r.body as { scenes: SceneStatus[] }).scenes;
   }
 
-  /** Detects one image (inference's batch endpoint with a batch of one). */
+  /**
+   * Detects one image: its bytes are the request body (no multipart framing to build here and parse
+   * there), the scene is in the query string.
+   */
   async detect(
     identity: Identity,
     sceneCode: string,
     data: Buffer,
     contentType: string,
   ): Promise<DetectOutcome> {
-    const form = new FormData();
-    form.append('scene_code', sceneCode);
-    form.append('files', new Blob([data], { type: contentType }), 'image');
     let r: CallResult;
     try {
-      r = await this.fire('/internal/v1/detect', { identity, body: form });
+      r = await this.fire(`/internal/v1/detect?scene_code=${encodeURIComponent(sceneCode)}`, {
+        identity,
+        body: data,
+        headers: { 'content-type': contentType },
+      });
     } catch (err) {
       return { status: 'failed', failure: 'inference_unavailable', reason: errorReason(err) };
     }

@@ -4,6 +4,7 @@ import type { SceneCatalogue } from '../catalogue/catalogue';
 import { detectImages } from '../detect/detect-images';
 import { PixelBudget } from '../detect/pixel-budget';
 import { readDetectForm } from './multipart';
+import { isRawImage, readRawImage } from './raw-image';
 
 export function mountDetectRoutes(
   app: Express,
@@ -24,7 +25,8 @@ export function mountDetectRoutes(
   app.post(
     '/internal/v1/detect',
     route(async (req, res) => {
-      const form = await readDetectForm(req);
+      // One raw image (scene_code in the query: the images service), or a multipart batch.
+      const form = isRawImage(req) ? await readRawImage(req) : await readDetectForm(req);
       if (form.sceneCode === undefined)
         throw invalidRequest('scene_code is required', 'missing_field', { field: 'scene_code' });
       if (!isSceneCode(form.sceneCode))

@@ -43,10 +43,19 @@ export function packBgrTensor(
   if (width > size || height > size) throw new RangeError('image larger than the model input');
   if (pixels.length < width * height * 3) throw new RangeError('pixel buffer too short');
   const plane = size * size;
-  out.fill(LETTERBOX_PAD_VALUE);
   // BGR planes: plane 0 = B, 1 = G, 2 = R.
   const bOff = order === 'bgr' ? 0 : 2;
   const rOff = order === 'bgr' ? 2 : 0;
+  if (width === size && height === size) {
+    // A whole canvas (letterboxed by sharp or ffmpeg): one pass, no padding to write.
+    for (let i = 0, src = 0; i < plane; i++, src += 3) {
+      out[i] = pixels[src + bOff];
+      out[plane + i] = pixels[src + 1];
+      out[2 * plane + i] = pixels[src + rOff];
+    }
+    return out;
+  }
+  out.fill(LETTERBOX_PAD_VALUE);
   for (let y = 0; y < height; y++) {
     let src = y * width * 3;
     let dst = y * size;

@@ -1,8 +1,9 @@
-import * as ort from 'onnxruntime-node';
+import type { InferenceSession } from 'onnxruntime-node';
 import path from 'node:path';
 import { metrics } from '@vision/shared';
 import { decodeYolov8, decodeYolox, type DecoderKind } from './decoders';
 import { nmsClassAware, type ClassDetection } from './nms';
+import { SessionWorker } from './session-worker';
 
 export const NMS_IOU = 0.45;
 
@@ -15,8 +16,21 @@ export interface ModelOptions {
 }
 
 /**
- * One onnxruntime session for one model file, shared by every job and request (onnxruntime allows
- * concurrent `run` calls on one session).
+ * The session settings of every model (docs/MODELS.md, "Session settings"): all graph optimisations;
+ * one run at a time per session (runs are queued in the session's worker), each spread over the
+ * intra-op threads (default: one per core); operators of one run executed in order, so no inter-op pool.
+ */
+export function sessionOptions(intraOpNumThreads?: number): InferenceSession.SessionOptions {
+  return {
+    graphOptimizationLevel: 'all',
+    executionMode: 'sequential',
+    ...(intraOpNumThreads ? { intraOpNumThreads } : {}),
+  };
+}
+
+/**
+ * One onnxruntime session for one model file, shared by every job and request. The session lives in
+ * a worker thread (session-worker.ts) so that model runs never block the event loop.
  */
 export class OnnxModel {
   private constructor(
@@ -24,22 +38,18 @@ export class OnnxModel {
     readonly decoder: DecoderKind,
     readonly labels: string[],
     readonly inputSize: number,
-    private readonly session: ort.InferenceSession,
+    private readonly session: SessionWorker,
     private readonly inputName: string,
     private readonly outputName: string,
   ) {}
 
   static async load(file: string, opts: ModelOptions): Promise<OnnxModel> {
-    const session = await ort.InferenceSession.create(file, {
-      graphOptimizationLevel: 'all',
-      ...(opts.intraOpNumThreads ? { intraOpNumThreads: opts.intraOpNumThreads } : {}),
-    });
-    const inputName = session.inputNames[0];
-    const outputName = session.outputNames[0];
-    const meta = session.inputMetadata?.[0];
+    const session = await SessionWorker.start(file, sessionOptions(opts.intraOpNumThreads));
+    const inputName = session.info.inputNames[0];
+    const outputName = session.info.outputNames[0];
     let inputSize = opts.defaultInputSize ?? 416;
-    if (meta && meta.isTensor) {
-      const dims = meta.shape;
+    const dims = session.info.inputShape;
+    if (dims) {
       const h = dims[2];
       const w = dims[3];
       if (typeof h === 'number' && typeof w === 'number') {
@@ -53,18 +63,13 @@ export class OnnxModel {
   /** Runs the session alone on a prepared 1x3xSxS tensor and returns the raw output. */
   async runRaw(tensor: Float32Array): Promise<{ data: Float32Array; dims: readonly number[] }> {
     const s = this.inputSize;
-    const input = new ort.Tensor('float32', tensor, [1, 3, s, s]);
     const started = process.hrtime.bigint();
-    const out = await this.session.run({ [this.inputName]: input });
+    const out = await this.session.run(this.inputName, this.outputName, tensor, [1, 3, s, s]);
     metrics.modelLatency.observe(
       { model: path.basename(this.file) },
       Number(process.hrtime.bigint() - started) / 1e9,
     );
-    const t = out[this.outputName];
-    const data = t.data as Float32Array;
-    const dims = t.dims;
-    input.dispose?.();
-    return { data, dims };
+    return out;
   }
 
   /** Detections in letterboxed input pixels, score >= scoreThreshold, after class-aware NMS. */
@@ -79,7 +84,7 @@ export class OnnxModel {
   }
 
   async close(): Promise<void> {
-    await this.session.release();
+    await this.session.close();
   }
 }
 

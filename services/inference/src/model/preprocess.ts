@@ -1,6 +1,6 @@
-import sharp, { type Metadata } from 'sharp';
+import sharp, { type ExtendOptions, type Metadata } from 'sharp';
 import type { RgbImage } from '../detection-types';
-import { letterboxFor, packBgrTensor, type Letterbox } from './letterbox';
+import { LETTERBOX_PAD_VALUE, letterboxFor, packBgrTensor, type Letterbox } from './letterbox';
 
 /** Largest image (in pixels) the decoder accepts; protects against decompression bombs. */
 export const DEFAULT_MAX_INPUT_PIXELS = 40_000_000;
@@ -67,19 +67,27 @@ export async function prepareImage(
       .removeAlpha()
       .toColourspace('srgb')
       .resize(lb.width, lb.height, { kernel: 'linear', fit: 'fill' })
+      .extend(padding(lb))
       .raw()
       .toBuffer({ resolveWithObject: true });
-    if (info.channels !== 3) throw new ImageDecodeError('unexpected channel count');
+    if (info.channels !== 3 || info.width !== size || info.height !== size)
+      throw new ImageDecodeError('unexpected decoded layout');
     return {
       width: oriented.width,
       height: oriented.height,
       letterbox: lb,
-      tensor: packBgrTensor(data, info.width, info.height, size, 'rgb'),
+      tensor: packBgrTensor(data, size, size, size, 'rgb'),
     };
   } catch (err) {
     if (err instanceof ImageDecodeError) throw err;
     throw new ImageDecodeError('image could not be decoded');
   }
+}
+
+/** The bottom/right padding that completes a resized image to the letterbox canvas (one libvips pass). */
+function padding(lb: Letterbox): ExtendOptions {
+  const v = LETTERBOX_PAD_VALUE;
+  return { right: lb.size - lb.width, bottom: lb.size - lb.height, background: { r: v, g: v, b: v } };
 }
 
 /** Letterboxes raw RGB pixels already in memory. */

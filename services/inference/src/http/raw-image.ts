@@ -1,0 +1,35 @@
+import type { Request } from 'express';
+import { invalidRequest } from '@vision/shared';
+import type { ImageInput } from '../detect/detect-images';
+import { MAX_FILE_BYTES, type DetectForm } from './multipart';
+
+/** Content types of a detect request whose body is one image's bytes (the images service sends these). */
+const RAW_TYPES = new Set(['image/jpeg', 'image/png', 'image/webp', 'application/octet-stream']);
+
+/** True when the request's body is one raw image rather than a multipart form. */
+export function isRawImage(req: Request): boolean {
+  const type = (req.headers['content-type'] ?? '').split(';')[0].trim().toLowerCase();
+  return RAW_TYPES.has(type);
+}
+
+/**
+ * Reads a detect request whose body is the bytes of one image and whose `scene_code` is in the query
+ * string: the image is sent once, as it was uploaded, with no multipart framing to write and parse
+ * again. A body longer than MAX_FILE_BYTES becomes a failed entry (as in a form); its rest is drained.
+ */
+export async function readRawImage(req: Request): Promise<DetectForm> {
+  const scene = req.query.scene_code;
+  if (scene !== undefined && typeof scene !== 'string')
+    throw invalidRequest('scene_code must be given once', 'invalid_field', { field: 'scene_code' });
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size <= MAX_FILE_BYTES) chunks.push(chunk);
+  }
+  const image: ImageInput =
+    size > MAX_FILE_BYTES
+      ? { ok: false, reason: `file exceeds ${MAX_FILE_BYTES} bytes` }
+      : { ok: true, data: Buffer.concat(chunks, size) };
+  return { sceneCode: scene, images: size === 0 ? [] : [image] };
+}

@@ -1,0 +1,140 @@
+/**
+ * An onnxruntime session in a worker thread. onnxruntime-node runs `session.run` synchronously on the
+ * calling thread (its async `run` only defers the call with setImmediate), so a session on the main
+ * thread stops the event loop for every model run: no request is read, no image decoded (sharp is
+ * scheduled from the loop), no frame published while the model works. In a worker the loop stays free
+ * and decoding overlaps the model (docs/MODELS.md, "Where the time goes").
+ *
+ * Runs are queued in the worker and execute one at a time, each with the session's intra-op threads.
+ * Inputs are copied to the worker (callers may reuse their arrays); outputs are transferred back.
+ */
+import { Worker } from 'node:worker_threads';
+import type { InferenceSession } from 'onnxruntime-node';
+
+/** The worker's code: plain JavaScript run with `eval` so that it needs no build step (jest runs sources). */
+const WORKER_SOURCE = `
+const { parentPort, workerData } = require('node:worker_threads');
+const ort = require(workerData.ortPath);
+const describe = (s) => ({
+  inputNames: s.inputNames,
+  outputNames: s.outputNames,
+  inputShape: s.inputMetadata && s.inputMetadata[0] && s.inputMetadata[0].isTensor ? s.inputMetadata[0].shape : null,
+});
+ort.InferenceSession.create(workerData.file, workerData.options).then(
+  (session) => {
+    parentPort.postMessage({ kind: 'ready', info: describe(session) });
+    const handle = async (m) => {
+      if (m.kind === 'close') {
+        await session.release();
+        parentPort.postMessage({ kind: 'closed' });
+        return;
+      }
+      try {
+        const input = new ort.Tensor('float32', m.data, m.dims);
+        const out = (await session.run({ [m.input]: input }))[m.output];
+        const data = out.data;
+        parentPort.postMessage({ kind: 'result', id: m.id, data, dims: out.dims }, [data.buffer]);
+      } catch (err) {
+        parentPort.postMessage({ kind: 'result', id: m.id, error: String((err && err.message) || err) });
+      }
+    };
+    // One message at a time, in order: runs never overlap, and close comes after the runs before it.
+    let chain = Promise.resolve();
+    parentPort.on('message', (m) => {
+      chain = chain.then(() => handle(m));
+    });
+  },
+  (err) => parentPort.postMessage({ kind: 'failed', error: String((err && err.message) || err) }),
+);
+`;
+
+export interface SessionInfo {
+  inputNames: readonly string[];
+  outputNames: readonly string[];
+  /** Declared shape of the first input, when it is a tensor. */
+  inputShape: ReadonlyArray<number | string> | null;
+}
+
+export interface RawOutput {
+  data: Float32Array;
+  dims: readonly number[];
+}
+
+type FromWorker =
+  | { kind: 'ready'; info: SessionInfo }
+  | { kind: 'failed'; error: string }
+  | { kind: 'closed' }
+  | { kind: 'result'; id: number; data?: Float32Array; dims?: number[]; error?: string };
+
+interface Pending {
+  resolve: (out: RawOutput) => void;
+  reject: (err: Error) => void;
+}
+
+export class SessionWorker {
+  private nextId = 0;
+  private readonly pending = new Map<number, Pending>();
+  private closed?: Promise<void>;
+
+  private constructor(
+    private readonly worker: Worker,
+    readonly info: SessionInfo,
+  ) {
+    worker.on('message', (m: FromWorker) => {
+      if (m.kind !== 'result') return;
+      const p = this.pending.get(m.id);
+      this.pending.delete(m.id);
+      if (!p) return;
+      if (m.error !== undefined || !m.data || !m.dims) p.reject(new Error(`model run failed: ${m.error}`));
+      else p.resolve({ data: m.data, dims: m.dims });
+    });
+    const failAll = (err: Error) => {
+      for (const p of this.pending.values()) p.reject(err);
+      this.pending.clear();
+    };
+    worker.on('error', failAll);
+    worker.on('exit', () => failAll(new Error('model worker exited')));
+  }
+
+  static start(file: string, options: InferenceSession.SessionOptions): Promise<SessionWorker> {
+    const ortPath = require.resolve('onnxruntime-node');
+    const worker = new Worker(WORKER_SOURCE, { eval: true, workerData: { ortPath, file, options } });
+    return new Promise((resolve, reject) => {
+      const onExit = (code: number) => reject(new Error(`model worker exited with ${code}`));
+      worker.once('error', reject);
+      worker.once('exit', onExit);
+      worker.once('message', (m: FromWorker) => {
+        worker.off('error', reject);
+        worker.off('exit', onExit);
+        if (m.kind === 'ready') resolve(new SessionWorker(worker, m.info));
+        else {
+          void worker.terminate();
+          reject(new Error(m.kind === 'failed' ? m.error : 'model worker did not start'));
+        }
+      });
+    });
+  }
+
+  /** Runs the model on one input tensor; resolves with the named output. */
+  run(input: string, output: string, data: Float32Array, dims: readonly number[]): Promise<RawOutput> {
+    if (this.closed) return Promise.reject(new Error('model is closed'));
+    const id = this.nextId++;
+    return new Promise((resolve, reject) => {
+      this.pending.set(id, { resolve, reject });
+      this.worker.postMessage({ kind: 'run', id, input, output, data, dims });
+    });
+  }
+
+  close(): Promise<void> {
+    this.closed ??= new Promise<void>((resolve) => {
+      const done = () => void this.worker.terminate().then(() => resolve());
+      this.worker.once('exit', () => resolve());
+      this.worker.on('message', (m: FromWorker) => {
+        if (m.kind === 'closed') done();
+      });
+      this.worker.postMessage({ kind: 'close' });
+      setTimeout(done, 5000).unref();
+    });
+    return this.closed;
+  }
+}

@@ -1,0 +1,149 @@
+/** @jest-environment ./services/inference/test/support/onnx-environment.js */
+/**
+ * Fidelity (issue 16): the faster image path gives exactly what the raw model gives on the same image.
+ * - The tensor prepareImage builds (resize + pad in one libvips pass, one-pass packing) is bit-identical
+ *   to the reference letterbox of PROVENANCE.md 1.1 written out plainly here (resize, then paste at the
+ *   top-left of a canvas of 114, BGR planes), for every image of ../shared/media/images.
+ * - The model's output through OnnxModel (session in a worker thread) is bit-identical to onnxruntime's
+ *   `session.run` called directly on this thread with the same session settings.
+ * - POST /internal/v1/detect with one raw image body answers exactly what the multipart form answers.
+ */
+import { readFileSync, readdirSync } from 'node:fs';
+import path from 'node:path';
+import * as ort from 'onnxruntime-node';
+import sharp from 'sharp';
+import request from 'supertest';
+import { IDENTITY_HEADER, signIdentity } from '@vision/shared';
+import { OnnxModel, parseLabels, sessionOptions } from '../src/model/onnx-model';
+import { prepareImage } from '../src/model/preprocess';
+import {
+  IMAGES_DIR,
+  MODELS_DIR,
+  SECRET,
+  image,
+  startTestInference,
+  type TestInference,
+} from './support/helpers';
+
+const SIZE = 416;
+const NAMES = readdirSync(IMAGES_DIR).filter((n) => /\.(jpe?g|png|webp)$/i.test(n));
+
+/** PROVENANCE.md 1.1 step by step: r = min(S/h, S/w), bilinear resize, top-left on 114, BGR, NCHW. */
+async function referenceTensor(data: Buffer): Promise<Float32Array> {
+  const { data: px, info } = await sharp(data)
+    .rotate()
+    .removeAlpha()
+    .toColourspace('srgb')
+    .raw()
+    .toBuffer({ resolveWithObject: true });
+  const r = Math.min(SIZE / info.height, SIZE / info.width);
+  const w = Math.min(SIZE, Math.max(1, Math.round(info.width * r)));
+  const h = Math.min(SIZE, Math.max(1, Math.round(info.height * r)));
+  const resized = await sharp(data)
+    .rotate()
+    .removeAlpha()
+    .toColourspace('srgb')
+    .resize(w, h, { kernel: 'linear', fit: 'fill' })
+    .raw()
+    .toBuffer();
+  expect(px.length).toBe(info.width * info.height * 3);
+  const out = new Float32Array(3 * SIZE * SIZE).fill(114);
+  const plane = SIZE * SIZE;
+  for (let y = 0; y < h; y++)
+    for (let x = 0; x < w; x++) {
+      const s = (y * w + x) * 3;
+      const d = y * SIZE + x;
+      out[d] = resized[s + 2];
+      out[plane + d] = resized[s + 1];
+      out[2 * plane + d] = resized[s];
+    }
+  return out;
+}
+
+const bytes = (a: Float32Array) => Buffer.from(a.buffer, a.byteOffset, a.byteLength);
+
+describe('fidelity of the image path to the raw model', () => {
+  it.each(NAMES)('prepareImage(%s) is the reference letterbox tensor, bit for bit', async (name) => {
+    const data = image(name);
+    const prepared = await prepareImage(data, SIZE);
+    expect(bytes(prepared.tensor).equals(bytes(await referenceTensor(data)))).toBe(true);
+  });
+
+  it('the model in its worker thread returns what session.run on this thread returns', async () => {
+    const file = path.join(MODELS_DIR, 'yolox_nano.onnx');
+    const labels = parseLabels(readFileSync(path.join(MODELS_DIR, 'yolox_nano.labels.txt'), 'utf8'));
+    const model = await OnnxModel.load(file, { decoder: 'yolox', labels });
+    const direct = await ort.InferenceSession.create(file, sessionOptions());
+    try {
+      for (const name of ['street_bus_pedestrians_coco2006.jpg', 'sheep_coco5992.jpg']) {
+        const tensor = await referenceTensor(image(name));
+        const viaWorker = await model.runRaw(tensor);
+        const out = await direct.run({
+          [direct.inputNames[0]]: new ort.Tensor('float32', tensor, [1, 3, SIZE, SIZE]),
+        });
+        const expected = out[direct.outputNames[0]];
+        expect([...viaWorker.dims]).toEqual([...expected.dims]);
+        expect(bytes(viaWorker.data).equals(bytes(expected.data as Float32Array))).toBe(true);
+        // And the concurrent runs queued in the worker each get their own output.
+        const [a, b] = await Promise.all([
+          model.runRaw(tensor),
+          model.runRaw(new Float32Array(tensor.length)),
+        ]);
+        expect(bytes(a.data).equals(bytes(expected.data as Float32Array))).toBe(true);
+        expect(bytes(b.data).equals(bytes(a.data))).toBe(false);
+      }
+    } finally {
+      await model.close();
+      await direct.release();
+    }
+  });
+
+  describe('POST /internal/v1/detect', () => {
+    let svc: TestInference;
+    beforeAll(async () => {
+      svc = await startTestInference();
+    });
+    afterAll(() => svc.close());
+    const auth = () => signIdentity(SECRET, { subject: 'svc-images', requestId: 'req-1' });
+
+    it.each([
+      ['person_vehicle', 'street_doubledecker_bus_coco1584.jpg', 'image/jpeg'],
+      ['ship', 'boat_sailboat_kodim06.png', 'image/png'],
+      ['cow_sheep', 'sheep_coco5992.jpg', 'image/jpeg'],
+      ['person_vehicle', 'none_brick_facade_kodim01.webp', 'image/webp'],
+    ])('%s, %s: a raw image body answers exactly what the form answers', async (scene, name, type) => {
+      const form = await request(svc.parts.app)
+        .post('/internal/v1/detect')
+        .set(IDENTITY_HEADER, auth())
+        .field('scene_code', scene)
+        .attach('files', image(name), name);
+      const raw = await request(svc.parts.app)
+        .post(`/internal/v1/detect?scene_code=${scene}`)
+        .set(IDENTITY_HEADER, auth())
+        .set('content-type', type)
+        .send(image(name));
+      expect(form.status).toBe(200);
+      expect(raw.status).toBe(200);
+      expect(raw.body).toEqual(form.body);
+      expect(raw.body.results[0].status).toBe('succeeded');
+    });
+
+    it('a raw body refuses a repeated scene_code, a missing one and an empty body', async () => {
+      const post = (q: string, body: Buffer) =>
+        request(svc.parts.app)
+          .post(`/internal/v1/detect${q}`)
+          .set(IDENTITY_HEADER, auth())
+          .set('content-type', 'image/jpeg')
+          .send(body);
+      const img = image('sheep_coco5992.jpg');
+      expect((await post('?scene_code=ship&scene_code=ship', img)).body.error.details.reason).toBe(
+        'invalid_field',
+      );
+      expect((await post('', img)).body.error.details.field).toBe('scene_code');
+      expect((await post('?scene_code=ship', Buffer.alloc(0))).body.error.details.field).toBe('files');
+      const broken = await post('?scene_code=ship', Buffer.from('garbage'));
+      expect(broken.status).toBe(200);
+      expect(broken.body.results[0].status).toBe('failed');
+    });
+  });
+});
