@@ -31,7 +31,9 @@ export async function checkHost(
     return {
       ok: false,
       unresolvable: true,
-      problem: check.timedOut ? 'stream_url host did not resolve in time' : 'stream_url host does not resolve',
+      problem: check.timedOut
+        ? 'stream_url host did not resolve in time'
+        : 'stream_url host does not resolve',
     };
   return { ok: false, unresolvable: false, problem: `stream_url points at a ${check.refused.cls} address` };
 }

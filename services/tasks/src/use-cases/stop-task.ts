@@ -18,7 +18,10 @@ export async function stopTask(
 ): Promise<{ status: 200 | 202; task: TaskRow }> {
   // A queued file task never reached the backend: taken out of the queue and refunded (its final status).
   if (task.status === 'submitting' && task.queued_at && (await ctx.store.claim(task.task_id)))
-    return { status: 200, task: await refundAndMove(ctx, task, 'submission_rejected', 'withdrawn_from_queue') };
+    return {
+      status: 200,
+      task: await refundAndMove(ctx, task, 'submission_rejected', 'withdrawn_from_queue'),
+    };
   const row = stopRow(task.status);
   if (row.action === 'not_stoppable')
     throw new ApiError(row.code, `Task has already ended (${task.status})`, { status: task.status });
