@@ -148,7 +148,7 @@ describe('fair share of the inference slots', () => {
     if (bl.body.status === 'running') await stop(B, bLive.body.task_id as string);
     const ended = await statusOf(B, qid, ['succeeded', 'failed', 'refunded', 'stopped']);
     expect(ended.status).toBe('succeeded');
-    expect(await used(B)).toBe(usedB + 2); // its live task and the queued one: one unit each
+    expect(await used(B)).toBe(usedB + 1); // the queued task: charged once, not again when it started
 
     // Its frames: present, each once.
     const frames: { frame_id: string }[] = [];
