@@ -27,9 +27,8 @@ const percentile = (xs, p) => {
 };
 
 async function loadModel(modelsDir) {
-  const labels = inference.parseLabels(
-    fs.readFileSync(path.join(modelsDir, 'yolox_nano.labels.txt'), 'utf8'),
-  );
+  const text = fs.readFileSync(path.join(modelsDir, 'yolox_nano.labels.txt'), 'utf8');
+  const labels = text.trim().split(/\r?\n/);
   return inference.OnnxModel.load(path.join(modelsDir, 'yolox_nano.onnx'), { decoder: 'yolox', labels });
 }
 
@@ -57,44 +56,46 @@ async function tightPrepare(data, size, out) {
   return out;
 }
 
-/** session.run alone on the prepared tensors of `images`: median ms per image. */
-async function rawModel(model, images, reps, warmup = 2) {
-  const size = model.inputSize;
-  const tensors = [];
-  for (const img of images) tensors.push(await tightPrepare(img, size, new Float32Array(3 * size * size)));
-  for (let w = 0; w < warmup; w++) for (const t of tensors) await model.runRaw(t);
-  const times = [];
-  for (let r = 0; r < reps; r++)
-    for (const t of tensors) {
+/**
+ * The raw model and the raw pipeline over `images`, measured in rounds that a bench interleaves with
+ * its service measurements (the machine's load drifts; interleaving exposes both to the same drift).
+ * A round: `session.run` alone on each prepared tensor; then each image decoded and run, sequentially;
+ * then the list again with image i+1 decoding while the model runs on image i.
+ */
+class RawLimits {
+  constructor(model, images) {
+    this.model = model;
+    this.images = images;
+    this.size = model.inputSize;
+    this.bufs = [0, 1].map(() => new Float32Array(3 * this.size * this.size));
+    this.modelTimes = [];
+    this.seqTimes = [];
+    this.perImage = images.map(() => []);
+    this.overlapRounds = [];
+  }
+
+  async warmUp() {
+    this.tensors = [];
+    for (const img of this.images)
+      this.tensors.push(await tightPrepare(img, this.size, new Float32Array(3 * this.size * this.size)));
+    for (const t of this.tensors) await this.model.runRaw(t);
+    for (const img of this.images) await this.model.runRaw(await tightPrepare(img, this.size, this.bufs[0]));
+  }
+
+  async round() {
+    const { model, images, size, bufs } = this;
+    for (const t of this.tensors) {
       const t0 = performance.now();
       await model.runRaw(t);
-      times.push(performance.now() - t0);
+      this.modelTimes.push(performance.now() - t0);
     }
-  return median(times);
-}
-
-/**
- * The raw pipeline over `images`, `reps` rounds after one warm-up round. Sequential: each image is
- * decoded, then run (median ms per image, and per image of the list). Overlapped: image i+1 decodes
- * while the model runs on image i (median over rounds of round time / images).
- */
-async function rawPipeline(model, images, reps) {
-  const size = model.inputSize;
-  const bufs = [new Float32Array(3 * size * size), new Float32Array(3 * size * size)];
-  const seqTimes = [];
-  const perImage = images.map(() => []);
-  for (let r = -1; r < reps; r++)
     for (let i = 0; i < images.length; i++) {
       const t0 = performance.now();
       await model.runRaw(await tightPrepare(images[i], size, bufs[0]));
       const dt = performance.now() - t0;
-      if (r >= 0) {
-        seqTimes.push(dt);
-        perImage[i].push(dt);
-      }
+      this.seqTimes.push(dt);
+      this.perImage[i].push(dt);
     }
-  const overlapRounds = [];
-  for (let r = -1; r < reps; r++) {
     const t0 = performance.now();
     let next = tightPrepare(images[0], size, bufs[0]);
     for (let i = 0; i < images.length; i++) {
@@ -102,16 +103,21 @@ async function rawPipeline(model, images, reps) {
       if (i + 1 < images.length) next = tightPrepare(images[i + 1], size, bufs[(i + 1) % 2]);
       await model.runRaw(tensor);
     }
-    if (r >= 0) overlapRounds.push((performance.now() - t0) / images.length);
+    this.overlapRounds.push((performance.now() - t0) / images.length);
   }
-  const sequential = median(seqTimes);
-  const overlapped = median(overlapRounds);
-  return {
-    sequential,
-    overlapped,
-    best: Math.min(sequential, overlapped),
-    perImage: perImage.map(median),
-  };
+
+  /** Medians in ms per image: model, sequential, overlapped, best pipeline, and per image (sequential). */
+  summary() {
+    const sequential = median(this.seqTimes);
+    const overlapped = median(this.overlapRounds);
+    return {
+      model: median(this.modelTimes),
+      sequential,
+      overlapped,
+      best: Math.min(sequential, overlapped),
+      perImage: this.perImage.map(median),
+    };
+  }
 }
 
 /** Counts met targets and prints the closing line. `checks`: [{ name, value, limit, ok }]. */
@@ -124,4 +130,4 @@ function report(checks) {
   console.log(`targets: ${met} met, ${checks.length - met} missed`);
 }
 
-module.exports = { loadModel, tightPrepare, rawModel, rawPipeline, report, median, percentile };
+module.exports = { loadModel, tightPrepare, RawLimits, report, median, percentile };

@@ -1,6 +1,7 @@
 import type { Express } from 'express';
 import {
   closeServer,
+  ConfigError,
   createBus,
   createLogger,
   createObjectStore,
@@ -57,6 +58,9 @@ export interface InferenceDeps {
 /** Composition root of the inference service: loads the scenes' models, wires the job manager and the app. */
 export async function createInference(deps: InferenceDeps): Promise<InferenceParts> {
   const { cfg } = deps;
+  const identitySecret = cfg.INTERNAL_SECRET;
+  if (!identitySecret)
+    throw new ConfigError(['INTERNAL_SECRET: required by the inference service in every mode (not set)']);
   // Callers' stream hosts: bounded, off the thread pool (a slow name server is the caller's problem).
   const resolve =
     deps.resolve ?? streamResolver({ servers: cfg.STREAM_DNS_SERVERS, timeoutMs: cfg.STREAM_DNS_TIMEOUT_MS });
@@ -105,7 +109,7 @@ export async function createInference(deps: InferenceDeps): Promise<InferencePar
     logger: deps.logger,
     catalogue,
     jobs,
-    identitySecret: cfg.INTERNAL_SECRET,
+    identitySecret,
     maxImagePixels: cfg.INFERENCE_MAX_IMAGE_PIXELS,
     readiness: {
       models: async () => {

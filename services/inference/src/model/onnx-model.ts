@@ -19,12 +19,15 @@ export interface ModelOptions {
  * The session settings of every model (docs/MODELS.md, "Session settings"): all graph optimisations;
  * one run at a time per session (runs are queued in the session's worker), each spread over the
  * intra-op threads (default: one per core); operators of one run executed in order, so no inter-op pool.
+ * Idle pool threads sleep instead of spinning: a spinning thread takes a core from the decoding, the
+ * request handling and ffmpeg that run beside the model on a small machine.
  */
 export function sessionOptions(intraOpNumThreads?: number): InferenceSession.SessionOptions {
   return {
     graphOptimizationLevel: 'all',
     executionMode: 'sequential',
     ...(intraOpNumThreads ? { intraOpNumThreads } : {}),
+    extra: { session: { intra_op: { allow_spinning: '0' }, inter_op: { allow_spinning: '0' } } },
   };
 }
 
