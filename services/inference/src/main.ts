@@ -1,4 +1,7 @@
 import { runMain } from '@vision/shared';
-import { start } from './index';
+import type * as Service from './index';
 
-runMain('inference', start);
+// The service is required only once runMain has started telemetry: its instrumentation patches http
+// and express as they are required (a static import loaded them first, and no server span was made).
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+runMain('inference', (opts) => (require('./index') as typeof Service).start(opts));
