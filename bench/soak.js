@@ -121,7 +121,7 @@ async function soak(dep, live, images) {
   rss.stop();
 
   const frames = await checkFrames(c, subjects, t.allFrames);
-  const quota = await checkQuota(c, subjects);
+  const quota = await checkQuota(c, subjects, t.patiently);
   const report = figures({ c, subjects, frames, quota, rss, kafkaDown, drainMs, started, until });
   process.exitCode = report.missed > 0 || Number.isNaN(kafkaDown) ? 1 : 0;
 }
@@ -169,7 +169,11 @@ function figures({ c, subjects, frames, quota, rss, kafkaDown, drainMs, started,
       quota.problems,
     ],
     ['replays answer the original; no unexpected answer', problems.length === 0, problems.slice(0, 5)],
-    ['every task ended', all.every((x) => x.final), []],
+    [
+      'every task ended',
+      all.every((x) => x.final),
+      all.filter((x) => !x.final).map((x) => `${x.id} (${x.kind}) last seen ${x.last}`),
+    ],
     ...rssRows.map((r) => [
       `RSS of ${r.name} flat after warm-up (ratio ${r.ratio.toFixed(2)} <= ${rssLimit})`,
       r.ratio <= rssLimit,
