@@ -109,7 +109,7 @@ export async function runCall(
   }
 }
 
-/** Relays every image to object storage and runs inference on it; one image's failure is its own. */
+/** Relays every image to object storage while inference runs on it; one image's failure is its own. */
 async function processImages(
   ctx: DetectionDeps,
   identity: Identity,
@@ -125,14 +125,22 @@ async function processImages(
     while (next < files.length) {
       const f = files[next++];
       const key = imageObjectKey(at, taskId, f.seq, f.type);
-      try {
-        await store.put(key, f.data, { contentType: CONTENT_TYPES[f.type], size: f.data.length });
-      } catch (err) {
-        logger.warn({ err, task_id: taskId, seq: f.seq }, 'image relay to object storage failed');
+      // The relay and the detection of an image run side by side (the write is off the model's path);
+      // an image whose relay failed is failed whatever inference said, and is not charged.
+      const [relayed, outcome] = await Promise.all([
+        store.put(key, f.data, { contentType: CONTENT_TYPES[f.type], size: f.data.length }).then(
+          () => true,
+          (err: unknown) => {
+            logger.warn({ err, task_id: taskId, seq: f.seq }, 'image relay to object storage failed');
+            return false;
+          },
+        ),
+        inference.detect(identity, sceneCode, f.data, CONTENT_TYPES[f.type]),
+      ]);
+      if (!relayed) {
         results.push({ seq: f.seq, status: 'failed', error_code: errorCodeFor('relay_failed') });
         continue;
       }
-      const outcome = await inference.detect(identity, sceneCode, f.data, CONTENT_TYPES[f.type]);
       if (outcome.status === 'succeeded')
         results.push({ seq: f.seq, status: 'succeeded', objects: outcome.objects.map(toImageObject) });
       else {
