@@ -78,7 +78,11 @@ async function main() {
         body: img,
         headers: {
           'content-type': 'image/jpeg',
-          'x-vision-identity': shared.signIdentity(SECRET, { subject: 'bench', requestId: 'bench' }),
+          'x-vision-identity': shared.signIdentity(
+            SECRET,
+            { subject: 'bench', requestId: 'bench' },
+            'inference',
+          ),
         },
       });
       const body = await res.json();
@@ -120,7 +124,11 @@ async function main() {
       method: 'POST',
       headers: {
         'content-type': 'application/json',
-        'x-vision-identity': shared.signIdentity(SECRET, { subject: 'bench', requestId: 'bench' }),
+        'x-vision-identity': shared.signIdentity(
+          SECRET,
+          { subject: 'bench', requestId: 'bench' },
+          'inference',
+        ),
       },
       body: JSON.stringify({
         job_id: 'bench-job',

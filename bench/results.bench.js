@@ -122,7 +122,11 @@ async function benchIngest(svc, bus, knex) {
 }
 
 const signed = (i) => ({
-  [shared.IDENTITY_HEADER]: shared.signIdentity(SECRET, { subject: SUBJECT, requestId: `bench-${i}` }),
+  [shared.IDENTITY_HEADER]: shared.signIdentity(
+    SECRET,
+    { subject: SUBJECT, requestId: `bench-${i}` },
+    'results',
+  ),
 });
 
 /**

@@ -44,7 +44,11 @@ async function compareThroughGateway(o, { where, bus, secret, resultsUrl, gatewa
     taskIds.map((t) => endOf(t, perTask)),
   );
   const direct = (i) => ({
-    [shared.IDENTITY_HEADER]: shared.signIdentity(secret, { subject: SUBJECT, requestId: `bench-${i}` }),
+    [shared.IDENTITY_HEADER]: shared.signIdentity(
+      secret,
+      { subject: SUBJECT, requestId: `bench-${i}` },
+      'results',
+    ),
   });
   // Wait until the last frame of every task is readable.
   for (const t of taskIds) {

@@ -25,8 +25,16 @@ export interface ServiceAppOptions {
   logger: Logger;
   /** Dependencies probed by GET /readyz, by name. */
   readiness?: Record<string, ReadinessCheck>;
-  /** When set, every route except /healthz and /readyz requires a valid signed identity header. */
-  identitySecret?: string;
+  /**
+   * Every route except /healthz, /readyz and publicPaths requires a valid signed identity header
+   * (identity.ts) for this service, in every mode: there is no service without one.
+   */
+  identitySecret: string;
+  /**
+   * The audience the identity header must name: the service's name unless set (a test stand-in for
+   * several services lists them).
+   */
+  audience?: string | readonly string[];
   /** Paths (prefixes) that skip identity verification, for example operator endpoints with their own credential. */
   publicPaths?: string[];
   /** Limit for JSON bodies. */
@@ -193,23 +201,28 @@ export function createServiceApp(opts: ServiceAppOptions, mount: (app: Express) 
       .catch(next);
   });
 
-  if (opts.identitySecret) {
-    const secret = opts.identitySecret;
-    const publicPaths = opts.publicPaths ?? [];
-    app.use((req, res, next) => {
-      if (publicPaths.some((p) => req.path.startsWith(p))) return next();
-      const identity = verifyIdentity(secret, req.header(IDENTITY_HEADER));
-      if (!identity) return next(new ApiError('OP-AUTH-REQUIRED', 'Missing or invalid credentials'));
-      res.locals.identity = identity;
-      next();
-    });
-  }
+  app.use(identityMiddleware(opts));
 
   app.use(express.json({ limit: opts.jsonLimit ?? '1mb', strict: true }));
   mount(app);
   app.use((req, _res, next) => next(new ApiError('OP-NOT-FOUND', `No route for ${req.method} ${req.path}`)));
   app.use(errorHandler(opts.logger));
   return app;
+}
+
+/** Verifies the signed identity header (identity.ts) for this service; routes read it with identityOf(). */
+function identityMiddleware(opts: ServiceAppOptions): RequestHandler {
+  const secret = opts.identitySecret;
+  if (!secret) throw new Error(`${opts.name}: an identity secret is required`);
+  const publicPaths = opts.publicPaths ?? [];
+  const audience = opts.audience ?? opts.name;
+  return (req, res, next) => {
+    if (publicPaths.some((p) => req.path.startsWith(p))) return next();
+    const identity = verifyIdentity(secret, req.header(IDENTITY_HEADER), audience);
+    if (!identity) return next(new ApiError('OP-AUTH-REQUIRED', 'Missing or invalid credentials'));
+    res.locals.identity = identity;
+    next();
+  };
 }
 
 /** Starts listening; resolves with the server once the port is bound. */

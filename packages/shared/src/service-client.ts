@@ -54,6 +54,7 @@ export function recordTimeout(span: Span, timeoutMs: number, upstream: string): 
  */
 export class ServiceClient {
   constructor(
+    /** The service called: also the audience of the identity header it signs. */
     readonly name: string,
     readonly baseUrl: string,
     private readonly secret: string,
@@ -103,7 +104,7 @@ export class ServiceClient {
 
   private async send<T>(path: string, opts: CallOptions, timeoutMs: number): Promise<CallResult<T>> {
     const headers: Record<string, string> = {
-      [IDENTITY_HEADER]: signIdentity(this.secret, opts.identity),
+      [IDENTITY_HEADER]: signIdentity(this.secret, opts.identity, this.name),
       [REQUEST_ID_HEADER]: opts.identity.requestId,
       ...opts.headers,
     };

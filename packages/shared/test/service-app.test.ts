@@ -57,7 +57,7 @@ function makeApp(extra: Partial<ServiceAppOptions> = {}) {
   return { app, lines };
 }
 
-const auth = () => signIdentity(secret, { subject: 'sub-1', requestId: 'r-1' });
+const auth = () => signIdentity(secret, { subject: 'sub-1', requestId: 'r-1' }, 'svc');
 
 describe('createServiceApp', () => {
   it('answers /healthz without identity', async () => {
@@ -99,7 +99,10 @@ describe('createServiceApp', () => {
     for (const header of [
       undefined,
       'garbage',
-      signIdentity('some-other-secret-value', { subject: 's', requestId: 'r' }),
+      signIdentity('some-other-secret-value', { subject: 's', requestId: 'r' }, 'svc'),
+      // for another service, or expired
+      signIdentity(secret, { subject: 's', requestId: 'r' }, 'tasks'),
+      signIdentity(secret, { subject: 's', requestId: 'r' }, 'svc', Date.now() - 60_000),
     ]) {
       const req = request(app).post('/echo').send({ a: 1 });
       const res = header ? await req.set(IDENTITY_HEADER, header) : await req;

@@ -29,22 +29,25 @@ interface Upstream {
 /** A real service app (shared createServiceApp) that verifies the signed identity and echoes it. */
 async function upstream(): Promise<Upstream> {
   const u = { hits: 0, seen: [] } as unknown as Upstream;
-  const app = createServiceApp({ name: 'echo', logger, identitySecret: SECRET }, (a) => {
-    a.all('/{*any}', (req, res, next) => {
-      u.hits++;
-      const id = identityOf(res);
-      u.seen.push({ subject: id.subject, headers: req.headers });
-      if (req.path === '/v1/vision/video-tasks') {
-        let bytes = 0;
-        req.on('data', (c: Buffer) => (bytes += c.length));
-        req.on('end', () => res.status(201).json({ bytes }));
-        return;
-      }
-      Promise.resolve(u.hold)
-        .then(() => res.json({ subject: id.subject, path: req.path }))
-        .catch(next);
-    });
-  });
+  const app = createServiceApp(
+    { name: 'echo', audience: ['tasks', 'quota', 'results', 'images'], logger, identitySecret: SECRET },
+    (a) => {
+      a.all('/{*any}', (req, res, next) => {
+        u.hits++;
+        const id = identityOf(res);
+        u.seen.push({ subject: id.subject, headers: req.headers });
+        if (req.path === '/v1/vision/video-tasks') {
+          let bytes = 0;
+          req.on('data', (c: Buffer) => (bytes += c.length));
+          req.on('end', () => res.status(201).json({ bytes }));
+          return;
+        }
+        Promise.resolve(u.hold)
+          .then(() => res.json({ subject: id.subject, path: req.path }))
+          .catch(next);
+      });
+    },
+  );
   u.server = await listen(app, 0, '127.0.0.1');
   u.url = `http://127.0.0.1:${(u.server.address() as AddressInfo).port}`;
   return u;
@@ -137,7 +140,11 @@ describe('gateway', () => {
   });
 
   it('routes to the owning service with a signed identity, stripping client-sent identity and the key', async () => {
-    const forged = signIdentity('not-the-secret-not-the-secret', { subject: 'other', requestId: 'x' });
+    const forged = signIdentity(
+      'not-the-secret-not-the-secret',
+      { subject: 'other', requestId: 'x' },
+      'tasks',
+    );
     const res = await request(gw.url)
       .get('/v1/vision/tasks/t1')
       .set('Authorization', 'Bearer key-acme-aaaaaaaa')
@@ -153,7 +160,11 @@ describe('gateway', () => {
   });
 
   it('a forged identity header sent straight to a service does not reach another subject', async () => {
-    const forged = signIdentity('not-the-secret-not-the-secret', { subject: 'acme', requestId: 'x' });
+    const forged = signIdentity(
+      'not-the-secret-not-the-secret',
+      { subject: 'acme', requestId: 'x' },
+      'tasks',
+    );
     const res = await request(up.url).get('/v1/vision/tasks/t1').set(IDENTITY_HEADER, forged);
     expect(res.status).toBe(401);
     expect(res.body.error.code).toBe('OP-AUTH-REQUIRED');

@@ -69,19 +69,22 @@ describe('gateway upstream connections', () => {
   let maxInFlight = 0;
 
   beforeAll(async () => {
-    const app = createServiceApp({ name: 'echo', logger, identitySecret: SECRET }, (a) => {
-      a.all('/{*any}', (req, res, next) => {
-        ports.push({ path: req.path, port: req.socket.remotePort ?? -1 });
-        inFlight++;
-        maxInFlight = Math.max(maxInFlight, inFlight);
-        held
-          .then(() => {
-            inFlight--;
-            res.json({ ok: true });
-          })
-          .catch(next);
-      });
-    });
+    const app = createServiceApp(
+      { name: 'echo', audience: ['tasks', 'quota', 'results', 'images'], logger, identitySecret: SECRET },
+      (a) => {
+        a.all('/{*any}', (req, res, next) => {
+          ports.push({ path: req.path, port: req.socket.remotePort ?? -1 });
+          inFlight++;
+          maxInFlight = Math.max(maxInFlight, inFlight);
+          held
+            .then(() => {
+              inFlight--;
+              res.json({ ok: true });
+            })
+            .catch(next);
+        });
+      },
+    );
     server = await listen(app, 0, '127.0.0.1');
     gw = await gatewayInFrontOf(server, { GATEWAY_CONCURRENCY: '50', GATEWAY_UPSTREAM_SOCKETS: '2' });
   });

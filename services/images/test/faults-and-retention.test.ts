@@ -30,7 +30,7 @@ const post = (subject: string, key = randomUUID()) =>
 async function quotaOf(subject: string) {
   const r = await request(stack.quota.url)
     .get('/v1/vision/quota')
-    .set(IDENTITY_HEADER, identityHeader(subject));
+    .set(IDENTITY_HEADER, identityHeader(subject, 'quota'));
   return r.body.images as { used: number; held: number };
 }
 
@@ -102,7 +102,7 @@ it('a call that stored its results but crashed before settling is settled once b
   const key2 = randomUUID();
   await request(stack.quota.url)
     .post('/internal/v1/holds')
-    .set(IDENTITY_HEADER, identityHeader(subject))
+    .set(IDENTITY_HEADER, identityHeader(subject, 'quota'))
     .send({ hold_id: taskId, kind: 'image', units: 2 })
     .expect(201);
   await calls.claim({

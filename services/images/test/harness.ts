@@ -46,49 +46,52 @@ export class FakeInference {
   url = '';
 
   async start(): Promise<void> {
-    const app = createServiceApp({ name: 'inference-fake', logger, identitySecret: SECRET }, (a) => {
-      a.get('/internal/v1/scenes', (_req, res) => {
-        const codes: SceneCode[] = ['person_vehicle', 'ship', 'fishing', 'fire_smoke', 'cow_sheep'];
-        res.json({
-          scenes: codes.map((c) => ({
-            scene_code: c,
-            enabled: !this.disabled.has(c),
-            ...(this.disabled.has(c) ? { reason: 'model not installed' } : {}),
-            engine: 'fake',
-            labels: ['boat'],
-            lower_bound: 0.3,
-          })),
-        });
-      });
-      a.post(
-        '/internal/v1/detect',
-        route(async (req, res) => {
-          this.detectCalls += 1;
-          const files = await readFiles(req);
-          await this.beforeDetect?.();
-          if (files.some((f) => this.poisoned.has(sha256(f)))) {
-            res.status(500).json({ error: { code: 'OP-SYS-INTERNAL', message: 'boom', request_id: 'x' } });
-            return;
-          }
+    const app = createServiceApp(
+      { name: 'inference-fake', audience: 'inference', logger, identitySecret: SECRET },
+      (a) => {
+        a.get('/internal/v1/scenes', (_req, res) => {
+          const codes: SceneCode[] = ['person_vehicle', 'ship', 'fishing', 'fire_smoke', 'cow_sheep'];
           res.json({
-            results: files.map((f, seq) => ({
-              seq,
-              status: 'succeeded',
-              image: { width: 10, height: 10 },
-              // A track_id the images service must drop; the score encodes the size so tests can tell images apart.
-              objects: [
-                {
-                  label: 'boat',
-                  score: (f.length % 1000) / 1000,
-                  bbox: { format: 'cxcywh_normalized', cx: 0.5, cy: 0.5, width: 0.25, height: 0.25 },
-                  track_id: 'should-not-appear',
-                },
-              ],
+            scenes: codes.map((c) => ({
+              scene_code: c,
+              enabled: !this.disabled.has(c),
+              ...(this.disabled.has(c) ? { reason: 'model not installed' } : {}),
+              engine: 'fake',
+              labels: ['boat'],
+              lower_bound: 0.3,
             })),
           });
-        }),
-      );
-    });
+        });
+        a.post(
+          '/internal/v1/detect',
+          route(async (req, res) => {
+            this.detectCalls += 1;
+            const files = await readFiles(req);
+            await this.beforeDetect?.();
+            if (files.some((f) => this.poisoned.has(sha256(f)))) {
+              res.status(500).json({ error: { code: 'OP-SYS-INTERNAL', message: 'boom', request_id: 'x' } });
+              return;
+            }
+            res.json({
+              results: files.map((f, seq) => ({
+                seq,
+                status: 'succeeded',
+                image: { width: 10, height: 10 },
+                // A track_id the images service must drop; the score encodes the size so tests can tell images apart.
+                objects: [
+                  {
+                    label: 'boat',
+                    score: (f.length % 1000) / 1000,
+                    bbox: { format: 'cxcywh_normalized', cx: 0.5, cy: 0.5, width: 0.25, height: 0.25 },
+                    track_id: 'should-not-appear',
+                  },
+                ],
+              })),
+            });
+          }),
+        );
+      },
+    );
     this.server = await listen(app, 0, '127.0.0.1');
     const addr = this.server.address();
     this.url = `http://127.0.0.1:${typeof addr === 'object' && addr ? addr.port : 0}`;
@@ -128,26 +131,29 @@ export class FakeTasks {
   url = '';
 
   async start(): Promise<void> {
-    const app = createServiceApp({ name: 'tasks-fake', logger, identitySecret: SECRET }, (a) => {
-      a.post('/internal/v1/image-tasks', (req, res) => {
-        if (this.down) {
-          res.status(503).json({ error: { code: 'OP-SYS-UNAVAILABLE', message: 'down', request_id: 'x' } });
-          return;
-        }
-        const { subject } = identityOf(res);
-        const body = req.body as Record<string, unknown>;
-        this.records.set(String(body.task_id), { subject, body });
-        res.status(201).json({ ...body, kind: 'image' });
-      });
-      a.get('/internal/v1/tasks/:id', (req, res) => {
-        const rec = this.records.get(String(req.params.id));
-        if (!rec || rec.subject !== identityOf(res).subject) {
-          res.status(404).json({ error: { code: 'OP-NOT-FOUND', message: 'no', request_id: 'x' } });
-          return;
-        }
-        res.json({ ...rec.body, subject: rec.subject, kind: 'image' });
-      });
-    });
+    const app = createServiceApp(
+      { name: 'tasks-fake', audience: 'tasks', logger, identitySecret: SECRET },
+      (a) => {
+        a.post('/internal/v1/image-tasks', (req, res) => {
+          if (this.down) {
+            res.status(503).json({ error: { code: 'OP-SYS-UNAVAILABLE', message: 'down', request_id: 'x' } });
+            return;
+          }
+          const { subject } = identityOf(res);
+          const body = req.body as Record<string, unknown>;
+          this.records.set(String(body.task_id), { subject, body });
+          res.status(201).json({ ...body, kind: 'image' });
+        });
+        a.get('/internal/v1/tasks/:id', (req, res) => {
+          const rec = this.records.get(String(req.params.id));
+          if (!rec || rec.subject !== identityOf(res).subject) {
+            res.status(404).json({ error: { code: 'OP-NOT-FOUND', message: 'no', request_id: 'x' } });
+            return;
+          }
+          res.json({ ...rec.body, subject: rec.subject, kind: 'image' });
+        });
+      },
+    );
     this.server = await listen(app, 0, '127.0.0.1');
     const addr = this.server.address();
     this.url = `http://127.0.0.1:${typeof addr === 'object' && addr ? addr.port : 0}`;
@@ -275,8 +281,9 @@ export async function startStack(
   };
 }
 
-export function identityHeader(subject: string): string {
-  return signIdentity(SECRET, { subject, requestId: `req-${subject}` });
+/** A signed identity for `audience` (the images service unless named: the tests also call quota). */
+export function identityHeader(subject: string, audience = 'images'): string {
+  return signIdentity(SECRET, { subject, requestId: `req-${subject}` }, audience);
 }
 
 export { IDENTITY_HEADER };

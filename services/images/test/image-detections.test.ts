@@ -1,7 +1,7 @@
 /** @jest-environment ./services/inference/test/support/onnx-environment.js */
 import { IMAGE_UPLOAD, REASON } from '@vision/shared';
 import { pngOfSize } from '../../../test/helpers/png-pad';
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import http from 'node:http';
 import request from 'supertest';
 import { IDENTITY_HEADER, identityHeader, media, startStack, type Stack } from './harness';
@@ -36,9 +36,18 @@ function attachAll(r: request.Test, names: string[]): request.Test {
 async function quotaOf(subject: string) {
   const r = await request(stack.quota.url)
     .get('/v1/vision/quota')
-    .set(IDENTITY_HEADER, identityHeader(subject));
+    .set(IDENTITY_HEADER, identityHeader(subject, 'quota'));
   expect(r.status).toBe(200);
   return r.body.images as { limit: number; used: number; held: number; remaining: number };
+}
+
+/** The seqs of the images of a task that are in object storage, whatever their day and type. */
+async function storedSeqs(taskId: string): Promise<number[]> {
+  const all = await stack.store.listOlderThan('images/', new Date(Date.now() + 86_400_000), 10_000);
+  return all
+    .filter((o) => o.key.split('/')[2] === taskId)
+    .map((o) => Number(o.key.split('/')[3].split('.')[0]))
+    .sort((a, b) => a - b);
 }
 
 function expectInvalid(r: request.Response, reason: string) {
@@ -248,6 +257,8 @@ describe('partial failure', () => {
         expect.objectContaining({ seq: 3, status: 'succeeded' }),
       ]);
       expect(r.body.results[0].objects.length).toBeGreaterThan(0);
+      // Only the images that were detected and relayed are stored: never the undecodable one.
+      expect(await storedSeqs(r.body.task_id)).toEqual([0, 3]);
       const q = await quotaOf(subject);
       expect(q.used).toBe(2);
       expect(q.held).toBe(0);
@@ -259,6 +270,37 @@ describe('partial failure', () => {
     } finally {
       stack.store.failKeys.length = 0;
     }
+  });
+});
+
+describe('images that do not decode', () => {
+  it('are answered as failed, charge nothing and are never stored (ten 8 MiB random files behind a JPEG signature)', async () => {
+    const subject = 'garbage';
+    const before = await quotaOf(subject);
+    const r = post(subject);
+    for (let i = 0; i < 10; i++) {
+      const junk = randomBytes(IMAGE_UPLOAD.maxFileBytes);
+      junk.set([0xff, 0xd8, 0xff, 0xe0], 0);
+      r.attach('files', junk, `junk${i}.jpg`);
+    }
+    const res = await r;
+    expect(res.status).toBe(201);
+    expect(res.body.results).toEqual(
+      Array.from({ length: 10 }, (_, seq) => ({
+        seq,
+        status: 'failed',
+        error_code: 'OP-TASK-REQUEST-INVALID',
+      })),
+    );
+    expect(await storedSeqs(res.body.task_id)).toEqual([]);
+    const after = await quotaOf(subject);
+    expect(after.used).toBe(before.used);
+    expect(after.held).toBe(0);
+    expect(stack.tasks.records.get(res.body.task_id)?.body.results_summary).toEqual({
+      images: 10,
+      succeeded: 0,
+      failed: 10,
+    });
   });
 });
 

@@ -38,7 +38,7 @@ const post = (subject: string, key: string) =>
 async function imagesQuota(subject: string) {
   const r = await request(stack.quota.url)
     .get('/v1/vision/quota')
-    .set(IDENTITY_HEADER, identityHeader(subject));
+    .set(IDENTITY_HEADER, identityHeader(subject, 'quota'));
   return r.body.images as { used: number; held: number; limit: number };
 }
 
@@ -48,7 +48,7 @@ async function expireHoldAndFillDay(subject: string): Promise<void> {
   const { limit, used } = await imagesQuota(subject);
   await request(stack.quota.url)
     .post('/internal/v1/charges')
-    .set(IDENTITY_HEADER, identityHeader(subject))
+    .set(IDENTITY_HEADER, identityHeader(subject, 'quota'))
     .send({ charge_id: `fill-${randomUUID()}`, kind: 'image', units: limit - used })
     .expect(201);
 }
@@ -100,7 +100,7 @@ test('the sweeper finishing a stored call whose settle is refused stores the ima
   const key = randomUUID();
   await request(stack.quota.url)
     .post('/internal/v1/holds')
-    .set(IDENTITY_HEADER, identityHeader(subject))
+    .set(IDENTITY_HEADER, identityHeader(subject, 'quota'))
     .send({ hold_id: taskId, kind: 'image', units: 2, ttl_ms: HOLD_TTL_MS })
     .expect(201);
   await calls.claim({

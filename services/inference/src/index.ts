@@ -1,6 +1,7 @@
 import type { Express } from 'express';
 import {
   closeServer,
+  ConfigError,
   createBus,
   createLogger,
   createObjectStore,
@@ -56,6 +57,9 @@ export interface InferenceDeps {
 /** Composition root of the inference service: loads the scenes' models, wires the job manager and the app. */
 export async function createInference(deps: InferenceDeps): Promise<InferenceParts> {
   const { cfg } = deps;
+  const identitySecret = cfg.INTERNAL_SECRET;
+  if (!identitySecret)
+    throw new ConfigError(['INTERNAL_SECRET: required by the inference service in every mode (not set)']);
   // The decoder preflight runs while the models load (it takes a few seconds).
   const decoderCheck = checkDecoder(cfg.FFMPEG_PATH, cfg.FFPROBE_PATH);
   const catalogue = await SceneCatalogue.load({
@@ -101,7 +105,7 @@ export async function createInference(deps: InferenceDeps): Promise<InferencePar
     logger: deps.logger,
     catalogue,
     jobs,
-    identitySecret: cfg.INTERNAL_SECRET,
+    identitySecret,
     maxImagePixels: cfg.INFERENCE_MAX_IMAGE_PIXELS,
     readiness: {
       models: async () => {

@@ -15,7 +15,7 @@ beforeAll(async () => {
 });
 afterAll(() => svc.close());
 
-const auth = () => signIdentity(SECRET, { subject: 'svc-images', requestId: 'req-1' });
+const auth = () => signIdentity(SECRET, { subject: 'svc-images', requestId: 'req-1' }, 'inference');
 
 describe('GET /internal/v1/scenes', () => {
   it('lists every scene with its engine, labels and lower bound', async () => {

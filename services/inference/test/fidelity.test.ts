@@ -104,7 +104,7 @@ describe('fidelity of the image path to the raw model', () => {
       svc = await startTestInference();
     });
     afterAll(() => svc.close());
-    const auth = () => signIdentity(SECRET, { subject: 'svc-images', requestId: 'req-1' });
+    const auth = () => signIdentity(SECRET, { subject: 'svc-images', requestId: 'req-1' }, 'inference');
 
     it.each([
       ['person_vehicle', 'street_doubledecker_bus_coco1584.jpg', 'image/jpeg'],

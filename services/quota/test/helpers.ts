@@ -82,7 +82,7 @@ export async function startHarness(o: HarnessOptions = {}): Promise<Harness> {
     events,
     http: request(`http://127.0.0.1:${port}`),
     auth: (subject: string) => ({
-      [IDENTITY_HEADER]: signIdentity(SECRET, { subject, requestId: `req-${++n}` }),
+      [IDENTITY_HEADER]: signIdentity(SECRET, { subject, requestId: `req-${++n}` }, 'quota'),
     }),
     close: async () => {
       await new Promise<void>((r) => {

@@ -23,7 +23,7 @@ describe('quota start()', () => {
       const ready = await fetch(`${svc.url}/readyz`);
       expect(ready.status).toBe(200);
       const headers = {
-        [IDENTITY_HEADER]: signIdentity(env.INTERNAL_SECRET, { subject: 'acme', requestId: 'r1' }),
+        [IDENTITY_HEADER]: signIdentity(env.INTERNAL_SECRET, { subject: 'acme', requestId: 'r1' }, 'quota'),
       };
       const q = await fetch(`${svc.url}/v1/vision/quota`, { headers });
       expect(q.status).toBe(200);

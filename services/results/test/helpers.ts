@@ -128,18 +128,23 @@ export class TasksStub {
   url = '';
 
   async start(): Promise<void> {
-    const app = createServiceApp({ name: 'tasks-stub', logger, identitySecret: SECRET }, (a) => {
-      a.get('/internal/v1/tasks/:id', (req, res) => {
-        const id = String(req.params.id);
-        this.calls.push({ taskId: id, subject: (res.locals.identity as { subject: string }).subject });
-        const t = this.tasks.get(id);
-        if (!t) {
-          res.status(404).json({ error: { code: 'OP-NOT-FOUND', message: 'no such task', request_id: 'x' } });
-          return;
-        }
-        res.json(t);
-      });
-    });
+    const app = createServiceApp(
+      { name: 'tasks-stub', audience: 'tasks', logger, identitySecret: SECRET },
+      (a) => {
+        a.get('/internal/v1/tasks/:id', (req, res) => {
+          const id = String(req.params.id);
+          this.calls.push({ taskId: id, subject: (res.locals.identity as { subject: string }).subject });
+          const t = this.tasks.get(id);
+          if (!t) {
+            res
+              .status(404)
+              .json({ error: { code: 'OP-NOT-FOUND', message: 'no such task', request_id: 'x' } });
+            return;
+          }
+          res.json(t);
+        });
+      },
+    );
     this.server = await listen(app, 0, '127.0.0.1');
     const addr = this.server.address();
     this.url = `http://127.0.0.1:${typeof addr === 'object' && addr ? addr.port : 0}`;
@@ -203,7 +208,7 @@ export async function startHarness(env: Record<string, string> = {}): Promise<Ha
       const res = await fetch(
         `${svc.url}/v1/vision/tasks/${encodeURIComponent(taskId)}/results${qs ? `?${qs}` : ''}`,
         {
-          headers: { [IDENTITY_HEADER]: signIdentity(SECRET, { subject, requestId: `req-${n}` }) },
+          headers: { [IDENTITY_HEADER]: signIdentity(SECRET, { subject, requestId: `req-${n}` }, 'results') },
         },
       );
       return { status: res.status, body: (await res.json()) as ReplyBody, headers: res.headers };

@@ -330,7 +330,11 @@ describe('ownership, lookup fallback and retention', () => {
     expect(res.status).toBe(401);
     const forged = await fetch(`${h.svc.url}/v1/vision/tasks/x/results`, {
       headers: {
-        [IDENTITY_HEADER]: signIdentity('some-other-secret-value', { subject: 'alice', requestId: 'r' }),
+        [IDENTITY_HEADER]: signIdentity(
+          'some-other-secret-value',
+          { subject: 'alice', requestId: 'r' },
+          'results',
+        ),
       },
     });
     expect(forged.status).toBe(401);

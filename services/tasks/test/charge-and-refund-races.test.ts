@@ -40,11 +40,13 @@ describe('recovery of a submitting task whose charge was refunded', () => {
       (
         await q
           .post('/internal/v1/charges')
-          .set(stack.as('ned'))
+          .set(stack.as('ned', 'quota'))
           .send({ charge_id: taskId, kind: 'video', units: 1 })
       ).status,
     ).toBe(201);
-    expect((await q.post(`/internal/v1/charges/${taskId}/refund`).set(stack.as('ned'))).status).toBe(200);
+    expect((await q.post(`/internal/v1/charges/${taskId}/refund`).set(stack.as('ned', 'quota'))).status).toBe(
+      200,
+    );
     const ins = await stack.tasks.store.insertSubmitting(
       {
         task_id: taskId,

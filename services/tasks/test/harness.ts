@@ -177,7 +177,8 @@ export interface Stack {
   dataDir: string;
   env: Record<string, string>;
   http: ReturnType<typeof request>;
-  as(subject: string): Record<string, string>;
+  /** The signed identity header for `subject`, made for the tasks service unless `audience` names another. */
+  as(subject: string, audience?: string): Record<string, string>;
   objectFiles(): string[];
   restartTasks(clock?: Clock): Promise<void>;
   close(): Promise<void>;
@@ -231,8 +232,8 @@ export async function startStack(
     get http() {
       return request(tasks.url);
     },
-    as: (subject) => ({
-      [IDENTITY_HEADER]: signIdentity(SECRET, { subject, requestId: `req-${Math.random()}` }),
+    as: (subject, audience = 'tasks') => ({
+      [IDENTITY_HEADER]: signIdentity(SECRET, { subject, requestId: `req-${Math.random()}` }, audience),
     }),
     objectFiles: () => listFiles(path.join(dataDir, 'objects')),
     restartTasks: async (clock) => {
@@ -267,7 +268,7 @@ function listFiles(dir: string): string[] {
 }
 
 export async function quotaUsed(stack: Stack, subject: string): Promise<number> {
-  const r = await request(stack.quota.url).get('/v1/vision/quota').set(stack.as(subject));
+  const r = await request(stack.quota.url).get('/v1/vision/quota').set(stack.as(subject, 'quota'));
   return (r.body as { video_tasks: { used: number } }).video_tasks.used;
 }
 

@@ -140,10 +140,11 @@ export function createApp(deps: GatewayDeps): Express {
     const requestId = res.locals.requestId as string;
     delete req.headers[IDENTITY_HEADER];
     delete req.headers.authorization;
-    req.headers[IDENTITY_HEADER] = signIdentity(deps.internalSecret, {
-      subject: res.locals.subject as string,
-      requestId,
-    });
+    req.headers[IDENTITY_HEADER] = signIdentity(
+      deps.internalSecret,
+      { subject: res.locals.subject as string, requestId },
+      route.upstream,
+    );
     req.headers[REQUEST_ID_HEADER] = requestId;
     forward(req, res, { name: route.upstream, url: deps.upstreams[route.upstream] }, route.maxBodyBytes);
   });

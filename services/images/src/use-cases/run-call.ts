@@ -1,6 +1,6 @@
 /**
  * Running one image call that this request owns (fresh, or taken over from a dead owner): breaker and
- * scene gate, quota hold, relay and inference per image, task record, settle (SPEC.md 4.6).
+ * scene gate, quota hold, inference then relay per image, task record, settle (SPEC.md 4.6).
  */
 import { ApiError, type Identity, REASON } from '@vision/shared';
 import { holdIdFor } from '../domain/idempotency';
@@ -109,7 +109,11 @@ export async function runCall(
   }
 }
 
-/** Relays every image to object storage while inference runs on it; one image's failure is its own. */
+/**
+ * Detects every image, then relays to object storage only the images inference decoded: an image that
+ * does not decode (or whose detection failed) is never written, so it cannot be kept for free. One
+ * image's failure is its own.
+ */
 async function processImages(
   ctx: DetectionDeps,
   identity: Identity,
@@ -124,29 +128,21 @@ async function processImages(
   const worker = async (): Promise<void> => {
     while (next < files.length) {
       const f = files[next++];
+      const outcome = await inference.detect(identity, sceneCode, f.data, CONTENT_TYPES[f.type]);
+      if (outcome.status !== 'succeeded') {
+        logger.warn({ task_id: taskId, seq: f.seq, reason: outcome.reason }, 'image detection failed');
+        results.push({ seq: f.seq, status: 'failed', error_code: errorCodeFor(outcome.failure) });
+        continue;
+      }
       const key = imageObjectKey(at, taskId, f.seq, f.type);
-      // The relay and the detection of an image run side by side (the write is off the model's path);
-      // an image whose relay failed is failed whatever inference said, and is not charged.
-      const [relayed, outcome] = await Promise.all([
-        store.put(key, f.data, { contentType: CONTENT_TYPES[f.type], size: f.data.length }).then(
-          () => true,
-          (err: unknown) => {
-            logger.warn({ err, task_id: taskId, seq: f.seq }, 'image relay to object storage failed');
-            return false;
-          },
-        ),
-        inference.detect(identity, sceneCode, f.data, CONTENT_TYPES[f.type]),
-      ]);
-      if (!relayed) {
+      try {
+        await store.put(key, f.data, { contentType: CONTENT_TYPES[f.type], size: f.data.length });
+      } catch (err) {
+        logger.warn({ err, task_id: taskId, seq: f.seq }, 'image relay to object storage failed');
         results.push({ seq: f.seq, status: 'failed', error_code: errorCodeFor('relay_failed') });
         continue;
       }
-      if (outcome.status === 'succeeded')
-        results.push({ seq: f.seq, status: 'succeeded', objects: outcome.objects.map(toImageObject) });
-      else {
-        logger.warn({ task_id: taskId, seq: f.seq, reason: outcome.reason }, 'image detection failed');
-        results.push({ seq: f.seq, status: 'failed', error_code: errorCodeFor(outcome.failure) });
-      }
+      results.push({ seq: f.seq, status: 'succeeded', objects: outcome.objects.map(toImageObject) });
     }
   };
   await Promise.all(

@@ -9,7 +9,8 @@ export interface AppDeps {
   logger: Logger;
   catalogue: SceneCatalogue;
   jobs: JobManager;
-  identitySecret?: string;
+  /** INTERNAL_SECRET: every route but /healthz and /readyz requires the signed identity, in every mode. */
+  identitySecret: string;
   maxImagePixels: number;
   readiness?: Record<string, ReadinessCheck>;
 }
