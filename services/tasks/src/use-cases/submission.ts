@@ -41,6 +41,11 @@ export async function submitTask(
     source: sourceOf(task),
   });
   const row = submitRow(context, resultOf(out));
+  if (row.queue) {
+    // No slot: the charged task waits in the queue (at its old place when it had one).
+    const queued = await ctx.store.enqueue(task.task_id, task.queued_at ?? undefined);
+    return { task: queued ?? (await ctx.store.get(task.task_id)) ?? task, status: 201 };
+  }
   if (row.answer.kind === 'error') {
     await undo(ctx, identity, task, row.refund);
     const a = row.answer;
