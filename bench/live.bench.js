@@ -52,7 +52,7 @@ async function rawModelMeter() {
   return {
     async measure() {
       const from = rawLimits.modelTimes.length;
-      for (let r = 0; r < reps; r++) await rawLimits.round();
+      for (let r = 0; r < reps; r++) await rawLimits.modelRound();
       return limits.median(rawLimits.modelTimes.slice(from));
     },
     median: () => rawLimits.summary().model,
