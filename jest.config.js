@@ -9,14 +9,21 @@
  * Jest runs the TypeScript sources directly (ts-jest transpiles each file alone; `npm run build` type-checks).
  */
 // --- live stream tests (issue 14): the https test server's certificate is signed by a test CA
-// (scripts/stack/live/tls.sh); jest workers trust it (Node reads NODE_EXTRA_CA_CERTS when a process starts).
-const liveTestCa = require('node:path').join(
-  process.env.VISION_STACK_DIR ??
-    require('node:path').join(require('node:os').homedir(), '.cache/vision-stack'),
-  'live-tls/ca.pem',
-);
-if (!process.env.NODE_EXTRA_CA_CERTS && require('node:fs').existsSync(liveTestCa))
-  process.env.NODE_EXTRA_CA_CERTS = liveTestCa;
+// (scripts/stack/live/tls.sh); jest workers trust it. Node reads NODE_EXTRA_CA_CERTS once, when a process
+// starts, and takes one file: tls.sh --trust makes the CA now (before any worker starts; on a fresh machine
+// it did not exist yet) and names a file holding it plus whatever NODE_EXTRA_CA_CERTS named already (a
+// machine that set it to its own bundle kept the test CA out, and the standalone https create answered
+// stream_unreachable: the tasks service's redirect walk failed its TLS check).
+try {
+  process.env.NODE_EXTRA_CA_CERTS = require('node:child_process')
+    .execFileSync('bash', [require('node:path').join(__dirname, 'scripts/stack/live/tls.sh'), '--trust'], {
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'ignore'],
+    })
+    .trim();
+} catch {
+  // no openssl: the live test's https check says so loudly
+}
 // --- end live stream tests
 
 const tsJest = ['ts-jest', { tsconfig: '<rootDir>/tsconfig.jest.json' }];

@@ -1,4 +1,4 @@
-/* global performance, setTimeout */
+/* global setTimeout */
 /**
  * Live-stream capacity bench. Run after `npm run build` and scripts/stack/live/install.sh:
  *
@@ -21,6 +21,7 @@ const os = require('node:os');
 const { execFileSync, spawn } = require('node:child_process');
 const net = require('node:net');
 const { parseArgs } = require('./lib/args');
+const limits = require('./lib/limits');
 
 const root = path.resolve(__dirname, '..');
 const shared = require(path.join(root, 'packages/shared/dist/index.js'));
@@ -37,29 +38,18 @@ const modelsDir = process.env.VISION_MODELS_DIR ?? path.join(sharedDir, 'models'
 const SECRET = 'bench-internal-secret-0123456789';
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const fmt = (v, d = 2) => v.toFixed(d);
-const quantile = (xs, q) => {
-  if (xs.length === 0) return NaN;
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.min(s.length - 1, Math.floor(q * s.length))];
-};
 
+/** session.run alone (bench/lib/limits.js, the same measure as the image benches): median ms per frame. */
 async function rawModelMs() {
-  const labels = fs.readFileSync(path.join(modelsDir, 'yolox_nano.labels.txt'), 'utf8').trim().split('\n');
-  const model = await inference.OnnxModel.load(path.join(modelsDir, 'yolox_nano.onnx'), {
-    decoder: 'yolox',
-    labels,
-  });
-  const img = fs.readFileSync(path.join(sharedDir, 'media/images/street_people_car_coco9891.jpg'));
-  const prepared = await inference.prepareImage(img, model.inputSize);
-  for (let i = 0; i < 5; i++) await model.runRaw(prepared.tensor);
-  const times = [];
-  for (let i = 0; i < reps; i++) {
-    const t = performance.now();
-    await model.runRaw(prepared.tensor);
-    times.push(performance.now() - t);
+  const model = await limits.loadModel(modelsDir);
+  const images = ['street_people_car_coco9891.jpg'].map((n) =>
+    fs.readFileSync(path.join(sharedDir, 'media/images', n)),
+  );
+  try {
+    return await limits.rawModel(model, images, reps, 5);
+  } finally {
+    await model.close();
   }
-  await model.close();
-  return quantile(times, 0.5);
 }
 
 async function freePort() {
@@ -164,7 +154,14 @@ async function main() {
     const all = [...latencies.values()].flat();
     const dropShare = published + dropped > 0 ? dropped / (published + dropped) : 1;
     const expected = n * fps * windowS;
-    const r = { n, published, dropped, dropShare, p95: quantile(all, 0.95), delivered: published / expected };
+    const r = {
+      n,
+      published,
+      dropped,
+      dropShare,
+      p95: all.length ? limits.percentile(all, 95) : NaN,
+      delivered: published / expected,
+    };
     console.log(
       `  N=${String(n).padStart(2)}: ${published} frames stored, ${dropped} dropped (${fmt(dropShare * 100, 1)} %), ` +
         `${fmt(r.delivered * 100, 0)} % of ${expected} expected, p95 capture->stored ${fmt(r.p95, 0)} ms ${dropShare < 0.01 && r.delivered > 0.9 ? 'ok' : 'over'}`,
@@ -205,7 +202,14 @@ async function main() {
     `  largest N with < 1 % dropped: ${good}${best ? ` (p95 capture->stored ${fmt(best.p95, 0)} ms)` : ''}; ` +
       `ratio ${fmt(ratio)} of the limit ${fmt(limit, 1)} (target >= 0.80) ${met ? 'OK' : 'MISSED'}`,
   );
-  console.log(`targets: ${met ? 1 : 0} met, ${met ? 0 : 1} missed`);
+  limits.report([
+    {
+      name: 'largest N with < 1 % dropped / (raw model fps / sampling fps) >= 0.80',
+      value: fmt(ratio),
+      limit: `0.80 of ${fmt(limit, 1)}`,
+      ok: met,
+    },
+  ]);
   await sub.close();
   await parts.close();
   await bus.close();

@@ -27,7 +27,8 @@ echo "[test-distributed] servers ready after $((SECONDS - t0))s" >&2
 npm run build --silent
 if [ "$#" -eq 0 ]; then set -- test/e2e test/distributed; fi
 # --- live stream tests (issue 14): trust the test CA of the https stream server (jest and the services it starts).
-NODE_EXTRA_CA_CERTS="${NODE_EXTRA_CA_CERTS:-$(bash scripts/stack/live/tls.sh)/ca.pem}"
+# (--trust: the test CA plus the bundle NODE_EXTRA_CA_CERTS already names, if any; Node takes one file.)
+NODE_EXTRA_CA_CERTS="$(bash scripts/stack/live/tls.sh --trust)"
 export NODE_EXTRA_CA_CERTS
 # --- end live stream tests
 E2E_STACK=distributed npx jest --runInBand "$@"

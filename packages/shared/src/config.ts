@@ -113,6 +113,10 @@ export const commonShape = {
   S3_BUCKET: z.string().default('vision'),
   S3_REGION: z.string().default('us-east-1'),
   OTEL_EXPORTER_OTLP_ENDPOINT: z.string().optional(),
+  /** Name servers for callers' stream hosts (`ip` or `ip:port`, comma-separated); the system's when empty. */
+  STREAM_DNS_SERVERS: env.list([]),
+  /** Deadline of resolving a caller's stream host (host-check.ts streamResolver); under TASKS_BACKEND_TIMEOUT_MS. */
+  STREAM_DNS_TIMEOUT_MS: env.int(2000, 50, 30_000),
   /** Port of the Prometheus endpoint GET /metrics (own listener, not through the gateway); 0 = a free one. */
   METRICS_PORT: env.int(9464, 0, 65535),
   /** Address it listens on; default 0.0.0.0 for a service process, HOST for the standalone one. */

@@ -90,6 +90,12 @@ export async function startEgressProxy(opts: EgressProxyOptions): Promise<Egress
         (up) => {
           res.writeHead(up.statusCode ?? 502, up.headers);
           up.pipe(res);
+          // The origin went away mid-answer (restarted, killed): cut ffmpeg's connection too, at once,
+          // rather than leave it waiting for bytes that never come until its read timeout.
+          up.on('error', () => res.destroy());
+          up.on('close', () => {
+            if (!up.complete) res.destroy();
+          });
         },
       );
       upstream.on('timeout', () => upstream.destroy(new Error('timeout')));
@@ -126,6 +132,9 @@ export async function startEgressProxy(opts: EgressProxyOptions): Promise<Egress
       upstream.on('error', () => {
         if (!established) fail(502, 'Bad Gateway');
         else client.destroy();
+      });
+      upstream.on('close', () => {
+        if (established) client.destroy();
       });
       client.on('close', () => upstream.destroy());
     });

@@ -47,6 +47,8 @@ export const REASONS = [
   'scene_disabled',
   // quota and admission
   'active_tasks',
+  'fair_share',
+  'queue_full',
   'charge_id_conflict',
   'hold_id_conflict',
   'hold_already_settled',

@@ -28,6 +28,8 @@ export const TASK_REASONS = {
   charge_refunded: 'the charge was refunded',
   backend_has_no_job: 'the inference backend never created the job',
   verified_not_created: 'an operator verified that the job was not created',
+  withdrawn_from_queue: 'the task was stopped while it waited for a slot',
+  queue_timeout: 'the task waited for a slot for too long',
 } as const;
 
 export type TaskReasonCode = keyof typeof TASK_REASONS;

@@ -145,4 +145,54 @@ describe('egress proxy', () => {
       await proxy.close();
     }
   });
+
+  it('cuts the client the moment its origin dies mid-answer (HTTP and CONNECT), so ffmpeg reconnects at once', async () => {
+    // An origin that sends headers and part of an endless body, then is killed (its sockets destroyed).
+    const sockets = new Set<net.Socket>();
+    const dying = http.createServer((_req, res) => {
+      res.writeHead(200, { 'content-type': 'video/mp2t' });
+      res.write(Buffer.alloc(1000));
+    });
+    dying.on('connection', (s) => sockets.add(s));
+    await new Promise<void>((r) => dying.listen(0, '127.0.0.1', () => r()));
+    const port = (dying.address() as AddressInfo).port;
+    const proxy = await startEgressProxy({ allowPrivate: true });
+    const p = new URL(proxy.url);
+    try {
+      // Plain HTTP: the client's response ends in an error (not a clean end, not a hang).
+      const http1 = new Promise<string>((resolve) => {
+        const req = http.request(
+          { host: p.hostname, port: p.port, path: `http://127.0.0.1:${port}/live.ts`, agent: false },
+          (res) => {
+            res.once('data', () => [...sockets].forEach((s) => s.destroy()));
+            res.on('error', () => resolve('cut'));
+            res.on('end', () => resolve('ended cleanly'));
+          },
+        );
+        req.on('error', () => resolve('cut'));
+        req.end();
+      });
+      expect(await http1).toBe('cut');
+      // CONNECT: the tunnel closes when the origin's connection dies.
+      const closed = new Promise<boolean>((resolve) => {
+        const s = net.connect(Number(p.port), p.hostname, () =>
+          s.write(`CONNECT 127.0.0.1:${port} HTTP/1.1\r\nhost: 127.0.0.1:${port}\r\n\r\n`),
+        );
+        let buf = '';
+        s.on('data', (c: Buffer) => {
+          buf += c.toString('latin1');
+          if (buf.includes('Connection Established') && !buf.includes('GET sent')) {
+            buf += 'GET sent';
+            s.write(`GET /live.ts HTTP/1.1\r\nhost: x\r\n\r\n`);
+          } else if (buf.includes('video/mp2t')) [...sockets].forEach((x) => x.destroy());
+        });
+        s.on('close', () => resolve(true));
+        s.on('error', () => undefined);
+      });
+      expect(await closed).toBe(true);
+    } finally {
+      await proxy.close();
+      await new Promise<void>((r) => dying.close(() => r()));
+    }
+  });
 });

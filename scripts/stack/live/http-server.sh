@@ -22,10 +22,15 @@ NGINX="${NGINX:-/usr/sbin/nginx}"
 [ -x "$NGINX" ] || { echo "nginx is missing (scripts/stack/live/install.sh)" >&2; exit 1; }
 mkdir -p "$DIR/www/live" "$DIR/tmp"
 cp -f "$MP4" "$DIR/www/camera.mp4"
+# The progressive MP4 is sent at about its own bitrate (+5 %, after a first 256 KiB for the header), as a
+# camera's HTTP endpoint sends it. Unthrottled, the kernel buffers of a loopback connection (several MiB at
+# each end) would hold minutes of this video, and a client would play on for minutes after a server stop.
+RATE="$(ffprobe -v error -show_entries format=size,duration -of default=nw=1:nk=1 "$MP4" |
+  paste -sd' ' | awk '{ d = ($1 > 1000) ? $2 : $1; s = ($1 > 1000) ? $1 : $2; printf "%d", s / d * 1.05 }')"
 TLS_BLOCK=""
 if [ -n "$TLS_PORT" ]; then
   TLS="$(bash "$(dirname "$0")/tls.sh")"
-  TLS_BLOCK="server { listen 127.0.0.1:$TLS_PORT ssl; ssl_certificate $TLS/cert.pem; ssl_certificate_key $TLS/key.pem; root $DIR/www; }"
+  TLS_BLOCK="server { listen 127.0.0.1:$TLS_PORT ssl; ssl_certificate $TLS/cert.pem; ssl_certificate_key $TLS/key.pem; root $DIR/www; location = /camera.mp4 { limit_rate_after 256k; limit_rate $RATE; } }"
 fi
 USER_LINE=""; [ "$(id -u)" = 0 ] && USER_LINE="user root;"
 cat >"$DIR/nginx.conf" <<CONF
@@ -43,6 +48,7 @@ http {
     listen 127.0.0.1:$PORT;
     root $DIR/www;
     location /live/ { add_header Cache-Control no-cache; }
+    location = /camera.mp4 { limit_rate_after 256k; limit_rate $RATE; }
   }
   $TLS_BLOCK
 }

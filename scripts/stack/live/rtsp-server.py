@@ -31,6 +31,15 @@ def free_udp_port() -> int:
     return port
 
 
+class OneMediaFactory(GstRtspServer.RTSPMediaFactory):
+    """A shared media keyed by the path alone. The default key also holds the port of the request URL, and
+    clients that reach the server through a relay (the service's pinned relay, each on a port of its own) would
+    each get a media of their own: several udpsrc on the feeder's one UDP port, of which only one receives."""
+
+    def do_gen_key(self, url):
+        return url.abspath
+
+
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--port", type=int, required=True)
@@ -54,7 +63,7 @@ def main() -> int:
     server = GstRtspServer.RTSPServer()
     server.set_address(a.address)
     server.set_service(str(a.port))
-    factory = GstRtspServer.RTSPMediaFactory()
+    factory = OneMediaFactory()
     factory.set_launch(
         f"( udpsrc address=127.0.0.1 port={udp} buffer-size=4194304 "
         f'caps="application/x-rtp,media=(string)video,clock-rate=(int)90000,encoding-name=(string)H264,payload=(int)96" '

@@ -9,6 +9,7 @@ import {
   loadConfig,
   metrics,
   startEgressProxy,
+  streamResolver,
   type Bus,
   type Logger,
   type ObjectStore,
@@ -60,6 +61,9 @@ export async function createInference(deps: InferenceDeps): Promise<InferencePar
   const identitySecret = cfg.INTERNAL_SECRET;
   if (!identitySecret)
     throw new ConfigError(['INTERNAL_SECRET: required by the inference service in every mode (not set)']);
+  // Callers' stream hosts: bounded, off the thread pool (a slow name server is the caller's problem).
+  const resolve =
+    deps.resolve ?? streamResolver({ servers: cfg.STREAM_DNS_SERVERS, timeoutMs: cfg.STREAM_DNS_TIMEOUT_MS });
   // The decoder preflight runs while the models load (it takes a few seconds).
   const decoderCheck = checkDecoder(cfg.FFMPEG_PATH, cfg.FFPROBE_PATH);
   const catalogue = await SceneCatalogue.load({
@@ -77,7 +81,7 @@ export async function createInference(deps: InferenceDeps): Promise<InferencePar
   // host, reconnects) is address-checked when it is made (egress-proxy.ts).
   const egress = await startEgressProxy({
     allowPrivate: cfg.STREAM_ALLOW_PRIVATE_NETWORKS,
-    resolve: deps.resolve,
+    resolve,
     logger: deps.logger,
   });
   const decoder = await decoderCheck;
@@ -97,7 +101,7 @@ export async function createInference(deps: InferenceDeps): Promise<InferencePar
     reconnectMaxMs: Math.max(cfg.INFERENCE_RECONNECT_MAX_MS, cfg.INFERENCE_RECONNECT_MIN_MS),
     liveQueue: cfg.INFERENCE_LIVE_QUEUE,
     allowPrivateNetworks: cfg.STREAM_ALLOW_PRIVATE_NETWORKS,
-    resolve: deps.resolve,
+    resolve,
     httpProxy: egress.url,
   });
   const stopJobGauge = metrics.inferenceActiveJobs.addSource(() => [[{}, jobs.runningCount]]);

@@ -1,67 +1,7 @@
 /** @jest-environment ./services/inference/test/support/onnx-environment.js */
-import { spawn, type ChildProcess } from 'node:child_process';
-import http from 'node:http';
-import type { AddressInfo, Socket } from 'node:net';
-import path from 'node:path';
-import { VIDEOS_DIR, startTestInference, type TestInference } from './support/helpers';
-
-const CLIP = path.join(VIDEOS_DIR, 'pedestrians_vtest_opencv_10s.mov');
-
-/** A live MPEG-TS stream over HTTP: each request gets an ffmpeg that plays the clip in a loop in real time. */
-class LiveHttpStream {
-  private server?: http.Server;
-  private readonly children = new Set<ChildProcess>();
-  private readonly sockets = new Set<Socket>();
-  port = 0;
-
-  async start(port = 0): Promise<void> {
-    const server = http.createServer((_req, res) => {
-      const ff = spawn(
-        'ffmpeg',
-        [
-          '-hide_banner',
-          '-loglevel',
-          'error',
-          '-re',
-          '-stream_loop',
-          '-1',
-          '-i',
-          CLIP,
-          '-c',
-          'copy',
-          '-f',
-          'mpegts',
-          'pipe:1',
-        ],
-        { stdio: ['ignore', 'pipe', 'ignore'] },
-      );
-      this.children.add(ff);
-      ff.on('close', () => this.children.delete(ff));
-      res.writeHead(200, { 'content-type': 'video/mp2t' });
-      ff.stdout?.pipe(res);
-      res.on('close', () => ff.kill('SIGKILL'));
-    });
-    server.on('connection', (s) => {
-      this.sockets.add(s);
-      s.on('close', () => this.sockets.delete(s));
-    });
-    await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
-    this.server = server;
-    this.port = (server.address() as AddressInfo).port;
-  }
-
-  /** Kills the server mid-stream: connections are cut and the port is closed. */
-  async kill(): Promise<void> {
-    for (const c of this.children) c.kill('SIGKILL');
-    for (const s of this.sockets) s.destroy();
-    await new Promise<void>((resolve) => (this.server ? this.server.close(() => resolve()) : resolve()));
-    this.server = undefined;
-  }
-
-  get url(): string {
-    return `http://127.0.0.1:${this.port}/live.ts`;
-  }
-}
+import { spawn } from 'node:child_process';
+import { CLIP, LiveHttpStream } from './support/live-http-stream';
+import { startTestInference, type TestInference } from './support/helpers';
 
 let svc: TestInference;
 beforeAll(async () => {

@@ -16,6 +16,16 @@ export const tasksShape = {
   TASKS_MAX_VIDEO_BYTES: env.int(VIDEO_UPLOAD.maxFileBytes, 1),
   TASKS_MAX_ACTIVE: env.int(3, 1, 10_000),
   TASKS_MAINTENANCE: env.bool(false),
+  /**
+   * Job slots of the inference backend shared fairly between subjects (domain/fair-share.ts); when
+   * unset, INFERENCE_MAX_JOBS (one process or one environment for both), else 4 (its default).
+   */
+  TASKS_INFERENCE_SLOTS: z.coerce.number().int('expected an integer').min(1).max(100_000).optional(),
+  INFERENCE_MAX_JOBS: z.coerce.number().int('expected an integer').min(1).max(100_000).optional(),
+  /** File tasks that may wait for a slot, all subjects together; beyond it 503 queue_full. */
+  TASKS_QUEUE_MAX: env.int(100, 0, 100_000),
+  /** A file task queued this long is refunded (queue_timeout). */
+  TASKS_QUEUE_MAX_WAIT_MS: env.int(6 * 3_600_000, 1000, 7 * 86_400_000),
   /** Bearer credential of the operator endpoints under /internal/v1/admin; those endpoints are off without it. */
   TASKS_ADMIN_TOKEN: z.string().min(16, 'expected at least 16 characters').optional(),
   /** Time limit of one call to the inference backend. */

@@ -4,6 +4,7 @@ import {
   type Clock,
   ConfigError,
   type Db,
+  type HostResolver,
   InferenceClient,
   type Logger,
   type ObjectStore,
@@ -19,6 +20,7 @@ import {
   metrics,
   openDb,
   startEgressProxy,
+  streamResolver,
   systemClock,
 } from '@vision/shared';
 import type { AddressInfo } from 'node:net';
@@ -50,6 +52,8 @@ export interface TasksDeps {
   inference?: InferencePort & Pick<InferenceClient, 'scenes' | 'shutdown'>;
   /** Egress proxy URL for the probe's HTTP(S) connections. */
   httpProxy?: string;
+  /** Resolver of callers' stream hosts; streamResolver over STREAM_DNS_* when absent. */
+  resolve?: HostResolver;
 }
 
 export interface TasksParts {
@@ -94,6 +98,9 @@ export function createTasks(deps: TasksDeps): TasksParts {
     inflight: new Set(),
     settings: {
       maxActive: cfg.TASKS_MAX_ACTIVE,
+      inferenceSlots: cfg.TASKS_INFERENCE_SLOTS ?? cfg.INFERENCE_MAX_JOBS ?? 4,
+      queueMax: cfg.TASKS_QUEUE_MAX,
+      queueMaxWaitMs: cfg.TASKS_QUEUE_MAX_WAIT_MS,
       maintenance: cfg.TASKS_MAINTENANCE,
       idempotencyWaitMs: cfg.TASKS_IDEMPOTENCY_WAIT_MS,
       resolveGraceMs: cfg.TASKS_RESOLVE_GRACE_MS,
@@ -137,6 +144,9 @@ export function createTasks(deps: TasksDeps): TasksParts {
         probeTimeoutMs: cfg.TASKS_PROBE_TIMEOUT_MS,
         ffprobePath: cfg.TASKS_FFPROBE_PATH,
         httpProxy: deps.httpProxy,
+        resolveHost:
+          deps.resolve ??
+          streamResolver({ servers: cfg.STREAM_DNS_SERVERS, timeoutMs: cfg.STREAM_DNS_TIMEOUT_MS }),
         maxVideoBytes: cfg.TASKS_MAX_VIDEO_BYTES,
         businessThreshold: cfg.TASKS_BUSINESS_THRESHOLD,
         retentionDays: cfg.TASKS_RETENTION_DAYS,
@@ -165,7 +175,8 @@ export async function start(opts: StartOptions = {}): Promise<TasksService> {
   const bus = opts.bus ?? createBus(cfg, { clientId: 'tasks', logger });
   const objects = createObjectStore(cfg, { logger });
   // The probe's HTTP(S) connections (playlists, HLS segments on any host) are address-checked when made.
-  const egress = await startEgressProxy({ allowPrivate: cfg.STREAM_ALLOW_PRIVATE_NETWORKS, logger });
+  const resolve = streamResolver({ servers: cfg.STREAM_DNS_SERVERS, timeoutMs: cfg.STREAM_DNS_TIMEOUT_MS });
+  const egress = await startEgressProxy({ allowPrivate: cfg.STREAM_ALLOW_PRIVATE_NETWORKS, resolve, logger });
   const parts = createTasks({
     cfg: { ...cfg, INTERNAL_SECRET: secret },
     db,
@@ -174,6 +185,7 @@ export async function start(opts: StartOptions = {}): Promise<TasksService> {
     clock,
     logger,
     httpProxy: egress.url,
+    resolve,
   });
   const stopTaskGauge = metrics.tasks.addSource(() => parts.store.countByStatus());
   const server = await listen(

@@ -33,6 +33,10 @@ export interface Signals {
 
 export interface TaskSettings {
   maxActive: number;
+  /** Inference job slots shared between subjects; file tasks queue beyond them (domain/fair-share.ts). */
+  inferenceSlots: number;
+  queueMax: number;
+  queueMaxWaitMs: number;
   maintenance: boolean;
   idempotencyWaitMs: number;
   resolveGraceMs: number;

@@ -87,6 +87,9 @@ export class FakeInference implements InferencePort {
 
 export const SETTINGS: TaskSettings = {
   maxActive: 3,
+  inferenceSlots: 100,
+  queueMax: 100,
+  queueMaxWaitMs: 3_600_000,
   maintenance: false,
   idempotencyWaitMs: 200,
   resolveGraceMs: 1000,

@@ -217,6 +217,8 @@ export async function startStack(
     TASKS_STOP_WAIT_MS: '1500',
     TASKS_BACKEND_TIMEOUT_MS: '1500',
     TASKS_SCENES_CACHE_MS: '60000',
+    // The fake backend has no capacity limit of its own (tests that want one set it).
+    TASKS_INFERENCE_SLOTS: '1000',
     ...opts.env,
   };
   let tasks = await start({ env, bus, port: 0, clock: opts.clock, logger });

@@ -408,6 +408,51 @@ describe('following the backend, stop, retention', () => {
     }
   });
 
+  test("a job that failed on our side is refunded once; one that failed on the caller's side stays charged", async () => {
+    const stack = await startStack({ env: { TASKS_POLL_INTERVAL_MS: '100' } });
+    try {
+      const ours = await createUrl(stack, 'ned');
+      const crashed = await createUrl(stack, 'ned');
+      const theirs = await createUrl(stack, 'ned');
+      expect(await quotaUsed(stack, 'ned')).toBe(3);
+      const fail = (id: string, reason: string) =>
+        Object.assign(stack.inference.jobs.get(id)!, { status: 'failed', reason });
+      fail(ours.body.task_id, 'internal_error: internal error');
+      fail(crashed.body.task_id, 'decoder_unavailable: the video decoder is unavailable (crashed 3 times)');
+      fail(
+        theirs.body.task_id,
+        'stream_lost: the stream was lost and did not come back in time (after 30000 ms, stream_unreachable)',
+      );
+      const status = (id: string) =>
+        stack.http
+          .get(`/v1/vision/tasks/${id}`)
+          .set(stack.as('ned'))
+          .then((r) => r.body as { status: string; reason?: string });
+      const ended = (id: string) =>
+        waitFor(async () => {
+          const t = await status(id);
+          return ['refunded', 'failed'].includes(t.status) && t;
+        });
+      expect(await ended(ours.body.task_id)).toEqual(
+        expect.objectContaining({ status: 'refunded', reason: 'internal_error: internal error' }),
+      );
+      expect(await ended(crashed.body.task_id)).toEqual(
+        expect.objectContaining({
+          status: 'refunded',
+          reason: 'decoder_unavailable: the video decoder is unavailable (crashed 3 times)',
+        }),
+      );
+      expect((await ended(theirs.body.task_id)).status).toBe('failed');
+      // Charged three times, refunded twice, and not again in later poll rounds.
+      expect(await quotaUsed(stack, 'ned')).toBe(1);
+      await new Promise((r) => setTimeout(r, 600));
+      expect(await quotaUsed(stack, 'ned')).toBe(1);
+      expect((await status(ours.body.task_id)).status).toBe('refunded');
+    } finally {
+      await stack.close();
+    }
+  });
+
   test('stop: confirmed stop answers stopped; a pending stop survives a restart of the tasks service', async () => {
     const stack = await startStack({ env: { TASKS_STOP_WAIT_MS: '800' } });
     try {

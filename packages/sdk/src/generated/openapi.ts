@@ -197,7 +197,7 @@ export interface components {
       status: string;
       /** @enum {string} */
       kind?: 'video' | 'image';
-      /** @description why a task failed or was refunded: `code: message` with a code from the closed list of docs/API.md (stream_unreachable, stream_lost, stream_auth_failed, stream_not_found, stream_refused, stream_unsupported, media_unreadable, no_video_frames, decoder_unavailable, backend_shutdown, backend_lost_job, backend_rejected, backend_unavailable, breaker_open, internal_error, quota_exhausted, charge_refunded, backend_has_no_job, verified_not_created) */
+      /** @description why a task failed or was refunded: `code: message` with a code from the closed list of docs/API.md (stream_unreachable, stream_lost, stream_auth_failed, stream_not_found, stream_refused, stream_unsupported, media_unreadable, no_video_frames, decoder_unavailable, backend_shutdown, backend_lost_job, backend_rejected, backend_unavailable, breaker_open, internal_error, quota_exhausted, charge_refunded, backend_has_no_job, verified_not_created, withdrawn_from_queue, queue_timeout) */
       reason?: string;
       /** Format: date-time */
       result_expires_at: string;
@@ -330,6 +330,8 @@ export interface components {
             | 'unknown_scene'
             | 'scene_disabled'
             | 'active_tasks'
+            | 'fair_share'
+            | 'queue_full'
             | 'charge_id_conflict'
             | 'hold_id_conflict'
             | 'hold_already_settled'

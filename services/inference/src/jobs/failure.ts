@@ -46,3 +46,11 @@ export function scrubDecoderLine(line: string): string {
     .replace(/(^|[\s'"(=])\/[^\s:'")]+/g, '$1<path>')
     .slice(0, 300);
 }
+
+/** Consecutive decoder crashes after which a live job gives up as `decoder_unavailable` (our side: refunded). */
+export const CRASH_LOOP = 3;
+
+/** The decoder died by a signal we did not send (a crash, the OOM killer): our side, never the caller's. */
+export function isDecoderCrash(exit: { signal: string | null; killed: boolean }): boolean {
+  return exit.signal !== null && !exit.killed;
+}

@@ -34,6 +34,12 @@ export interface FrameSourceOptions {
   args: string[];
   /** Bytes per output frame (size*size*3). */
   frameBytes: number;
+  /**
+   * Live sources: ffmpeg is killed when no frame came out for this long while it still runs (an HLS
+   * origin restarted with its media sequence back at 0 leaves ffmpeg reloading a playlist it waits on,
+   * without an error and without frames, for as long as the old sequence was; read timeouts never fire).
+   */
+  stallMs?: number;
   onFrame(frame: SourceFrame): void;
 }
 
@@ -54,6 +60,7 @@ export class FfmpegFrameSource {
   private duration: number | null | undefined;
   private lastError?: string;
   private killed = false;
+  private stalled = false;
   private paused = false;
 
   constructor(private readonly opts: FrameSourceOptions) {
@@ -71,6 +78,7 @@ export class FfmpegFrameSource {
       }
       if (lineBuf.length > MAX_LINE) lineBuf = lineBuf.slice(-MAX_LINE);
     });
+    if (opts.stallMs) this.watchStalls(opts.stallMs);
     this.done = new Promise((resolve) => {
       let spawnError: Error | undefined;
       this.child.on('error', (err) => {
@@ -85,11 +93,35 @@ export class FfmpegFrameSource {
           duration: this.duration,
           frames: this.frames,
           lastPtsMs: this.lastPtsMs,
-          lastError: spawnError ? `ffmpeg could not start: ${spawnError.message}` : this.lastError,
+          lastError: spawnError
+            ? `ffmpeg could not start: ${spawnError.message}`
+            : this.stalled
+              ? `no frame for ${this.opts.stallMs} ms (stalled)`
+              : this.lastError,
           killed: this.killed,
         });
       });
     });
+  }
+
+  /** Kills ffmpeg when no frame came out for `stallMs` (never while paused: that is our back-pressure). */
+  private watchStalls(stallMs: number): void {
+    let last = Date.now();
+    let seen = this.frames;
+    const timer = setInterval(
+      () => {
+        if (this.frames !== seen || this.paused) {
+          seen = this.frames;
+          last = Date.now();
+        } else if (Date.now() - last >= stallMs) {
+          this.stalled = true;
+          this.kill();
+        }
+      },
+      Math.min(1000, stallMs),
+    );
+    timer.unref();
+    this.child.once('close', () => clearInterval(timer));
   }
 
   pause(): void {

@@ -15,11 +15,12 @@ import { letterboxFor } from '../model/letterbox';
 import type { SceneEngine, VideoSceneSession } from '../scenes/engines';
 import { SortTracker } from '../tracking/sort-tracker';
 import { checkStreamHost, type Resolver } from '../net/stream-url';
-import { resolveRedirects } from '../net/redirects';
+import { resolveRedirects, sourceKindOf } from '../net/redirects';
+import { isPlaylist, type SourceKind } from '../net/playlist';
 import { ffmpegArgs, type InputKind } from './ffmpeg-args';
 import { FfmpegFrameSource, type SourceExit, type SourceFrame } from './frame-source';
 import type { JobSpec, JobStatus, JobView } from './job-types';
-import { classifyDecoderError, gaveUpReason } from './failure';
+import { CRASH_LOOP, classifyDecoderError, gaveUpReason, isDecoderCrash } from './failure';
 
 /** Where ffmpeg reads from, after resolving an object key or checking a stream URL. */
 export interface ResolvedInput {
@@ -56,12 +57,6 @@ function rtmpTcUrl(input: string): string {
   return `${u.protocol}//${u.host}/${app}`;
 }
 
-/** An HLS playlist, by its type or (without one) its extension. */
-function isPlaylist(url: string, contentType: string | undefined): boolean {
-  if (contentType && /mpegurl/i.test(contentType)) return true;
-  return /\.m3u8?$/i.test(new URL(url).pathname);
-}
-
 const round4 = (v: number) => Math.round(v * 1e4) / 1e4;
 
 /**
@@ -77,6 +72,8 @@ export class Job {
   private lastLiveTimeMs = 0;
   /** An HTTP(S) stream that is a file (it announced its length), not a playlist: read at its native rate. */
   private nativePace = false;
+  /** HTTP(S): what the URL served at the first look (net/playlist.ts); only `file` and `vod` can succeed. */
+  private sourceKind?: SourceKind;
   private stopRequested = false;
   private abortReason?: string;
   /** The checked final address of an http(s) stream after its redirects (set before each connection). */
@@ -175,6 +172,8 @@ export class Job {
     if (exit.code === 0 && exit.frames > 0) return { status: 'succeeded' };
     if (exit.code === 0) return { status: 'failed', reason: taskReason('no_video_frames') };
     this.logDecoderExit(exit);
+    if (isDecoderCrash(exit))
+      return { status: 'failed', reason: taskReason('decoder_unavailable', 'crashed') };
     const { code, detail } = classifyDecoderError(exit.lastError, false);
     return { status: 'failed', reason: taskReason(code, detail) };
   }
@@ -183,6 +182,7 @@ export class Job {
     let lostSince = Date.now();
     let everConnected = false;
     let delay = this.rt.reconnectMinMs;
+    let crashes = 0;
     for (let attempt = 0; ; attempt++) {
       if (this.stopRequested) return { status: 'stopped' };
       if (attempt > 0) {
@@ -202,15 +202,16 @@ export class Job {
         if (!check.ok) reason = 'host does not resolve';
         else pinned = check.addresses[0];
         if (!reason && (this.input.kind === 'http' || this.input.kind === 'https')) {
-          const hops = await resolveRedirects(this.input.input, {
-            allowPrivate: this.rt.allowPrivate,
-            resolve: this.rt.resolve,
-          });
+          const walk = { allowPrivate: this.rt.allowPrivate, resolve: this.rt.resolve };
+          const hops = await resolveRedirects(this.input.input, walk);
           if (!hops.ok && hops.refused) return { status: 'failed', reason: taskReason('stream_refused') };
           if (!hops.ok) reason = hops.reason.replace(/:.*$/, '');
           else {
             this.streamInput = hops.url;
             this.nativePace = hops.finite === true && !isPlaylist(hops.url, hops.contentType);
+            // Decided once: a playlist that was live stays live (a restarted server may serve a stale
+            // playlist that ends with EXT-X-ENDLIST; that is the server gone, not the end of the stream).
+            this.sourceKind ??= await sourceKindOf(hops, walk);
           }
         }
       }
@@ -233,9 +234,15 @@ export class Job {
           this.logDecoderExit(exit);
           return { status: 'failed', reason: taskReason('decoder_unavailable') };
         }
-        // A finite file served over HTTP(S) (it announced a duration) ends like a file once its last frame
-        // was decoded (a server restarted mid-file cuts it short: that reconnects); RTSP/RTMP are always
-        // live (an FLV relay announces its source's duration too).
+        // A decoder that keeps crashing is ours to fix, not a stream to wait for: fail (refunded) at once.
+        crashes = isDecoderCrash(exit) ? crashes + 1 : 0;
+        if (crashes > 0) this.logDecoderExit(exit);
+        if (crashes >= CRASH_LOOP)
+          return { status: 'failed', reason: taskReason('decoder_unavailable', `crashed ${crashes} times`) };
+        // A progressive file or a finished (VOD) playlist served over HTTP(S) ends like a file once its last
+        // frame was decoded (a server restarted mid-file cuts it short: that reconnects). A live playlist,
+        // RTSP and RTMP never end `succeeded`, whatever ffmpeg's exit status (an FLV relay announces its
+        // source's duration too; a stale playlist of a restarted HLS server ends with EXT-X-ENDLIST).
         if (this.reachedEnd(exit)) return { status: 'succeeded' };
         reason = exit.lastError ?? `stream ended (decoder status ${exit.code ?? exit.signal})`;
       }
@@ -274,7 +281,9 @@ export class Job {
   /** An HTTP(S) file (it announced a duration) whose last frames were decoded, as opposed to a cut transfer. */
   private reachedEnd(exit: SourceExit): boolean {
     const httpLike = this.input.kind === 'http' || this.input.kind === 'https';
-    if (!httpLike || exit.code !== 0 || typeof exit.duration !== 'number' || exit.frames === 0) return false;
+    const finite = this.sourceKind === 'file' || this.sourceKind === 'vod';
+    if (!httpLike || !finite || exit.code !== 0 || typeof exit.duration !== 'number' || exit.frames === 0)
+      return false;
     const slackMs = Math.max(2000, 3000 / this.spec.sampleFps);
     return !Number.isFinite(exit.lastPtsMs) || exit.lastPtsMs >= exit.duration * 1000 - slackMs;
   }
@@ -317,6 +326,8 @@ export class Job {
         rtmpTcUrl: this.input.kind === 'rtmp' ? rtmpTcUrl(this.input.input) : undefined,
       }),
       frameBytes: size * size * 3,
+      // A live decoder that runs without producing frames is restarted (its timeouts only see dead sockets).
+      stallMs: live ? Math.max(this.rt.ioTimeoutMs ?? 10_000, 3000 / this.spec.sampleFps) : undefined,
       onFrame: (f) => {
         if (this.stopRequested) return;
         metrics.framesDecoded.inc({ scene: this.spec.sceneCode });

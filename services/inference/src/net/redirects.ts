@@ -1,4 +1,5 @@
 import { checkStreamHost, type Resolver } from './stream-url';
+import { isPlaylist, lookAtPlaylist, type SourceKind } from './playlist';
 
 export type RedirectOutcome =
   | {
@@ -8,6 +9,8 @@ export type RedirectOutcome =
       contentType?: string;
       /** It announced its length: a file, not an endless stream. */
       finite?: boolean;
+      /** An HLS playlist's text (its first 256 KiB), read to tell a live playlist from a finished one. */
+      playlist?: string;
     }
   | { ok: false; refused: boolean; reason: string };
 
@@ -58,15 +61,21 @@ export async function resolveRedirects(start: string, opts: RedirectOptions): Pr
     } catch (err) {
       return { ok: false, refused: false, reason: `stream unreachable: ${(err as Error).message}` };
     }
-    // Only the status line and headers matter: never read the (endless) body.
-    await res.body?.cancel().catch(() => undefined);
     const location = res.status >= 300 && res.status < 400 ? res.headers.get('location') : null;
+    const contentType = res.headers.get('content-type') ?? undefined;
+    // Only the status line and headers matter, and a playlist's text: never read an (endless) media body.
+    const playlist =
+      !location && res.ok && isPlaylist(current.href, contentType)
+        ? await readSome(res, 256 * 1024)
+        : undefined;
+    await res.body?.cancel().catch(() => undefined);
     if (!location)
       return {
         ok: true,
         url: current.href,
-        contentType: res.headers.get('content-type') ?? undefined,
+        contentType,
         finite: res.headers.has('content-length'),
+        ...(playlist !== undefined ? { playlist } : {}),
       };
     const next = new URL(location, bare);
     if (next.origin === origin && (user || pass)) {
@@ -76,4 +85,43 @@ export async function resolveRedirects(start: string, opts: RedirectOptions): Pr
     current = next;
   }
   return { ok: false, refused: false, reason: `more than ${maxHops} redirects` };
+}
+
+/** The first `max` bytes of a body as text (the rest is never read). */
+async function readSome(res: Response, max: number): Promise<string | undefined> {
+  const reader = res.body?.getReader();
+  if (!reader) return '';
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  try {
+    while (size < max) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      chunks.push(value);
+      size += value.length;
+    }
+  } catch {
+    return undefined;
+  } finally {
+    await reader.cancel().catch(() => undefined);
+  }
+  return Buffer.concat(chunks).subarray(0, max).toString('utf8');
+}
+
+/**
+ * What the final answer of a walk serves (playlist.ts): a progressive file, a finished (VOD) playlist
+ * or a live one. A master playlist is decided by its first variant, walked and checked the same way.
+ */
+export async function sourceKindOf(
+  hops: Extract<RedirectOutcome, { ok: true }>,
+  opts: RedirectOptions,
+): Promise<SourceKind> {
+  if (hops.playlist === undefined)
+    return hops.finite === true && !isPlaylist(hops.url, hops.contentType) ? 'file' : 'live';
+  let look = lookAtPlaylist(hops.playlist);
+  if (look.kind === 'master') {
+    const variant = await resolveRedirects(new URL(look.variant, hops.url).href, opts);
+    look = variant.ok && variant.playlist !== undefined ? lookAtPlaylist(variant.playlist) : { kind: 'live' };
+  }
+  return look.kind === 'vod' ? 'vod' : 'live';
 }

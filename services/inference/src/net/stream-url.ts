@@ -41,6 +41,10 @@ export async function checkStreamHost(
 ): Promise<AddressCheck> {
   const check = await checkHostAddresses(hostname, opts);
   if (check.ok) return check;
-  if (check.unresolvable) return { ok: false, reason: 'stream host does not resolve' };
+  if (check.unresolvable)
+    return {
+      ok: false,
+      reason: check.timedOut ? 'stream host did not resolve in time' : 'stream host does not resolve',
+    };
   return { ok: false, reason: `stream host resolves to a ${check.refused.cls} address (refused)` };
 }

@@ -10,8 +10,12 @@ import type { TaskStatus, TaskTrigger } from './state-machine';
 export type SubmitResult =
   'accepted' | 'rejected' | 'unknown' | 'over_capacity' | 'not_delivered' | 'breaker_open';
 
-/** Who submitted: a create request (a caller waits) or crash recovery (nobody waits). */
-export type SubmitContext = 'request' | 'recovery';
+/**
+ * Who submitted: a create request of a live task (a caller waits), of a file task (a caller waits; a
+ * full backend queues it, domain/fair-share.ts), crash recovery of a live task (nobody waits), or the
+ * queue's dispatcher and the recovery of a file task (nobody waits; the task waits in the queue).
+ */
+export type SubmitContext = 'request' | 'file_request' | 'recovery' | 'queue';
 
 export type Answer =
   /** The task, with this HTTP status. */
@@ -26,6 +30,8 @@ export interface SubmitRow {
   refund: boolean;
   /** Stored as the task's reason when it ends. */
   taskReason?: string;
+  /** The task (charged, still submitting) waits in the queue for a slot instead. */
+  queue?: true;
   answer: Answer;
 }
 
@@ -43,7 +49,10 @@ const BREAKER_OPEN: Answer = {
   message: 'The inference backend is failing; new tasks are not accepted for now',
 };
 
-/** SUBMIT[context][result]: every submission outcome in both contexts. */
+/** A file task that found no slot: it keeps its charge and waits in the queue (201, submitting). */
+const QUEUED: SubmitRow = { refund: false, queue: true, answer: { kind: 'task', status: 201 } };
+
+/** SUBMIT[context][result]: every submission outcome in every context. */
 export const SUBMIT: Record<SubmitContext, Record<SubmitResult, SubmitRow>> = {
   request: {
     // SPEC 3: create accepted -> submitting, later running; quota charged.
@@ -62,6 +71,27 @@ export const SUBMIT: Record<SubmitContext, Record<SubmitResult, SubmitRow>> = {
       answer: upstreamDown('The inference backend is unavailable, retry later'),
     },
     breaker_open: { refund: true, answer: BREAKER_OPEN },
+  },
+  file_request: {
+    accepted: { trigger: 'submission_accepted', refund: false, answer: { kind: 'task', status: 201 } },
+    rejected: { trigger: 'submission_rejected', refund: true, answer: { kind: 'task', status: 201 } },
+    unknown: { trigger: 'submission_unknown', refund: false, answer: { kind: 'task', status: 202 } },
+    // Files are not real-time: a full backend queues the task (SPEC 3: submitting, quota charged).
+    over_capacity: QUEUED,
+    not_delivered: {
+      refund: true,
+      answer: upstreamDown('The inference backend is unavailable, retry later'),
+    },
+    breaker_open: { refund: true, answer: BREAKER_OPEN },
+  },
+  queue: {
+    accepted: { trigger: 'submission_accepted', refund: false, answer: { kind: 'task', status: 201 } },
+    rejected: { trigger: 'submission_rejected', refund: true, answer: { kind: 'task', status: 201 } },
+    unknown: { trigger: 'submission_unknown', refund: false, answer: { kind: 'task', status: 202 } },
+    // Nobody waits: back to its place in the queue (TASKS_QUEUE_MAX_WAIT_MS ends the wait, refunded).
+    over_capacity: QUEUED,
+    not_delivered: QUEUED,
+    breaker_open: QUEUED,
   },
   recovery: {
     accepted: { trigger: 'submission_accepted', refund: false, answer: { kind: 'task', status: 201 } },

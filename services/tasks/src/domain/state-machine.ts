@@ -7,7 +7,10 @@
  * - running stop -> stopping; stopping confirmed -> stopped
  * - running job ended -> succeeded | failed | stopped (the backend's own end, e.g. a file that finished, a stream gone)
  * - stopping job ended on its own before the stop landed -> succeeded | failed
+ * - running | stopping job failed for a reason on our side (JOB_FAILURES_REFUNDED) -> refunded (the charge is returned)
  */
+import { taskReasonCode, type TaskReasonCode } from '@vision/shared';
+
 export const TASK_STATUSES = [
   'submitting',
   'resolving',
@@ -34,6 +37,7 @@ export type TaskTrigger =
   | 'stop_confirmed'
   | 'job_succeeded'
   | 'job_failed'
+  | 'job_failed_ours'
   | 'job_stopped';
 
 interface Move {
@@ -56,7 +60,17 @@ export const MOVES: readonly Move[] = [
   { from: 'stopping', trigger: 'job_stopped', to: 'stopped' },
   { from: 'stopping', trigger: 'job_succeeded', to: 'succeeded' },
   { from: 'stopping', trigger: 'job_failed', to: 'failed' },
+  { from: 'running', trigger: 'job_failed_ours', to: 'refunded' },
+  { from: 'stopping', trigger: 'job_failed_ours', to: 'refunded' },
 ];
+
+/**
+ * A running job that failed for a reason on our side, not the caller's stream or video: the decoder could
+ * not run or crashed again and again (decoder_unavailable), or inference failed internally (internal_error).
+ * The task is refunded. A stream unreachable, lost, refused or not found, or a video that does not decode,
+ * is the caller's: the task fails and stays charged.
+ */
+export const JOB_FAILURES_REFUNDED: readonly TaskReasonCode[] = ['decoder_unavailable', 'internal_error'];
 
 export function isTerminal(status: TaskStatus): boolean {
   return TERMINAL_STATUSES.includes(status);
@@ -100,13 +114,15 @@ export function stopDecision(status: TaskStatus): StopDecision {
   }
 }
 
-/** Trigger for a backend job status seen by the poller. */
-export function triggerForJobStatus(jobStatus: string): TaskTrigger | undefined {
+/** Trigger for a backend job status (and, for a failed job, its reason) seen by the poller or a stop. */
+export function triggerForJobStatus(jobStatus: string, reason?: string | null): TaskTrigger | undefined {
   switch (jobStatus) {
     case 'succeeded':
       return 'job_succeeded';
-    case 'failed':
-      return 'job_failed';
+    case 'failed': {
+      const code = taskReasonCode(reason);
+      return code && JOB_FAILURES_REFUNDED.includes(code) ? 'job_failed_ours' : 'job_failed';
+    }
     case 'stopped':
       return 'job_stopped';
     default:

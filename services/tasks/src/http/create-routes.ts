@@ -47,6 +47,7 @@ export function mountCreateRoutes(app: Express, d: HttpDeps): void {
         const guard = await guardStreamUrl(parsed.url, {
           allowPrivate: settings.allowPrivateNetworks,
           timeoutMs: settings.probeTimeoutMs,
+          resolve: settings.resolveHost,
         });
         if (!guard.ok) throw invalidRequest(guard.problem, guard.reason);
         await create.assertActiveRoom(identity.subject);

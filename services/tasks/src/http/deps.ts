@@ -1,4 +1,4 @@
-import type { ObjectStore, SceneGate } from '@vision/shared';
+import type { HostResolver, ObjectStore, SceneGate } from '@vision/shared';
 import type { TaskContext } from '../ports';
 import type { CreateTask } from '../use-cases/create-task';
 
@@ -16,6 +16,8 @@ export interface HttpDeps {
     ffprobePath: string;
     /** Egress proxy for the probe's HTTP(S) connections (startEgressProxy). */
     httpProxy?: string;
+    /** The resolver of callers' stream hosts (streamResolver: bounded, off the thread pool). */
+    resolveHost?: HostResolver;
     maxVideoBytes: number;
     businessThreshold: number;
     retentionDays: number;

@@ -4,7 +4,7 @@
  * with `redirect: 'manual'`, checking every hop, and hands ffprobe the final address with redirects
  * switched off (`-max_redirects 0`) so that ffprobe never follows a hop we did not check.
  */
-import { checkHostAddresses } from '@vision/shared';
+import { type HostResolver, checkHostAddresses, timeoutRecorder } from '@vision/shared';
 import { type ParsedStreamUrl, parseStreamUrl } from '../domain/stream-url';
 
 export type GuardResult =
@@ -15,17 +15,26 @@ export interface GuardOptions {
   allowPrivate: boolean;
   timeoutMs: number;
   maxRedirects?: number;
+  /** The resolver of callers' hosts (streamResolver); the system's when absent. */
+  resolve?: HostResolver;
 }
 
 /** Resolves `host` (all addresses) and checks each against the policy. */
 export async function checkHost(
   host: string,
   allowPrivate: boolean,
+  resolve?: HostResolver,
 ): Promise<{ ok: true; addresses: string[] } | { ok: false; unresolvable: boolean; problem: string }> {
-  const check = await checkHostAddresses(host, { allowPrivate });
+  const check = await checkHostAddresses(host, { allowPrivate, resolve });
   if (check.ok) return check;
   if (check.unresolvable)
-    return { ok: false, unresolvable: true, problem: 'stream_url host does not resolve' };
+    return {
+      ok: false,
+      unresolvable: true,
+      problem: check.timedOut
+        ? 'stream_url host did not resolve in time'
+        : 'stream_url host does not resolve',
+    };
   return { ok: false, unresolvable: false, problem: `stream_url points at a ${check.refused.cls} address` };
 }
 
@@ -66,7 +75,7 @@ export async function guardStreamUrl(url: ParsedStreamUrl, opts: GuardOptions): 
   let current = url;
   const deadline = Date.now() + opts.timeoutMs;
   for (let hop = 0; ; hop++) {
-    const host = await checkHost(current.host, opts.allowPrivate);
+    const host = await checkHost(current.host, opts.allowPrivate, opts.resolve);
     if (!host.ok)
       return {
         ok: false,
@@ -78,11 +87,17 @@ export async function guardStreamUrl(url: ParsedStreamUrl, opts: GuardOptions): 
       return { ok: true, url: current, addresses: host.addresses };
     // One request without following redirects: only the status line and headers are read.
     const remaining = deadline - Date.now();
-    if (remaining <= 0)
+    const timedOut = timeoutRecorder('stream', opts.timeoutMs, false);
+    if (remaining <= 0) {
+      timedOut();
       return { ok: false, reason: 'stream_unreachable', problem: 'stream_url did not answer in time' };
+    }
     let res: Response;
     const ac = new AbortController();
-    const timer = setTimeout(() => ac.abort(), remaining);
+    const timer = setTimeout(() => {
+      timedOut();
+      ac.abort();
+    }, remaining);
     try {
       const target = fetchTargetOf(current.href);
       res = await fetch(target.url, {

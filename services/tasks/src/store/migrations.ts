@@ -89,4 +89,22 @@ export const migrations: Migration[] = [
       });
     },
   },
+  {
+    // File tasks waiting for an inference slot (domain/fair-share.ts): status submitting, charged, with
+    // the instant they joined the queue (FIFO order). Kept here, not in the inference backend, so that
+    // a queued task survives a restart of either service.
+    name: '004_task_queue',
+    async up(knex) {
+      await knex.schema.alterTable('tasks', (t) => {
+        t.timestamp('queued_at', { useTz: true }).nullable();
+        t.index(['queued_at'], 'tasks_queued');
+      });
+    },
+    async down(knex) {
+      await knex.schema.alterTable('tasks', (t) => {
+        t.dropIndex(['queued_at'], 'tasks_queued');
+        t.dropColumn('queued_at');
+      });
+    },
+  },
 ];

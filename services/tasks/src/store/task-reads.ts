@@ -66,7 +66,8 @@ export class TaskReads {
   }
 
   async inStatus(statuses: TaskStatus[], limit: number, olderThan?: Date): Promise<TaskRow[]> {
-    const q = this.knex('tasks').where('kind', 'video').whereIn('status', statuses);
+    // Queued tasks belong to the dispatcher (store/task-queue.ts), not to the other loops.
+    const q = this.knex('tasks').where('kind', 'video').whereIn('status', statuses).whereNull('queued_at');
     if (olderThan) q.where('updated_at', '<', olderThan);
     const rows = await q.orderBy('updated_at', 'asc').limit(limit);
     return rows.map((r) => rowToTask(r as Record<string, unknown>));

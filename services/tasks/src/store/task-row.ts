@@ -29,6 +29,8 @@ export interface TaskRow {
   updated_at: Date;
   result_expires_at: Date;
   expired_at: Date | null;
+  /** Set while a file task waits in the queue for an inference slot (status submitting). */
+  queued_at: Date | null;
 }
 
 export interface IdempotencyRow {
@@ -89,6 +91,7 @@ export function rowToTask(r: Record<string, unknown>): TaskRow {
     updated_at: toDate(r.updated_at),
     result_expires_at: toDate(r.result_expires_at),
     expired_at: r.expired_at ? toDate(r.expired_at) : null,
+    queued_at: r.queued_at ? toDate(r.queued_at) : null,
   };
 }
 

@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { TOPICS, metrics, toTaskReason, traceHeaders, type Knex } from '@vision/shared';
 import { resultExpiresAt } from '../domain/retention';
 import { type TaskTrigger, transition } from '../domain/state-machine';
-import { TaskReads } from './task-reads';
+import { TaskQueueStore } from './task-queue';
 import {
   ACTIVE,
   type IdempotencyRow,
@@ -16,7 +16,7 @@ import {
 
 export * from './task-row';
 
-export class TaskStore extends TaskReads {
+export class TaskStore extends TaskQueueStore {
   /**
    * Inserts the idempotency record and the task (status submitting) in one transaction, holding the
    * subject's lock row so that concurrent creates count active tasks one after the other.

@@ -1,6 +1,7 @@
 /**
  * Creating a video task (SPEC.md 4.1, 4.2): replay of an earlier create with the same key, admission
- * (maintenance switch, breaker, active-task limit), charge, submission. Any refusal leaves no task and
+ * (maintenance switch, breaker, active-task limit, fair share of the inference slots), charge,
+ * submission or a place in the queue of file tasks. Any refusal leaves no task and
  * no charge behind.
  */
 import { randomUUID } from 'node:crypto';
@@ -15,6 +16,7 @@ import {
 } from '@vision/shared';
 import type { TaskContext } from '../ports';
 import type { NewVideoTask, TaskRow } from '../store/task-store';
+import { planAdmission } from './slot-admission';
 import { submitTask, undo } from './submission';
 
 export interface Admission {
@@ -90,7 +92,7 @@ export class CreateTask {
     const { task } = await awaitFirstRequest(
       async () => {
         const t = await this.ctx.store.get(rec.task_id);
-        return !t || t.status !== 'submitting' ? { task: t } : undefined;
+        return !t || t.status !== 'submitting' || t.queued_at ? { task: t } : undefined;
       },
       {
         waitMs: this.ctx.settings.idempotencyWaitMs,
@@ -135,6 +137,13 @@ export class CreateTask {
 
   private async chargeAndSubmit(identity: Identity, task: TaskRow): Promise<Admission> {
     const { store, quota } = this.ctx;
+    let plan;
+    try {
+      plan = await planAdmission(this.ctx, task);
+    } catch (err) {
+      await store.discard(task.task_id);
+      throw err;
+    }
     const charge = await quota.charge(identity, task.task_id);
     if (charge.kind === 'exhausted') {
       await store.discard(task.task_id);
@@ -149,7 +158,12 @@ export class CreateTask {
       await store.discard(task.task_id);
       throw new ApiError('OP-SYS-UNAVAILABLE', 'Could not settle this request, retry later');
     }
-    const settled = await submitTask(this.ctx, identity, task, 'request');
+    if (plan === 'queue') {
+      const queued = (await store.enqueue(task.task_id)) ?? task;
+      return { status: 201, task: queued, headers: charge.headers, replayed: false };
+    }
+    const context = task.source_type === 'file' ? 'file_request' : 'request';
+    const settled = await submitTask(this.ctx, identity, task, context);
     return { status: settled.status, task: settled.task, headers: charge.headers, replayed: false };
   }
 }

@@ -2,11 +2,12 @@
  * A caller's stop (SPEC.md 4.5, domain/outcomes.ts stopRow). Running: stopping, then the stop driver;
  * the answer waits up to TASKS_STOP_WAIT_MS for `stopped`. Submitting/resolving: the stop is
  * remembered and carried out as soon as the task is running (202 with the current status). Ended:
- * OP-TASK-NOT-STOPPABLE.
+ * OP-TASK-NOT-STOPPABLE. A file task waiting in the queue is withdrawn and refunded at once.
  */
 import { ApiError } from '@vision/shared';
 import { stopRow } from '../domain/outcomes';
 import type { TaskContext } from '../ports';
+import { refundAndMove } from './submission';
 import type { TaskRow } from '../store/task-store';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -15,6 +16,12 @@ export async function stopTask(
   ctx: TaskContext,
   task: TaskRow,
 ): Promise<{ status: 200 | 202; task: TaskRow }> {
+  // A queued file task never reached the backend: taken out of the queue and refunded (its final status).
+  if (task.status === 'submitting' && task.queued_at && (await ctx.store.claim(task.task_id)))
+    return {
+      status: 200,
+      task: await refundAndMove(ctx, task, 'submission_rejected', 'withdrawn_from_queue'),
+    };
   const row = stopRow(task.status);
   if (row.action === 'not_stoppable')
     throw new ApiError(row.code, `Task has already ended (${task.status})`, { status: task.status });

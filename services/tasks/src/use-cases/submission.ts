@@ -41,6 +41,11 @@ export async function submitTask(
     source: sourceOf(task),
   });
   const row = submitRow(context, resultOf(out));
+  if (row.queue) {
+    // No slot: the charged task waits in the queue (at its old place when it had one).
+    const queued = await ctx.store.enqueue(task.task_id, task.queued_at ?? undefined);
+    return { task: queued ?? (await ctx.store.get(task.task_id)) ?? task, status: 201 };
+  }
   if (row.answer.kind === 'error') {
     await undo(ctx, identity, task, row.refund);
     const a = row.answer;
@@ -72,8 +77,7 @@ export async function submitTask(
 /** After a task becomes running: a job already ended moves on; a stop asked for earlier is carried out. */
 export async function afterRunning(ctx: TaskContext, task: TaskRow, job?: JobView): Promise<TaskRow> {
   let cur = task;
-  const trigger = job ? triggerForJobStatus(job.status) : undefined;
-  if (trigger) cur = (await ctx.store.move(task.task_id, trigger, { reason: job?.reason ?? null })) ?? cur;
+  if (job && triggerForJobStatus(job.status, job.reason)) cur = (await followJob(ctx, task, job)) ?? cur;
   else if (cur.stop_requested) {
     cur = (await ctx.store.move(task.task_id, 'stop_requested')) ?? cur;
     void ctx.signals.driveStops();
@@ -82,11 +86,24 @@ export async function afterRunning(ctx: TaskContext, task: TaskRow, job?: JobVie
   return cur;
 }
 
+/**
+ * Moves a running or stopping task after its job's end (poller, stop driver, a task that just became
+ * running): succeeded, stopped, failed; a failure on our side (JOB_FAILURES_REFUNDED) is refunded.
+ * Undefined when the job has not ended or the move is not allowed any more. Throws when a write fails.
+ */
+export async function followJob(ctx: TaskContext, task: TaskRow, job: JobView): Promise<TaskRow | undefined> {
+  const trigger = triggerForJobStatus(job.status, job.reason);
+  if (!trigger) return undefined;
+  const reason = job.reason ?? null;
+  if (trigger === 'job_failed_ours') return refundAndMove(ctx, task, trigger, reason ?? 'internal_error');
+  return ctx.store.move(task.task_id, trigger, { reason });
+}
+
 /** Refunds the task's charge and moves it to `refunded`; a failed refund is retried by the reconciler. */
 export async function refundAndMove(
   ctx: TaskContext,
   task: TaskRow,
-  trigger: 'submission_rejected' | 'verified_not_created',
+  trigger: 'submission_rejected' | 'verified_not_created' | 'job_failed_ours',
   reason: string,
 ): Promise<TaskRow> {
   const refunded = await ctx.quota.refund(workerIdentity(task.subject), task.task_id).catch(() => false);

@@ -34,7 +34,8 @@ export async function recoverSubmitting(ctx: TaskContext): Promise<void> {
         ctx.signals.eventsWritten();
         continue;
       }
-      await submitTask(ctx, identity, task, 'recovery');
+      // A file task that finds no slot waits in the queue (domain/fair-share.ts) rather than refunded.
+      await submitTask(ctx, identity, task, task.source_type === 'file' ? 'queue' : 'recovery');
     } catch (err) {
       ctx.logger.warn({ err, task_id: task.task_id }, 'recovery of a submitting task failed; will retry');
     } finally {

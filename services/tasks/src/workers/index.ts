@@ -1,11 +1,12 @@
 /**
  * The background loops of the tasks service, each the shared Periodic helper over one worker module:
- * job poller, stop driver, reconciler (resolving tasks, refunds to retry, late jobs), crash recovery,
+ * job poller, queue dispatcher, stop driver, reconciler (resolving tasks, refunds to retry, late jobs), crash recovery,
  * retention, and the outbox relay.
  */
 import { type Bus, type Knex, type OutboxRelay, Periodic } from '@vision/shared';
 import type { TaskContext } from '../ports';
 import { recoverSubmitting } from './crash-recovery';
+import { runQueue } from './dispatcher';
 import { pollJobs } from './job-poller';
 import { tasksOutboxRelay } from './outbox';
 import { reconcileResolving, retryRefunds, stopLateJobs } from './reconciler';
@@ -14,6 +15,7 @@ import { driveStops } from './stop-driver';
 
 export class TaskWorkers {
   readonly poller: Periodic;
+  readonly dispatcher: Periodic;
   readonly stopDriver: Periodic;
   readonly reconciler: Periodic;
   readonly recovery: Periodic;
@@ -26,6 +28,7 @@ export class TaskWorkers {
   ) {
     const { settings: s, logger } = ctx;
     this.poller = new Periodic('job poller', s.pollIntervalMs, () => pollJobs(ctx), logger);
+    this.dispatcher = new Periodic('queue dispatcher', s.pollIntervalMs, () => runQueue(ctx), logger);
     this.stopDriver = new Periodic('stop driver', s.pollIntervalMs, () => driveStops(ctx), logger);
     this.reconciler = new Periodic(
       'reconciler',
@@ -54,7 +57,7 @@ export class TaskWorkers {
   }
 
   private get loops(): Periodic[] {
-    return [this.poller, this.stopDriver, this.reconciler, this.recovery, this.retention];
+    return [this.poller, this.dispatcher, this.stopDriver, this.reconciler, this.recovery, this.retention];
   }
 
   start(): void {
@@ -69,6 +72,7 @@ export class TaskWorkers {
 
   /** One pass of each worker, for operators and tests. */
   recoverSubmitting = (): Promise<void> => recoverSubmitting(this.ctx);
+  runQueue = (): Promise<void> => runQueue(this.ctx);
   reconcileResolving = (): Promise<void> => reconcileResolving(this.ctx);
   expireTasks = (): Promise<number> => expireTasks(this.ctx);
 }

@@ -1,7 +1,7 @@
 /** Moves running/stopping tasks after the jobs the backend reports (SPEC.md 3: "the service's own query"). */
-import { triggerForJobStatus } from '../domain/state-machine';
 import { type TaskContext, workerIdentity } from '../ports';
-import { isolatedMove } from './isolated';
+import { followJob } from '../use-cases/submission';
+import { isolatedMove, writeFailed } from './isolated';
 
 export async function pollJobs(ctx: TaskContext): Promise<void> {
   const tasks = await ctx.store.inStatus(['running', 'stopping'], 200);
@@ -20,8 +20,7 @@ export async function pollJobs(ctx: TaskContext): Promise<void> {
         else await isolatedMove(ctx, task.task_id, 'stop_confirmed');
         continue;
       }
-      const trigger = triggerForJobStatus(job.status);
-      if (trigger) await isolatedMove(ctx, task.task_id, trigger, { reason: job.reason ?? null });
+      await followJob(ctx, task, job).catch((err: unknown) => writeFailed(ctx, task.task_id, err));
     }
   }
   ctx.signals.eventsWritten();

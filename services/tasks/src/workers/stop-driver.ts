@@ -1,8 +1,8 @@
 /** Sends stops for every `stopping` task until the backend confirms (survives restarts: the state is in the db). */
 import type { JobView } from '@vision/shared';
-import { triggerForJobStatus } from '../domain/state-machine';
 import { type TaskContext, workerIdentity } from '../ports';
-import { isolatedMove } from './isolated';
+import { followJob } from '../use-cases/submission';
+import { isolatedMove, writeFailed } from './isolated';
 
 export async function driveStops(ctx: TaskContext): Promise<void> {
   const tasks = await ctx.store.inStatus(['stopping'], 100);
@@ -14,10 +14,7 @@ export async function driveStops(ctx: TaskContext): Promise<void> {
       continue;
     }
     if (!job || job.status === 'stopped') await isolatedMove(ctx, task.task_id, 'stop_confirmed');
-    else {
-      const trigger = triggerForJobStatus(job.status);
-      if (trigger) await isolatedMove(ctx, task.task_id, trigger, { reason: job.reason ?? null });
-    }
+    else await followJob(ctx, task, job).catch((err: unknown) => writeFailed(ctx, task.task_id, err));
   }
   ctx.signals.eventsWritten();
 }

@@ -21,6 +21,7 @@ const TRIGGERS: TaskTrigger[] = [
   'stop_confirmed',
   'job_succeeded',
   'job_failed',
+  'job_failed_ours',
   'job_stopped',
 ];
 
@@ -39,6 +40,8 @@ const STATED: [TaskStatus, TaskTrigger, TaskStatus][] = [
   ['stopping', 'job_stopped', 'stopped'],
   ['stopping', 'job_succeeded', 'succeeded'],
   ['stopping', 'job_failed', 'failed'],
+  ['running', 'job_failed_ours', 'refunded'],
+  ['stopping', 'job_failed_ours', 'refunded'],
 ];
 
 describe('task state machine', () => {
@@ -87,6 +90,24 @@ describe('task state machine', () => {
   test('job statuses map to triggers', () => {
     expect(triggerForJobStatus('succeeded')).toBe('job_succeeded');
     expect(triggerForJobStatus('failed')).toBe('job_failed');
+    // The caller's stream or video: failed, charged. Our side: refunded.
+    expect(
+      triggerForJobStatus('failed', 'stream_lost: the stream was lost (after 30000 ms, stream_unreachable)'),
+    ).toBe('job_failed');
+    expect(triggerForJobStatus('failed', 'media_unreadable: the video could not be decoded')).toBe(
+      'job_failed',
+    );
+    expect(triggerForJobStatus('failed', 'backend_lost_job: the inference backend lost the job')).toBe(
+      'job_failed',
+    );
+    expect(
+      triggerForJobStatus(
+        'failed',
+        'decoder_unavailable: the video decoder is unavailable (crashed 3 times)',
+      ),
+    ).toBe('job_failed_ours');
+    expect(triggerForJobStatus('failed', 'internal_error: internal error')).toBe('job_failed_ours');
+    expect(triggerForJobStatus('failed', 'decoder_unavailable_but_not_a_code')).toBe('job_failed');
     expect(triggerForJobStatus('stopped')).toBe('job_stopped');
     expect(triggerForJobStatus('running')).toBeUndefined();
   });
