@@ -8,11 +8,18 @@ import { randomBytes } from 'node:crypto';
 import { readStackEnv } from '../../scripts/distributed/launcher';
 import { waitFor } from './media-server';
 
-export function backends(): { jaeger: string; prometheus: string } {
-  const s = readStackEnv();
-  if (!s.jaegerUrl || !s.prometheusUrl)
-    throw new Error('Jaeger and Prometheus are not running: scripts/stack/start.sh jaeger prometheus');
-  return { jaeger: s.jaegerUrl, prometheus: s.prometheusUrl };
+/** The stack's Jaeger query API (scripts/stack/start.sh jaeger). */
+export function jaegerUrl(): string {
+  const url = readStackEnv().jaegerUrl;
+  if (!url) throw new Error('Jaeger is not running: scripts/stack/start.sh jaeger');
+  return url;
+}
+
+/** The stack's Prometheus HTTP API (scripts/stack/start.sh prometheus). */
+export function prometheusUrl(): string {
+  const url = readStackEnv().prometheusUrl;
+  if (!url) throw new Error('Prometheus is not running: scripts/stack/start.sh prometheus');
+  return url;
 }
 
 export interface PromSample {
@@ -22,7 +29,7 @@ export interface PromSample {
 
 /** An instant query; the result vector. */
 export async function promQuery(expr: string): Promise<PromSample[]> {
-  const res = await fetch(`${backends().prometheus}/api/v1/query?query=${encodeURIComponent(expr)}`);
+  const res = await fetch(`${prometheusUrl()}/api/v1/query?query=${encodeURIComponent(expr)}`);
   const body = (await res.json()) as { status: string; error?: string; data?: { result: PromSample[] } };
   if (body.status !== 'success') throw new Error(`prometheus query ${expr}: ${body.error}`);
   return body.data?.result ?? [];
@@ -75,7 +82,7 @@ export interface Span extends JaegerSpan {
 }
 
 export async function getTrace(traceId: string): Promise<Span[]> {
-  const res = await fetch(`${backends().jaeger}/api/traces/${traceId}`);
+  const res = await fetch(`${jaegerUrl()}/api/traces/${traceId}`);
   if (res.status === 404) return [];
   const body = (await res.json()) as { data?: JaegerTrace[] };
   const trace = body.data?.[0];

@@ -1,15 +1,22 @@
+import { SpanStatusCode, trace, type SpanContext } from '@opentelemetry/api';
 import type { Logger } from './logger';
+import { redactText } from './redact';
+import { currentService, runInService } from './service-context';
 
 /**
  * The one loop helper of every background worker (sweepers, janitors, pollers, relays): runs `work`
  * every `intervalMs`, never two runs at once; `kick()` runs it soon and resolves when that run is
  * over; `stop()` waits for the current run. A failed run is logged and the loop goes on.
+ * Each run is one root span named after the worker (linked to the span that kicked it, if any), so
+ * the run's log lines carry its trace_id/span_id and its queries and calls are one trace.
  */
 export class Periodic {
   private timer?: NodeJS.Timeout;
   private running?: Promise<void>;
   private again = false;
   private stopped = false;
+  /** The service that made the loop: its runs report under it, whoever kicks them. */
+  private readonly service = currentService();
 
   constructor(
     private readonly name: string,
@@ -55,19 +62,42 @@ export class Periodic {
   private async run(): Promise<void> {
     if (this.stopped || this.running) return;
     clearTimeout(this.timer);
-    this.running = (async () => {
-      try {
-        await this.work();
-      } catch (err) {
-        this.logger.warn({ err, worker: this.name }, 'background work failed; will retry');
-      }
-    })();
+    this.running = this.traced();
     await this.running;
     this.running = undefined;
     if (this.again) {
       this.again = false;
       this.schedule(0);
     } else if (this.intervalMs > 0) this.schedule(this.intervalMs);
+  }
+
+  private traced(): Promise<void> {
+    const trigger = trace.getActiveSpan()?.spanContext();
+    return runInService(this.service, () => this.inSpan(trigger));
+  }
+
+  private inSpan(trigger: SpanContext | undefined): Promise<void> {
+    return trace.getTracer('vision-worker').startActiveSpan(
+      this.name,
+      {
+        root: true,
+        attributes: { 'vision.worker': this.name },
+        links: trigger ? [{ context: trigger }] : [],
+      },
+      async (span) => {
+        try {
+          await this.work();
+        } catch (err) {
+          // Messages can name a stream URL: recorded redacted, like the log line.
+          const e = err instanceof Error ? err : new Error(String(err));
+          span.recordException({ name: e.name, message: redactText(e.message) });
+          span.setStatus({ code: SpanStatusCode.ERROR, message: redactText(e.message) });
+          this.logger.warn({ err, worker: this.name }, 'background work failed; will retry');
+        } finally {
+          span.end();
+        }
+      },
+    );
   }
 
   async stop(): Promise<void> {

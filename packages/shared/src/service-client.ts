@@ -47,6 +47,19 @@ export function recordTimeout(span: Span, timeoutMs: number, upstream: string): 
 }
 
 /**
+ * For a call to `upstream` made other than through ServiceClient (the gateway's proxy, the stream
+ * probe): a function that, when the call runs out of time, records it on the span active now
+ * (recordTimeout) and, for our own services (`counted`), in vision_upstream_timeouts_total.
+ */
+export function timeoutRecorder(upstream: string, timeoutMs: number, counted = true): () => void {
+  const span = trace.getActiveSpan();
+  return () => {
+    if (counted) metrics.upstreamTimeouts.inc({ upstream });
+    if (span) recordTimeout(span, timeoutMs, upstream);
+  };
+}
+
+/**
  * HTTP client for internal calls: signs the caller's identity, forwards the request id, bounds the
  * time. Non-2xx answers that carry our envelope are returned as results (callers decide), transport
  * failures throw UnreachableError. Each call is a `call <upstream>` span (the HTTP client span inside

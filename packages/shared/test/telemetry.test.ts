@@ -8,6 +8,7 @@ import { runInService } from '../src/service-context';
 import { InProcessBus } from '../src/adapters/in-process-bus';
 import { createLogger } from '../src/logger';
 import { metricsRegistry } from '../src/metrics';
+import { Periodic } from '../src/periodic';
 
 describe('telemetry', () => {
   let exporter: InMemorySpanExporter;
@@ -111,5 +112,61 @@ describe('telemetry', () => {
     expect(text).toMatch(
       /vision_bus_messages_consumed_total\{service="results",topic="vision.frames",group="results"\} 1/,
     );
+  });
+
+  it("runs each background run in a root span named after the worker: its log lines carry the span's ids", async () => {
+    let logged = '';
+    const lines = new Writable({
+      write(chunk: Buffer, _e, cb) {
+        logged += chunk.toString();
+        cb();
+      },
+    });
+    const log = createLogger('quota', { destination: lines });
+    let runs = 0;
+    const loop = runInService('quota', () => {
+      const p = new Periodic(
+        'quota sweeper',
+        60_000,
+        async () => {
+          runs++;
+          log.info('swept');
+          if (runs === 2) throw new Error('sweep failed for rtsp://user:pw@cam.example/1');
+        },
+        log,
+      );
+      p.start(0);
+      return p;
+    });
+    for (let i = 0; i < 100 && runs === 0; i++) await new Promise((r) => setTimeout(r, 10));
+    // A run kicked from inside a request's span is linked to it, not its child.
+    const tracer = trace.getTracer('t');
+    let requestSpanId = '';
+    await tracer.startActiveSpan('request', async (req) => {
+      requestSpanId = req.spanContext().spanId;
+      await loop.kick();
+      req.end();
+    });
+    await loop.stop();
+    const runSpans = exporter.getFinishedSpans().filter((s) => s.name === 'quota sweeper');
+    expect(runSpans).toHaveLength(2);
+    expect(runSpans.map(serviceOf)).toEqual(['quota', 'quota']);
+    expect(runSpans.map((s) => s.parentSpanContext)).toEqual([undefined, undefined]);
+    expect(runSpans[1].links.map((l) => l.context.spanId)).toEqual([requestSpanId]);
+    expect(runSpans[1].status.code).toBe(2);
+    expect(JSON.stringify(runSpans[1].events)).not.toContain('pw@');
+    const logs = logged
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as Record<string, string>);
+    expect(logs.map((l) => [l.msg, l.trace_id, l.span_id])).toEqual([
+      ['swept', runSpans[0].spanContext().traceId, runSpans[0].spanContext().spanId],
+      ['swept', runSpans[1].spanContext().traceId, runSpans[1].spanContext().spanId],
+      [
+        'background work failed; will retry',
+        runSpans[1].spanContext().traceId,
+        runSpans[1].spanContext().spanId,
+      ],
+    ]);
   });
 });

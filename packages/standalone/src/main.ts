@@ -4,7 +4,10 @@ import type * as StandaloneModule from './index';
 // Telemetry first, so that its instrumentation patches http, express, pg and kafkajs before they load.
 // Each of the six services reports under its own name (service-context.ts); work outside them reports
 // as OTEL_SERVICE_NAME (default vision-standalone).
-const telemetry = startTelemetry(process.env.OTEL_SERVICE_NAME ?? 'vision-standalone');
+const telemetry = startTelemetry(process.env.OTEL_SERVICE_NAME ?? 'vision-standalone', {
+  ...process.env,
+  VISION_MODE: 'standalone',
+});
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const { startStandalone } = require('./index') as typeof StandaloneModule;
 

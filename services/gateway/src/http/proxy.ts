@@ -1,7 +1,7 @@
 import { Agent, type ClientRequest, type IncomingMessage, type ServerResponse } from 'node:http';
 import { Readable, Transform, type TransformCallback } from 'node:stream';
 import httpProxy from 'http-proxy';
-import { ApiError, sendError, type Logger } from '@vision/shared';
+import { ApiError, sendError, timeoutRecorder, type Logger } from '@vision/shared';
 
 /** Counts bytes flowing through and fails once more than `limit` have passed. */
 export class ByteCap extends Transform {
@@ -84,23 +84,30 @@ export function createForwarder(logger: Logger, opts: ForwarderOptions): Forward
   });
   const proxy = httpProxy.createProxyServer({
     xfwd: true,
+    // Only the upstream request is bounded: http-proxy's `timeout` would destroy the client's socket
+    // at the same moment, so the client got a closed connection instead of the 503.
     proxyTimeout: timeoutMs,
-    timeout: timeoutMs,
     ws: false,
     changeOrigin: false,
   });
 
-  // The upstream request of each client request (the latest attempt), and the ones that timed out.
+  // The upstream request of each client request (the latest attempt), its upstream, and the ones that timed out.
   const upstreamOf = new WeakMap<IncomingMessage, ClientRequest>();
+  const targetOf = new WeakMap<IncomingMessage, string>();
   const timedOut = new WeakSet<IncomingMessage>();
   proxy.on('proxyReq', (proxyReq: ClientRequest, req: IncomingMessage) => {
     upstreamOf.set(req, proxyReq);
-    proxyReq.once('timeout', () => timedOut.add(req));
+    // A timeout is counted and recorded on the request's server span (error.type=timeout, timeout_ms, event).
+    const timeout = timeoutRecorder(targetOf.get(req) ?? 'upstream', timeoutMs);
+    proxyReq.once('timeout', () => {
+      timedOut.add(req);
+      timeout();
+    });
   });
 
   /** Logs an upstream failure; the error the client gets for it. */
   const upstreamFailed = (target: ProxyTarget, err: NodeJS.ErrnoException) => {
-    logger.warn({ upstream: target.name, code: err.code, msg: err.message }, 'upstream call failed');
+    logger.warn({ upstream: target.name, code: err.code, error: err.message }, 'upstream call failed');
     return new ApiError('OP-SYS-UNAVAILABLE', `The ${target.name} service is unavailable, retry later`);
   };
   /** Answers with the error envelope, or cuts the response when its head already went out. */
@@ -149,6 +156,7 @@ export function createForwarder(logger: Logger, opts: ForwarderOptions): Forward
     target: ProxyTarget,
     maxBodyBytes: number,
   ): void {
+    targetOf.set(req, target.name);
     if (isBodiless(req.headers)) {
       dropHopByHopHeaders(req.headers);
       req.resume(); // nothing to read: let 'end' happen

@@ -4,7 +4,13 @@
  * TCP transport for RTSP, and no HTTP redirects (the guard checked the hops already).
  */
 import { spawn } from 'node:child_process';
-import { decoderEnv, ffmpegInputGuard, startPinnedRelay, throughRelay } from '@vision/shared';
+import {
+  decoderEnv,
+  ffmpegInputGuard,
+  startPinnedRelay,
+  throughRelay,
+  timeoutRecorder,
+} from '@vision/shared';
 import type { StreamScheme } from '../domain/stream-url';
 
 export type ProbeResult =
@@ -99,8 +105,11 @@ function runProbe(
       clearTimeout(timer);
       resolve(r);
     };
+    // A probe that runs out of time shows on the request's span (a caller's stream: not counted as ours).
+    const timedOut = timeoutRecorder('stream', opts.timeoutMs, false);
     const timer = setTimeout(() => {
       child.kill('SIGKILL');
+      timedOut();
       finish({ ok: false, problem: 'no video found in time' });
     }, opts.timeoutMs);
     child.stdout.setEncoding('utf8');

@@ -4,7 +4,7 @@
  * with `redirect: 'manual'`, checking every hop, and hands ffprobe the final address with redirects
  * switched off (`-max_redirects 0`) so that ffprobe never follows a hop we did not check.
  */
-import { type HostResolver, checkHostAddresses } from '@vision/shared';
+import { type HostResolver, checkHostAddresses, timeoutRecorder } from '@vision/shared';
 import { type ParsedStreamUrl, parseStreamUrl } from '../domain/stream-url';
 
 export type GuardResult =
@@ -87,11 +87,17 @@ export async function guardStreamUrl(url: ParsedStreamUrl, opts: GuardOptions): 
       return { ok: true, url: current, addresses: host.addresses };
     // One request without following redirects: only the status line and headers are read.
     const remaining = deadline - Date.now();
-    if (remaining <= 0)
+    const timedOut = timeoutRecorder('stream', opts.timeoutMs, false);
+    if (remaining <= 0) {
+      timedOut();
       return { ok: false, reason: 'stream_unreachable', problem: 'stream_url did not answer in time' };
+    }
     let res: Response;
     const ac = new AbortController();
-    const timer = setTimeout(() => ac.abort(), remaining);
+    const timer = setTimeout(() => {
+      timedOut();
+      ac.abort();
+    }, remaining);
     try {
       const target = fetchTargetOf(current.href);
       res = await fetch(target.url, {
