@@ -73,7 +73,9 @@ module.exports = {
       setupFilesAfterEnv: ['<rootDir>/test/helpers/distributed-retry.ts'],
     },
   ],
-  testTimeout: 30000,
+  // A safety net, not a speed check: tests that start an in-memory Postgres and services inside the test
+  // took over 30 s on a 2-core machine at load ~20 (upload-and-lifecycle, gateway) and passed with more time.
+  testTimeout: 90000,
   maxWorkers: 2,
   // A worker that has grown past this after a test file is replaced (one reached 9.7 GB and was OOM-killed).
   workerIdleMemoryLimit: '2GB',

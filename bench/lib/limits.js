@@ -82,13 +82,18 @@ class RawLimits {
     for (const img of this.images) await this.model.runRaw(await tightPrepare(img, this.size, this.bufs[0]));
   }
 
-  async round() {
-    const { model, images, size, bufs } = this;
+  /** `session.run` alone on each prepared tensor. */
+  async modelRound() {
     for (const t of this.tensors) {
       const t0 = performance.now();
-      await model.runRaw(t);
+      await this.model.runRaw(t);
       this.modelTimes.push(performance.now() - t0);
     }
+  }
+
+  async round() {
+    const { model, images, size, bufs } = this;
+    await this.modelRound();
     for (let i = 0; i < images.length; i++) {
       const t0 = performance.now();
       await model.runRaw(await tightPrepare(images[i], size, bufs[0]));
@@ -120,6 +125,14 @@ class RawLimits {
   }
 }
 
+/** The raw model alone: median ms per image of `session.run` over `reps` rounds of `images`. */
+async function rawModel(model, images, reps) {
+  const raw = new RawLimits(model, images);
+  await raw.warmUp();
+  for (let r = 0; r < reps; r++) await raw.modelRound();
+  return raw.summary().model;
+}
+
 /** Counts met targets and prints the closing line. `checks`: [{ name, value, limit, ok }]. */
 function report(checks) {
   let met = 0;
@@ -130,4 +143,4 @@ function report(checks) {
   console.log(`targets: ${met} met, ${checks.length - met} missed`);
 }
 
-module.exports = { loadModel, tightPrepare, RawLimits, report, median, percentile };
+module.exports = { loadModel, tightPrepare, RawLimits, rawModel, report, median, percentile };

@@ -38,10 +38,10 @@ async function checkFrames(c, subjects, allFrames) {
 }
 
 /** Quota `used` per subject = its tasks not refunded (video) and the images that succeeded. */
-async function checkQuota(c, subjects) {
+async function checkQuota(c, subjects, patiently) {
   const problems = [];
   for (const s of subjects) {
-    const r = await c.quota(s.key);
+    const r = await patiently(() => c.quota(s.key));
     if (r.status !== 200) {
       problems.push(`${s.name}: quota answered ${r.status}`);
       continue;

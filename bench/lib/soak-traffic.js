@@ -81,6 +81,7 @@ async function lifecycleLoop(c, s, o) {
         if (r.status === 200 || r.status === 202 || r.status === 409) t.stopped = true;
       }
       const g = await c.getTask(s.key, t.id);
+      if (g.status === 200) t.last = g.body.status;
       if (g.status === 200 && TERMINAL.has(g.body.status)) t.final = g.body.status;
     }
     if (draining && [...s.tasks.values()].every((t) => t.final)) return;
@@ -135,18 +136,37 @@ async function imageLoop(c, s, o) {
   }
 }
 
-/** Every frame of a task (min_score 0: all stored detections), paged to the end. */
+/** Calls `fn` until it is not answered 429/503 (the checks run at the limits too), at most 20 times. */
+async function patiently(fn) {
+  for (let i = 0; ; i++) {
+    const r = await fn();
+    if ((r.status !== 429 && r.status !== 503) || i >= 20) return r;
+    await sleep(backoff(r));
+  }
+}
+
+/** Every frame of a task (min_score 0: all stored detections), paged until a page brings nothing new. */
 async function allFrames(c, key, id) {
   const frames = [];
   let cursor = '';
   for (let page = 0; page < 10_000; page++) {
-    const r = await c.results(key, id, cursor);
+    const r = await patiently(() => c.results(key, id, cursor));
     if (r.status !== 200) return { error: `results answered ${r.status}`, frames };
     frames.push(...r.body.items);
     cursor = r.body.next_cursor;
-    if (!cursor) return { frames };
+    if (!cursor || r.body.items.length === 0) return { frames };
   }
   return { error: 'too many pages', frames };
 }
 
-module.exports = { newSubject, videoLoop, lifecycleLoop, resultsLoop, imageLoop, allFrames, sleep, TERMINAL };
+module.exports = {
+  newSubject,
+  videoLoop,
+  lifecycleLoop,
+  resultsLoop,
+  imageLoop,
+  allFrames,
+  patiently,
+  sleep,
+  TERMINAL,
+};

@@ -41,7 +41,7 @@ def parse() -> argparse.Namespace:
     p.add_argument("--freeze", choices=["none", "stem", "dark3"], default="stem",
                    help="keep the COCO weights of the early high-resolution layers (stem = Focus + dark2)")
     p.add_argument("--val-size", type=int, default=416, help="validation input side (the service's)")
-    p.add_argument("--epochs", type=int, default=4)
+    p.add_argument("--epochs", type=int, default=5)
     p.add_argument("--batch", type=int, default=8)
     p.add_argument("--lr", type=float, default=0.005)
     p.add_argument("--no-mosaic-epochs", type=int, default=1, help="last epochs without mosaic")
@@ -49,7 +49,7 @@ def parse() -> argparse.Namespace:
     p.add_argument("--seed", type=int, default=416)
     p.add_argument("--threads", type=int, default=1,
                    help="torch threads; 1 is fastest per CPU-second on a shared 2-core machine")
-    p.add_argument("--images-per-epoch", type=int, default=1600, help="0 = the whole train split")
+    p.add_argument("--images-per-epoch", type=int, default=3200, help="0 = the whole train split")
     p.add_argument("--smoke", action="store_true", help="tiny run on a few images")
     p.add_argument("--resume", action="store_true")
     a = p.parse_args()

@@ -23,7 +23,12 @@ export const inferenceShape = {
   FIRE_SMOKE_MODEL: z.string().optional(),
   FIRE_SMOKE_LABELS: z.string().optional(),
   FIRE_SMOKE_DECODER: z.enum(['yolox', 'yolov8']).default('yolov8'),
-  FIRE_SMOKE_LOWER_BOUND: env.number(0.3, 0, 1).optional(),
+  // Unset: the bound calibrated with the model (its .json) or the built-in detector's own.
+  FIRE_SMOKE_LOWER_BOUND: z.coerce
+    .number({ invalid_type_error: 'expected a number' })
+    .min(0, 'expected a number >= 0')
+    .max(1, 'expected a number <= 1')
+    .optional(),
 };
 
 export type InferenceConfig = z.infer<z.ZodObject<typeof inferenceShape>>;

@@ -48,11 +48,13 @@ export async function setBucketLifecycle(client: Client, bucket: string, rules: 
 }
 
 /**
- * Multipart part size, fixed (minio-js then never picks another). minio-js holds one part in memory
- * per upload; for a stream of unknown size it would otherwise size parts for a 5 TiB object (about
- * 528 MiB each). S3 10,000 parts make 78 GiB the largest object; ours are at most 512 MB.
+ * Multipart part size, fixed (minio-js then never picks another): the S3 minimum, 5 MiB. minio-js
+ * holds a part in memory per upload, several times over while it hashes and sends it (about 40 MB per
+ * upload with 8 MiB parts, measured by test/distributed/uploads.test.ts); for a stream of unknown size
+ * it would otherwise size parts for a 5 TiB object (about 528 MiB each). 10,000 parts of 5 MiB make
+ * 48 GiB the largest object; ours are at most 512 MB.
  */
-export const PART_SIZE = 8 * 1024 * 1024;
+export const PART_SIZE = 5 * 1024 * 1024;
 
 function isNotFound(err: unknown): boolean {
   const code = (err as { code?: unknown })?.code;
