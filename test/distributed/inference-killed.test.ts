@@ -1,5 +1,7 @@
+import { randomUUID } from 'node:crypto';
 import { startMediaServer, type MediaServer } from '../helpers/media-server';
 import type { DistributedStack } from '../helpers/distributed';
+import { newTraceparent, promQuery, waitForProm, waitForTrace } from '../helpers/observability';
 import {
   client,
   clip,
@@ -36,6 +38,15 @@ describeDistributed('fault: the inference backend is killed while tasks run', ()
 
   it('fails creations fast once the breaker opens, recovers, and leaves no task unfinished or charged twice', async () => {
     const c = client(stack);
+    const id = stack.deployment.id;
+    // Prometheus scrapes every process of the deployment.
+    await waitForProm(
+      'up == 1 for all six services',
+      `up{deployment="${id}"} == 1`,
+      (r) => new Set(r.map((x) => x.metric.service)).size === 6,
+    );
+    const breaker = `vision_breaker_state{deployment="${id}",service="tasks",upstream="inference"`;
+    await waitForProm('the breaker closed', `${breaker},state="closed"} == 1`, (r) => r.length === 1);
     const live = `${media.url}/live/pedestrians.mov`;
     const running: string[] = [];
     for (let i = 0; i < 2; i++) {
@@ -56,9 +67,33 @@ describeDistributed('fault: the inference backend is killed while tasks run', ()
     }
     expect(codes).toContain('OP-TASK-BREAKER-OPEN');
     // While it is open, a creation is refused before anything is charged.
-    const open = await c.createByUrl(live);
+    const refusedTrace = newTraceparent();
+    const open = await c.api('POST', '/v1/vision/tasks', {
+      headers: {
+        'content-type': 'application/json',
+        'idempotency-key': randomUUID(),
+        traceparent: refusedTrace.header,
+      },
+      body: JSON.stringify({ scene_code: 'person_vehicle', stream_url: live }),
+    });
     expectUnavailable(open, ['OP-TASK-BREAKER-OPEN']);
     expect((await c.quota()).used).toBe(2);
+    // Prometheus saw the breaker open (over the last minutes: it goes half-open after its reset time).
+    await waitForProm(
+      'the breaker open',
+      `max_over_time(${breaker},state="open"}[5m]) == 1`,
+      (r) => r.length === 1,
+      30_000,
+    );
+    // Jaeger: the refusal's trace says why (breaker.state=open and the breaker.open event on the tasks span).
+    await waitForTrace('the trace of the refused create', refusedTrace.traceId, (spans) =>
+      spans.some(
+        (x) =>
+          x.service === 'tasks' &&
+          x.tag['breaker.state'] === 'open' &&
+          x.events.some((e) => e.event === 'breaker.open'),
+      ),
+    );
 
     await stack.restart('inference');
 
@@ -73,6 +108,14 @@ describeDistributed('fault: the inference backend is killed while tasks run', ()
         return undefined;
       },
       60_000,
+    );
+    // ... and closed again, after passing through half-open.
+    await waitForProm('the breaker closed again', `${breaker},state="closed"} == 1`, (r) => r.length === 1);
+    const transitions = await promQuery(
+      `vision_breaker_transitions_total{deployment="${id}",service="tasks",upstream="inference"}`,
+    );
+    expect(new Set(transitions.filter((x) => Number(x.value[1]) > 0).map((x) => x.metric.state))).toEqual(
+      new Set(['open', 'half_open', 'closed']),
     );
     const stop = await c.api('POST', `/v1/vision/tasks/${resumed.task_id}/stop`);
     expect(stop.status).toBe(200);

@@ -1,6 +1,8 @@
 import { randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import type { DistributedStack } from '../helpers/distributed';
 import { startMediaServer, type MediaServer } from '../helpers/media-server';
+import { newTraceparent, waitForTrace, type Span } from '../helpers/observability';
 import {
   client,
   clip,
@@ -9,6 +11,16 @@ import {
   startFaultStack,
   waitFor,
 } from './support';
+
+/** A create request of the test, carrying its own trace context (so its trace can be fetched from Jaeger). */
+function createTraced(stack: DistributedStack, streamUrl: string, traceparent: string, idem = randomUUID()) {
+  return client(stack).api('POST', '/v1/vision/tasks', {
+    headers: { 'content-type': 'application/json', 'idempotency-key': idem, traceparent },
+    body: JSON.stringify({ scene_code: 'person_vehicle', stream_url: streamUrl }),
+  });
+}
+
+const services = (spans: Span[]) => new Set(spans.map((s) => s.service));
 
 describeDistributed('fault: the inference backend answers after the timeout', () => {
   let stack: DistributedStack;
@@ -46,15 +58,42 @@ describeDistributed('fault: the inference backend answers after the timeout', ()
       stream: 'downstream',
       attributes: { latency: 2500, jitter: 0 },
     });
+    const traced = newTraceparent();
     let created;
     try {
-      created = await c.createByUrl(`${media.url}/live/pedestrians.mov`, idem);
+      created = await createTraced(stack, `${media.url}/live/pedestrians.mov`, traced.header, idem);
     } finally {
       await stack.removeToxic('inference', 'slow-answer');
     }
     expect([created.status, created.body?.error?.code]).toEqual([202, undefined]);
     expect(created.body.status).toBe('resolving');
     const id = created.body.task_id as string;
+
+    // Jaeger: the 202 is explained by its trace alone: gateway -> tasks -> quota -> inference, and the
+    // tasks span of the call to inference says it timed out after 1000 ms.
+    const timedOut = (x: Span) =>
+      x.service === 'tasks' &&
+      x.operationName === 'call inference' &&
+      x.tag['error.type'] === 'timeout' &&
+      x.tag.timeout_ms === 1000 &&
+      x.events.some((e) => e.event === 'timeout');
+    const spans = await waitForTrace('the trace of the timed-out create', traced.traceId, (t) => {
+      const names = services(t);
+      return ['gateway', 'tasks', 'quota', 'inference'].every((n) => names.has(n)) && t.some(timedOut);
+    });
+    const op = (service: string) => spans.filter((x) => x.service === service).map((x) => x.operationName);
+    expect(op('gateway')).toContain('POST /v1/vision/tasks');
+    expect(op('tasks')).toContain('POST /v1/vision/tasks');
+    expect(op('inference')).toContain('POST /internal/v1/jobs');
+    const server = spans.find((x) => x.service === 'gateway' && x.operationName === 'POST /v1/vision/tasks');
+    expect(
+      String(
+        server?.tag['http.request.header.x-request-id'] ?? server?.tag['http.response.header.x-request-id'],
+      ),
+    ).toContain(created.headers.get('x-request-id') as string);
+    const call = spans.find(timedOut) as Span;
+    // The inference side of the same call is in the trace too (it answered, too late).
+    expect(spans.some((x) => x.service === 'inference' && x.traceID === call.traceID)).toBe(true);
     expect((await c.quota()).used).toBe(before + 1);
 
     const settled = await c.waitForStatus(
@@ -75,6 +114,46 @@ describeDistributed('fault: the inference backend answers after the timeout', ()
     expect((await c.api('POST', `/v1/vision/tasks/${id}/stop`)).status).toBe(200);
     await c.waitForStatus(id, ['stopped']);
   }, 180_000);
+
+  it("ties an uploaded file task's frames to its trace: vision.frames producer (inference) and consumer (results) spans", async () => {
+    const tp = newTraceparent();
+    const form = new FormData();
+    form.append('scene_code', 'person_vehicle');
+    form.append(
+      'file',
+      new Blob([readFileSync(clip('person_bicycle_car_parkinglot_intel.mp4'))]),
+      'parking.mp4',
+    );
+    const created = await client(stack).api('POST', '/v1/vision/video-tasks', {
+      headers: { 'idempotency-key': randomUUID(), traceparent: tp.header },
+      body: form,
+    });
+    expect(created.status).toBe(201);
+    const spans = await waitForTrace('the frames of the uploaded task in its trace', tp.traceId, (t) => {
+      const sends = t.filter((x) => x.service === 'inference' && x.operationName === 'send vision.frames');
+      return (
+        t.some(
+          (x) =>
+            x.service === 'results' &&
+            x.operationName === 'process vision.frames' &&
+            x.references.some((r) => sends.some((p) => p.spanID === r.spanID)),
+        ) &&
+        // The task event is sent by the outbox relay, under the traceparent its row kept.
+        t.some((x) => x.service === 'tasks' && x.operationName === 'send vision.task-events')
+      );
+    });
+    const send = spans.find((x) => x.operationName === 'send vision.frames') as Span;
+    expect(send.tag['span.kind']).toBe('producer');
+    expect(send.tag['messaging.system']).toBe('kafka');
+    expect(send.tag['messaging.destination.name']).toBe('vision.frames');
+    const processed = spans.find((x) => x.operationName === 'process vision.frames') as Span;
+    expect(processed.tag['span.kind']).toBe('consumer');
+    expect(processed.tag['messaging.consumer.group.name']).toBe('results');
+    // The create request, the job submission and the frames are one trace.
+    expect(['gateway', 'tasks', 'quota', 'inference', 'results'].every((n) => services(spans).has(n))).toBe(
+      true,
+    );
+  }, 120_000);
 
   it('answers 202 resolving when the submission never arrives; the reconciler refunds it', async () => {
     const c = client(stack);
