@@ -37,6 +37,10 @@ export function runMain(serviceName: string, start: (opts: StartOptions) => Prom
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   const { startTelemetry } = require('./telemetry') as typeof Telemetry;
   const telemetry = startTelemetry(serviceName);
+  // @vision/shared's index (imported by main.ts) has loaded http and express already; the
+  // instrumentation patches a module when it is next required, so require them once more now.
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  for (const m of ['http', 'https', 'express']) require(m);
   const metricsPort = async () => {
     const cfg = loadConfig({
       METRICS_PORT: commonShape.METRICS_PORT,
