@@ -132,6 +132,7 @@ describeDistributed('fault: the inference backend answers after the timeout', ()
     const spans = await waitForTrace('the frames of the uploaded task in its trace', tp.traceId, (t) => {
       const sends = t.filter((x) => x.service === 'inference' && x.operationName === 'send vision.frames');
       return (
+        ['gateway', 'tasks', 'quota', 'inference', 'results'].every((n) => services(t).has(n)) &&
         t.some(
           (x) =>
             x.service === 'results' &&
