@@ -1,5 +1,6 @@
 import { ffmpegInputGuard } from '@vision/shared';
 import { LETTERBOX_PAD_VALUE } from '../model/letterbox';
+import type { ResolvedInput } from './job-types';
 
 /** What ffmpeg reads: a local file, a presigned object URL, or a stream URL of one scheme. */
 export type InputKind = 'file' | 'http' | 'https' | 'rtsp' | 'rtmp';
@@ -82,4 +83,41 @@ export function ffmpegArgs(o: FfmpegArgsOptions): string[] {
   args.push('-vf', letterboxFilter(o.sampleFps, o.size));
   args.push('-fps_mode', 'passthrough', '-f', 'rawvideo', '-pix_fmt', 'bgr24', 'pipe:1');
   return args;
+}
+
+/** The tcUrl ffmpeg would send for the caller's URL (`rtmp://host[:port]/app`), kept when it connects via the relay. */
+export function rtmpTcUrl(input: string): string {
+  const u = new URL(input);
+  const app = u.pathname.split('/').filter(Boolean)[0] ?? '';
+  return `${u.protocol}//${u.host}/${app}`;
+}
+
+/** The decoder of one job run: ffmpeg's arguments, the frame size, and (live) when a silent decoder is restarted. */
+export function jobDecoder(o: {
+  input: ResolvedInput;
+  /** The checked address to read (after redirects, or through the pinned relay); the input's own if unset. */
+  streamInput?: string;
+  sampleFps: number;
+  size: number;
+  ioTimeoutMs?: number;
+  httpProxy?: string;
+  nativePace: boolean;
+}): { args: string[]; frameBytes: number; stallMs?: number } {
+  const { input, size } = o;
+  return {
+    args: ffmpegArgs({
+      input: o.streamInput ?? input.input,
+      kind: input.kind,
+      live: input.live,
+      sampleFps: o.sampleFps,
+      size,
+      ioTimeoutMs: o.ioTimeoutMs,
+      httpProxy: input.live ? o.httpProxy : undefined,
+      nativePace: o.nativePace,
+      rtmpTcUrl: input.kind === 'rtmp' ? rtmpTcUrl(input.input) : undefined,
+    }),
+    frameBytes: size * size * 3,
+    // A live decoder that runs without producing frames is restarted (its timeouts only see dead sockets).
+    stallMs: input.live ? Math.max(o.ioTimeoutMs ?? 10_000, 3000 / o.sampleFps) : undefined,
+  };
 }

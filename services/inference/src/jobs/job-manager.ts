@@ -11,8 +11,8 @@ import type { SceneCatalogue } from '../catalogue/catalogue';
 import { checkStreamHost, parseStreamUrl, type Resolver } from '../net/stream-url';
 import type { InputKind } from './ffmpeg-args';
 import type { DecoderCheck } from './decoder-preflight';
-import { Job, type ResolvedInput } from './job';
-import type { JobSpec, JobView } from './job-types';
+import { Job } from './job';
+import type { JobSpec, JobView, ResolvedInput } from './job-types';
 
 export const jobRequestSchema = z
   .object({

@@ -1,4 +1,7 @@
-import type { SceneCode } from '@vision/shared';
+import type { Bus, Logger, SceneCode } from '@vision/shared';
+import type { Resolver } from '../net/stream-url';
+import type { SceneEngine } from '../scenes/engines';
+import type { InputKind } from './ffmpeg-args';
 
 export type JobSource = { type: 'stream'; url: string } | { type: 'object'; key: string };
 
@@ -24,4 +27,43 @@ export interface JobView {
   reconnects: number;
   started_at: string;
   ended_at?: string;
+}
+
+/** A job's view as it starts. */
+export function runningView(spec: JobSpec): JobView {
+  return {
+    job_id: spec.jobId,
+    scene_code: spec.sceneCode,
+    status: 'running',
+    frames_published: 0,
+    frames_dropped: 0,
+    reconnects: 0,
+    started_at: new Date().toISOString(),
+  };
+}
+
+/** Where ffmpeg reads from, after resolving an object key or checking a stream URL. */
+export interface ResolvedInput {
+  kind: InputKind;
+  input: string;
+  /** Live stream: frame times are capture times, reconnects with backoff, frames dropped when behind. */
+  live: boolean;
+  /** Host to check again before each (re)connection. */
+  host?: string;
+}
+
+export interface JobRuntimeOptions {
+  bus: Bus;
+  engine: SceneEngine;
+  logger: Logger;
+  ffmpegPath: string;
+  giveupMs: number;
+  reconnectMinMs: number;
+  reconnectMaxMs: number;
+  liveQueue: number;
+  allowPrivate: boolean;
+  resolve?: Resolver;
+  ioTimeoutMs?: number;
+  /** Egress proxy for the HTTP(S) connections of caller-given streams (not for stored objects). */
+  httpProxy?: string;
 }

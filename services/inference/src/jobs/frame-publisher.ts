@@ -1,0 +1,69 @@
+/** The messages a job publishes to vision.frames (docs/INTERNAL.md): its frames, then one end message. */
+import { TOPICS, type Bus, type DetectedObject, type Logger } from '@vision/shared';
+import type { JobStatus } from './job-types';
+
+export type Ending = { status: Exclude<JobStatus, 'running'>; reason?: string };
+
+export interface FrameBody {
+  seq: number;
+  frame_time_ms: number;
+  image: { width: number; height: number };
+  objects: DetectedObject[];
+  lower_bound: number;
+  captured_at_ms: number;
+}
+
+export class FramePublisher {
+  constructor(
+    private readonly bus: Bus,
+    private readonly logger: Logger,
+    private readonly taskId: string,
+    /** A stopped job stops retrying its frames (its end message is still retried). */
+    private readonly stopped: () => boolean,
+  ) {}
+
+  frame(body: FrameBody): Promise<void> {
+    const id = `${this.taskId}:${body.seq}`;
+    return this.publish({
+      schema: 1,
+      type: 'frame',
+      event_id: id,
+      task_id: this.taskId,
+      frame_id: id,
+      ...body,
+    });
+  }
+
+  end(frames: number, ending: Ending): Promise<void> {
+    return this.publish(
+      {
+        schema: 1,
+        type: 'end',
+        event_id: `${this.taskId}:end`,
+        task_id: this.taskId,
+        seq: frames,
+        frames,
+        status: ending.status,
+        ...(ending.reason ? { reason: ending.reason } : {}),
+      },
+      true,
+    );
+  }
+
+  /** Publishes one message keyed by the task id, retrying with backoff (at least once). */
+  private async publish(value: object, isEnd = false): Promise<void> {
+    let delay = 200;
+    const deadline = Date.now() + 60_000;
+    for (;;) {
+      try {
+        await this.bus.publish(TOPICS.frames, [{ key: this.taskId, value }]);
+        return;
+      } catch (err) {
+        if ((!isEnd && this.stopped()) || Date.now() > deadline) throw err;
+        this.logger.warn({ err, job_id: this.taskId }, 'publish failed, retrying');
+        await new Promise((r) => setTimeout(r, delay));
+        delay = Math.min(delay * 2, 5000);
+      }
+    }
+  }
+}
