@@ -1,6 +1,7 @@
 import { promises as dns } from 'node:dns';
 import { isIP } from 'node:net';
 import { firstRefused, type AddressClass } from './address-policy';
+import { timeoutRecorder } from './service-client';
 
 /** Every address of a host name. */
 export type HostResolver = (host: string) => Promise<string[]>;
@@ -45,11 +46,19 @@ export function streamResolver(o: StreamDnsOptions): HostResolver {
     return systemResolver(host);
   };
   return (host) => {
+    // A timeout goes on the span active now (error.type=timeout, timeout_ms, `timeout` event), not into
+    // vision_upstream_timeouts_total: the caller's name server is not one of our upstreams.
+    const onTimeout = timeoutRecorder('stream_dns', o.timeoutMs, false);
     let timer: NodeJS.Timeout | undefined;
     const deadline = new Promise<never>((_, reject) => {
       timer = setTimeout(() => reject(new DnsTimeoutError()), o.timeoutMs);
     });
-    return Promise.race([ask(host), deadline]).finally(() => clearTimeout(timer));
+    return Promise.race([ask(host), deadline])
+      .catch((err: unknown) => {
+        if (err instanceof DnsTimeoutError) onTimeout();
+        throw err;
+      })
+      .finally(() => clearTimeout(timer));
   };
 }
 

@@ -8,7 +8,10 @@
 import { pbkdf2 } from 'node:crypto';
 import net from 'node:net';
 import dns2 from 'dns2';
+import { trace } from '@opentelemetry/api';
+import { InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { DnsTimeoutError, checkHostAddresses, streamResolver } from '../src/host-check';
+import { startTelemetry } from '../src/telemetry';
 
 const { Packet } = dns2;
 type Answer = (typeof dns2.Packet.prototype)['answers'][number];
@@ -97,5 +100,25 @@ describe('streamResolver', () => {
       ok: true,
       addresses: ['127.0.0.1'],
     });
+  });
+
+  it("a timed-out lookup is recorded on the span active when it was asked (the create's span)", async () => {
+    const exporter = new InMemorySpanExporter();
+    const telemetry = startTelemetry('dns-test', {}, [new SimpleSpanProcessor(exporter)]);
+    try {
+      const resolve = streamResolver({ servers: [ns.server], timeoutMs: 300 });
+      await trace.getTracer('test').startActiveSpan('POST /v1/vision/tasks', async (span) => {
+        await expect(resolve('held-span.test')).rejects.toBeInstanceOf(DnsTimeoutError);
+        expect(await resolve('cam.test')).toEqual(['127.0.0.1']);
+        span.end();
+      });
+      const [span] = exporter.getFinishedSpans().filter((s) => s.name === 'POST /v1/vision/tasks');
+      expect(span?.attributes).toMatchObject({ 'error.type': 'timeout', timeout_ms: 300 });
+      expect(span?.events.find((e) => e.name === 'timeout')?.attributes).toMatchObject({
+        'peer.service': 'stream_dns',
+      });
+    } finally {
+      await telemetry.shutdown();
+    }
   });
 });
