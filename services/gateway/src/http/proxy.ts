@@ -1,7 +1,7 @@
 import { Agent, type ClientRequest, type IncomingMessage, type ServerResponse } from 'node:http';
 import { Readable, Transform, type TransformCallback } from 'node:stream';
 import httpProxy from 'http-proxy';
-import { ApiError, sendError, timeoutRecorder, type Logger } from '@vision/shared';
+import { ApiError, REASON, sendError, timeoutRecorder, type Logger } from '@vision/shared';
 
 /** Counts bytes flowing through and fails once more than `limit` have passed. */
 export class ByteCap extends Transform {
@@ -187,7 +187,7 @@ export function createForwarder(logger: Logger, opts: ForwarderOptions): Forward
       logger.info({ upstream: target.name, idle_ms: opts.uploadIdleMs }, 'upload stalled; cut');
       fail(
         new ApiError('OP-TASK-REQUEST-INVALID', `The upload sent nothing for ${opts.uploadIdleMs} ms`, {
-          reason: 'upload_stalled',
+          reason: REASON.upload_stalled,
           idle_ms: opts.uploadIdleMs,
         }),
         true,
