@@ -7,19 +7,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-started="$(mktemp)"
-cleanup() {
-  local rc=$?
-  if [ "${VISION_STACK_KEEP:-0}" != 1 ] && [ -s "$started" ]; then
-    # shellcheck disable=SC2046
-    scripts/stack/stop.sh $(tac "$started" | tr '\n' ' ') || rc=1
-  fi
-  rm -f "$started"
-  exit "$rc"
-}
-trap cleanup EXIT
-
-scripts/stack/install.sh
-scripts/stack/start.sh --started-file "$started"
+# shellcheck source=stack/session.sh
+source scripts/stack/session.sh
 npm run build --silent
 node bench/soak.js "$@"
