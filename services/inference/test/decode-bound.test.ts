@@ -150,7 +150,9 @@ describe('POST /internal/v1/detect under a flood of huge images', () => {
         `(per quarter ${perQuarter.join('/')}), longest gap ${Math.max(...gaps)} ms`,
     );
     expect(svc.parts.jobs.get(job)?.status).toBe('running');
-    for (const n of perQuarter) expect(n).toBeGreaterThan(0);
+    // No stall: at 5 frames/s a frame is due every 200 ms. A flood shorter than four frame intervals (0.6 s
+    // on a quiet CI machine) leaves some quarters empty by arithmetic, so the bound is on the longest gap.
+    expect(Math.max(...gaps)).toBeLessThan(2000);
     expect(svc.parts.jobs.stop(job)?.status).toBe('stopped');
     expect((await c.waitForEnd(job, 10_000)).status).toBe('stopped');
     const growth = peak - before;
