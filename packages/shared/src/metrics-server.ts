@@ -1,6 +1,6 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { metricsRegistry } from './metrics';
+import { collectProcessMetrics, metricsRegistry } from './metrics';
 
 export interface MetricsServer {
   port: number;
@@ -17,6 +17,7 @@ export const DEFAULT_METRICS_PORT = 9464;
  * through the public gateway). Port 0 picks a free one.
  */
 export function startMetricsServer(port: number, host: string): Promise<MetricsServer> {
+  collectProcessMetrics();
   const server = http.createServer((req, res) => {
     const path = (req.url ?? '').split('?')[0];
     if (req.method !== 'GET' || path !== '/metrics') {

@@ -8,7 +8,20 @@ import { currentService } from './service-context';
  * `_seconds`); each is documented in docs/OPERATIONS.md (a test checks both ways).
  */
 export const metricsRegistry = new Registry();
-collectDefaultMetrics({ register: metricsRegistry, prefix: 'vision_process_' });
+
+let processMetrics = false;
+/**
+ * Adds the process's own series (`vision_process_*`: CPU, memory, event loop lag, GC) to the registry,
+ * once. Called by the process that serves /metrics, not at import: prom-client's collectors register a
+ * GC PerformanceObserver and an event-loop delay monitor with Node for the life of the process, and a
+ * module that merely imports this file (every jest test file, each in its own context) would stay
+ * reachable from them forever, with all it holds (a jest worker grew to 12 GB of PGlite and ONNX memory).
+ */
+export function collectProcessMetrics(): void {
+  if (processMetrics) return;
+  processMetrics = true;
+  collectDefaultMetrics({ register: metricsRegistry, prefix: 'vision_process_' });
+}
 
 type Values<L extends string> = Record<L, string | number>;
 

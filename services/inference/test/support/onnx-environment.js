@@ -30,6 +30,8 @@ const SHARED = [
 const MEM_LOG = process.env.VISION_MEM_LOG;
 const WARN_RSS = 3 * 2 ** 30;
 function memLine(phase, testPath) {
+  // Under `node --expose-gc`, after a full collection: what the file left reachable, not its garbage.
+  if (MEM_LOG && phase === 'teardown' && typeof globalThis.gc === 'function') globalThis.gc();
   const m = process.memoryUsage();
   if (MEM_LOG) {
     const line = {
