@@ -70,7 +70,7 @@ it('a call interrupted before settling (owner died) is run again by a retry with
   const taskId = randomUUID();
   await calls.claim({
     subject,
-    idempotencyKey: key,
+    key,
     taskId,
     fingerprint,
     sceneCode: 'ship',
@@ -107,7 +107,7 @@ it('a call that stored its results but crashed before settling is settled once b
     .expect(201);
   await calls.claim({
     subject,
-    idempotencyKey: key2,
+    key: key2,
     taskId,
     fingerprint: 'fp',
     sceneCode: 'ship',
@@ -115,7 +115,7 @@ it('a call that stored its results but crashed before settling is settled once b
     leaseUntil: new Date(clock.now().getTime() + 1000),
     createdAt: clock.now(),
   });
-  await calls.markSettling(subject, key2, 0, r.body.results, 2);
+  await calls.storeResults({ subject, key: key2, attempt: 0 }, r.body.results, 2);
   expect(await quotaOf(subject)).toMatchObject({ used: 2, held: 2 });
   expect(await stack.images.parts.detections.recoverLapsed()).toBe(0); // lease still live
   clock.advance(2000);

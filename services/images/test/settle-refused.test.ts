@@ -105,7 +105,7 @@ test('the sweeper finishing a stored call whose settle is refused stores the ima
     .expect(201);
   await calls.claim({
     subject,
-    idempotencyKey: key,
+    key,
     taskId,
     fingerprint: 'fp',
     sceneCode: 'ship',
@@ -113,10 +113,8 @@ test('the sweeper finishing a stored call whose settle is refused stores the ima
     leaseUntil: new Date(clock.now().getTime() + 1000),
     createdAt: clock.now(),
   });
-  await calls.markSettling(
-    subject,
-    key,
-    0,
+  await calls.storeResults(
+    { subject, key, attempt: 0 },
     [
       { seq: 0, status: 'succeeded', objects: [] },
       { seq: 1, status: 'failed', error_code: 'OP-TASK-REQUEST-INVALID' },

@@ -1,5 +1,5 @@
 /** What the image detection use cases work with (application ports and settings). */
-import type { Clock, InferenceClient, Logger, ObjectStore, SceneGate } from '@vision/shared';
+import type { ClaimRef, Clock, InferenceClient, Logger, ObjectStore, SceneGate } from '@vision/shared';
 import type { QuotaClient } from '../clients/quota-client';
 import type { TasksClient } from '../clients/tasks-client';
 import type { CallStore } from '../store/call-store';
@@ -25,14 +25,9 @@ export interface DetectionDeps {
   settings: DetectionSettings;
 }
 
-export function leaseFrom(ctx: DetectionDeps, now: Date): Date {
-  return new Date(now.getTime() + ctx.settings.leaseMs);
-}
-
+/** One attempt at one image call: its claim, task id and scene. */
 export interface CallRef {
-  idempotencyKey: string;
+  ref: ClaimRef;
   taskId: string;
   sceneCode: string;
-  attempt: number;
-  fingerprint: string;
 }

@@ -2,8 +2,8 @@
  * Running one image call that this request owns (fresh, or taken over from a dead owner): breaker and
  * scene gate, quota hold, inference then relay per image, task record, settle (SPEC.md 4.6).
  */
-import { ApiError, type Identity, REASON } from '@vision/shared';
-import { holdIdFor } from '../domain/idempotency';
+import { ApiError, type Identity, type OwnedClaim, REASON } from '@vision/shared';
+import { holdIdFor } from '../domain/hold-id';
 import { CONTENT_TYPES } from '../domain/image-type';
 import { imageObjectKey } from '../domain/object-key';
 import {
@@ -16,7 +16,8 @@ import {
   toImageObject,
 } from '../domain/results';
 import type { UploadedImage } from '../http/upload/multipart';
-import { type CallRef, type DetectionDeps, leaseFrom } from './context';
+import type { CallRecord } from '../store/call-store';
+import type { CallRef, DetectionDeps } from './context';
 import { failUngranted } from './settle-call';
 import { imageTaskRecord } from './task-record';
 
@@ -28,85 +29,79 @@ export interface DetectionOutcome {
 export async function runCall(
   ctx: DetectionDeps,
   identity: Identity,
-  call: CallRef,
+  owned: OwnedClaim<CallRecord>,
+  sceneCode: string,
   files: UploadedImage[],
-  fresh: boolean,
 ): Promise<DetectionOutcome> {
-  const { calls, quota, inference, clock, logger, settings } = ctx;
-  const subject = identity.subject;
-  const holdId = holdIdFor(call.taskId, call.attempt);
-  const heartbeat = setInterval(
-    () => {
-      calls
-        .renewLease(subject, call.idempotencyKey, call.attempt, leaseFrom(ctx, clock.now()))
-        .catch(() => undefined);
-    },
-    Math.max(250, Math.floor(settings.leaseMs / 3)),
-  );
-  heartbeat.unref();
-  try {
-    // Nothing is held yet: any refusal here forgets the call so that the key can be used again.
-    try {
-      if (inference.isOpen())
-        throw new ApiError(
-          'OP-TASK-BREAKER-OPEN',
-          'The inference backend is failing; new requests are not accepted for now',
-          { reason: REASON.breaker_open },
-        );
-      await ctx.scenes.requireEnabled(call.sceneCode);
-      await quota.hold(identity, holdId, files.length, settings.holdTtlMs);
-    } catch (err) {
-      await forget(ctx, subject, call, fresh);
-      throw err;
-    }
-
-    let results: ImageResult[];
-    try {
-      results = await processImages(ctx, identity, call.taskId, call.sceneCode, files);
-    } catch (err) {
-      await quota.settle(identity, holdId, 0).catch(() => undefined);
-      await forget(ctx, subject, call, fresh);
-      throw err;
-    }
-    const units = chargeableUnits(results);
-
-    // The task record is written before anything is charged: a 201 always has its record.
-    const written = await ctx.tasks.writeImageTask(identity, imageTaskRecord(call, results));
-    if (!written) {
-      await quota.settle(identity, holdId, 0).catch(() => undefined);
-      // Keep the task id: a retry with the same key takes the call over and runs it again.
-      await calls.renewLease(subject, call.idempotencyKey, call.attempt, clock.now());
-      throw new ApiError(
-        'OP-SYS-UNAVAILABLE',
-        'The task record could not be written; retry with the same Idempotency-Key',
-        { reason: REASON.task_record_unavailable },
-      );
-    }
-
-    if (!(await calls.markSettling(subject, call.idempotencyKey, call.attempt, results, units))) {
-      // Another request took this call over while we ran (our lease lapsed): let it win.
-      await quota.settle(identity, holdId, 0).catch(() => undefined);
-      throw new ApiError(
-        'OP-SYS-UNAVAILABLE',
-        'The request was interrupted; retry with the same Idempotency-Key',
-      );
-    }
-    let final = results;
-    const settled = await quota.settle(identity, holdId, units);
-    if (settled === 'retry_later') {
-      // Results stand; the sweeper settles the hold when quota answers again.
-      logger.warn({ task_id: call.taskId, units }, 'quota settle failed; left for the sweeper');
-    } else {
-      if (settled === 'exhausted')
-        final = await failUngranted(ctx, identity, { ...call, subject, holdId }, results);
-      if (settled === 'gone')
-        logger.warn({ task_id: call.taskId, units }, 'quota refused the settle (hold gone)');
-      await calls.markCompleted(subject, call.idempotencyKey, call.attempt, clock.now());
-    }
-    return { status: 201, body: detectionResponse(call.taskId, call.idempotencyKey, final, false) };
-  } finally {
-    clearInterval(heartbeat);
+  const { calls, quota, clock, logger, settings } = ctx;
+  const call: CallRef = { ref: owned.ref, taskId: owned.taskId, sceneCode };
+  const holdId = holdIdFor(call.taskId, call.ref.attempt);
+  if (!owned.fresh) {
+    // The dead attempt's hold was never settled: release it rather than wait for it to expire.
+    await quota.settle(identity, holdIdFor(call.taskId, call.ref.attempt - 1), 0).catch(() => undefined);
+    logger.warn(
+      { task_id: call.taskId, attempt: call.ref.attempt },
+      'running an interrupted image call again',
+    );
   }
+  // Nothing is held yet: any refusal here forgets the call so that the key can be used again.
+  try {
+    if (ctx.inference.isOpen())
+      throw new ApiError(
+        'OP-TASK-BREAKER-OPEN',
+        'The inference backend is failing; new requests are not accepted for now',
+        { reason: REASON.breaker_open },
+      );
+    await ctx.scenes.requireEnabled(sceneCode);
+    await quota.hold(identity, holdId, files.length, settings.holdTtlMs);
+  } catch (err) {
+    await forget(owned);
+    throw err;
+  }
+
+  let results: ImageResult[];
+  try {
+    results = await processImages(ctx, identity, call.taskId, sceneCode, files);
+  } catch (err) {
+    await quota.settle(identity, holdId, 0).catch(() => undefined);
+    await forget(owned);
+    throw err;
+  }
+  const units = chargeableUnits(results);
+
+  // The task record is written before anything is charged: a 201 always has its record.
+  const written = await ctx.tasks.writeImageTask(identity, imageTaskRecord(call, results));
+  if (!written) {
+    await quota.settle(identity, holdId, 0).catch(() => undefined);
+    // Keep the task id (the claim): a retry with the same key takes the call over and runs it again.
+    await owned.letGo();
+    throw new ApiError(
+      'OP-SYS-UNAVAILABLE',
+      'The task record could not be written; retry with the same Idempotency-Key',
+      { reason: REASON.task_record_unavailable },
+    );
+  }
+
+  if (!(await calls.storeResults(call.ref, results, units))) {
+    // Another request took this call over while we ran (our lease lapsed): let it win.
+    await quota.settle(identity, holdId, 0).catch(() => undefined);
+    throw new ApiError(
+      'OP-SYS-UNAVAILABLE',
+      'The request was interrupted; retry with the same Idempotency-Key',
+    );
+  }
+  let final = results;
+  const settled = await quota.settle(identity, holdId, units);
+  if (settled === 'retry_later') {
+    // Results stand; the sweeper settles the hold when quota answers again.
+    logger.warn({ task_id: call.taskId, units }, 'quota settle failed; left for the sweeper');
+  } else {
+    if (settled === 'exhausted') final = await failUngranted(ctx, identity, { ...call, holdId }, results);
+    if (settled === 'gone')
+      logger.warn({ task_id: call.taskId, units }, 'quota refused the settle (hold gone)');
+    await calls.complete(call.ref, clock.now());
+  }
+  return { status: 201, body: detectionResponse(call.taskId, call.ref.key, final, false) };
 }
 
 /**
@@ -152,12 +147,6 @@ async function processImages(
 }
 
 /** A request-level refusal: a fresh call is forgotten (key free again); a taken-over one lapses for the next retry. */
-async function forget(
-  ctx: DetectionDeps,
-  subject: string,
-  call: { idempotencyKey: string; attempt: number },
-  fresh: boolean,
-): Promise<void> {
-  if (fresh) await ctx.calls.release(subject, call.idempotencyKey, call.attempt);
-  else await ctx.calls.renewLease(subject, call.idempotencyKey, call.attempt, ctx.clock.now());
+function forget(owned: OwnedClaim<CallRecord>): Promise<void> {
+  return owned.fresh ? owned.release() : owned.letGo();
 }

@@ -4,10 +4,10 @@
  * images quota did not grant.
  */
 import type { Identity } from '@vision/shared';
-import { holdIdFor } from '../domain/idempotency';
+import { holdIdFor } from '../domain/hold-id';
 import { type ImageResult, chargeableUnits, withUngrantedImagesFailed } from '../domain/results';
 import type { CallRecord } from '../store/call-store';
-import { type DetectionDeps, leaseFrom } from './context';
+import type { CallRef, DetectionDeps } from './context';
 import { imageTaskRecord } from './task-record';
 
 /**
@@ -19,18 +19,11 @@ import { imageTaskRecord } from './task-record';
 export async function failUngranted(
   ctx: DetectionDeps,
   identity: Identity,
-  call: {
-    subject: string;
-    idempotencyKey: string;
-    attempt: number;
-    taskId: string;
-    sceneCode: string;
-    holdId: string;
-  },
+  call: CallRef & { holdId: string },
   results: readonly ImageResult[],
 ): Promise<ImageResult[]> {
   const failed = withUngrantedImagesFailed(results);
-  await ctx.calls.replaceResults(call.subject, call.idempotencyKey, call.attempt, failed, 0);
+  await ctx.calls.replaceResults(call.ref, failed, 0);
   const rewritten = await ctx.tasks
     .writeImageTask(identity, imageTaskRecord(call, failed))
     .catch(() => false);
@@ -44,32 +37,21 @@ export async function failUngranted(
   return failed;
 }
 
-/** Settles a call whose results are stored and marks it completed; returns the record to replay. */
-export async function finishSettling(ctx: DetectionDeps, rec: CallRecord): Promise<CallRecord> {
+/**
+ * The finish step of a settling call whose owner died (a retry with the same key, or the sweeper):
+ * settles the hold once and marks the call completed (left settling while quota cannot be reached).
+ */
+export async function finishSettling(ctx: DetectionDeps, rec: CallRecord): Promise<void> {
   const identity: Identity = { subject: rec.subject, requestId: `images-recover-${rec.taskId}` };
+  const ref = { subject: rec.subject, key: rec.key, attempt: rec.attempt };
   const holdId = holdIdFor(rec.taskId, rec.attempt);
   const outcome = await ctx.quota.settle(identity, holdId, rec.units ?? 0);
-  let done = rec;
-  if (outcome === 'exhausted') {
-    const results = await failUngranted(ctx, identity, { ...rec, holdId }, rec.results ?? []);
-    done = { ...rec, results, units: 0 };
-  }
-  if (outcome !== 'retry_later')
-    await ctx.calls.markCompleted(rec.subject, rec.idempotencyKey, rec.attempt, ctx.clock.now());
-  return done;
-}
-
-/** Settles calls left in `settling` by a crashed or interrupted owner (the sweeper; run at start and periodically). */
-export async function recoverLapsed(ctx: DetectionDeps, limit = 100): Promise<number> {
-  const { calls, clock } = ctx;
-  const lapsed = await calls.lapsedSettling(clock.now(), limit);
-  let n = 0;
-  for (const rec of lapsed) {
-    const now = clock.now();
-    if (!(await calls.takeSettling(rec.subject, rec.idempotencyKey, rec.attempt, now, leaseFrom(ctx, now))))
-      continue;
-    await finishSettling(ctx, rec);
-    n += 1;
-  }
-  return n;
+  if (outcome === 'exhausted')
+    await failUngranted(
+      ctx,
+      identity,
+      { ref, taskId: rec.taskId, sceneCode: rec.sceneCode, holdId },
+      rec.results ?? [],
+    );
+  if (outcome !== 'retry_later') await ctx.calls.complete(ref, ctx.clock.now());
 }

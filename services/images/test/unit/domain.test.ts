@@ -3,7 +3,7 @@ import path from 'node:path';
 import { sniffImageType } from '../../src/domain/image-type';
 import { requestFingerprint } from '../../src/domain/fingerprint';
 import { imageObjectKey, resultExpiresAt, retentionCutoff } from '../../src/domain/object-key';
-import { decideExisting, holdIdFor } from '../../src/domain/idempotency';
+import { holdIdFor } from '../../src/domain/hold-id';
 import {
   chargeableUnits,
   errorCodeFor,
@@ -57,34 +57,7 @@ describe('object keys and retention', () => {
   });
 });
 
-describe('decideExisting', () => {
-  const now = new Date('2026-01-01T00:00:00Z');
-  const later = new Date(now.getTime() + 1000);
-  const earlier = new Date(now.getTime() - 1000);
-  it('mismatch wins over every state', () => {
-    expect(decideExisting({ fingerprint: 'a', state: 'completed', leaseUntil: later }, 'b', now).action).toBe(
-      'mismatch',
-    );
-  });
-  it('replays completed and settling calls', () => {
-    expect(
-      decideExisting({ fingerprint: 'a', state: 'completed', leaseUntil: earlier }, 'a', now).action,
-    ).toBe('replay');
-    expect(decideExisting({ fingerprint: 'a', state: 'settling', leaseUntil: later }, 'a', now).action).toBe(
-      'replay',
-    );
-  });
-  it('waits for a live owner, takes over a dead one, finishes a dead settler', () => {
-    expect(decideExisting({ fingerprint: 'a', state: 'running', leaseUntil: later }, 'a', now).action).toBe(
-      'wait',
-    );
-    expect(decideExisting({ fingerprint: 'a', state: 'running', leaseUntil: now }, 'a', now).action).toBe(
-      'take_over',
-    );
-    expect(
-      decideExisting({ fingerprint: 'a', state: 'settling', leaseUntil: earlier }, 'a', now).action,
-    ).toBe('finish');
-  });
+describe('holdIdFor', () => {
   it('never reuses a hold id across attempts', () => {
     expect(holdIdFor('t', 0)).toBe('t');
     expect(holdIdFor('t', 1)).not.toBe(holdIdFor('t', 0));
