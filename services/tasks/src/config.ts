@@ -38,8 +38,12 @@ export const tasksShape = {
   TASKS_RECONCILE_INTERVAL_MS: env.int(5000, 10, 600_000),
   /** A resolving task whose job is still absent this long after the submission is settled as not created. */
   TASKS_RESOLVE_GRACE_MS: env.int(30_000, 0, 86_400_000),
-  /** A submitting task untouched this long is taken over by the recovery loop (a crashed create). */
-  TASKS_RECOVER_AFTER_MS: env.int(60_000, 0, 86_400_000),
+  /**
+   * Lease of a create's Idempotency-Key claim, renewed while the create runs: after it lapses (the
+   * create's process died) the next duplicate or the recovery loop takes the create over. Also the age
+   * after which a task a queue dispatcher died with is submitted again.
+   */
+  TASKS_RECOVER_AFTER_MS: env.int(60_000, 1000, 86_400_000),
   TASKS_STOP_WAIT_MS: env.int(5000, 0, 60_000),
   TASKS_JANITOR_INTERVAL_MS: env.int(3_600_000, 10, 86_400_000),
   TASKS_RETENTION_DAYS: env.int(90, 1, 3650),

@@ -6,6 +6,7 @@ import { randomUUID } from 'node:crypto';
 import request from 'supertest';
 import { FakeClock } from '@vision/shared';
 import { ADMIN_TOKEN, type Stack, quotaUsed, startClipServer, startStack, waitFor } from './harness';
+import { plantCreate } from './fakes';
 
 let clips: Awaited<ReturnType<typeof startClipServer>>;
 beforeAll(async () => {
@@ -26,7 +27,7 @@ describe('recovery of a submitting task whose charge was refunded', () => {
   let stack: Stack;
   beforeAll(async () => {
     stack = await startStack({
-      env: { TASKS_RECOVER_AFTER_MS: '0', TASKS_RECONCILE_INTERVAL_MS: '600000' },
+      env: { TASKS_RECOVER_AFTER_MS: '1000', TASKS_RECONCILE_INTERVAL_MS: '600000' },
     });
   });
   afterAll(() => stack.close());
@@ -47,11 +48,12 @@ describe('recovery of a submitting task whose charge was refunded', () => {
     expect((await q.post(`/internal/v1/charges/${taskId}/refund`).set(stack.as('ned', 'quota'))).status).toBe(
       200,
     );
-    const ins = await stack.tasks.store.insertSubmitting(
+    // Its claim's lease has lapsed (the create's process is gone).
+    await plantCreate(
+      stack.tasks.store,
       {
         task_id: taskId,
         subject: 'ned',
-        request_id: randomUUID(),
         scene_code: 'ship',
         business_threshold: 0.8,
         lower_bound: 0.25,
@@ -60,11 +62,8 @@ describe('recovery of a submitting task whose charge was refunded', () => {
         stream_url_redacted: url,
         retention_days: 90,
       },
-      { key: randomUUID(), fingerprint: 'fp' },
-      10,
+      { leaseUntil: new Date(Date.now() - 1) },
     );
-    expect(ins.kind).toBe('created');
-    await new Promise((r) => setTimeout(r, 5)); // strictly older than "now" for the recovery query
 
     // (the reconciler's own first round may be the one that takes it: either way it is recovered once)
     await stack.tasks.workers.recoverSubmitting();

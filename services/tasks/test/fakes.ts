@@ -2,6 +2,7 @@
  * In-memory fakes of the tasks service's application ports (src/ports.ts), so that use-case tests
  * need neither HTTP nor a sibling service: the store is the real knex store over in-memory PGlite.
  */
+import { randomUUID } from 'node:crypto';
 import {
   ApiError,
   type Identity,
@@ -15,7 +16,7 @@ import {
 import type { ChargeOutcome } from '../src/clients/quota-client';
 import type { InferencePort, QuotaPort, Signals, TaskContext, TaskSettings } from '../src/ports';
 import { migrations } from '../src/store/migrations';
-import { TaskStore } from '../src/store/task-store';
+import { type NewVideoTask, TaskStore } from '../src/store/task-store';
 import { driveStops } from '../src/workers/stop-driver';
 
 export class FakeQuota implements QuotaPort {
@@ -93,7 +94,7 @@ export const SETTINGS: TaskSettings = {
   maintenance: false,
   idempotencyWaitMs: 200,
   resolveGraceMs: 1000,
-  recoverAfterMs: 0,
+  recoverAfterMs: 1000,
   stopWaitMs: 200,
   pollIntervalMs: 60_000,
   reconcileIntervalMs: 60_000,
@@ -146,4 +147,23 @@ export async function fakeWorld(settings: Partial<TaskSettings> = {}): Promise<F
     inflight: new Set(),
   };
   return world;
+}
+
+/**
+ * What a create whose process died after writing its task leaves behind: its Idempotency-Key claim
+ * (settling, lease ending at `leaseUntil`) and the task, `submitting`. Returns the task id.
+ */
+export async function plantCreate(
+  store: TaskStore,
+  t: Omit<NewVideoTask, 'task_id' | 'request_id'> & { task_id?: string },
+  claim: { key?: string; fingerprint?: string; leaseUntil: Date },
+): Promise<string> {
+  const key = claim.key ?? randomUUID();
+  const taskId = t.task_id ?? randomUUID();
+  const ref = { subject: t.subject, key, attempt: 0 };
+  const fresh = { ...ref, taskId, fingerprint: claim.fingerprint ?? 'fp', createdAt: claim.leaseUntil };
+  if (!(await store.claims.claim({ ...fresh, leaseUntil: claim.leaseUntil }))) throw new Error('key in use');
+  const ins = await store.insertSubmitting({ ...t, task_id: taskId, request_id: key }, ref, 100);
+  if (ins.kind !== 'created') throw new Error(`not created: ${ins.kind}`);
+  return taskId;
 }

@@ -31,7 +31,7 @@ beforeEach(async () => {
 afterEach(() => w.db.close());
 
 const admit = (subject: string, t: NewTask, key = randomUUID()) =>
-  create.admit({ subject, requestId: randomUUID() }, { key, fingerprint: key }, t);
+  create.create({ subject, requestId: randomUUID() }, { key, fingerprint: key }, async () => t);
 
 async function rejection(p: Promise<unknown>): Promise<ApiError> {
   try {
@@ -62,7 +62,12 @@ test('the second key gets a slot, then queues instead of a 503; FIFO start when 
   const a4 = await admit('a', live).catch((e: unknown) => e);
   expect(a4).toBeInstanceOf(ApiError); // a holds 3 = TASKS_MAX_ACTIVE
   // A replay of the queued create answers at once with the queued task.
-  const again = await create.replay('b', b2.task.request_id, b2.task.request_id);
+  const key = b2.task.request_id;
+  const again = await create.create(
+    { subject: 'b', requestId: randomUUID() },
+    { key, fingerprint: key },
+    () => Promise.reject(new Error('a duplicate must not run')),
+  );
   expect(again).toMatchObject({ status: 200, task: { task_id: b2.task.task_id, status: 'submitting' } });
 
   expect(await dispatchQueued(w.ctx)).toBe(0); // still full
@@ -129,7 +134,7 @@ test('crash recovery leaves queued tasks to the dispatcher, and queues a file ta
   const q = await admit('a', file);
   // A claimed task whose dispatcher died (queued_at cleared, still submitting): recovery puts it back.
   expect(await w.ctx.store.claim(q.task.task_id)).toBe(true);
-  w.clock.advance(1); // untouched for TASKS_RECOVER_AFTER_MS (0 here)
+  w.clock.advance(1001); // untouched for TASKS_RECOVER_AFTER_MS (1000 here)
   await recoverSubmitting(w.ctx);
   const t = await w.ctx.store.get(q.task.task_id);
   expect(t).toMatchObject({ status: 'submitting' });

@@ -240,7 +240,7 @@ describe('an upload whose create fails after the task row was written', () => {
   let stack: Stack;
   beforeAll(async () => {
     stack = await startStack({
-      env: { TASKS_RECOVER_AFTER_MS: '0', TASKS_RECONCILE_INTERVAL_MS: '600000' },
+      env: { TASKS_RECOVER_AFTER_MS: '1000', TASKS_RECONCILE_INTERVAL_MS: '600000' },
     });
   });
   afterAll(() => stack.close());

@@ -8,7 +8,7 @@ import { verifyTask } from '../src/use-cases/verify-task';
 import { recoverSubmitting } from '../src/workers/crash-recovery';
 import { pollJobs } from '../src/workers/job-poller';
 import { reconcileResolving } from '../src/workers/reconciler';
-import { type FakeWorld, fakeWorld } from './fakes';
+import { type FakeWorld, fakeWorld, plantCreate } from './fakes';
 
 const identity = { subject: 'ann', requestId: 'r1' };
 const stream: NewTask = {
@@ -33,7 +33,10 @@ beforeEach(async () => {
 afterEach(() => w.db.close());
 
 const admit = (key = randomUUID(), fingerprint = 'f1') =>
-  create.admit(identity, { key, fingerprint }, stream);
+  create.create(identity, { key, fingerprint }, async () => stream);
+/** A duplicate: the first request's answer, never a run of its own. */
+const duplicate = (key: string, fingerprint = 'f1') =>
+  create.create(identity, { key, fingerprint }, () => Promise.reject(new Error('a duplicate must not run')));
 
 async function rejection(p: Promise<unknown>): Promise<ApiError> {
   try {
@@ -50,9 +53,10 @@ test('accepted: 201 running, charged once; a replay with the same key is 200 and
   const first = await admit(key);
   expect(first).toMatchObject({ status: 201, replayed: false, task: { status: 'running' } });
   expect(w.quota.charged.size).toBe(1);
-  const again = await create.replay('ann', key, 'f1');
+  const again = await duplicate(key);
   expect(again).toMatchObject({ status: 200, replayed: true, task: { task_id: first.task.task_id } });
-  const other = await rejection(create.replay('ann', key, 'f2'));
+  expect(w.quota.charged.size).toBe(1);
+  const other = await rejection(duplicate(key, 'f2'));
   expect(other.details?.reason).toBe(REASON.idempotency_mismatch);
 });
 
@@ -86,7 +90,7 @@ test.each([
   w.inference.submitAnswer = answer;
   const key = randomUUID();
   expect((await rejection(admit(key))).code).toBe(code);
-  expect(await w.ctx.store.findIdempotency('ann', key)).toBeUndefined();
+  expect(await w.ctx.store.claims.get('ann', key)).toBeUndefined();
   expect(w.quota.charged.size).toBe(0);
 });
 
@@ -110,14 +114,28 @@ test('active-task limit and maintenance switch', async () => {
 
 test('a replay while the first request is still submitting answers in_progress after the wait', async () => {
   const key = randomUUID();
-  const ins = await w.ctx.store.insertSubmitting(
-    { ...stream, task_id: randomUUID(), subject: 'ann', request_id: key },
-    { key, fingerprint: 'f1' },
-    3,
-  );
-  expect(ins.kind).toBe('created');
-  const err = await rejection(create.replay('ann', key, 'f1'));
+  const live = new Date(w.clock.now().getTime() + 60_000);
+  await plantCreate(w.ctx.store, { ...stream, subject: 'ann' }, { key, fingerprint: 'f1', leaseUntil: live });
+  const err = await rejection(duplicate(key));
   expect(err).toMatchObject({ code: 'OP-SYS-UNAVAILABLE', details: { reason: REASON.in_progress } });
+  expect(err.headers).toMatchObject({ 'Retry-After': '1' });
+  expect(w.quota.charged.size).toBe(0);
+});
+
+test('a duplicate of a create whose process died after writing its task finishes it: charged once, 200', async () => {
+  const key = randomUUID();
+  const taskId = await plantCreate(
+    w.ctx.store,
+    { ...stream, subject: 'ann' },
+    { key, fingerprint: 'f1', leaseUntil: w.clock.now() },
+  );
+  await w.ctx.quota.charge(identity, taskId); // it had been charged before it died
+  const r = await duplicate(key);
+  expect(r).toMatchObject({ status: 200, replayed: true, task: { task_id: taskId, status: 'running' } });
+  expect([...w.quota.charged]).toEqual([taskId]);
+  expect((await w.ctx.store.claims.get('ann', key))?.state).toBe('completed');
+  await recoverSubmitting(w.ctx);
+  expect(w.inference.jobs.size).toBe(1);
 });
 
 test('stop: running -> stopped (200); ended -> OP-TASK-NOT-STOPPABLE; resolving remembers it (202)', async () => {
@@ -134,15 +152,7 @@ test('stop: running -> stopped (200); ended -> OP-TASK-NOT-STOPPABLE; resolving 
 });
 
 test('crash recovery: a submitting task is charged (idempotently) and submitted; undeliverable ends refunded', async () => {
-  const put = async () => {
-    const ins = await w.ctx.store.insertSubmitting(
-      { ...stream, task_id: randomUUID(), subject: 'ann', request_id: randomUUID() },
-      { key: randomUUID(), fingerprint: 'f' },
-      3,
-    );
-    if (ins.kind !== 'created') throw new Error('not created');
-    return ins.task.task_id;
-  };
+  const put = () => plantCreate(w.ctx.store, { ...stream, subject: 'ann' }, { leaseUntil: w.clock.now() });
   const ok = await put();
   w.clock.advance(1);
   await recoverSubmitting(w.ctx);

@@ -1,10 +1,12 @@
-/** POST /v1/vision/tasks and POST /v1/vision/video-tasks (SPEC.md 4.1, 4.2): request checks, then the create use case. */
+/**
+ * POST /v1/vision/tasks and POST /v1/vision/video-tasks (SPEC.md 4.1, 4.2): the request's shape, then the
+ * create use case under the Idempotency-Key's claim, whose owner alone runs the remaining checks.
+ */
 import { createHash } from 'node:crypto';
 import type { Express, Response } from 'express';
 import { z } from 'zod';
 import { ApiError, REASON, identityOf, invalidRequest, route } from '@vision/shared';
 import { fingerprintOf } from '../domain/fingerprint';
-import { KeyedMutex } from '../domain/keyed-mutex';
 import { parseStreamUrl } from '../domain/stream-url';
 import { toPublicTask } from '../domain/task-view';
 import { receiveVideoUpload } from '../media/video-upload';
@@ -22,7 +24,6 @@ function send(res: Response, a: Admission): void {
 const subjectHash = (subject: string) => createHash('sha256').update(subject).digest('hex').slice(0, 16);
 
 export function mountCreateRoutes(app: Express, d: HttpDeps): void {
-  const sameKey = new KeyedMutex();
   const { create, scenes, settings } = d;
 
   app.post(
@@ -39,9 +40,7 @@ export function mountCreateRoutes(app: Express, d: HttpDeps): void {
         scene_code: sceneCode,
         stream_url: parsed.url.href,
       });
-      await sameKey.run(`${identity.subject}\n${key}`, async () => {
-        const replay = await create.replay(identity.subject, key, fingerprint);
-        if (replay) return send(res, replay);
+      const admission = await create.create(identity, { key, fingerprint }, async () => {
         create.assertAcceptingNewTasks();
         const scene = await scenes.requireVideoScene(body.scene_code);
         const guard = await guardStreamUrl(parsed.url, {
@@ -66,21 +65,17 @@ export function mountCreateRoutes(app: Express, d: HttpDeps): void {
           throw invalidRequest(`stream_url is refused: ${probe.problem}`, REASON.stream_url_invalid);
         if (!probe.ok)
           throw invalidRequest(`stream_url is not reachable: ${probe.problem}`, REASON.stream_unreachable);
-        const admission = await create.admit(
-          identity,
-          { key, fingerprint },
-          {
-            scene_code: scene.scene_code,
-            business_threshold: settings.businessThreshold,
-            lower_bound: scene.lower_bound,
-            source_type: 'stream',
-            stream_url: parsed.url.href,
-            stream_url_redacted: parsed.url.redacted,
-            retention_days: settings.retentionDays,
-          },
-        );
-        send(res, admission);
+        return {
+          scene_code: scene.scene_code,
+          business_threshold: settings.businessThreshold,
+          lower_bound: scene.lower_bound,
+          source_type: 'stream',
+          stream_url: parsed.url.href,
+          stream_url_redacted: parsed.url.redacted,
+          retention_days: settings.retentionDays,
+        };
       });
+      send(res, admission);
     }),
   );
 
@@ -96,31 +91,25 @@ export function mountCreateRoutes(app: Express, d: HttpDeps): void {
       });
       let admission: Admission | undefined;
       try {
-        admission = await sameKey.run(`${identity.subject}\n${key}`, async () => {
-          const fingerprint = fingerprintOf({
-            endpoint: 'video-tasks',
-            scene_code: video.sceneCode ?? '',
-            file_sha256: video.sha256,
-          });
-          const replay = await create.replay(identity.subject, key, fingerprint);
-          if (replay) return replay;
+        const fingerprint = fingerprintOf({
+          endpoint: 'video-tasks',
+          scene_code: video.sceneCode ?? '',
+          file_sha256: video.sha256,
+        });
+        admission = await create.create(identity, { key, fingerprint }, async () => {
           create.assertAcceptingNewTasks();
           const scene = await scenes.requireVideoScene(video.sceneCode);
           await create.assertActiveRoom(identity.subject);
-          return create.admit(
-            identity,
-            { key, fingerprint },
-            {
-              scene_code: scene.scene_code,
-              business_threshold: settings.businessThreshold,
-              lower_bound: scene.lower_bound,
-              source_type: 'file',
-              object_key: video.key,
-              object_sha256: video.sha256,
-              object_size: video.size,
-              retention_days: settings.retentionDays,
-            },
-          );
+          return {
+            scene_code: scene.scene_code,
+            business_threshold: settings.businessThreshold,
+            lower_bound: scene.lower_bound,
+            source_type: 'file',
+            object_key: video.key,
+            object_sha256: video.sha256,
+            object_size: video.size,
+            retention_days: settings.retentionDays,
+          };
         });
       } finally {
         // A replay, a refusal or an error keeps no copy; deleted before the answer goes out. An error

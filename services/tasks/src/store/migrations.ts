@@ -107,4 +107,36 @@ export const migrations: Migration[] = [
       });
     },
   },
+  {
+    // The create's Idempotency-Key becomes a claim of the shared claim mechanism (packages/shared
+    // idempotency/): running (no task yet) -> settling (task written, charge and submission under way)
+    // -> completed, with the attempt and the lease its owner renews. Existing keys are completed, except
+    // those whose task is still submitting outside the queue: settling with a lapsed lease, so that the
+    // claim sweeper (crash recovery) finishes them.
+    name: '005_idempotency_claims',
+    async up(knex) {
+      await knex.schema.alterTable('idempotency_keys', (t) => {
+        t.string('state', 16).notNullable().defaultTo('completed');
+        t.integer('attempt').notNullable().defaultTo(0);
+        t.timestamp('lease_until', { useTz: true }).notNullable().defaultTo(knex.fn.now());
+        t.index(['state', 'lease_until'], 'idempotency_keys_lease');
+        t.index(['task_id'], 'idempotency_keys_task');
+      });
+      await knex('idempotency_keys')
+        .whereIn(
+          'task_id',
+          knex('tasks').select('task_id').where({ status: 'submitting' }).whereNull('queued_at'),
+        )
+        .update({ state: 'settling', lease_until: knex.ref('created_at') });
+    },
+    async down(knex) {
+      await knex.schema.alterTable('idempotency_keys', (t) => {
+        t.dropIndex(['task_id'], 'idempotency_keys_task');
+        t.dropIndex(['state', 'lease_until'], 'idempotency_keys_lease');
+        t.dropColumn('lease_until');
+        t.dropColumn('attempt');
+        t.dropColumn('state');
+      });
+    },
+  },
 ];

@@ -1,19 +1,14 @@
-/** Reads of tasks and idempotency records (knex; Postgres or PGlite). */
+/** Reads of tasks (knex; Postgres or PGlite). */
 import type { Clock, Knex } from '@vision/shared';
 import type { ListPosition } from '../domain/cursor';
 import { TASK_STATUSES, type TaskStatus } from '../domain/state-machine';
-import { ACTIVE, type IdempotencyRow, type TaskRow, rowToTask } from './task-row';
+import { ACTIVE, type TaskRow, rowToTask } from './task-row';
 
 export class TaskReads {
   constructor(
     protected readonly knex: Knex,
     protected readonly clock: Clock,
   ) {}
-
-  async findIdempotency(subject: string, key: string): Promise<IdempotencyRow | undefined> {
-    const r = await this.knex('idempotency_keys').where({ subject, idem_key: key }).first();
-    return r as IdempotencyRow | undefined;
-  }
 
   async get(taskId: string): Promise<TaskRow | undefined> {
     const r = await this.knex('tasks').where({ task_id: taskId }).first();
@@ -70,6 +65,28 @@ export class TaskReads {
     const q = this.knex('tasks').where('kind', 'video').whereIn('status', statuses).whereNull('queued_at');
     if (olderThan) q.where('updated_at', '<', olderThan);
     const rows = await q.orderBy('updated_at', 'asc').limit(limit);
+    return rows.map((r) => rowToTask(r as Record<string, unknown>));
+  }
+
+  /**
+   * Tasks left `submitting` (not queued) that no create owns any more, untouched since `before`: a
+   * dispatcher took them out of the queue and stopped (the tasks of a create that died are its claim's,
+   * finished by the claim sweeper).
+   */
+  async orphanedSubmitting(before: Date, limit: number): Promise<TaskRow[]> {
+    const rows = await this.knex('tasks')
+      .where({ kind: 'video', status: 'submitting' })
+      .whereNull('queued_at')
+      .where('updated_at', '<', before)
+      .whereNotExists((q) => {
+        void q
+          .select(1)
+          .from('idempotency_keys')
+          .whereRaw('idempotency_keys.task_id = tasks.task_id')
+          .whereIn('state', ['running', 'settling']);
+      })
+      .orderBy('updated_at', 'asc')
+      .limit(limit);
     return rows.map((r) => rowToTask(r as Record<string, unknown>));
   }
 

@@ -33,13 +33,6 @@ export interface TaskRow {
   queued_at: Date | null;
 }
 
-export interface IdempotencyRow {
-  subject: string;
-  idem_key: string;
-  fingerprint: string;
-  task_id: string;
-}
-
 export interface NewVideoTask {
   task_id: string;
   subject: string;
@@ -58,9 +51,7 @@ export interface NewVideoTask {
 }
 
 export type InsertOutcome =
-  | { kind: 'created'; task: TaskRow }
-  | { kind: 'exists'; record: IdempotencyRow }
-  | { kind: 'too_many_active'; active: number };
+  { kind: 'created'; task: TaskRow } | { kind: 'lost' } | { kind: 'too_many_active'; active: number };
 
 export interface TaskEvent {
   schema: 1;

@@ -1,12 +1,20 @@
-/** Writes of tasks, idempotency records and their outbox events, each in one transaction (knex). */
+/** Writes of tasks, their create claims and their outbox events, each in one transaction (knex). */
 import { randomUUID } from 'node:crypto';
-import { TOPICS, metrics, toTaskReason, traceHeaders, type Knex } from '@vision/shared';
+import {
+  type ClaimRef,
+  type Clock,
+  TOPICS,
+  metrics,
+  toTaskReason,
+  traceHeaders,
+  type Knex,
+} from '@vision/shared';
 import { resultExpiresAt } from '../domain/retention';
 import { type TaskTrigger, transition } from '../domain/state-machine';
+import { CLAIMS_TABLE, TaskClaims } from './task-claims';
 import { TaskQueueStore } from './task-queue';
 import {
   ACTIVE,
-  type IdempotencyRow,
   type InsertOutcome,
   type NewVideoTask,
   type TaskEvent,
@@ -17,44 +25,32 @@ import {
 export * from './task-row';
 
 export class TaskStore extends TaskQueueStore {
+  /** The create requests' idempotency claims (the shared claim mechanism's store). */
+  readonly claims: TaskClaims;
+
+  constructor(knex: Knex, clock: Clock) {
+    super(knex, clock);
+    this.claims = new TaskClaims(knex);
+  }
+
   /**
-   * Inserts the idempotency record and the task (status submitting) in one transaction, holding the
-   * subject's lock row so that concurrent creates count active tasks one after the other.
+   * Inserts the task (status submitting) and moves its create's claim `ref` to settling, in one
+   * transaction, holding the subject's lock row so that concurrent creates count active tasks one
+   * after the other. `lost` when the claim is no longer this attempt's (its lease lapsed and another
+   * request took it over).
    */
-  async insertSubmitting(
-    t: NewVideoTask,
-    idem: { key: string; fingerprint: string },
-    maxActive: number,
-  ): Promise<InsertOutcome> {
+  async insertSubmitting(t: NewVideoTask, ref: ClaimRef, maxActive: number): Promise<InsertOutcome> {
     const now = this.clock.now();
     const outcome = await this.knex.transaction(async (trx): Promise<InsertOutcome> => {
       await trx('subject_locks').insert({ subject: t.subject }).onConflict('subject').ignore();
       await trx('subject_locks').where({ subject: t.subject }).forUpdate().first();
-      const existing = await trx('idempotency_keys')
-        .where({ subject: t.subject, idem_key: idem.key })
-        .first();
-      if (existing) return { kind: 'exists', record: existing as IdempotencyRow };
       const active = await trx('tasks')
         .where({ subject: t.subject, kind: 'video' })
         .whereIn('status', ACTIVE)
         .count<{ n: string }[]>({ n: '*' });
       const n = Number(active[0]?.n ?? 0);
       if (n >= maxActive) return { kind: 'too_many_active', active: n };
-      const inserted = await trx('idempotency_keys')
-        .insert({
-          subject: t.subject,
-          idem_key: idem.key,
-          fingerprint: idem.fingerprint,
-          task_id: t.task_id,
-          created_at: now,
-        })
-        .onConflict(['subject', 'idem_key'])
-        .ignore()
-        .returning('task_id');
-      if (inserted.length === 0) {
-        const rec = await trx('idempotency_keys').where({ subject: t.subject, idem_key: idem.key }).first();
-        return { kind: 'exists', record: rec as IdempotencyRow };
-      }
+      if (!(await this.claims.markSettling(ref, {}, trx))) return { kind: 'lost' };
       const row = {
         task_id: t.task_id,
         subject: t.subject,
@@ -81,10 +77,10 @@ export class TaskStore extends TaskQueueStore {
     return outcome;
   }
 
-  /** Removes a task that never became visible (quota exhausted, backend unreachable) and its key. */
+  /** Removes a task that never became visible (quota exhausted, backend unreachable) and its claim: the key is free again. */
   async discard(taskId: string): Promise<void> {
     await this.knex.transaction(async (trx) => {
-      await trx('idempotency_keys').where({ task_id: taskId }).delete();
+      await trx(CLAIMS_TABLE).where({ task_id: taskId }).delete();
       await trx('tasks').where({ task_id: taskId, announced: false }).delete();
     });
   }

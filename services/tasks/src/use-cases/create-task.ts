@@ -1,21 +1,20 @@
 /**
- * Creating a video task (SPEC.md 4.1, 4.2): replay of an earlier create with the same key, admission
+ * Creating a video task (SPEC.md 4.1, 4.2): the Idempotency-Key's claim (create-claims.ts), admission
  * (maintenance switch, breaker, active-task limit, fair share of the inference slots), charge,
  * submission or a place in the queue of file tasks. Any refusal leaves no task and
  * no charge behind.
  */
-import { randomUUID } from 'node:crypto';
 import {
   ApiError,
+  type ClaimRecord,
   type Identity,
+  type OwnedClaim,
   REASON,
-  awaitFirstRequest,
-  idempotencyInProgress,
-  idempotencyMismatch,
   recordBreakerRefusal,
 } from '@vision/shared';
 import type { TaskContext } from '../ports';
 import type { NewVideoTask, TaskRow } from '../store/task-store';
+import { type CreateClaims, createClaims, finishCreate } from './create-claims';
 import { planAdmission } from './slot-admission';
 import { submitTask, undo } from './submission';
 
@@ -30,9 +29,11 @@ export type NewTask = Omit<NewVideoTask, 'task_id' | 'subject' | 'request_id'>;
 
 export class CreateTask {
   private maintenance: boolean;
+  private readonly claims: CreateClaims;
 
   constructor(private readonly ctx: TaskContext) {
     this.maintenance = ctx.settings.maintenance;
+    this.claims = createClaims(ctx);
   }
 
   setMaintenance(on: boolean): void {
@@ -80,59 +81,68 @@ export class CreateTask {
   }
 
   /**
-   * The replay of an earlier create with this key: the original task once it has left `submitting`
-   * (waiting a bounded time for that, then 503 in_progress), OP-TASK-REQUEST-INVALID on another
-   * meaning, undefined when the key is unused (or its first use was discarded).
+   * Creates a task under its Idempotency-Key through the shared claim mechanism: a duplicate waits for
+   * the first request (at most TASKS_IDEMPOTENCY_WAIT_MS, then 503 in_progress) and answers 200 with its
+   * task once that left `submitting`; another meaning under the key is 400 idempotency_mismatch. Only
+   * the request that owns the claim runs `prepare` (the request's checks: scene, stream probe, ...) and
+   * then admits the task it gives; any refusal before the charge frees the key.
    */
-  async replay(subject: string, key: string, fingerprint: string): Promise<Admission | undefined> {
-    const rec = await this.ctx.store.findIdempotency(subject, key);
-    if (!rec) return undefined;
-    if (rec.fingerprint !== fingerprint) throw idempotencyMismatch();
-    // Settled once the first request's task has left `submitting` (or was discarded: key free again).
-    const { task } = await awaitFirstRequest(
-      async () => {
-        const t = await this.ctx.store.get(rec.task_id);
-        return !t || t.status !== 'submitting' || t.queued_at ? { task: t } : undefined;
-      },
+  create(
+    identity: Identity,
+    idem: { key: string; fingerprint: string },
+    prepare: () => Promise<NewTask>,
+  ): Promise<Admission> {
+    return this.claims.handle(
+      { subject: identity.subject, key: idem.key, fingerprint: idem.fingerprint, data: {} },
       {
-        waitMs: this.ctx.settings.idempotencyWaitMs,
-        onTimeout: () => {
-          throw idempotencyInProgress();
+        run: async (owned) => {
+          let t: NewTask;
+          try {
+            t = await prepare();
+          } catch (err) {
+            await owned.release();
+            throw err;
+          }
+          return this.admit(identity, owned, t);
         },
+        replay: (claim) => this.replayOf(claim),
+        finish: (claim) => finishCreate(this.ctx, claim),
       },
     );
-    if (!task) return undefined;
+  }
+
+  /** The first request's answer: its task once it has left `submitting` or joined the queue. */
+  private async replayOf(claim: ClaimRecord): Promise<Admission | undefined> {
+    const task = await this.ctx.store.get(claim.taskId);
+    if (!task || (task.status === 'submitting' && !task.queued_at)) return undefined;
     return { status: 200, task, headers: {}, replayed: true };
   }
 
-  /** Creates, charges and submits a task; any refusal leaves no task and no charge behind. */
-  async admit(
-    identity: Identity,
-    idem: { key: string; fingerprint: string },
-    t: NewTask,
-  ): Promise<Admission> {
+  /** Writes, charges and submits the claim's task; any refusal leaves no task and no charge behind. */
+  private async admit(identity: Identity, owned: OwnedClaim<ClaimRecord>, t: NewTask): Promise<Admission> {
     const { store, settings, inflight } = this.ctx;
-    for (let attempt = 0; attempt < 5; attempt++) {
-      const taskId = randomUUID();
-      const outcome = await store.insertSubmitting(
-        { ...t, task_id: taskId, subject: identity.subject, request_id: idem.key },
-        idem,
-        settings.maxActive,
-      );
-      if (outcome.kind === 'too_many_active') throw this.tooManyActive(outcome.active);
-      if (outcome.kind === 'exists') {
-        const r = await this.replay(identity.subject, idem.key, idem.fingerprint);
-        if (r) return r;
-        continue; // the first request was discarded meanwhile: try again as a new one
-      }
-      inflight.add(taskId);
-      try {
-        return await this.chargeAndSubmit(identity, outcome.task);
-      } finally {
-        inflight.delete(taskId);
-      }
+    const outcome = await store.insertSubmitting(
+      { ...t, task_id: owned.taskId, subject: identity.subject, request_id: owned.ref.key },
+      owned.ref,
+      settings.maxActive,
+    );
+    if (outcome.kind === 'too_many_active') {
+      await owned.release();
+      throw this.tooManyActive(outcome.active);
     }
-    throw new ApiError('OP-SYS-UNAVAILABLE', 'Could not settle this request, retry later');
+    if (outcome.kind === 'lost')
+      throw new ApiError(
+        'OP-SYS-UNAVAILABLE',
+        'The request was interrupted; retry with the same Idempotency-Key',
+      );
+    inflight.add(owned.taskId);
+    try {
+      const admission = await this.chargeAndSubmit(identity, outcome.task);
+      await store.claims.markCompleted(owned.ref);
+      return admission;
+    } finally {
+      inflight.delete(owned.taskId);
+    }
   }
 
   private async chargeAndSubmit(identity: Identity, task: TaskRow): Promise<Admission> {

@@ -1,45 +1,20 @@
 /**
- * Tasks left `submitting` by a crashed create (untouched for TASKS_RECOVER_AFTER_MS): charge again
- * (idempotent by task id), submit again (idempotent by job id); an abandoned one (its caller was told
- * it failed, but the refund could not be made) is refunded and removed.
+ * Crash recovery: creates whose process died after writing their task (their claim `settling`, its
+ * lease of TASKS_RECOVER_AFTER_MS lapsed) are finished by the shared claim sweeper, unless a duplicate
+ * request did it first (use-cases/create-claims.ts); tasks a queue dispatcher took and died with
+ * (`submitting`, owned by no create, untouched for TASKS_RECOVER_AFTER_MS) are submitted again.
  */
-import { type TaskContext, workerIdentity } from '../ports';
-import { submitTask } from '../use-cases/submission';
+import type { TaskContext } from '../ports';
+import { createClaims, finishCreate, settleSubmitting } from '../use-cases/create-claims';
 
 export async function recoverSubmitting(ctx: TaskContext): Promise<void> {
+  await createClaims(ctx).finishLapsed((claim) => finishCreate(ctx, claim), 50);
   const before = new Date(ctx.clock.now().getTime() - ctx.settings.recoverAfterMs);
-  const tasks = await ctx.store.inStatus(['submitting'], 50, before);
-  for (const task of tasks) {
-    if (ctx.inflight.has(task.task_id)) continue;
-    ctx.inflight.add(task.task_id);
+  for (const task of await ctx.store.orphanedSubmitting(before, 50)) {
     try {
-      const identity = workerIdentity(task.subject);
-      if (task.abandoned) {
-        if (await ctx.quota.refund(identity, task.task_id).catch(() => false)) {
-          await ctx.store.discard(task.task_id);
-          // Its upload was kept while the row referred to it.
-          if (task.object_key) await ctx.objects.delete([task.object_key]).catch(() => undefined);
-        }
-        continue;
-      }
-      const charge = await ctx.quota.charge(identity, task.task_id);
-      if (charge.kind === 'exhausted') {
-        await ctx.store.move(task.task_id, 'submission_rejected', { reason: 'quota_exhausted' });
-        continue;
-      }
-      if (charge.kind === 'unavailable') continue;
-      if (charge.kind === 'refunded') {
-        // Its charge was refunded (e.g. a crash after the refund): it must not run for free.
-        await ctx.store.move(task.task_id, 'submission_rejected', { reason: 'charge_refunded' });
-        ctx.signals.eventsWritten();
-        continue;
-      }
-      // A file task that finds no slot waits in the queue (domain/fair-share.ts) rather than refunded.
-      await submitTask(ctx, identity, task, task.source_type === 'file' ? 'queue' : 'recovery');
+      await settleSubmitting(ctx, task);
     } catch (err) {
       ctx.logger.warn({ err, task_id: task.task_id }, 'recovery of a submitting task failed; will retry');
-    } finally {
-      ctx.inflight.delete(task.task_id);
     }
   }
 }
