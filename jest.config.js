@@ -77,6 +77,13 @@ module.exports = {
   // took over 30 s on a 2-core machine at load ~20 (upload-and-lifecycle, gateway) and passed with more time.
   testTimeout: 90000,
   maxWorkers: 2,
-  // A worker that has grown past this after a test file is replaced (one reached 9.7 GB and was OOM-killed).
-  workerIdleMemoryLimit: '2GB',
+  // Every test file gets a fresh worker process. Libraries register process-lifetime hooks with Node
+  // (prom-client's GC observer and event-loop monitor, OpenTelemetry's module and diagnostics-channel
+  // hooks, listeners on the real process object), and each keeps the jest context of the file that
+  // registered it reachable, with that file's PGlite databases (WASM memory) and ONNX sessions: a worker
+  // kept every file it ran and grew by 0.4-1 GB per file until the kernel killed it at 12 GB, outside
+  // the JS heap. jest replaces a worker whose heapUsed exceeds this limit after a file; a file leaves far
+  // more than 64 MB of heap, so in effect no worker runs two files that start services. (jest's limit
+  // reads heapUsed, not RSS; the retained memory is native, so a limit in GB never triggers in time.)
+  workerIdleMemoryLimit: '64MB',
 };
