@@ -293,7 +293,10 @@ describe('VisionClient against the standalone stack', () => {
       minIntervalMs: 100,
       onPoll: (t) => seen.push(t.status),
     });
-    expect(seen[0]).toBe('resolving');
+    // The reconciler may settle the task between the 202 and the first poll (seen in CI): the first
+    // status seen is resolving or what followed it, never a terminal one before the job ran.
+    expect(seen.length).toBeGreaterThan(0);
+    expect(['resolving', 'running', 'succeeded']).toContain(seen[0]);
     expect(done.status).toBe('succeeded');
     expect(creates).toBe(1);
     expect((await c.quota()).video_tasks.used).toBe(1);

@@ -60,10 +60,9 @@ export class TaskReads {
     return rows.map((r) => rowToTask(r as Record<string, unknown>));
   }
 
-  async inStatus(statuses: TaskStatus[], limit: number, olderThan?: Date): Promise<TaskRow[]> {
+  async inStatus(statuses: TaskStatus[], limit: number): Promise<TaskRow[]> {
     // Queued tasks belong to the dispatcher (store/task-queue.ts), not to the other loops.
     const q = this.knex('tasks').where('kind', 'video').whereIn('status', statuses).whereNull('queued_at');
-    if (olderThan) q.where('updated_at', '<', olderThan);
     const rows = await q.orderBy('updated_at', 'asc').limit(limit);
     return rows.map((r) => rowToTask(r as Record<string, unknown>));
   }
