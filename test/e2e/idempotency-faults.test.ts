@@ -129,7 +129,7 @@ const video: Endpoint = {
         object_size: VIDEO.length,
         retention_days: 90,
       },
-      { subject, key, attempt: 0 },
+      { subject, key, taskId, attempt: 0 },
       10,
     );
     expect(ins.kind).toBe('created');
@@ -169,7 +169,7 @@ const images: Endpoint = {
     // It held quota, stored its results and died before settling the hold.
     await internal('quota', subject, '/internal/v1/holds', { hold_id: taskId, kind: 'image', units: 1 });
     const results = [{ seq: 0, status: 'succeeded', objects: [] }];
-    expect(await calls.storeResults({ subject, key, attempt: 0 }, results as never, 1)).toBe(true);
+    expect(await calls.storeResults({ subject, key, taskId, attempt: 0 }, results as never, 1)).toBe(true);
     return taskId;
   },
   sweep: async () => {

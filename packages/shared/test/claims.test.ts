@@ -187,7 +187,7 @@ test('a settling claim whose owner died is finished once (by a duplicate or the 
     createdAt: clock.now(),
     note: 'n',
   });
-  await calls.markSettling({ subject: 's', key, attempt: 0 }, { answer: 'stored' });
+  await calls.markSettling({ subject: 's', key, taskId: 't-settle', attempt: 0 }, { answer: 'stored' });
   const got = await driver().handle(req(key), svc.steps);
   expect(got).toEqual({ status: 200, answer: 'stored' });
   expect(svc.charged).toEqual(['t-settle']);
@@ -201,7 +201,7 @@ test('a settling claim whose owner died is finished once (by a duplicate or the 
     createdAt: clock.now(),
     note: 'n',
   });
-  await calls.markSettling({ subject: 's', key: key2, attempt: 0 }, { answer: 'stored' });
+  await calls.markSettling({ subject: 's', key: key2, taskId: 't-sweep', attempt: 0 }, { answer: 'stored' });
   const [one, two] = await Promise.all([
     driver().finishLapsed(svc.steps.finish),
     driver().finishLapsed(svc.steps.finish),
@@ -257,4 +257,27 @@ test('the owner renews its lease while it works longer than the lease: a duplica
   expect((await first).status).toBe(201);
   expect(second.status).toBe(200);
   expect(slow.runs).toHaveLength(1);
+});
+
+test('an owner whose key was released and claimed again (attempt 0, new task id) cannot change the new claim', async () => {
+  const key = newKey();
+  const lapsed = new Date(clock.now().getTime() - 1);
+  await calls.claim({ ...req(key), taskId: 't-old', leaseUntil: lapsed, createdAt: clock.now(), note: 'n' });
+  const old = { subject: 's', key, taskId: 't-old', attempt: 0 };
+  // Another request takes the lapsed claim over (attempt 1), is refused, and releases the key...
+  expect(await calls.takeOver(old, clock.now(), new Date(clock.now().getTime() + 60_000))).toBe(true);
+  await calls.release({ ...old, attempt: 1 });
+  // ...which a new request claims afresh: attempt 0 again, under its own task id.
+  const lease = new Date(clock.now().getTime() + 60_000);
+  await calls.claim({ ...req(key), taskId: 't-new', leaseUntil: lease, createdAt: clock.now(), note: 'n' });
+  // The first owner, still alive, reaches its settling step with its attempt-0 ref: nothing matches.
+  expect(await calls.markSettling(old, { answer: 'old answer' })).toBe(false);
+  await calls.markCompleted(old);
+  await calls.renewLease(old, new Date(clock.now().getTime() + 120_000));
+  expect(await calls.get('s', key)).toMatchObject({
+    taskId: 't-new',
+    state: 'running',
+    attempt: 0,
+    leaseUntil: lease,
+  });
 });

@@ -115,7 +115,7 @@ it('a call that stored its results but crashed before settling is settled once b
     leaseUntil: new Date(clock.now().getTime() + 1000),
     createdAt: clock.now(),
   });
-  await calls.storeResults({ subject, key: key2, attempt: 0 }, r.body.results, 2);
+  await calls.storeResults({ subject, key: key2, taskId, attempt: 0 }, r.body.results, 2);
   expect(await quotaOf(subject)).toMatchObject({ used: 2, held: 2 });
   expect(await stack.images.parts.detections.recoverLapsed()).toBe(0); // lease still live
   clock.advance(2000);

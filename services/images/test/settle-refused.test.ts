@@ -114,7 +114,7 @@ test('the sweeper finishing a stored call whose settle is refused stores the ima
     createdAt: clock.now(),
   });
   await calls.storeResults(
-    { subject, key, attempt: 0 },
+    { subject, key, taskId, attempt: 0 },
     [
       { seq: 0, status: 'succeeded', objects: [] },
       { seq: 1, status: 'failed', error_code: 'OP-TASK-REQUEST-INVALID' },

@@ -65,7 +65,7 @@ export async function upgradeKeepsEveryKey(open: (m: Migration[]) => Promise<Db>
     // The sweeper finds exactly the in-flight one, and takes it once.
     const lapsed = await claims.lapsedSettling(new Date(), 10);
     expect(lapsed.map((c) => c.taskId)).toEqual([ids.inFlight]);
-    const ref = { subject: 'upgrader', key: 'key-inFlight', attempt: 0 };
+    const ref = { subject: 'upgrader', key: 'key-inFlight', taskId: ids.inFlight, attempt: 0 };
     const lease = new Date(Date.now() + 60_000);
     expect(await claims.takeSettling(ref, new Date(), lease)).toBe(true);
     expect(await claims.takeSettling(ref, new Date(), lease)).toBe(false);

@@ -160,8 +160,8 @@ export async function plantCreate(
 ): Promise<string> {
   const key = claim.key ?? randomUUID();
   const taskId = t.task_id ?? randomUUID();
-  const ref = { subject: t.subject, key, attempt: 0 };
-  const fresh = { ...ref, taskId, fingerprint: claim.fingerprint ?? 'fp', createdAt: claim.leaseUntil };
+  const ref = { subject: t.subject, key, taskId, attempt: 0 };
+  const fresh = { ...ref, fingerprint: claim.fingerprint ?? 'fp', createdAt: claim.leaseUntil };
   if (!(await store.claims.claim({ ...fresh, leaseUntil: claim.leaseUntil }))) throw new Error('key in use');
   const ins = await store.insertSubmitting({ ...t, task_id: taskId, request_id: key }, ref, 100);
   if (ins.kind !== 'created') throw new Error(`not created: ${ins.kind}`);

@@ -19,10 +19,15 @@ export interface ClaimRecord {
   leaseUntil: Date;
 }
 
-/** Which claim, and which attempt at it. */
+/**
+ * Which claim, and which attempt at it. The task id is part of it: a released key is claimed again at
+ * attempt 0 under a new task id, and an owner of the old claim (alive, its lease lapsed) must not match
+ * the new one.
+ */
 export interface ClaimRef {
   subject: string;
   key: string;
+  taskId: string;
   attempt: number;
 }
 
@@ -99,9 +104,14 @@ export abstract class ClaimTable<R extends ClaimRecord, N> implements ClaimPort<
     return rows.length === 1;
   }
 
-  /** The claim's row at this attempt (the query the conditional changes start from). */
+  /** The claim's row at this attempt of this task (the query the conditional changes start from). */
   protected at(ref: ClaimRef, db: Knex = this.knex): Knex.QueryBuilder {
-    return db(this.table).where({ subject: ref.subject, [this.keyColumn]: ref.key, attempt: ref.attempt });
+    return db(this.table).where({
+      subject: ref.subject,
+      [this.keyColumn]: ref.key,
+      task_id: ref.taskId,
+      attempt: ref.attempt,
+    });
   }
 
   async get(subject: string, key: string): Promise<R | undefined> {

@@ -58,7 +58,12 @@ export interface IdempotentRequest<N> {
   data: N;
 }
 
-const refOf = (c: ClaimRecord): ClaimRef => ({ subject: c.subject, key: c.key, attempt: c.attempt });
+const refOf = (c: ClaimRecord): ClaimRef => ({
+  subject: c.subject,
+  key: c.key,
+  taskId: c.taskId,
+  attempt: c.attempt,
+});
 
 export class IdempotentRequests<R extends ClaimRecord, N> {
   constructor(
@@ -106,7 +111,7 @@ export class IdempotentRequests<R extends ClaimRecord, N> {
           createdAt: now,
         })
       )
-        return this.own({ subject: req.subject, key: req.key, attempt: 0 }, taskId, undefined, steps);
+        return this.own({ subject: req.subject, key: req.key, taskId, attempt: 0 }, taskId, undefined, steps);
 
       const existing = await store.get(req.subject, req.key);
       if (!existing) continue; // released between our insert and our read

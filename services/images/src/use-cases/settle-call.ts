@@ -43,7 +43,7 @@ export async function failUngranted(
  */
 export async function finishSettling(ctx: DetectionDeps, rec: CallRecord): Promise<void> {
   const identity: Identity = { subject: rec.subject, requestId: `images-recover-${rec.taskId}` };
-  const ref = { subject: rec.subject, key: rec.key, attempt: rec.attempt };
+  const ref = { subject: rec.subject, key: rec.key, taskId: rec.taskId, attempt: rec.attempt };
   const holdId = holdIdFor(rec.taskId, rec.attempt);
   const outcome = await ctx.quota.settle(identity, holdId, rec.units ?? 0);
   if (outcome === 'exhausted')
