@@ -383,6 +383,13 @@ describe('scenes and breaker', () => {
     expect((await quotaOf('scenes')).used).toBe(0);
   });
 
+  it('refuses an empty scene_code (only a missing field means the default scene; found by schemathesis)', async () => {
+    const r = await attachAll(post('scenes').field('scene_code', ''), [JPG]);
+    expect(r.status).toBe(400);
+    expect(r.body.error.code).toBe('OP-TASK-SCENE-UNAVAILABLE');
+    expect((await quotaOf('scenes')).used).toBe(0);
+  });
+
   it('answers 503 OP-TASK-BREAKER-OPEN while the breaker is open, and charges nothing', async () => {
     const breaker = stack.images.parts.inference.breaker;
     breaker.open();

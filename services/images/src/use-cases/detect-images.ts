@@ -41,7 +41,8 @@ export class ImageDetections {
     sceneField: string | undefined,
     files: UploadedImage[],
   ): Promise<DetectionOutcome> {
-    const sceneCode = sceneField === undefined || sceneField === '' ? DEFAULT_SCENE : sceneField;
+    // SPEC.md 4.6: a missing field means fire_smoke; an empty one is a scene that does not exist.
+    const sceneCode = sceneField === undefined ? DEFAULT_SCENE : sceneField;
     const fingerprint = requestFingerprint(
       sceneCode,
       files.map((f) => f.sha256),
