@@ -17,6 +17,7 @@ import {
   createLogger,
   openDb,
 } from '../src';
+import { refusal } from '../../../test/helpers/refusal';
 
 interface Rec extends ClaimRecord {
   note: string;
@@ -105,16 +106,6 @@ function service(work: () => Promise<void> = async () => undefined) {
 const req = (key: string, fingerprint = 'fp') => ({ subject: 's', key, fingerprint, data: { note: 'n' } });
 let n = 0;
 const newKey = () => `k${++n}`;
-
-async function refusal(p: Promise<unknown>): Promise<ApiError> {
-  try {
-    await p;
-  } catch (err) {
-    if (err instanceof ApiError) return err;
-    throw err;
-  }
-  throw new Error('expected a refusal');
-}
 
 test('concurrent duplicates through two drivers (two replicas) run once and replay the first answer', async () => {
   const key = newKey();

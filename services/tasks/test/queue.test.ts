@@ -10,6 +10,7 @@ import { stopTask } from '../src/use-cases/stop-task';
 import { recoverSubmitting } from '../src/workers/crash-recovery';
 import { dispatchQueued, expireQueued } from '../src/workers/dispatcher';
 import { type FakeWorld, fakeWorld } from './fakes';
+import { refusal } from '../../../test/helpers/refusal';
 
 const base = { scene_code: 'ship', business_threshold: 0.8, lower_bound: 0.3, retention_days: 90 };
 const file: NewTask = { ...base, source_type: 'file', object_key: 'videos/x.mp4', object_size: 10 };
@@ -32,16 +33,6 @@ afterEach(() => w.db.close());
 
 const admit = (subject: string, t: NewTask, key = randomUUID()) =>
   create.create({ subject, requestId: randomUUID() }, { key, fingerprint: key }, async () => t);
-
-async function rejection(p: Promise<unknown>): Promise<ApiError> {
-  try {
-    await p;
-  } catch (err) {
-    if (err instanceof ApiError) return err;
-    throw err;
-  }
-  throw new Error('expected a refusal');
-}
 
 /** Ends the fake backend's job of `taskId` and the task (as the poller would) to free its slot. */
 async function finish(taskId: string) {
@@ -83,7 +74,7 @@ test('a live task of a key at its share is refused 429 fair_share while another 
   await admit('a', live);
   await admit('b', live);
   // a holds 2 = its share of 4 with b demanding; the free slot is owed to b.
-  const err = await rejection(admit('a', live));
+  const err = await refusal(admit('a', live));
   expect(err).toMatchObject({ code: 'OP-QUOTA-RATE-LIMITED', details: { reason: REASON.fair_share } });
   expect(err.headers?.['Retry-After']).toBeDefined();
   expect(w.quota.charged.size).toBe(3); // nothing charged for the refusal
@@ -96,7 +87,7 @@ test('the backend at capacity queues a file task even when our count saw a free 
   expect(r).toMatchObject({ status: 201, task: { status: 'submitting' } });
   expect(r.task.queued_at).not.toBeNull();
   // A live task is refused as before: 503, nothing charged, no task.
-  const err = await rejection(admit('a', live));
+  const err = await refusal(admit('a', live));
   expect(err.code).toBe('OP-TASK-UPSTREAM-DOWN');
   w.inference.submitAnswer = 'accepted';
   expect(await dispatchQueued(w.ctx)).toBe(1);
@@ -107,7 +98,7 @@ test('the backend at capacity queues a file task even when our count saw a free 
 test('the queue is bounded: beyond TASKS_QUEUE_MAX a file task is 503 queue_full and charged nothing', async () => {
   w.inference.submitAnswer = 'over_capacity';
   for (const s of ['a', 'b', 'c']) await admit(s, file);
-  const err = await rejection(admit('d', file));
+  const err = await refusal(admit('d', file));
   expect(err).toMatchObject({ code: 'OP-TASK-UPSTREAM-DOWN', details: { reason: REASON.queue_full } });
   expect(w.quota.charged.size).toBe(3);
 });

@@ -9,6 +9,7 @@ import { recoverSubmitting } from '../src/workers/crash-recovery';
 import { pollJobs } from '../src/workers/job-poller';
 import { reconcileResolving } from '../src/workers/reconciler';
 import { type FakeWorld, fakeWorld, plantCreate } from './fakes';
+import { refusal } from '../../../test/helpers/refusal';
 
 const identity = { subject: 'ann', requestId: 'r1' };
 const stream: NewTask = {
@@ -38,16 +39,6 @@ const admit = (key = randomUUID(), fingerprint = 'f1') =>
 const duplicate = (key: string, fingerprint = 'f1') =>
   create.create(identity, { key, fingerprint }, () => Promise.reject(new Error('a duplicate must not run')));
 
-async function rejection(p: Promise<unknown>): Promise<ApiError> {
-  try {
-    await p;
-  } catch (err) {
-    if (err instanceof ApiError) return err;
-    throw err;
-  }
-  throw new Error('expected a refusal');
-}
-
 test('accepted: 201 running, charged once; a replay with the same key is 200 and charges nothing', async () => {
   const key = randomUUID();
   const first = await admit(key);
@@ -56,7 +47,7 @@ test('accepted: 201 running, charged once; a replay with the same key is 200 and
   const again = await duplicate(key);
   expect(again).toMatchObject({ status: 200, replayed: true, task: { task_id: first.task.task_id } });
   expect(w.quota.charged.size).toBe(1);
-  const other = await rejection(duplicate(key, 'f2'));
+  const other = await refusal(duplicate(key, 'f2'));
   expect(other.details?.reason).toBe(REASON.idempotency_mismatch);
 });
 
@@ -78,7 +69,7 @@ test('outcome unknown: 202 resolving, still charged; verification settles both w
   expect((await verifyTask(w.ctx, a.task.task_id, true)).status).toBe('running');
   expect((await verifyTask(w.ctx, b.task.task_id, false)).status).toBe('refunded');
   expect(w.quota.refunded.has(b.task.task_id)).toBe(true);
-  const again = await rejection(verifyTask(w.ctx, b.task.task_id, true));
+  const again = await refusal(verifyTask(w.ctx, b.task.task_id, true));
   expect(again.details?.reason).toBe(REASON.not_resolving);
 });
 
@@ -89,22 +80,22 @@ test.each([
 ] as const)('%s: %s, no task left, charge returned', async (answer, code) => {
   w.inference.submitAnswer = answer;
   const key = randomUUID();
-  expect((await rejection(admit(key))).code).toBe(code);
+  expect((await refusal(admit(key))).code).toBe(code);
   expect(await w.ctx.store.claims.get('ann', key)).toBeUndefined();
   expect(w.quota.charged.size).toBe(0);
 });
 
 test('quota exhausted or unreachable: nothing left behind', async () => {
   w.quota.next = 'exhausted';
-  expect((await rejection(admit())).code).toBe('OP-QUOTA-DAILY-EXHAUSTED');
+  expect((await refusal(admit())).code).toBe('OP-QUOTA-DAILY-EXHAUSTED');
   w.quota.next = 'unavailable';
-  expect((await rejection(admit())).code).toBe('OP-SYS-UNAVAILABLE');
+  expect((await refusal(admit())).code).toBe('OP-SYS-UNAVAILABLE');
   expect(await w.ctx.store.countActive('ann')).toBe(0);
 });
 
 test('active-task limit and maintenance switch', async () => {
   for (let i = 0; i < 3; i++) await admit();
-  expect((await rejection(admit())).details?.reason).toBe(REASON.active_tasks);
+  expect((await refusal(admit())).details?.reason).toBe(REASON.active_tasks);
   create.setMaintenance(true);
   expect(() => create.assertAcceptingNewTasks()).toThrow(ApiError);
   create.setMaintenance(false);
@@ -116,7 +107,7 @@ test('a replay while the first request is still submitting answers in_progress a
   const key = randomUUID();
   const live = new Date(w.clock.now().getTime() + 60_000);
   await plantCreate(w.ctx.store, { ...stream, subject: 'ann' }, { key, fingerprint: 'f1', leaseUntil: live });
-  const err = await rejection(duplicate(key));
+  const err = await refusal(duplicate(key));
   expect(err).toMatchObject({ code: 'OP-SYS-UNAVAILABLE', details: { reason: REASON.in_progress } });
   expect(err.headers).toMatchObject({ 'Retry-After': '1' });
   expect(w.quota.charged.size).toBe(0);
@@ -142,7 +133,7 @@ test('stop: running -> stopped (200); ended -> OP-TASK-NOT-STOPPABLE; resolving 
   const a = await admit();
   const stopped = await stopTask(w.ctx, a.task);
   expect(stopped).toMatchObject({ status: 200, task: { status: 'stopped' } });
-  expect((await rejection(stopTask(w.ctx, stopped.task))).code).toBe('OP-TASK-NOT-STOPPABLE');
+  expect((await refusal(stopTask(w.ctx, stopped.task))).code).toBe('OP-TASK-NOT-STOPPABLE');
   w.inference.submitAnswer = 'unknown';
   const r = await admit();
   expect(await stopTask(w.ctx, r.task)).toMatchObject({ status: 202, task: { status: 'resolving' } });
