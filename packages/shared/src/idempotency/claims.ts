@@ -111,7 +111,7 @@ export class IdempotentRequests<R extends ClaimRecord, N> {
           createdAt: now,
         })
       )
-        return this.own({ subject: req.subject, key: req.key, taskId, attempt: 0 }, taskId, undefined, steps);
+        return this.own({ subject: req.subject, key: req.key, taskId, attempt: 0 }, undefined, steps);
 
       const existing = await store.get(req.subject, req.key);
       if (!existing) continue; // released between our insert and our read
@@ -130,7 +130,7 @@ export class IdempotentRequests<R extends ClaimRecord, N> {
             { task_id: existing.taskId, attempt: ref.attempt },
             'taking over an interrupted request',
           );
-          return this.own(ref, existing.taskId, existing, steps);
+          return this.own(ref, existing, steps);
         }
         case 'finish': {
           if (!(await this.finishOne(existing, steps.finish))) continue;
@@ -144,16 +144,11 @@ export class IdempotentRequests<R extends ClaimRecord, N> {
   }
 
   /** Runs the request as the owner of `ref`, its lease renewed meanwhile. */
-  private async own<A>(
-    ref: ClaimRef,
-    taskId: string,
-    previous: R | undefined,
-    steps: ClaimSteps<R, A>,
-  ): Promise<A> {
+  private async own<A>(ref: ClaimRef, previous: R | undefined, steps: ClaimSteps<R, A>): Promise<A> {
     const { store, clock } = this.d;
     const owned: OwnedClaim<R> = {
       ref,
-      taskId,
+      taskId: ref.taskId,
       fresh: previous === undefined,
       previous,
       release: () => store.release(ref),
