@@ -86,4 +86,6 @@ module.exports = {
   // more than 64 MB of heap, so in effect no worker runs two files that start services. (jest's limit
   // reads heapUsed, not RSS; the retained memory is native, so a limit in GB never triggers in time.)
   workerIdleMemoryLimit: '64MB',
+  // CI's closing tally (scripts/ci/tally.js): a no-op unless VISION_TEST_TALLY names a file.
+  reporters: ['default', '<rootDir>/scripts/ci/tally-reporter.js'],
 };
