@@ -2,7 +2,7 @@
 /**
  * Live-stream capacity bench. Run after `npm run build` and scripts/stack/live/install.sh:
  *
- *   node bench/live.bench.js [--fps 5] [--window 20] [--warmup 8] [--max 32] [--reps 5]
+ *   node bench/live.bench.js [--fps 5] [--window 20] [--warmup 8] [--max 32] [--reps 5] [--n N]
  *
  * In one run it measures
  * 1. the raw model: `session.run` alone on one 416x416 tensor (--reps rounds of bench/lib/limits.js
@@ -17,6 +17,8 @@
  *    consumes vision.frames in this process, and a frame counts as stored when the batch that carried
  *    it has been written; N doubles from 1, then bisects, to the largest N with under 1 % dropped.
  * Target: largest N >= 0.8 x N*. Ends with `targets: N met, M missed`.
+ * `--n N` runs one trial at N streams and no search (to profile one load, e.g. beside a CPU sampler); the target
+ * line then judges that N.
  */
 const path = require('node:path');
 const fs = require('node:fs');
@@ -37,6 +39,7 @@ const windowS = Number(opts.window ?? '20');
 const warmupS = Number(opts.warmup ?? '8');
 const maxN = Number(opts.max ?? '32');
 const reps = Number(opts.reps ?? '5');
+const fixedN = opts.n === undefined ? undefined : Number(opts.n);
 const sharedDir = process.env.VISION_SHARED_DIR ?? path.resolve(root, '../shared');
 const modelsDir = process.env.VISION_MODELS_DIR ?? path.join(sharedDir, 'models');
 const SECRET = 'bench-internal-secret-0123456789';
@@ -208,7 +211,11 @@ async function main() {
   };
   let good = 0;
   let bad = maxN + 1;
-  for (let n = 1; n <= maxN; n *= 2) {
+  if (fixedN !== undefined) {
+    if (await check(fixedN)) good = fixedN;
+    bad = good + 1;
+  }
+  for (let n = 1; fixedN === undefined && n <= maxN; n *= 2) {
     if (await check(n)) good = n;
     else {
       bad = n;

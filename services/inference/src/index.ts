@@ -75,6 +75,7 @@ export async function createInference(deps: InferenceDeps): Promise<InferencePar
       FIRE_SMOKE_DECODER: cfg.FIRE_SMOKE_DECODER,
       FIRE_SMOKE_LOWER_BOUND: cfg.FIRE_SMOKE_LOWER_BOUND,
     },
+    session: { sessions: cfg.INFERENCE_MODEL_SESSIONS, intraOpNumThreads: cfg.INFERENCE_INTRA_OP_THREADS },
     logger: deps.logger,
   });
   // Every HTTP(S) connection ffmpeg makes for a caller-given stream (playlists, HLS segments on any

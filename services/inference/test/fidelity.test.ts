@@ -16,6 +16,7 @@ import request from 'supertest';
 import { IDENTITY_HEADER, signIdentity } from '@vision/shared';
 import { OnnxModel, parseLabels, sessionOptions } from '../src/model/onnx-model';
 import { prepareImage } from '../src/model/preprocess';
+import { SessionPool } from '../src/model/session-pool';
 import {
   IMAGES_DIR,
   MODELS_DIR,
@@ -67,6 +68,33 @@ describe('fidelity of the image path to the raw model', () => {
     const data = image(name);
     const prepared = await prepareImage(data, SIZE);
     expect(bytes(prepared.tensor).equals(bytes(await referenceTensor(data)))).toBe(true);
+  });
+
+  it('a pool of sessions spreads concurrent runs over its sessions, each answering what session.run answers', async () => {
+    const file = path.join(MODELS_DIR, 'yolox_nano.onnx');
+    const pool = await SessionPool.start(file, sessionOptions(1), 2);
+    const direct = await ort.InferenceSession.create(file, sessionOptions(1));
+    try {
+      const input = direct.inputNames[0];
+      const output = direct.outputNames[0];
+      const tensors = await Promise.all(
+        ['street_bus_pedestrians_coco2006.jpg', 'sheep_coco5992.jpg', 'street_people_car_coco9891.jpg'].map(
+          async (name) => referenceTensor(image(name)),
+        ),
+      );
+      const runs = tensors.map((t) => pool.run(input, output, t, [1, 3, SIZE, SIZE]));
+      // Three runs on two sessions: the fewest-in-flight rule gives them 2 + 1, never 3 + 0.
+      expect([...pool.busy()].sort()).toEqual([1, 2]);
+      const outs = await Promise.all(runs);
+      expect(pool.busy()).toEqual([0, 0]);
+      for (let i = 0; i < tensors.length; i++) {
+        const out = await direct.run({ [input]: new ort.Tensor('float32', tensors[i], [1, 3, SIZE, SIZE]) });
+        expect(bytes(outs[i].data).equals(bytes(out[output].data as Float32Array))).toBe(true);
+      }
+    } finally {
+      await pool.close();
+      await direct.release();
+    }
   });
 
   it('the model in its worker thread returns what session.run on this thread returns', async () => {

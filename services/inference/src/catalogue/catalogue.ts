@@ -1,7 +1,7 @@
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import { SCENE_CODES, type Logger, type SceneCode, type SceneStatus } from '@vision/shared';
-import { OnnxModel, parseLabels } from '../model/onnx-model';
+import { OnnxModel, parseLabels, type SessionSettings } from '../model/onnx-model';
 import type { DecoderKind } from '../model/decoders';
 import { BuiltinFireEngine, FishingRuleEngine, ModelSceneEngine, type SceneEngine } from '../scenes/engines';
 import { loadFireModule, type FireModuleLoad } from '../scenes/fire-loader';
@@ -28,6 +28,8 @@ export interface CatalogueOptions {
   loadFire?: () => FireModuleLoad;
   /** Canvas side used for video frames of the built-in fire detector. */
   builtinInputSize?: number;
+  /** How every model is run (sessions, threads). */
+  session?: SessionSettings;
 }
 
 export class CatalogueConfigError extends Error {}
@@ -74,7 +76,7 @@ export class SceneCatalogue {
       const key = `${file}\0${decoder}`;
       let m = modelCache.get(key);
       if (!m) {
-        m = OnnxModel.load(file, { decoder, labels });
+        m = OnnxModel.load(file, { decoder, labels, session: opts.session });
         modelCache.set(key, m);
       }
       return m;

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { metrics } from '@vision/shared';
 import { decodeYolov8, decodeYolox, type DecoderKind } from './decoders';
 import { nmsClassAware, type ClassDetection } from './nms';
-import { SessionWorker } from './session-worker';
+import { SessionPool } from './session-pool';
 
 export const NMS_IOU = 0.45;
 
@@ -12,6 +12,14 @@ export interface ModelOptions {
   labels: string[];
   /** Model input side when the model does not declare a fixed one. */
   defaultInputSize?: number;
+  session?: SessionSettings;
+}
+
+/** How a model is run (INFERENCE_MODEL_SESSIONS, INFERENCE_INTRA_OP_THREADS). */
+export interface SessionSettings {
+  /** Sessions of the model, each in its own worker thread, running at the same time. Default 1. */
+  sessions?: number;
+  /** Intra-op threads of each session. Default: onnxruntime's (one per core). */
   intraOpNumThreads?: number;
 }
 
@@ -32,8 +40,8 @@ export function sessionOptions(intraOpNumThreads?: number): InferenceSession.Ses
 }
 
 /**
- * One onnxruntime session for one model file, shared by every job and request. The session lives in
- * a worker thread (session-worker.ts) so that model runs never block the event loop.
+ * One model file, shared by every job and request: its onnxruntime sessions live in worker threads
+ * (session-pool.ts, session-worker.ts) so that model runs never block the event loop.
  */
 export class OnnxModel {
   private constructor(
@@ -41,13 +49,17 @@ export class OnnxModel {
     readonly decoder: DecoderKind,
     readonly labels: string[],
     readonly inputSize: number,
-    private readonly session: SessionWorker,
+    private readonly session: SessionPool,
     private readonly inputName: string,
     private readonly outputName: string,
   ) {}
 
   static async load(file: string, opts: ModelOptions): Promise<OnnxModel> {
-    const session = await SessionWorker.start(file, sessionOptions(opts.intraOpNumThreads));
+    const session = await SessionPool.start(
+      file,
+      sessionOptions(opts.session?.intraOpNumThreads),
+      opts.session?.sessions ?? 1,
+    );
     const inputName = session.info.inputNames[0];
     const outputName = session.info.outputNames[0];
     let inputSize = opts.defaultInputSize ?? 416;
@@ -63,7 +75,12 @@ export class OnnxModel {
     return new OnnxModel(file, opts.decoder, opts.labels, inputSize, session, inputName, outputName);
   }
 
-  /** Runs the session alone on a prepared 1x3xSxS tensor and returns the raw output. */
+  /** How many model runs execute at once (the sessions of the pool). */
+  get concurrency(): number {
+    return this.session.size;
+  }
+
+  /** Runs the model alone on a prepared 1x3xSxS tensor and returns the raw output. */
   async runRaw(tensor: Float32Array): Promise<{ data: Float32Array; dims: readonly number[] }> {
     const s = this.inputSize;
     const started = process.hrtime.bigint();
