@@ -60,17 +60,22 @@ describe('web console in chromium', () => {
   let page: Page;
   let errors: string[];
   let fileTask = '';
+  /** Every request the main page made, for the check of where the key goes. */
+  const sent: { url: string; headers: Record<string, string>; body: string }[] = [];
 
   beforeAll(async () => {
     stack = await startStandaloneStack({
       keys: `${KEY}:console`,
-      env: { TASKS_POLL_INTERVAL_MS: '500', QUOTA_VIDEO_DAILY: '20' },
+      // The live create probes the stream (ffmpeg's first frames): generous on a busy machine, as in the
+      // other live tests (with the 5 s default, one run at load 9 never reached the live task's page).
+      env: { TASKS_POLL_INTERVAL_MS: '500', QUOTA_VIDEO_DAILY: '20', TASKS_PROBE_TIMEOUT_MS: '45000' },
     });
     media = await startMediaServer({ 'parking.mp4': PARKING });
     browser = await launchChromium();
     context = await newContext(browser);
     page = await context.newPage();
     errors = watchErrors(page);
+    page.on('request', (r) => sent.push({ url: r.url(), headers: r.headers(), body: r.postData() ?? '' }));
   }, 180_000);
   afterAll(async () => {
     await browser?.close();
@@ -347,6 +352,27 @@ describe('web console in chromium', () => {
     expect(realErrors(errors)).toEqual([]);
   }, 420_000);
 
+  it('keeps the key in sessionStorage only and sends it as Authorization: Bearer, nowhere else', async () => {
+    await page.goto(`${stack.url}/console/#/tasks`);
+    await page.locator(`tr[data-task="${fileTask}"]`).waitFor();
+    const stored = await page.evaluate(() => ({
+      session: Object.keys(sessionStorage).map((k) => sessionStorage.getItem(k)),
+      local: Object.keys(localStorage).map((k) => localStorage.getItem(k)),
+      cookie: document.cookie,
+    }));
+    expect(stored).toEqual({ session: [KEY], local: [], cookie: '' });
+    expect(await context.cookies()).toEqual([]);
+    const api = sent.filter((r) => /^\/(v1|api)\//.test(new URL(r.url).pathname));
+    expect(api.length).toBeGreaterThan(10);
+    for (const r of api) {
+      // The player's own requests for the uploaded video go through the service worker, which adds it.
+      if (r.url.endsWith('/video') && !r.headers.authorization) continue;
+      expect([r.url, r.headers.authorization]).toEqual([r.url, `Bearer ${KEY}`]);
+    }
+    // Never in an address (query, fragment) or a request body.
+    expect(sent.filter((r) => r.url.includes(KEY) || r.body.includes(KEY))).toEqual([]);
+  }, 60_000);
+
   it('the task list shows the task with its live status', async () => {
     await page.goto(`${stack.url}/console/#/tasks`);
     const row = page.locator(`tr[data-task="${fileTask}"]`);
@@ -377,7 +403,16 @@ describe('web console in chromium', () => {
     await page.locator('form.create-url select').waitFor();
     await page.fill('form.create-url input[name=stream_url]', `${media.url}/live/parking.mp4`);
     await page.click('form.create-url button[type=submit]');
-    await page.waitForURL(/#\/tasks\/[^/]+$/, { timeout: 60_000 });
+    // The task's page, or the error the console shows instead (then the failure says which).
+    await page.waitForFunction(
+      () => /#\/tasks\/[^/]+$/.test(location.hash) || document.querySelector('.error[data-code]'),
+      undefined,
+      { timeout: 60_000 },
+    );
+    if (!/#\/tasks\/[^/]+$/.test(page.url()))
+      throw new Error(
+        `the create was refused: ${await page.locator('.error[data-code]').first().textContent()}`,
+      );
     const id = decodeURIComponent(page.url().split('#/tasks/')[1]);
     await page.locator('.live').waitFor();
     // Everything stored, so that the chart has lines to draw whatever the scores.
