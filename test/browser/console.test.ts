@@ -4,6 +4,7 @@
  * the live view and stop, errors with their codes. Screenshots of every page at 1280×800 and phone
  * size go to test-artifacts/console (CONSOLE_SCREENSHOTS_DIR).
  */
+import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
@@ -199,6 +200,39 @@ describe('web console in chromium', () => {
     expect(drawnAt(0.9).length).toBeLessThan(drawnAt(0.5).length);
   }, 120_000);
 
+  it('images: dropped files are taken like picked ones; more than 10 cannot be sent', async () => {
+    await enterKey(page, stack.url, KEY, '#/images');
+    await page.locator('select[name=scene_code]').selectOption('person_vehicle');
+    const drop = (count: number) =>
+      page.evaluate(
+        ({ b64, count }) => {
+          const bytes = Uint8Array.from(atob(b64), (c) => c.charCodeAt(0));
+          const dt = new DataTransfer();
+          for (let i = 0; i < count; i++)
+            dt.items.add(new File([bytes], `dropped-${i}.jpg`, { type: 'image/jpeg' }));
+          const zone = document.querySelector('label.drop')!;
+          zone.dispatchEvent(
+            new DragEvent('dragover', { dataTransfer: dt, bubbles: true, cancelable: true }),
+          );
+          zone.dispatchEvent(new DragEvent('drop', { dataTransfer: dt, bubbles: true, cancelable: true }));
+        },
+        { b64: readFileSync(IMAGE).toString('base64'), count },
+      );
+    const detect = page.locator('button:has-text("Detect")');
+    await drop(11);
+    expect(await detect.isDisabled()).toBe(true);
+    await drop(1);
+    expect(await detect.isDisabled()).toBe(false);
+    const answer = page.waitForResponse((r) => r.url().endsWith('/v1/vision/image-detections'));
+    await detect.click();
+    expect((await answer).status()).toBe(201);
+    // The dropped image's card (not one left from an earlier detection), with its boxes drawn.
+    const card = page.locator('figure[data-seq="0"][data-status="succeeded"]', {
+      has: page.locator('.name', { hasText: 'dropped-0.jpg' }),
+    });
+    await card.locator('g.box').first().waitFor();
+  }, 60_000);
+
   it('video tasks: upload with progress; the overlay follows PTS; min_score re-reads with fewer boxes', async () => {
     await enterKey(page, stack.url, KEY, '#/tasks');
     await page.locator('form.create-file select').waitFor();
@@ -380,6 +414,25 @@ describe('web console in chromium', () => {
     expect(await row.locator('[data-status]').getAttribute('data-status')).toBe('succeeded');
     await screenshots(page, '6-task-list');
   }, 60_000);
+
+  it('the task list follows a running task to its end without a reload', async () => {
+    await page.goto(`${stack.url}/console/#/tasks`);
+    const created = await stack.api('POST', '/v1/vision/tasks', {
+      key: KEY,
+      headers: { 'idempotency-key': randomUUID(), 'content-type': 'application/json' },
+      body: JSON.stringify({ scene_code: 'person_vehicle', stream_url: `${media.url}/live/parking.mp4` }),
+    });
+    expect(created.status).toBe(201);
+    const id = created.body.task_id as string;
+    const status = page.locator(`tr[data-task="${id}"] [data-status]`);
+    await page.locator(`tr[data-task="${id}"] [data-status="running"]`).waitFor({ timeout: 60_000 });
+    const navigations: string[] = [];
+    page.on('framenavigated', (f) => navigations.push(f.url()));
+    expect((await stack.api('POST', `/v1/vision/tasks/${id}/stop`, { key: KEY })).status).toBe(200);
+    await page.locator(`tr[data-task="${id}"] [data-status="stopped"]`).waitFor({ timeout: 30_000 });
+    expect(await status.getAttribute('data-status')).toBe('stopped');
+    expect(navigations).toEqual([]);
+  }, 120_000);
 
   it('without a service worker the video is downloaded with the key and still plays with its boxes', async () => {
     const ctx = await newContext(browser, { serviceWorkers: 'block' });
