@@ -303,6 +303,12 @@ describe('the vision command, spawned as a process, against the standalone stack
       ),
     );
     expect(JSON.parse((await vision(['quota', '--json'])).stdout)).toEqual(quota);
+    // The flags instead of the environment.
+    const flags = await vision(['--base-url', stack.url, '--api-key', KEY, 'quota', '--json'], {
+      VISION_BASE_URL: undefined,
+      VISION_API_KEY: undefined,
+    });
+    expect([flags.code, JSON.parse(flags.stdout)]).toEqual([0, quota]);
   }, 60_000);
 
   it('task create --url runs a live stream; task stop stops it; task wait reports it ended stopped (exit 4)', async () => {
