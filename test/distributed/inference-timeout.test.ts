@@ -82,6 +82,8 @@ describeDistributed('fault: the inference backend answers after the timeout', ()
       return ['gateway', 'tasks', 'quota', 'inference'].every((n) => names.has(n)) && t.some(timedOut);
     });
     const op = (service: string) => spans.filter((x) => x.service === service).map((x) => x.operationName);
+    // Named by route or operation, never express's anonymous middleware.
+    expect(spans.filter((x) => /middleware|request handler|anonymous/.test(x.operationName))).toEqual([]);
     expect(op('gateway')).toContain('POST /v1/vision/tasks');
     expect(op('tasks')).toContain('POST /v1/vision/tasks');
     expect(op('inference')).toContain('POST /internal/v1/jobs');
