@@ -1,7 +1,14 @@
 """Measures the exported ONNX model on firesmoke-val with onnxruntime (the service's preprocessing:
-letterbox 416, BGR 0-255) and chooses the scene lower bound there: the bound with the best
-image-level F0.5 for fire on a 0.05 grid (precision weighted over recall, the rule used for the
-built-in detector). Records the figures in the model's provenance JSON. Never reads dfire-valid.
+letterbox 416, BGR 0-255) and chooses the scene lower bound there. Records the figures in the model's
+provenance JSON. Never reads dfire-valid.
+
+The rule follows the issue's targets (image-level fire precision >= 0.9 and recall >= 0.85 at the lower
+bound, box AP50 as high as possible): the LOWEST bound on the 0.05 grid whose firesmoke-val fire image
+precision is >= 0.95 (the 0.9 target plus a margin for the domain shift to other cameras) and recall is
+>= 0.85. Only returned objects (scores >= the bound) reach a caller, so the box AP a caller sees is
+truncated at the bound and can only fall as the bound rises: the lowest admissible bound maximises it
+subject to the precision/recall constraints. If no bound is admissible, the bound with the best image F0.5
+(ties -> the highest) is taken, the rule used before (and for the built-in detector).
 
   python calibrate.py                      # ../../models/fire_smoke_yolox_nano.onnx
 """
@@ -22,6 +29,17 @@ from evaluate import evaluate, postprocess  # noqa: E402
 from train import REPO, SHARED  # noqa: E402
 
 
+MIN_PRECISION, MIN_RECALL = 0.95, 0.85
+
+
+def choose_bound(rows: list[dict]) -> tuple[dict, str]:
+    """rows in ascending lower_bound order -> (the chosen row, which rule chose it)."""
+    for r in rows:
+        if r["fire_p"] >= MIN_PRECISION and r["fire_r"] >= MIN_RECALL:
+            return r, f"lowest bound with fire image P >= {MIN_PRECISION} and R >= {MIN_RECALL}"
+    return max(rows, key=lambda x: (round(x["fire_f05"], 6), x["lower_bound"])), "none admissible: best fire image F0.5"
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--model", default=os.path.join(REPO, "models/fire_smoke_yolox_nano.onnx"))
@@ -40,16 +58,20 @@ def main() -> None:
         per_image.append((d, r["boxes"]))
     rows = []
     for lb in np.arange(0.05, 0.951, 0.05):
-        res = evaluate(per_image, 2, float(lb))
+        # what a caller receives: only the detections at or above the bound
+        res = evaluate([(d[d[:, 4] >= lb], g) for d, g in per_image], 2, float(lb))
         pf, rf = res[0]["img_precision"], res[0]["img_recall"]
         f05 = 1.25 * pf * rf / (0.25 * pf + rf) if pf + rf else 0.0
         rows.append({"lower_bound": round(float(lb), 2), "fire_p": pf, "fire_r": rf, "fire_f05": f05,
-                     "smoke_p": res[1]["img_precision"], "smoke_r": res[1]["img_recall"]})
-        print(f"@{lb:.2f} fire P {pf:.3f} R {rf:.3f} F0.5 {f05:.3f} | smoke P {res[1]['img_precision']:.3f} R {res[1]['img_recall']:.3f}")
-    best = max(rows, key=lambda x: (round(x["fire_f05"], 6), x["lower_bound"]))
+                     "fire_ap50_returned": res[0]["ap50"], "smoke_p": res[1]["img_precision"],
+                     "smoke_r": res[1]["img_recall"], "smoke_ap50_returned": res[1]["ap50"]})
+        print(f"@{lb:.2f} fire P {pf:.3f} R {rf:.3f} F0.5 {f05:.3f} AP50 {res[0]['ap50']:.3f} | "
+              f"smoke P {res[1]['img_precision']:.3f} R {res[1]['img_recall']:.3f} AP50 {res[1]['ap50']:.3f}")
+    best, rule = choose_bound(rows)
     full = evaluate(per_image, 2, best["lower_bound"])
     summary = {"images": len(per_image), "fire_ap50": full[0]["ap50"], "smoke_ap50": full[1]["ap50"],
-               "lower_bound": best["lower_bound"], "at_lower_bound": best, "note": "detections >= 0.01, AP50 VOC all points"}
+               "lower_bound": best["lower_bound"], "rule": rule, "at_lower_bound": best,
+               "note": "fire_ap50/smoke_ap50: every detection >= 0.01; *_returned: detections >= the bound; AP50 VOC all points"}
     print(json.dumps(summary, indent=2))
     meta = a.model[: -len(".onnx")] + ".json"
     if os.path.exists(meta):

@@ -40,6 +40,8 @@ def parse() -> argparse.Namespace:
     p.add_argument("--size", type=int, default=320, help="training input side (multiple of 32)")
     p.add_argument("--freeze", choices=["none", "stem", "dark3"], default="stem",
                    help="keep the COCO weights of the early high-resolution layers (stem = Focus + dark2)")
+    p.add_argument("--tail-size", type=int, default=0,
+                   help="training input side of the last (no-mosaic) epochs; 0 = --size (416 = the service's side)")
     p.add_argument("--val-size", type=int, default=416, help="validation input side (the service's)")
     p.add_argument("--epochs", type=int, default=5)
     p.add_argument("--batch", type=int, default=8)
@@ -159,12 +161,12 @@ def main() -> None:
     print(json.dumps({"args": vars(a), "train_images": len(train), "val_images": len(val), "iters_per_epoch": iters_per_epoch}), flush=True)
 
     for epoch in range(start_epoch, a.epochs):
-        ds = Dataset(train, a.size, a.seed * 1000 + epoch)
+        mosaic = epoch < a.epochs - a.no_mosaic_epochs
+        ds = Dataset(train, a.size if mosaic or not a.tail_size else a.tail_size, a.seed * 1000 + epoch)
         order = list(range(len(train)))
         random.Random(a.seed * 1000 + epoch).shuffle(order)
         while len(order) < n_img:
             order += order
-        mosaic = epoch < a.epochs - a.no_mosaic_epochs
         model.train()
         sums = {"total": 0.0, "iou": 0.0, "obj": 0.0, "cls": 0.0}
         t0 = time.time()
@@ -193,7 +195,7 @@ def main() -> None:
         train_s = time.time() - t0
         t1 = time.time()
         metrics = validate(ema.model, val, a.val_size)
-        rec = {"epoch": epoch, "mosaic": mosaic, "train_s": round(train_s, 1), "val_s": round(time.time() - t1, 1),
+        rec = {"epoch": epoch, "mosaic": mosaic, "size": ds.size, "train_s": round(train_s, 1), "val_s": round(time.time() - t1, 1),
                **{f"loss_{k}": v / iters_per_epoch for k, v in sums.items()}, **metrics}
         with open(log_path, "a") as f:
             f.write(json.dumps(rec) + "\n")
