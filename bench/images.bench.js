@@ -84,6 +84,7 @@ async function startStack(dir) {
       LOG_LEVEL: 'silent',
       VISION_DATA_DIR: path.join(dir, 'standalone'),
       VISION_MODELS_DIR: MODELS_DIR,
+      ...limits.serviceEnv(),
       VISION_API_KEYS: `${apiKey}:bench`,
       QUOTA_IMAGE_DAILY: '1000000',
       GATEWAY_QPS: '1000',

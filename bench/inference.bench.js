@@ -60,6 +60,7 @@ async function main() {
     env: {
       VISION_MODELS_DIR: modelsDir,
       INTERNAL_SECRET: SECRET,
+      ...limits.serviceEnv(),
       VISION_DATA_DIR: dataDir,
       LOG_LEVEL: 'silent',
     },

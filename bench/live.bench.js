@@ -109,6 +109,7 @@ async function main() {
     cfg: inference.loadInferenceConfig({
       VISION_MODELS_DIR: modelsDir,
       INTERNAL_SECRET: SECRET,
+      ...limits.serviceEnv(),
       VISION_DATA_DIR: dataDir,
       LOG_LEVEL: 'silent',
       INFERENCE_MAX_JOBS: String(maxN + 1),

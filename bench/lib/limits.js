@@ -29,9 +29,17 @@ const percentile = (xs, p) => {
   return s[Math.min(s.length - 1, Math.max(0, Math.ceil((p / 100) * s.length) - 1))];
 };
 
+/** The inference settings a bench hands on from its environment to the service it starts (the limits read them too). */
+const SERVICE_SETTINGS = ['INFERENCE_MODEL_SESSIONS', 'INFERENCE_INTRA_OP_THREADS', 'INFERENCE_LIVE_QUEUE'];
+function serviceEnv() {
+  return Object.fromEntries(
+    SERVICE_SETTINGS.filter((k) => process.env[k] !== undefined).map((k) => [k, process.env[k]]),
+  );
+}
+
 /** The service's session settings (INFERENCE_MODEL_SESSIONS, INFERENCE_INTRA_OP_THREADS) from the environment. */
 function sessionSettings() {
-  const cfg = inference.loadInferenceConfig(process.env);
+  const cfg = inference.loadInferenceConfig(serviceEnv());
   return { sessions: cfg.INFERENCE_MODEL_SESSIONS, intraOpNumThreads: cfg.INFERENCE_INTRA_OP_THREADS };
 }
 
@@ -185,6 +193,7 @@ function report(checks) {
 
 module.exports = {
   loadModel,
+  serviceEnv,
   sessionSettings,
   tightPrepare,
   RawLimits,

@@ -18,8 +18,11 @@ export const inferenceShape = {
   INFERENCE_LIVE_QUEUE: env.int(2, 1, 100),
   STREAM_ALLOW_PRIVATE_NETWORKS: env.bool(false),
   INFERENCE_MAX_IMAGE_PIXELS: env.int(40_000_000, 1),
-  /** onnxruntime sessions per model, each in its own worker thread, running at the same time (docs/MODELS.md). */
-  INFERENCE_MODEL_SESSIONS: env.int(1, 1, 64),
+  /**
+   * onnxruntime sessions per model, each in its own worker thread, running at the same time (docs/MODELS.md,
+   * "Session settings"): two keep the cores busy under concurrent load where one session's runs wait in line.
+   */
+  INFERENCE_MODEL_SESSIONS: env.int(2, 1, 64),
   /** Intra-op threads of each session; unset: onnxruntime's default (one per core). */
   INFERENCE_INTRA_OP_THREADS: z.coerce
     .number({ invalid_type_error: 'expected an integer' })

@@ -17,7 +17,7 @@ export interface ModelOptions {
 
 /** How a model is run (INFERENCE_MODEL_SESSIONS, INFERENCE_INTRA_OP_THREADS). */
 export interface SessionSettings {
-  /** Sessions of the model, each in its own worker thread, running at the same time. Default 1. */
+  /** Sessions of the model, each in its own worker thread, running at the same time. Default 1 (the service: 2). */
   sessions?: number;
   /** Intra-op threads of each session. Default: onnxruntime's (one per core). */
   intraOpNumThreads?: number;
