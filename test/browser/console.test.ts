@@ -4,6 +4,7 @@
  * the live view and stop, errors with their codes. Screenshots of every page at 1280×800 and phone
  * size go to test-artifacts/console (CONSOLE_SCREENSHOTS_DIR).
  */
+import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
@@ -60,17 +61,22 @@ describe('web console in chromium', () => {
   let page: Page;
   let errors: string[];
   let fileTask = '';
+  /** Every request the main page made, for the check of where the key goes. */
+  const sent: { url: string; headers: Record<string, string>; body: string }[] = [];
 
   beforeAll(async () => {
     stack = await startStandaloneStack({
       keys: `${KEY}:console`,
-      env: { TASKS_POLL_INTERVAL_MS: '500', QUOTA_VIDEO_DAILY: '20' },
+      // The live create probes the stream (ffmpeg's first frames): generous on a busy machine, as in the
+      // other live tests (with the 5 s default, one run at load 9 never reached the live task's page).
+      env: { TASKS_POLL_INTERVAL_MS: '500', QUOTA_VIDEO_DAILY: '20', TASKS_PROBE_TIMEOUT_MS: '45000' },
     });
     media = await startMediaServer({ 'parking.mp4': PARKING });
     browser = await launchChromium();
     context = await newContext(browser);
     page = await context.newPage();
     errors = watchErrors(page);
+    page.on('request', (r) => sent.push({ url: r.url(), headers: r.headers(), body: r.postData() ?? '' }));
   }, 180_000);
   afterAll(async () => {
     await browser?.close();
@@ -193,6 +199,39 @@ describe('web console in chromium', () => {
     expect(await card.locator('g.box').count()).toBe(drawnAt(0.9).length);
     expect(drawnAt(0.9).length).toBeLessThan(drawnAt(0.5).length);
   }, 120_000);
+
+  it('images: dropped files are taken like picked ones; more than 10 cannot be sent', async () => {
+    await enterKey(page, stack.url, KEY, '#/images');
+    await page.locator('select[name=scene_code]').selectOption('person_vehicle');
+    const drop = (count: number) =>
+      page.evaluate(
+        ({ b64, count }) => {
+          const bytes = Uint8Array.from(atob(b64), (c) => c.charCodeAt(0));
+          const dt = new DataTransfer();
+          for (let i = 0; i < count; i++)
+            dt.items.add(new File([bytes], `dropped-${i}.jpg`, { type: 'image/jpeg' }));
+          const zone = document.querySelector('label.drop')!;
+          zone.dispatchEvent(
+            new DragEvent('dragover', { dataTransfer: dt, bubbles: true, cancelable: true }),
+          );
+          zone.dispatchEvent(new DragEvent('drop', { dataTransfer: dt, bubbles: true, cancelable: true }));
+        },
+        { b64: readFileSync(IMAGE).toString('base64'), count },
+      );
+    const detect = page.locator('button:has-text("Detect")');
+    await drop(11);
+    expect(await detect.isDisabled()).toBe(true);
+    await drop(1);
+    expect(await detect.isDisabled()).toBe(false);
+    const answer = page.waitForResponse((r) => r.url().endsWith('/v1/vision/image-detections'));
+    await detect.click();
+    expect((await answer).status()).toBe(201);
+    // The dropped image's card (not one left from an earlier detection), with its boxes drawn.
+    const card = page.locator('figure[data-seq="0"][data-status="succeeded"]', {
+      has: page.locator('.name', { hasText: 'dropped-0.jpg' }),
+    });
+    await card.locator('g.box').first().waitFor();
+  }, 60_000);
 
   it('video tasks: upload with progress; the overlay follows PTS; min_score re-reads with fewer boxes', async () => {
     await enterKey(page, stack.url, KEY, '#/tasks');
@@ -347,6 +386,27 @@ describe('web console in chromium', () => {
     expect(realErrors(errors)).toEqual([]);
   }, 420_000);
 
+  it('keeps the key in sessionStorage only and sends it as Authorization: Bearer, nowhere else', async () => {
+    await page.goto(`${stack.url}/console/#/tasks`);
+    await page.locator(`tr[data-task="${fileTask}"]`).waitFor();
+    const stored = await page.evaluate(() => ({
+      session: Object.keys(sessionStorage).map((k) => sessionStorage.getItem(k)),
+      local: Object.keys(localStorage).map((k) => localStorage.getItem(k)),
+      cookie: document.cookie,
+    }));
+    expect(stored).toEqual({ session: [KEY], local: [], cookie: '' });
+    expect(await context.cookies()).toEqual([]);
+    const api = sent.filter((r) => /^\/(v1|api)\//.test(new URL(r.url).pathname));
+    expect(api.length).toBeGreaterThan(10);
+    for (const r of api) {
+      // The player's own requests for the uploaded video go through the service worker, which adds it.
+      if (r.url.endsWith('/video') && !r.headers.authorization) continue;
+      expect([r.url, r.headers.authorization]).toEqual([r.url, `Bearer ${KEY}`]);
+    }
+    // Never in an address (query, fragment) or a request body.
+    expect(sent.filter((r) => r.url.includes(KEY) || r.body.includes(KEY))).toEqual([]);
+  }, 60_000);
+
   it('the task list shows the task with its live status', async () => {
     await page.goto(`${stack.url}/console/#/tasks`);
     const row = page.locator(`tr[data-task="${fileTask}"]`);
@@ -354,6 +414,25 @@ describe('web console in chromium', () => {
     expect(await row.locator('[data-status]').getAttribute('data-status')).toBe('succeeded');
     await screenshots(page, '6-task-list');
   }, 60_000);
+
+  it('the task list follows a running task to its end without a reload', async () => {
+    await page.goto(`${stack.url}/console/#/tasks`);
+    const created = await stack.api('POST', '/v1/vision/tasks', {
+      key: KEY,
+      headers: { 'idempotency-key': randomUUID(), 'content-type': 'application/json' },
+      body: JSON.stringify({ scene_code: 'person_vehicle', stream_url: `${media.url}/live/parking.mp4` }),
+    });
+    expect(created.status).toBe(201);
+    const id = created.body.task_id as string;
+    const status = page.locator(`tr[data-task="${id}"] [data-status]`);
+    await page.locator(`tr[data-task="${id}"] [data-status="running"]`).waitFor({ timeout: 60_000 });
+    const navigations: string[] = [];
+    page.on('framenavigated', (f) => navigations.push(f.url()));
+    expect((await stack.api('POST', `/v1/vision/tasks/${id}/stop`, { key: KEY })).status).toBe(200);
+    await page.locator(`tr[data-task="${id}"] [data-status="stopped"]`).waitFor({ timeout: 30_000 });
+    expect(await status.getAttribute('data-status')).toBe('stopped');
+    expect(navigations).toEqual([]);
+  }, 120_000);
 
   it('without a service worker the video is downloaded with the key and still plays with its boxes', async () => {
     const ctx = await newContext(browser, { serviceWorkers: 'block' });
@@ -377,7 +456,16 @@ describe('web console in chromium', () => {
     await page.locator('form.create-url select').waitFor();
     await page.fill('form.create-url input[name=stream_url]', `${media.url}/live/parking.mp4`);
     await page.click('form.create-url button[type=submit]');
-    await page.waitForURL(/#\/tasks\/[^/]+$/, { timeout: 60_000 });
+    // The task's page, or the error the console shows instead (then the failure says which).
+    await page.waitForFunction(
+      () => /#\/tasks\/[^/]+$/.test(location.hash) || document.querySelector('.error[data-code]'),
+      undefined,
+      { timeout: 60_000 },
+    );
+    if (!/#\/tasks\/[^/]+$/.test(page.url()))
+      throw new Error(
+        `the create was refused: ${await page.locator('.error[data-code]').first().textContent()}`,
+      );
     const id = decodeURIComponent(page.url().split('#/tasks/')[1]);
     await page.locator('.live').waitFor();
     // Everything stored, so that the chart has lines to draw whatever the scores.

@@ -48,12 +48,27 @@ export function watchErrors(page: Page): string[] {
   return errors;
 }
 
-/** A full-page screenshot at the page's current viewport, then the same at phone size. */
+/** Throws when the page is wider than its viewport (a phone would have to scroll sideways). */
+async function expectNoSidewaysScroll(page: Page, name: string): Promise<void> {
+  const { scrollWidth, innerWidth } = await page.evaluate(() => ({
+    scrollWidth: document.documentElement.scrollWidth,
+    innerWidth: window.innerWidth,
+  }));
+  if (scrollWidth > innerWidth)
+    throw new Error(`${name}: the page is ${scrollWidth} px wide in a ${innerWidth} px viewport`);
+}
+
+/**
+ * A full-page screenshot at the page's current viewport, then the same at phone size; at both sizes
+ * the page fits its width.
+ */
 export async function screenshots(page: Page, name: string): Promise<void> {
   const size = page.viewportSize() ?? DESKTOP;
+  await expectNoSidewaysScroll(page, name);
   await page.screenshot({ path: path.join(SCREENSHOTS, `${name}-1280x800.png`), fullPage: true });
   await page.setViewportSize(PHONE);
   await page.waitForTimeout(300);
+  await expectNoSidewaysScroll(page, `${name} (phone)`);
   await page.screenshot({ path: path.join(SCREENSHOTS, `${name}-phone.png`), fullPage: true });
   await page.setViewportSize(size);
   await page.waitForTimeout(300);

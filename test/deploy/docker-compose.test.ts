@@ -157,3 +157,51 @@ test('inference reads its models from the models volume, mounted read-only where
   expect(compose.volumes).toHaveProperty('models');
   expect(compose.services['models-init'].volumes).toContain('models:/models');
 });
+
+test("Prometheus scrapes every service's METRICS_PORT and loads the chart's alerts; Grafana provisions the chart's dashboard", () => {
+  // Prometheus: its configuration file is deploy/compose/prometheus.yml, mounted where --config.file says.
+  const prom = compose.services.prometheus;
+  const configArg = String(JSON.stringify(prom.command)).match(/--config\.file=([^"\s]+)/)?.[1];
+  const mounts = Object.fromEntries(
+    (prom.volumes ?? []).map((v) => v.split(':')).map(([from, to]) => [to, path.normalize(from)]),
+  );
+  expect(mounts[configArg ?? '']).toBe(path.normalize('./deploy/compose/prometheus.yml'));
+  const config = parse(readFileSync(path.join(repoRoot, 'deploy/compose/prometheus.yml'), 'utf8')) as {
+    rule_files: string[];
+    scrape_configs: { static_configs: { targets: string[]; labels: { service: string } }[] }[];
+  };
+  // ... every service's metrics listener (METRICS_PORT of its own environment), labelled with its name ...
+  const targets = config.scrape_configs.flatMap((c) =>
+    c.static_configs.flatMap((s) => s.targets.map((t) => [t, s.labels.service])),
+  );
+  expect(targets.sort()).toEqual(SERVICES.map((n) => [`${n}:${envOf(n).METRICS_PORT}`, n]).sort());
+  // ... and the alert rules the chart ships, from the file that promtool checks in CI.
+  expect(config.rule_files.map((f) => mounts[f])).toEqual([
+    path.normalize('./charts/vision/files/prometheus-rules.yaml'),
+  ]);
+
+  // Grafana: the provisioning folder, a data source on that Prometheus, the chart's dashboard JSON mounted
+  // in the folder its dashboard provider reads.
+  const grafana = compose.services.grafana;
+  const gMounts = Object.fromEntries(
+    (grafana.volumes ?? []).map((v) => v.split(':')).map(([from, to]) => [to, path.normalize(from)]),
+  );
+  const provisioning = gMounts['/etc/grafana/provisioning'];
+  expect(provisioning).toBe(path.normalize('./deploy/compose/grafana/provisioning'));
+  const datasources = parse(
+    readFileSync(path.join(repoRoot, provisioning, 'datasources/prometheus.yaml'), 'utf8'),
+  ) as { datasources: { type: string; url: string; isDefault: boolean }[] };
+  const promPort = (prom.ports ?? [])[0]?.split(':').pop();
+  expect(datasources.datasources).toEqual([
+    expect.objectContaining({ type: 'prometheus', url: `http://prometheus:${promPort}`, isDefault: true }),
+  ]);
+  const providers = parse(
+    readFileSync(path.join(repoRoot, provisioning, 'dashboards/vision.yaml'), 'utf8'),
+  ) as {
+    providers: { type: string; options: { path: string } }[];
+  };
+  const dashboardDir = providers.providers[0].options.path;
+  const dashboard = Object.entries(gMounts).find(([to]) => path.posix.dirname(to) === dashboardDir);
+  expect(dashboard?.[1]).toBe(path.normalize('./charts/vision/files/grafana-dashboard.json'));
+  expect(grafana.depends_on?.prometheus).toBeDefined();
+});

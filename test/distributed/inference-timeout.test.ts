@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import type { DistributedStack } from '../helpers/distributed';
 import { startMediaServer, type MediaServer } from '../helpers/media-server';
-import { newTraceparent, waitForTrace, type Span } from '../helpers/observability';
+import { newTraceparent, waitForProm, waitForTrace, type Span } from '../helpers/observability';
 import {
   client,
   clip,
@@ -82,6 +82,8 @@ describeDistributed('fault: the inference backend answers after the timeout', ()
       return ['gateway', 'tasks', 'quota', 'inference'].every((n) => names.has(n)) && t.some(timedOut);
     });
     const op = (service: string) => spans.filter((x) => x.service === service).map((x) => x.operationName);
+    // Named by route or operation, never express's anonymous middleware.
+    expect(spans.filter((x) => /middleware|request handler|anonymous/.test(x.operationName))).toEqual([]);
     expect(op('gateway')).toContain('POST /v1/vision/tasks');
     expect(op('tasks')).toContain('POST /v1/vision/tasks');
     expect(op('inference')).toContain('POST /internal/v1/jobs');
@@ -153,6 +155,18 @@ describeDistributed('fault: the inference backend answers after the timeout', ()
     // The create request, the job submission and the frames are one trace.
     expect(['gateway', 'tasks', 'quota', 'inference', 'results'].every((n) => services(spans).has(n))).toBe(
       true,
+    );
+    // Prometheus: the results consumer's lag on vision.frames (from Kafka's offsets) and the ingest lag.
+    const id = stack.deployment.id;
+    await waitForProm(
+      'the results consumer lag on vision.frames',
+      `vision_bus_consumer_lag_messages{deployment="${id}",service="results",topic="vision.frames",group="results"}`,
+      (r) => r.length > 0 && r.every((x) => Number(x.value[1]) >= 0),
+    );
+    await waitForProm(
+      'ingest lag observations',
+      `vision_results_ingest_lag_seconds_count{deployment="${id}",service="results"} > 0`,
+      (r) => r.length === 1,
     );
   }, 120_000);
 

@@ -1,15 +1,20 @@
 import type { DistributedStack } from '../helpers/distributed';
+import { startMediaServer, type MediaServer } from '../helpers/media-server';
+import { waitForProm } from '../helpers/observability';
 import { client, clip, describeDistributed, startFaultStack, waitFor } from './support';
 
 const LONG = clip('pedestrians_vtest_opencv.mp4'); // 79.7 s: several hundred frames at 5 fps
 
 describeDistributed('fault: the Kafka broker is restarted while a file task publishes frames', () => {
   let stack: DistributedStack;
+  let media: MediaServer;
   beforeAll(async () => {
     stack = await startFaultStack({ env: { TASKS_POLL_INTERVAL_MS: '300' } });
+    media = await startMediaServer({ 'pedestrians.mov': clip('pedestrians_vtest_opencv_10s.mov') });
   }, 180_000);
   afterAll(async () => {
     await stack?.startServer('kafka').catch(() => undefined);
+    await media?.close();
     await stack?.close();
   });
 
@@ -27,17 +32,28 @@ describeDistributed('fault: the Kafka broker is restarted while a file task publ
     const created = await c.upload(LONG);
     expect(created.status).toBe(201);
     const id = created.body.task_id as string;
+    // A live task too: while the broker is down its publishing waits, so its newest frames push out the
+    // waiting ones (issue 15: vision_inference_frames_dropped_total).
+    const live = await c.createByUrl(`${media.url}/live/pedestrians.mov`);
+    expect(live.status).toBe(201);
     // Restart the broker once frames are flowing and the task is far from done.
-    await waitFor('the first frames', async () => {
-      const r = await c.api('GET', `/v1/vision/tasks/${id}/results?limit=500`);
-      return r.body.items.length > 0 ? true : undefined;
-    });
+    for (const task of [id, live.body.task_id as string])
+      await waitFor('the first frames', async () => {
+        const r = await c.api('GET', `/v1/vision/tasks/${task}/results?limit=500`);
+        return r.body.items.length > 0 ? true : undefined;
+      });
     await stack.stopServer('kafka');
     const during = await c.task(id);
     expect(during.status).toBe(200);
     expect(during.body.status).toBe('running'); // the fault lands mid-run
     await new Promise((r) => setTimeout(r, 3000));
     await stack.startServer('kafka');
+    await waitForProm(
+      "the live job's dropped frames",
+      `vision_inference_frames_dropped_total{deployment="${stack.deployment.id}",service="inference",scene="person_vehicle",reason="behind"} > 0`,
+      (r) => r.length === 1,
+    );
+    expect((await c.api('POST', `/v1/vision/tasks/${live.body.task_id}/stop`)).status).toBe(200);
 
     expect((await c.waitForStatus(id, ['succeeded', 'failed'], 240_000)).status).toBe('succeeded');
     const frames = await waitFor(

@@ -4,7 +4,8 @@
  * server spans are named by route, a video task's frames ride the in-process bus in the task's trace
  * (vision.frames producer and consumer spans), the task event written through the outbox joins the
  * request's trace, X-Request-Id is on the gateway's span, and log lines carry the ids of the span
- * they were written in. Runs in the distributed suite because it needs that Jaeger.
+ * they were written in; its start banner prints the one metrics address of the six services. Runs in
+ * the distributed suite because it needs that Jaeger.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
@@ -38,6 +39,7 @@ const named = (spans: Span[], service: string) =>
 describeDistributed('standalone traces in the real Jaeger', () => {
   let child: ChildProcess;
   let url = '';
+  let metricsPort = 0;
   let out = '';
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'vision-traces-'));
 
@@ -47,6 +49,7 @@ describeDistributed('standalone traces in the real Jaeger', () => {
     const [port, metrics, tasks, quota, results, images, inference] = await Promise.all(
       Array.from({ length: 7 }, freePort),
     );
+    metricsPort = metrics;
     child = spawn(process.execPath, [MAIN], {
       env: {
         PATH: process.env.PATH,
@@ -190,4 +193,20 @@ describeDistributed('standalone traces in the real Jaeger', () => {
     expect(named(spans, 'images')).toContain('POST /v1/vision/image-detections');
     expect(named(spans, 'inference')).toContain('POST /internal/v1/detect');
   }, 120_000);
+
+  it('the start banner prints the metrics address; it serves all six services by label, the gateway does not', async () => {
+    const shown = /^Metrics \(Prometheus.*: (http:\S+)$/m.exec(out)?.[1];
+    expect(shown).toBe(`http://127.0.0.1:${metricsPort}/metrics`);
+    const res = await fetch(shown as string);
+    expect([res.status, res.headers.get('content-type')]).toEqual([
+      200,
+      expect.stringContaining('text/plain'),
+    ]);
+    const text = await res.text();
+    const labelled = new Set(
+      [...text.matchAll(/^vision_[a-z_]+\{[^}]*service="([a-z]+)"/gm)].map((m) => m[1]),
+    );
+    expect([...labelled].sort()).toEqual(['gateway', 'images', 'inference', 'quota', 'results', 'tasks']);
+    expect((await fetch(`${url}/metrics`)).status).not.toBe(200);
+  });
 });

@@ -2,13 +2,14 @@
  * The standalone process's Prometheus endpoint: one GET /metrics (its own port, not the gateway) serves
  * all six services' metrics, each series labelled with its service. Every family documented in
  * docs/OPERATIONS.md is exposed, and a real run (an image detection, an uploaded video task to its
- * end, a refused key) moves the families it touches under the right service.
+ * end, a refused key, a live task whose stream is lost) moves the families it touches under the right
+ * service.
  */
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { MEDIA, startStandaloneStack, type TestStack } from '../helpers/stack';
-import { waitFor } from '../helpers/media-server';
+import { startMediaServer, waitFor } from '../helpers/media-server';
 
 const KEY = 'metrics-acme-0123456789abcdef';
 const repoRoot = path.resolve(__dirname, '../..');
@@ -36,7 +37,11 @@ describe('standalone GET /metrics', () => {
   let stack: TestStack;
   let metricsUrl: string;
   beforeAll(async () => {
-    stack = await startStandaloneStack({ keys: `${KEY}:acme` });
+    stack = await startStandaloneStack({
+      keys: `${KEY}:acme`,
+      // The live create probes the stream (ffmpeg's first frames): generous on a busy machine.
+      env: { TASKS_PROBE_TIMEOUT_MS: '45000', INFERENCE_RECONNECT_MIN_MS: '300' },
+    });
     metricsUrl = stack.standalone!.metrics.url;
   }, 120_000);
   afterAll(() => stack?.close());
@@ -169,4 +174,38 @@ describe('standalone GET /metrics', () => {
     for (const s of samples(text).filter((x) => x.name.startsWith('vision_inference_frames')))
       expect(s.labels.service).toBe('inference');
   }, 300_000);
+
+  it('counts a live job while it runs and the decoder restarts when its stream is lost', async () => {
+    const clip = path.join(MEDIA, 'videos', 'pedestrians_vtest_opencv_10s.mov');
+    const media = await startMediaServer({ 'cam.mov': clip });
+    let id = '';
+    try {
+      const created = await stack.api('POST', '/v1/vision/tasks', {
+        key: KEY,
+        headers: { 'idempotency-key': randomUUID(), 'content-type': 'application/json' },
+        body: JSON.stringify({ scene_code: 'person_vehicle', stream_url: `${media.url}/live/cam.mov` }),
+      });
+      expect(created.status).toBe(201);
+      id = created.body.task_id as string;
+      await waitFor('the live job in vision_inference_active_jobs', async () =>
+        sum(await scrape(), 'vision_inference_active_jobs', { service: 'inference' }) >= 1 ? true : undefined,
+      );
+      const restarts = async () =>
+        sum(await scrape(), 'vision_inference_decoder_restarts_total', {
+          service: 'inference',
+          reason: 'stream_lost',
+        });
+      const before = await restarts();
+      // The stream server goes away: the job's decoder ends and is started again (reconnect attempts).
+      await media.close();
+      await waitFor('a decoder restart', async () => ((await restarts()) > before ? true : undefined));
+    } finally {
+      await media.close();
+    }
+    const stop = await stack.api('POST', `/v1/vision/tasks/${id}/stop`, { key: KEY });
+    expect(stop.status).toBe(200);
+    await waitFor('the job to end', async () =>
+      sum(await scrape(), 'vision_inference_active_jobs', { service: 'inference' }) === 0 ? true : undefined,
+    );
+  }, 180_000);
 });

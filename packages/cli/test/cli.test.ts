@@ -5,6 +5,7 @@ import path from 'node:path';
 import sharp from 'sharp';
 import { SDK_VERSION, VisionClient, type ImageDetection, type Task } from '@vision/sdk';
 import { MEDIA, startStack, type TestStack } from '../../../test/helpers/stack';
+import { startMediaServer, type MediaServer } from '../../../test/helpers/media-server';
 import { colorFor } from '../src/draw';
 
 const KEY = 'cli-main-key-0123456789';
@@ -22,6 +23,7 @@ interface Run {
 
 describe('the vision command, spawned as a process, against the standalone stack', () => {
   let stack: TestStack;
+  let media: MediaServer;
   let tmp: string;
 
   /** Runs `node packages/cli/bin/vision.js ARGS` (stdout and stderr are pipes, not terminals). */
@@ -50,11 +52,17 @@ describe('the vision command, spawned as a process, against the standalone stack
       env: {
         QUOTA_OVERRIDES: JSON.stringify({ 'cli-low': { image: 1 } }),
         TASKS_POLL_INTERVAL_MS: '300',
+        // The live create probes the stream (ffmpeg's first frames): generous on a busy machine.
+        TASKS_PROBE_TIMEOUT_MS: '45000',
       },
     });
     tmp = mkdtempSync(path.join(os.tmpdir(), 'vision-cli-'));
+    media = await startMediaServer({
+      'pedestrians.mov': path.join(MEDIA, 'videos', 'pedestrians_vtest_opencv_10s.mov'),
+    });
   }, 180_000);
   afterAll(async () => {
+    await media?.close();
     await stack?.close();
     if (tmp) rmSync(tmp, { recursive: true, force: true });
   });
@@ -264,6 +272,68 @@ describe('the vision command, spawned as a process, against the standalone stack
     }
     expect(checked).toBeGreaterThan(3);
     expect(r.stderr).toContain('drew ');
+  }, 120_000);
+
+  it('scenes and quota print what the service answers, as lines or as JSON', async () => {
+    const client = new VisionClient({ baseUrl: stack.url, apiKey: KEY });
+    const scenes = await client.scenes();
+    const plain = await vision(['scenes']);
+    expect(plain.code).toBe(0);
+    const lines = plain.stdout.trimEnd().split('\n');
+    expect(lines.map((l) => l.split(/\s+/)[0])).toEqual(scenes.map((s) => s.scene_code));
+    for (const [i, s] of scenes.entries()) {
+      expect(lines[i]).toContain(s.enabled ? ' enabled ' : ' disabled ');
+      expect(lines[i]).toContain(`labels: ${s.labels.join(', ')}`);
+    }
+    expect(JSON.parse((await vision(['scenes', '--json'])).stdout)).toEqual(scenes);
+
+    const quota = await client.quota();
+    const q = await vision(['quota']);
+    expect(q.code).toBe(0);
+    expect(q.stdout).toMatch(
+      new RegExp(
+        `^video tasks +${quota.video_tasks.used} used, .* ${quota.video_tasks.remaining} of ${quota.video_tasks.limit} left`,
+        'm',
+      ),
+    );
+    expect(q.stdout).toMatch(
+      new RegExp(
+        `^images +${quota.images.used} used, .* ${quota.images.remaining} of ${quota.images.limit} left`,
+        'm',
+      ),
+    );
+    expect(JSON.parse((await vision(['quota', '--json'])).stdout)).toEqual(quota);
+    // The flags instead of the environment.
+    const flags = await vision(['--base-url', stack.url, '--api-key', KEY, 'quota', '--json'], {
+      VISION_BASE_URL: undefined,
+      VISION_API_KEY: undefined,
+    });
+    expect([flags.code, JSON.parse(flags.stdout)]).toEqual([0, quota]);
+  }, 60_000);
+
+  it('task create --url runs a live stream; task stop stops it; task wait reports it ended stopped (exit 4)', async () => {
+    const created = await vision([
+      'task',
+      'create',
+      '--url',
+      `${media.url}/live/pedestrians.mov`,
+      '--scene',
+      'person_vehicle',
+      '--json',
+    ]);
+    expect([created.code, created.stderr]).toEqual([0, '']);
+    const task = JSON.parse(created.stdout) as Task;
+    expect(['submitting', 'running']).toContain(task.status);
+    const client = new VisionClient({ baseUrl: stack.url, apiKey: KEY });
+    await client.waitForTask(task.task_id, { until: ['running'], timeoutMs: 60_000 });
+    const stop = await vision(['task', 'stop', task.task_id, '--json']);
+    expect(stop.code).toBe(0);
+    expect(['stopping', 'stopped']).toContain((JSON.parse(stop.stdout) as Task).status);
+    const waited = await vision(['task', 'wait', task.task_id, '--timeout', '60']);
+    expect([waited.code, waited.stderr]).toEqual([
+      4,
+      expect.stringContaining(`task ${task.task_id} ended stopped`),
+    ]);
   }, 120_000);
 });
 

@@ -4,7 +4,7 @@
  * formatted with the repository's prettier settings.
  *
  *   npm run sdk:generate          rewrite the committed types
- *   npm run sdk:check-types       fail (exit 1) when the committed types differ from the document
+ *   npm run sdk:check             fail (exit 1) when the committed types differ from the document
  */
 const { readFileSync, writeFileSync } = require('node:fs');
 const path = require('node:path');

@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { createReadStream, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { MEDIA, startStack, type TestStack } from '../../../test/helpers/stack';
 import { startMediaServer, type MediaServer } from '../../../test/helpers/media-server';
@@ -164,6 +164,34 @@ describe('VisionClient against the standalone stack', () => {
 
     const stopErr = await c.stopTask(done.task_id).catch((e: unknown) => e);
     expect(stopErr).toMatchObject({ status: 409, code: 'OP-TASK-NOT-STOPPABLE' });
+  }, 180_000);
+
+  it('createFileTask() takes a Buffer or a stream as well as a path: the service stores the same bytes', async () => {
+    const c = client(MAIN);
+    const bytes = readFileSync(PARKING);
+    const fromBuffer = await c.createFileTask({
+      file: { data: bytes, filename: 'parking.mp4' },
+      scene: 'person_vehicle',
+    });
+    const progress: UploadProgress[] = [];
+    const fromStream = await c.createFileTask(
+      {
+        file: { data: createReadStream(PARKING), filename: 'parking.mp4', size: statSync(PARKING).size },
+        scene: 'person_vehicle',
+      },
+      { onUploadProgress: (p) => progress.push(p) },
+    );
+    expect([fromBuffer.httpStatus, fromStream.httpStatus]).toEqual([201, 201]);
+    expect(progress[progress.length - 1].percent).toBe(100);
+    for (const created of [fromBuffer, fromStream]) {
+      // The stored upload, read back through the owner's download endpoint.
+      const res = await fetch(`${stack.url}/v1/vision/tasks/${created.task.task_id}/video`, {
+        headers: { authorization: `Bearer ${MAIN}` },
+      });
+      expect(res.status).toBe(200);
+      expect(Buffer.from(await res.arrayBuffer()).equals(bytes)).toBe(true);
+      expect((await c.waitForTask(created.task.task_id, { timeoutMs: 120_000 })).status).toBe('succeeded');
+    }
   }, 180_000);
 
   it('createStreamTask() runs a live stream; stopTask() stops it; waitForTask() times out with the last state', async () => {

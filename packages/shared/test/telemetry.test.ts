@@ -57,6 +57,7 @@ describe('telemetry', () => {
   it('ties bus consumers to producers: send/process spans, context in headers, the subscriber service', async () => {
     const bus = new InProcessBus();
     const got: Array<Record<string, string>> = [];
+    let lagWhileHandling = '';
     let logged = '';
     const lines = new Writable({
       write(chunk: Buffer, _e, cb) {
@@ -71,6 +72,9 @@ describe('telemetry', () => {
         group: 'results',
         fromBeginning: true,
         handleBatch: async (msgs) => {
+          lagWhileHandling = await metricsRegistry.getSingleMetricAsString(
+            'vision_bus_consumer_lag_messages',
+          );
           got.push(...msgs.map((m) => m.headers));
           log.info('ingested');
         },
@@ -112,6 +116,10 @@ describe('telemetry', () => {
     expect(text).toMatch(
       /vision_bus_messages_consumed_total\{service="results",topic="vision.frames",group="results"\} 1/,
     );
+    // The group's lag on the partition: the message being handled counts until it is handled.
+    const lag =
+      /vision_bus_consumer_lag_messages\{service="results",topic="vision.frames",group="results",partition="\d+"\} (\d+)/;
+    expect([lagWhileHandling.match(lag)?.[1], text.match(lag)?.[1]]).toEqual(['1', '0']);
   });
 
   it("runs each background run in a root span named after the worker: its log lines carry the span's ids", async () => {

@@ -9,6 +9,7 @@ import {
   IDENTITY_HEADER,
   listen,
   closeServer,
+  metrics,
   signIdentity,
   type RunningService,
 } from '@vision/shared';
@@ -17,6 +18,17 @@ import { assertMatchesOpenApi } from '../../../test/helpers/openapi';
 
 const SECRET = 'gateway-test-secret-0123456789';
 const logger = createLogger('test', { level: 'silent' });
+
+/** The sum of a counter's series with these labels (vision_gateway_*: docs/OPERATIONS.md section 8). */
+async function counted(
+  counter: typeof metrics.authFailures | typeof metrics.rateLimited,
+  labels: Record<string, string>,
+): Promise<number> {
+  const { values } = await counter.family.get();
+  return values
+    .filter((v) => Object.entries(labels).every(([k, want]) => String(v.labels[k as 'reason']) === want))
+    .reduce((sum, v) => sum + v.value, 0);
+}
 
 interface Upstream {
   server: http.Server;
@@ -117,6 +129,10 @@ describe('gateway', () => {
       `Bearer ${created.key}`,
     ];
     const hitsBefore = up.hits;
+    const reasons = ['missing', 'malformed', 'unknown_key'];
+    const failuresBefore = await Promise.all(
+      reasons.map((reason) => counted(metrics.authFailures, { reason })),
+    );
     for (const [method, path] of routes) {
       for (const auth of bad) {
         let r = request(gw.url)[method as 'get' | 'post'](path);
@@ -130,6 +146,12 @@ describe('gateway', () => {
       }
     }
     expect(up.hits).toBe(hitsBefore);
+    // Every refusal is counted once, by reason: no header; a header that is not `Bearer <key>`; a key
+    // that is unknown or revoked.
+    const failures = (
+      await Promise.all(reasons.map((reason) => counted(metrics.authFailures, { reason })))
+    ).map((n, i) => n - failuresBefore[i]);
+    expect(failures).toEqual([routes.length, 5 * routes.length, 2 * routes.length]);
   });
 
   it('keeps /healthz and /readyz open', async () => {
@@ -257,6 +279,7 @@ describe('gateway', () => {
     // subject "limited": 1/s sustained with a burst of 2.
     const statuses: number[] = [];
     let retryAfter: string | undefined;
+    const qpsBefore = await counted(metrics.rateLimited, { reason: 'qps' });
     for (let i = 0; i < 6; i++) {
       const key = i % 2 === 0 ? 'key-limited-dddddddd' : 'key-limited-dddddddd';
       const res = await request(gw.url).get('/v1/vision/quota').set('Authorization', `Bearer ${key}`);
@@ -268,6 +291,9 @@ describe('gateway', () => {
       }
     }
     expect(statuses.filter((s) => s === 429).length).toBeGreaterThan(0);
+    expect((await counted(metrics.rateLimited, { reason: 'qps' })) - qpsBefore).toBe(
+      statuses.filter((s) => s === 429).length,
+    );
     expect(Number(retryAfter)).toBeGreaterThanOrEqual(1);
     // Another subject is not affected.
     expect(
@@ -325,11 +351,13 @@ describe('gateway', () => {
     );
     while (up.seen.filter((x) => x.subject === 'conc').length < 2)
       await new Promise((r) => setTimeout(r, 20));
+    const concurrencyBefore = await counted(metrics.rateLimited, { reason: 'concurrency' });
     const third = await request(gw.url)
       .get('/v1/vision/tasks/slow')
       .set('Authorization', 'Bearer key-conc-eeeeeeee');
     expect(third.status).toBe(429);
     expect(third.body.error.details.limit).toBe('concurrency');
+    expect((await counted(metrics.rateLimited, { reason: 'concurrency' })) - concurrencyBefore).toBe(1);
     release();
     up.hold = undefined;
     const done = await Promise.all(inflight);

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import request from 'supertest';
-import { FakeClock, REASON } from '@vision/shared';
+import { FakeClock, metrics, metricsRegistry, REASON } from '@vision/shared';
 import {
   ADMIN_TOKEN,
   MOV,
@@ -296,6 +296,16 @@ describe('backend failures', () => {
   afterAll(() => stack.close());
 
   test('timeouts leave the task resolving (202, charged); the reconciler settles both ways', async () => {
+    const moved = async (from: string, to: string) =>
+      (await metrics.taskTransitions.family.get()).values.find(
+        (v) => v.labels.from === from && v.labels.to === to,
+      )?.value ?? 0;
+    const pairs = [
+      ['submitting', 'resolving'],
+      ['resolving', 'running'],
+      ['resolving', 'refunded'],
+    ] as const;
+    const movedBefore = await Promise.all(pairs.map(([from, to]) => moved(from, to)));
     stack.inference.behaviour.submit = 'hang_after_create';
     const created = await createUrl(stack, 'fox');
     stack.inference.behaviour.submit = 'hang';
@@ -306,12 +316,21 @@ describe('backend failures', () => {
       expect(r.body.status).toBe('resolving');
     }
     expect(await quotaUsed(stack, 'fox')).toBe(2);
+    // vision_tasks reads the database at scrape time: both are resolving.
+    expect(
+      (await metricsRegistry.getSingleMetricAsString('vision_tasks')).match(
+        /status="resolving"\} (\d+)/,
+      )?.[1],
+    ).toBe('2');
     await stack.tasks.workers.reconcileResolving();
     const a = await stack.http.get(`/v1/vision/tasks/${created.body.task_id}`).set(stack.as('fox'));
     const b = await stack.http.get(`/v1/vision/tasks/${lost.body.task_id}`).set(stack.as('fox'));
     expect(a.body.status).toBe('running');
     expect(b.body.status).toBe('refunded');
     expect(await quotaUsed(stack, 'fox')).toBe(1);
+    // vision_task_transitions_total counted each move once.
+    const movedAfter = await Promise.all(pairs.map(([from, to]) => moved(from, to)));
+    expect(movedAfter.map((n, i) => n - movedBefore[i])).toEqual([2, 1, 1]);
   });
 
   test('operator verification of resolving tasks, with its own credential', async () => {
