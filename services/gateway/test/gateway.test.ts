@@ -122,7 +122,7 @@ describe('gateway', () => {
       undefined,
       'Bearer',
       'Basic a2V5LWFjbWUtYWFhYWFhYWE=',
-      'bearer key-acme-aaaaaaaa',
+      'Bearer\tkey-acme-aaaaaaaa',
       'Bearer  key-acme-aaaaaaaa',
       'Bearer key-acme-aaaaaaaa trailing',
       'Bearer unknown-key-zzzzzzzz',
@@ -152,6 +152,19 @@ describe('gateway', () => {
       await Promise.all(reasons.map((reason) => counted(metrics.authFailures, { reason })))
     ).map((n, i) => n - failuresBefore[i]);
     expect(failures).toEqual([routes.length, 5 * routes.length, 2 * routes.length]);
+  });
+
+  it('takes the scheme name in any case (bearer, BEARER), never the key', async () => {
+    for (const scheme of ['bearer', 'BEARER', 'bEaReR']) {
+      const ok = await request(gw.url)
+        .get('/v1/vision/tasks/t1')
+        .set('Authorization', `${scheme} key-acme-aaaaaaaa`);
+      expect(ok.status).toBe(200);
+    }
+    const wrongCase = await request(gw.url)
+      .get('/v1/vision/tasks/t1')
+      .set('Authorization', 'Bearer KEY-ACME-AAAAAAAA');
+    expect(wrongCase.status).toBe(401);
   });
 
   it('keeps /healthz and /readyz open', async () => {

@@ -29,11 +29,12 @@ export function keyIdForConfiguredKey(key: string): string {
   return `env-${hashKey(key).slice(0, 12)}`;
 }
 
-const BEARER = /^Bearer ([\x21-\x7e]{8,512})$/;
+// The scheme name is case-insensitive (RFC 9110 section 11.1: `bearer`, `BEARER` are `Bearer`); the key is not.
+const BEARER = /^[Bb][Ee][Aa][Rr][Ee][Rr] ([\x21-\x7e]{8,512})$/;
 
 /**
- * Extracts the key from an Authorization header that is exactly `Bearer <key>` (one space, printable
- * characters, no trailing data). Anything else yields undefined.
+ * Extracts the key from an Authorization header that is exactly `Bearer <key>` (the scheme in any case, one
+ * space, printable characters, no trailing data). Anything else yields undefined.
  */
 export function parseBearer(header: string | undefined): string | undefined {
   if (header === undefined) return undefined;
