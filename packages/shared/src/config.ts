@@ -52,6 +52,13 @@ export function loadConfig<S extends z.ZodRawShape>(
 }
 
 /** Common variable types. */
+const integer = (min: number, max: number) =>
+  z.coerce
+    .number({ invalid_type_error: 'expected an integer' })
+    .int('expected an integer')
+    .min(min, `expected an integer >= ${min}`)
+    .max(max, `expected an integer <= ${max}`);
+
 export const env = {
   port: (def: number) =>
     z.coerce
@@ -60,13 +67,9 @@ export const env = {
       .min(1, 'expected a TCP port 1-65535')
       .max(65535, 'expected a TCP port 1-65535')
       .default(def),
-  int: (def: number, min = 0, max = Number.MAX_SAFE_INTEGER) =>
-    z.coerce
-      .number({ invalid_type_error: 'expected an integer' })
-      .int('expected an integer')
-      .min(min, `expected an integer >= ${min}`)
-      .max(max, `expected an integer <= ${max}`)
-      .default(def),
+  int: (def: number, min = 0, max = Number.MAX_SAFE_INTEGER) => integer(min, max).default(def),
+  /** An integer setting with no default: unset stays undefined. */
+  optionalInt: (min = 0, max = Number.MAX_SAFE_INTEGER) => integer(min, max).optional(),
   number: (def: number, min = -Infinity, max = Infinity) =>
     z.coerce
       .number({ invalid_type_error: 'expected a number' })

@@ -24,12 +24,7 @@ export const inferenceShape = {
    */
   INFERENCE_MODEL_SESSIONS: env.int(2, 1, 64),
   /** Intra-op threads of each session; unset: onnxruntime's default (one per core). */
-  INFERENCE_INTRA_OP_THREADS: z.coerce
-    .number({ invalid_type_error: 'expected an integer' })
-    .int('expected an integer')
-    .min(1, 'expected an integer >= 1')
-    .max(256, 'expected an integer <= 256')
-    .optional(),
+  INFERENCE_INTRA_OP_THREADS: env.optionalInt(1, 256),
   FFMPEG_PATH: env.str('ffmpeg'),
   FFPROBE_PATH: env.str('ffprobe'),
   FIRE_SMOKE_MODEL: z.string().optional(),
