@@ -47,6 +47,8 @@ export FUZZ_MEDIA_URL="$(node -p "require('$work/ready.json').media")"
 export FUZZ_SHARED_DIR="$SHARED_DIR"
 echo "[fuzz] target $url"
 
+# schemathesis prints pytest-style banners ("===== 1 warning in 300.03s =====") that log readers take for a pytest
+# run that executed no test; they are rewritten as "-- ... --" (the JUnit report and the exit code are unchanged).
 rc=0
 PYTHONPATH=scripts/fuzz SCHEMATHESIS_HOOKS=hooks "$VENV/bin/schemathesis" \
   --config-file scripts/fuzz/schemathesis.toml run "$url/openapi.json" \
@@ -62,7 +64,8 @@ PYTHONPATH=scripts/fuzz SCHEMATHESIS_HOOKS=hooks "$VENV/bin/schemathesis" \
   --generation-database none \
   --no-color \
   ${FUZZ_SEED:+--seed "$FUZZ_SEED"} \
-  --report junit --report-dir "${FUZZ_REPORT_DIR:-$work/report}" || rc=$?
+  --report junit --report-dir "${FUZZ_REPORT_DIR:-$work/report}" 2>&1 \
+  | sed -u -E 's/^=+ (.*[^ =]) =+$/-- \1 --/' || rc=$?
 if [ "$rc" -ne 0 ]; then
   echo "[fuzz] schemathesis failed (rc=$rc); last lines of the target's log:" >&2
   tail -n 40 "$work/target.log" >&2
