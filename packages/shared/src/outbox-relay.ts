@@ -103,30 +103,32 @@ export class OutboxRelay {
     const { knex, bus, clock } = this.opts;
     const c = this.cols;
     const limit = this.opts.batchSize ?? 100;
-    // A short transaction claims a batch; the publish happens outside it, so a slow broker never
-    // holds a database connection (PGlite has only one).
+    // One statement claims a batch (the oldest unsent, unclaimed rows, `FOR UPDATE SKIP LOCKED` so that
+    // replicas never take the same row) and returns it; the publish happens outside any transaction, so a
+    // slow broker never holds a database connection (PGlite has only one).
     const now = clock.now();
-    const rows = await knex.transaction(async (trx) => {
-      const ids = (await trx(c.table)
-        .whereNull(c.sentAt)
-        .andWhere((q) => {
-          // A block body: knex builders are thenable, and the grouping callback must not return one.
-          void q.whereNull(c.claimedUntil).orWhere(c.claimedUntil, '<', now);
-        })
-        .orderBy('id')
-        .limit(limit)
-        .forUpdate()
-        .skipLocked()
-        .pluck('id')) as Array<string | number>;
-      if (ids.length === 0) return [] as OutboxRow[];
-      await trx(c.table)
-        .whereIn('id', ids)
-        .update({ [c.claimedUntil]: new Date(now.getTime() + CLAIM_MS) });
-      return (await trx(c.table)
-        .whereIn('id', ids)
-        .orderBy('id')
-        .select('id', 'topic', { key: c.key, payload: c.payload, headers: c.headers })) as OutboxRow[];
-    });
+    const claimed = (await knex.raw(
+      `with batch as (
+         select id from ?? where ?? is null and (?? is null or ?? < ?) order by id limit ? for update skip locked
+       )
+       update ?? as o set ?? = ? from batch where o.id = batch.id
+       returning o.id, o.topic, o.?? as "key", o.?? as "payload", o.?? as "headers"`,
+      [
+        c.table,
+        c.sentAt,
+        c.claimedUntil,
+        c.claimedUntil,
+        now,
+        limit,
+        c.table,
+        c.claimedUntil,
+        new Date(now.getTime() + CLAIM_MS),
+        c.key,
+        c.payload,
+        c.headers,
+      ],
+    )) as { rows: OutboxRow[] };
+    const rows = [...claimed.rows].sort(byId);
     if (rows.length === 0) return 0;
     const ids = rows.map((r) => r.id);
     try {
@@ -165,6 +167,13 @@ export class OutboxRelay {
     await this.loop.stop();
     await this.chain.catch(() => undefined);
   }
+}
+
+/** Outbox ids in insertion order (bigint ids arrive as strings over pg). */
+function byId(a: OutboxRow, b: OutboxRow): number {
+  const x = BigInt(a.id);
+  const y = BigInt(b.id);
+  return x < y ? -1 : x > y ? 1 : 0;
 }
 
 /** The trace headers an outbox row kept (undefined for rows written before they were kept). */
