@@ -40,16 +40,19 @@ export class LedgerQueries {
 
   constructor(private readonly q: Knex | Trx) {}
 
-  /** Inserts the day's counter row if missing and locks it (`SELECT ... FOR UPDATE`); returns `used`. */
+  /**
+   * Inserts the day's counter row if missing and locks it, in one statement (an upsert that rewrites the row
+   * takes its row lock as `SELECT ... FOR UPDATE` would, and a waiting transaction reads the committed value);
+   * returns `used`.
+   */
   async lockCounter(subject: string, kind: Kind, day: Day): Promise<number> {
-    await this.q('counters')
+    const rows = (await this.q('counters')
       .insert({ subject, kind, day, used: 0 })
       .onConflict(['subject', 'kind', 'day'])
-      .ignore();
-    const row = (await this.q('counters').where({ subject, kind, day }).forUpdate().first('used')) as
-      { used: number } | undefined;
-    if (!row) throw new Error('quota counter row vanished');
-    return Number(row.used);
+      .merge({ used: this.q.raw('??', ['counters.used']) })
+      .returning('used')) as Array<{ used: number | string }>;
+    if (rows.length !== 1) throw new Error('quota counter row vanished');
+    return Number(rows[0].used);
   }
 
   /** Units of the day's holds that are `held` and not expired at `now`. */

@@ -1,6 +1,6 @@
 import { invalidRequest, notFound } from '@vision/shared';
-import { dayOf } from '../domain/day';
-import { decideSettle, fits, type Kind } from '../domain/ledger';
+import { dayOf, nextResetAt } from '../domain/day';
+import { decideSettle, fits, type Kind, remaining } from '../domain/ledger';
 import type { HoldView, SettleView } from '../domain/views';
 import { type LedgerContext, limitOf, rateFigures, recordEvent, refuseExhausted } from './context';
 
@@ -17,10 +17,10 @@ export async function hold(
 ): Promise<{ created: boolean; hold: HoldView }> {
   const start = ctx.clock.now();
   const day = dayOf(start);
-  const created = await ctx.store.transaction(async (q) => {
-    const expires_at = new Date(start.getTime() + (ttlMs ?? ctx.holdTtlMs));
+  const expires_at = new Date(start.getTime() + (ttlMs ?? ctx.holdTtlMs));
+  const fresh = await ctx.store.transaction(async (q) => {
     const row = { subject, hold_id: holdId, kind, units, day, status: 'held' as const, expires_at };
-    if (!(await q.insertHold({ ...row, created_at: start }))) return false;
+    if (!(await q.insertHold({ ...row, created_at: start }))) return undefined;
     const used = await q.lockCounter(subject, kind, day);
     const now = ctx.clock.now();
     // The new hold is part of the sum already (same transaction); take it out to judge the fit.
@@ -28,11 +28,18 @@ export async function hold(
     const usage = { limit: limitOf(ctx, subject, kind), used, held: Math.max(0, held) };
     if (!fits(usage, units)) throw refuseExhausted(kind, usage, now);
     await recordEvent(q, 'held', subject, kind, units, day, now);
-    return true;
+    // The answer's figures as this transaction leaves the day (its counter is locked): no reads after it.
+    return { now, usage: { ...usage, held: usage.held + units } };
   });
+  if (fresh && dayOf(fresh.now) === day) {
+    const { usage, now } = fresh;
+    const rate = { limit: usage.limit, remaining: remaining(usage), resets_at: nextResetAt(now) };
+    const view = { hold_id: holdId, kind, units, day, expires_at: expires_at.toISOString() };
+    return { created: true, hold: { ...view, status: 'held', ...rate } };
+  }
   const row = await ctx.store.read.findHold(subject, holdId);
   if (!row) throw new Error('hold row missing after commit');
-  if (!created && (row.kind !== kind || row.units !== units))
+  if (!fresh && (row.kind !== kind || row.units !== units))
     throw invalidRequest('hold_id was already used for another kind or number of units', 'hold_id_conflict', {
       hold_id: holdId,
       kind: row.kind,
@@ -40,7 +47,7 @@ export async function hold(
     });
   const rate = await rateFigures(ctx, subject, row.kind);
   return {
-    created,
+    created: fresh !== undefined,
     hold: {
       hold_id: row.hold_id,
       kind: row.kind,
