@@ -59,6 +59,28 @@ it('an image whose inference call fails (backend error) fails alone with OP-TASK
   }
 });
 
+it('a refused hold (asked for while the first images are detected) fails the call with nothing written, after at most one detection per worker', async () => {
+  const fake = stack.fake!;
+  const calls = fake.detectCalls;
+  const stored = (await stack.store.listOlderThan('images/', new Date(Date.now() + DAY), 10_000)).length;
+  const records = stack.tasks.records.size;
+  const key = randomUUID();
+  for (let attempt = 0; attempt < 2; attempt++) {
+    let r = post('none', key).field('scene_code', 'ship');
+    for (let i = 0; i < 6; i++) r = r.attach('files', media(i % 2 ? PNG : JPG), `i${i}.png`);
+    const res = await r;
+    expect(res.status).toBe(429);
+    expect(res.body.error.code).toBe('OP-QUOTA-DAILY-EXHAUSTED');
+  }
+  // IMAGES_DETECT_CONCURRENCY is 2: two calls, at most two detections each, of six images each.
+  expect(fake.detectCalls - calls).toBeLessThanOrEqual(4);
+  expect((await stack.store.listOlderThan('images/', new Date(Date.now() + DAY), 10_000)).length).toBe(
+    stored,
+  );
+  expect(stack.tasks.records.size).toBe(records);
+  expect(await quotaOf('none')).toMatchObject({ used: 0, held: 0 });
+});
+
 it('a call interrupted before settling (owner died) is run again by a retry with the same key, under the same task id', async () => {
   const subject = 'crash';
   const key = randomUUID();

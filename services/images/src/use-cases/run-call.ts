@@ -53,19 +53,27 @@ export async function runCall(
         { reason: REASON.breaker_open },
       );
     await ctx.scenes.requireEnabled(sceneCode);
-    await quota.hold(identity, holdId, files.length, settings.holdTtlMs);
   } catch (err) {
     await forget(owned);
     throw err;
   }
+  // The hold is asked for while the first images are detected (their detection waits for nothing); nothing
+  // is written and no further image is taken before it is granted (processImages).
+  const held = quota.hold(identity, holdId, files.length, settings.holdTtlMs);
+  const holdError = held.then(
+    () => undefined,
+    (err: unknown) => err,
+  );
 
   let results: ImageResult[];
   try {
-    results = await processImages(ctx, identity, call.taskId, sceneCode, files);
+    results = await processImages(ctx, identity, call.taskId, sceneCode, files, held);
+    await held;
   } catch (err) {
-    await quota.settle(identity, holdId, 0).catch(() => undefined);
+    const refused = await holdError;
+    if (refused === undefined) await quota.settle(identity, holdId, 0).catch(() => undefined);
     await forget(owned);
-    throw err;
+    throw refused ?? err;
   }
   const units = chargeableUnits(results);
 
@@ -107,7 +115,9 @@ export async function runCall(
 /**
  * Detects every image, then relays to object storage only the images inference decoded: an image that
  * does not decode (or whose detection failed) is never written, so it cannot be kept for free. One
- * image's failure is its own.
+ * image's failure is its own. Until the quota hold is granted only the first image of each worker is
+ * detected (at most detectConcurrency images of a refused call are detected for nothing) and nothing
+ * is written; a refused hold fails the whole call.
  */
 async function processImages(
   ctx: DetectionDeps,
@@ -115,6 +125,7 @@ async function processImages(
   taskId: string,
   sceneCode: string,
   files: UploadedImage[],
+  held: Promise<unknown>,
 ): Promise<ImageResult[]> {
   const { store, inference, clock, logger } = ctx;
   const at = clock.now();
@@ -124,6 +135,7 @@ async function processImages(
     while (next < files.length) {
       const f = files[next++];
       const outcome = await inference.detect(identity, sceneCode, f.data, CONTENT_TYPES[f.type]);
+      await held;
       if (outcome.status !== 'succeeded') {
         logger.warn({ task_id: taskId, seq: f.seq, reason: outcome.reason }, 'image detection failed');
         results.push({ seq: f.seq, status: 'failed', error_code: errorCodeFor(outcome.failure) });
