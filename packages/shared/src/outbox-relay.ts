@@ -128,7 +128,7 @@ export class OutboxRelay {
         c.headers,
       ],
     )) as { rows: OutboxRow[] };
-    const rows = [...claimed.rows].sort(byId);
+    const rows = claimed.rows.sort(byId);
     if (rows.length === 0) return 0;
     const ids = rows.map((r) => r.id);
     try {

@@ -29,8 +29,9 @@ export function keyIdForConfiguredKey(key: string): string {
   return `env-${hashKey(key).slice(0, 12)}`;
 }
 
-// The scheme name is case-insensitive (RFC 9110 section 11.1: `bearer`, `BEARER` are `Bearer`); the key is not.
-const BEARER = /^[Bb][Ee][Aa][Rr][Ee][Rr] ([\x21-\x7e]{8,512})$/;
+// The scheme name is case-insensitive (RFC 9110 section 11.1: `bearer`, `BEARER` are `Bearer`). The flag
+// changes nothing for the key: its class already holds every printable character, and it is returned as sent.
+const BEARER = /^Bearer ([\x21-\x7e]{8,512})$/i;
 
 /**
  * Extracts the key from an Authorization header that is exactly `Bearer <key>` (the scheme in any case, one

@@ -5,7 +5,7 @@ import { quotaEvent, type QuotaEventType } from '../domain/events';
 import type { Kind } from '../domain/ledger';
 import { type Limits, limitFor } from '../domain/limits';
 import { type Day, dayOf, nextResetAt } from '../domain/day';
-import { remaining } from '../domain/ledger';
+import { remaining, type Usage } from '../domain/ledger';
 import type { DayUsage, RateFigures } from '../domain/views';
 import type { LedgerQueries, LedgerStore } from '../store/ledger-store';
 
@@ -33,13 +33,18 @@ export async function usageOf(
   const used = await q.usedUnits(subject, kind, day);
   const held = await q.heldUnits(subject, kind, day, now);
   const u = { limit: limitOf(ctx, subject, kind), used, held };
-  return { ...u, remaining: remaining(u), day, resets_at: nextResetAt(now) };
+  return { ...u, ...rateOf(u, now), day };
+}
+
+/** The figures charge and hold answers carry, for a day's usage read at `now`. */
+export function rateOf(u: Usage, now: Date): RateFigures {
+  return { limit: u.limit, remaining: remaining(u), resets_at: nextResetAt(now) };
 }
 
 /** The current day's limit, remaining units and reset instant, as charge and hold answers carry them. */
 export async function rateFigures(ctx: LedgerContext, subject: string, kind: Kind): Promise<RateFigures> {
-  const u = await usageOf(ctx, ctx.store.read, subject, kind, ctx.clock.now());
-  return { limit: u.limit, remaining: u.remaining, resets_at: u.resets_at };
+  const now = ctx.clock.now();
+  return rateOf(await usageOf(ctx, ctx.store.read, subject, kind, now), now);
 }
 
 /** Records a quota event in the outbox, in the transaction of the change it reports. */

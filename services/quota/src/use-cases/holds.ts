@@ -1,8 +1,8 @@
 import { invalidRequest, notFound } from '@vision/shared';
-import { dayOf, nextResetAt } from '../domain/day';
-import { decideSettle, fits, type Kind, remaining } from '../domain/ledger';
+import { dayOf } from '../domain/day';
+import { decideSettle, fits, type Kind } from '../domain/ledger';
 import type { HoldView, SettleView } from '../domain/views';
-import { type LedgerContext, limitOf, rateFigures, recordEvent, refuseExhausted } from './context';
+import { type LedgerContext, limitOf, rateFigures, rateOf, recordEvent, refuseExhausted } from './context';
 
 const toDate = (v: Date | string): Date => (v instanceof Date ? v : new Date(v));
 
@@ -32,10 +32,8 @@ export async function hold(
     return { now, usage: { ...usage, held: usage.held + units } };
   });
   if (fresh && dayOf(fresh.now) === day) {
-    const { usage, now } = fresh;
-    const rate = { limit: usage.limit, remaining: remaining(usage), resets_at: nextResetAt(now) };
     const view = { hold_id: holdId, kind, units, day, expires_at: expires_at.toISOString() };
-    return { created: true, hold: { ...view, status: 'held', ...rate } };
+    return { created: true, hold: { ...view, status: 'held', ...rateOf(fresh.usage, fresh.now) } };
   }
   const row = await ctx.store.read.findHold(subject, holdId);
   if (!row) throw new Error('hold row missing after commit');
