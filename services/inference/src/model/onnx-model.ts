@@ -80,7 +80,10 @@ export class OnnxModel {
     return this.session.size;
   }
 
-  /** Runs the model alone on a prepared 1x3xSxS tensor and returns the raw output. */
+  /**
+   * Runs the model alone on a prepared 1x3xSxS tensor and returns the raw output. The tensor is copied
+   * to the session's worker before this returns, so the caller may refill it at once (live frames do).
+   */
   async runRaw(tensor: Float32Array): Promise<{ data: Float32Array; dims: readonly number[] }> {
     const s = this.inputSize;
     const started = process.hrtime.bigint();
@@ -92,7 +95,7 @@ export class OnnxModel {
     return out;
   }
 
-  /** Detections in letterboxed input pixels, score >= scoreThreshold, after class-aware NMS. */
+  /** Detections in letterboxed input pixels, score >= scoreThreshold, after class-aware NMS. Copies `tensor` as runRaw does. */
   async detect(tensor: Float32Array, scoreThreshold: number): Promise<ClassDetection[]> {
     const { data, dims } = await this.runRaw(tensor);
     const nc = this.labels.length;

@@ -115,7 +115,7 @@ export class SessionWorker {
     });
   }
 
-  /** Runs the model on one input tensor; resolves with the named output. */
+  /** Runs the model on one input tensor; resolves with the named output. `data` is copied before this returns. */
   run(input: string, output: string, data: Float32Array, dims: readonly number[]): Promise<RawOutput> {
     if (this.closed) return Promise.reject(new Error('model is closed'));
     const id = this.nextId++;
