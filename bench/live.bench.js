@@ -130,7 +130,9 @@ async function main() {
   const ingest = resultsService.framesBatchHandler({
     frames,
     tasks: resultTasks,
-    writer: new resultsService.FrameWriter(frames, resultTasks, shared.systemClock),
+    writer: new resultsService.FrameWriter(frames, resultTasks, shared.systemClock, {
+      lingerMs: resultsService.loadResultsConfig({ INTERNAL_SECRET: SECRET }).RESULTS_INGEST_LINGER_MS,
+    }),
     clock: shared.systemClock,
     logger,
   });

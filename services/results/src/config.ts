@@ -15,6 +15,11 @@ export const resultsShape = {
   RESULTS_DEFAULT_LIMIT: env.int(DEFAULT_LIMIT, MIN_LIMIT, MAX_LIMIT),
   /** How long after a terminal status without an end marker a task's frames count as complete. */
   RESULTS_END_GRACE_MS: env.int(5 * 60 * 1000, 0),
+  /**
+   * How long ingested frames wait for others to join their INSERT when no write is in flight: one
+   * statement for many frames (workers/frame-writer.ts). Adds at most this much to capture -> stored.
+   */
+  RESULTS_INGEST_LINGER_MS: env.int(50, 0, 5_000),
   /** Pause between retention passes; 0 turns the timer off. */
   RESULTS_JANITOR_INTERVAL_MS: env.int(60_000, 0),
   /** Most frames one retention DELETE removes. */

@@ -104,7 +104,7 @@ export function createResults(deps: ResultsDeps): ResultsParts {
     tasks,
     janitor,
     startWorkers: async () => {
-      const writer = new FrameWriter(frames, tasks, clock);
+      const writer = new FrameWriter(frames, tasks, clock, { lingerMs: cfg.RESULTS_INGEST_LINGER_MS });
       subs = await subscribeIngest(bus, { frames, tasks, writer, clock, logger });
       janitor.start();
     },

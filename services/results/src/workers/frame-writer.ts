@@ -15,27 +15,55 @@ interface Waiter {
  * flight. Each handler resolves only when its own frames are committed (so the bus commits its offsets
  * only then) and rejects when that write fails (so the bus delivers the batch again). Per-partition
  * order holds: a partition's next batch is handed over only after its previous one resolved.
+ *
+ * With `lingerMs`, frames that find no write in flight wait that long for others to join them: live
+ * streams deliver a frame or two per batch, and a statement costs about 1 ms on PGlite however few its
+ * rows (1.05 ms per frame written alone, 0.18 ms in eights), so many slow streams would otherwise spend
+ * more on statements than on frames.
  */
 export class FrameWriter {
   private pending: Waiter[] = [];
+  private pendingFrames = 0;
   private flushing = false;
+  private linger?: NodeJS.Timeout;
+  private readonly lingerMs: number;
+  private readonly maxFramesPerWrite: number;
 
   constructor(
     private readonly frames: FramesStore,
     private readonly tasks: TasksStore,
     private readonly clock: Clock,
-    /** Frames beyond which a write starts without waiting for more to join. */
-    private readonly maxFramesPerWrite = 8_000,
-  ) {}
+    opts: {
+      /** How long the first frames of a write wait for more to join (RESULTS_INGEST_LINGER_MS); 0: the next turn. */
+      lingerMs?: number;
+      /** Frames beyond which a write starts without waiting for more to join. */
+      maxFramesPerWrite?: number;
+    } = {},
+  ) {
+    this.lingerMs = opts.lingerMs ?? 0;
+    this.maxFramesPerWrite = opts.maxFramesPerWrite ?? 8_000;
+  }
 
   write(frames: StoredFrame[]): Promise<void> {
     if (frames.length === 0) return Promise.resolve();
     return new Promise<void>((resolve, reject) => {
       this.pending.push({ frames, resolve, reject });
-      if (!this.flushing) {
+      this.pendingFrames += frames.length;
+      if (this.linger && this.pendingFrames >= this.maxFramesPerWrite) {
+        clearTimeout(this.linger);
+        this.linger = undefined;
+        void this.drain();
+      } else if (!this.flushing) {
         this.flushing = true;
-        // Let handlers started in the same tick join the first write.
-        setImmediate(() => void this.drain());
+        if (this.lingerMs > 0) {
+          this.linger = setTimeout(() => {
+            this.linger = undefined;
+            void this.drain();
+          }, this.lingerMs);
+        } else {
+          // Let handlers started in the same tick join the first write.
+          setImmediate(() => void this.drain());
+        }
       }
     });
   }
@@ -50,6 +78,7 @@ export class FrameWriter {
       n += this.pending[i].frames.length;
       i++;
     }
+    this.pendingFrames -= n;
     return this.pending.splice(0, i);
   }
 
