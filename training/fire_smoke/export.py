@@ -55,7 +55,7 @@ def main() -> None:
     p.add_argument("--train-command", default="", help="the training command, recorded in the provenance file")
     a = p.parse_args()
 
-    ck = torch.load(a.ckpt, weights_only=False)
+    ck = torch.load(a.ckpt, weights_only=False, map_location="cpu")
     classes = ck["classes"]
     model = YoloxNano(len(classes))
     model.load_state_dict(ck["ema"])

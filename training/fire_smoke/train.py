@@ -52,6 +52,10 @@ def parse() -> argparse.Namespace:
     p.add_argument("--threads", type=int, default=1,
                    help="torch threads; 1 is fastest per CPU-second on a shared 2-core machine")
     p.add_argument("--images-per-epoch", type=int, default=3200, help="0 = the whole train split")
+    p.add_argument("--device", default="cpu", help="torch device: cpu, or cuda where a GPU is lent")
+    p.add_argument("--workers", type=int, default=0,
+                   help="processes that build batches; 0 builds them in this process (the CPU schedule). With N > 0 "
+                        "each batch has its own seed, so a run does not depend on N")
     p.add_argument("--smoke", action="store_true", help="tiny run on a few images")
     p.add_argument("--resume", action="store_true")
     a = p.parse_args()
@@ -77,7 +81,7 @@ class EMA:
 
 
 @torch.no_grad()
-def validate(model: torch.nn.Module, records: list[dict], size: int, limit: int = 0) -> dict:
+def validate(model: torch.nn.Module, records: list[dict], size: int, limit: int = 0, device: str = "cpu") -> dict:
     import cv2
 
     model.eval()
@@ -90,7 +94,7 @@ def validate(model: torch.nn.Module, records: list[dict], size: int, limit: int 
             img, sc = letterbox(cv2.imread(r["file"], cv2.IMREAD_COLOR), size)
             imgs.append(img.transpose(2, 0, 1))
             rs.append(sc)
-        out = export_form(model(torch.from_numpy(np.stack(imgs).astype(np.float32)))).numpy()
+        out = export_form(model(torch.from_numpy(np.stack(imgs).astype(np.float32)).to(device))).cpu().numpy()
         for o, r, sc in zip(out, chunk, rs):
             d = postprocess(o, size)
             d[:, :4] /= sc
@@ -103,6 +107,21 @@ def validate(model: torch.nn.Module, records: list[dict], size: int, limit: int 
         "fire_img_p@0.3": res[0]["img_precision"],
         "fire_img_r@0.3": res[0]["img_recall"],
     }
+
+
+class Batches(torch.utils.data.Dataset):
+    """One epoch's batches for worker processes: batch `it` is built with its own seed."""
+
+    def __init__(self, records: list[dict], size: int, seed: int, order: list[int], batch: int, iters: int, mosaic: bool):
+        self.records, self.size, self.seed, self.order = records, size, seed, order
+        self.batch, self.iters, self.mosaic = batch, iters, mosaic
+
+    def __len__(self) -> int:
+        return self.iters
+
+    def __getitem__(self, it: int) -> tuple[np.ndarray, list[np.ndarray]]:
+        ds = Dataset(self.records, self.size, self.seed * 100_000 + it)
+        return ds.batch(self.order[it * self.batch : (it + 1) * self.batch], self.mosaic)
 
 
 def param_groups(model: torch.nn.Module, wd: float) -> list[dict]:
@@ -131,6 +150,8 @@ def main() -> None:
     iters_per_epoch = max(1, n_img // a.batch)
     total_iters = iters_per_epoch * a.epochs
 
+    dev = torch.device(a.device)
+    torch.backends.cudnn.benchmark = dev.type == "cuda"
     model = YoloxNano(len(CLASSES))
     copied = load_onnx_weights(model, a.init, skip_cls=True)
     bb = model.neck.backbone
@@ -142,13 +163,14 @@ def main() -> None:
     for c in model.head.cls_preds:
         torch.nn.init.normal_(c.weight, std=0.01)
         torch.nn.init.constant_(c.bias, prior)
+    model.to(dev)
     opt = torch.optim.SGD(param_groups(model, 5e-4), lr=a.lr, momentum=0.9, nesterov=True)
     ema = EMA(model)
     start_epoch, best = 0, -1.0
     last_path, best_path = os.path.join(a.out, "last.pt"), os.path.join(a.out, "best.pt")
     log_path = os.path.join(a.out, "metrics.jsonl")
     if a.resume and os.path.exists(last_path):
-        ck = torch.load(last_path, weights_only=False)
+        ck = torch.load(last_path, weights_only=False, map_location=dev)
         model.load_state_dict(ck["model"])
         ema.model.load_state_dict(ck["ema"])
         ema.updates = ck["ema_updates"]
@@ -167,6 +189,9 @@ def main() -> None:
         random.Random(a.seed * 1000 + epoch).shuffle(order)
         while len(order) < n_img:
             order += order
+        if a.workers:
+            src = Batches(train, ds.size, a.seed * 1000 + epoch, order, a.batch, iters_per_epoch, mosaic)
+            batches = iter(torch.utils.data.DataLoader(src, batch_size=None, num_workers=a.workers, prefetch_factor=4))
         model.train()
         sums = {"total": 0.0, "iou": 0.0, "obj": 0.0, "cls": 0.0}
         t0 = time.time()
@@ -178,8 +203,12 @@ def main() -> None:
                 lr = 0.05 * a.lr + 0.95 * a.lr * 0.5 * (1 + math.cos(math.pi * (g - a.warmup_iters) / max(1, total_iters - a.warmup_iters)))
             for pg in opt.param_groups:
                 pg["lr"] = lr
-            imgs, targets = ds.batch(order[it * a.batch : (it + 1) * a.batch], mosaic)
-            losses = yolox_loss(model(torch.from_numpy(imgs)), targets, len(CLASSES))
+            if a.workers:
+                imgs, targets = next(batches)
+            else:
+                imgs, targets = ds.batch(order[it * a.batch : (it + 1) * a.batch], mosaic)
+            imgs = torch.as_tensor(imgs).to(dev, non_blocking=True)
+            losses = yolox_loss(model(imgs), [np.asarray(t) for t in targets], len(CLASSES))
             opt.zero_grad(set_to_none=True)
             losses["total"].backward()
             torch.nn.utils.clip_grad_norm_([q for q in model.parameters() if q.requires_grad], 10.0)
@@ -194,7 +223,7 @@ def main() -> None:
                       f"{el / (it + 1):.2f} s/iter", flush=True)
         train_s = time.time() - t0
         t1 = time.time()
-        metrics = validate(ema.model, val, a.val_size)
+        metrics = validate(ema.model, val, a.val_size, device=a.device)
         rec = {"epoch": epoch, "mosaic": mosaic, "size": ds.size, "train_s": round(train_s, 1), "val_s": round(time.time() - t1, 1),
                **{f"loss_{k}": v / iters_per_epoch for k, v in sums.items()}, **metrics}
         with open(log_path, "a") as f:
