@@ -53,6 +53,7 @@ def main() -> None:
     p.add_argument("--size", type=int, default=416)
     p.add_argument("--check-images", type=int, default=16)
     p.add_argument("--train-command", default="", help="the training command, recorded in the provenance file")
+    p.add_argument("--trained-on", default="", help="where training ran (machine, torch version), recorded in the provenance file")
     a = p.parse_args()
 
     ck = torch.load(a.ckpt, weights_only=False, map_location="cpu")
@@ -110,6 +111,7 @@ def main() -> None:
         "checkpoint": {"epoch": ck["epoch"], "selected_on": "firesmoke-val mean AP50 (fire, smoke)", "val": ck["metrics"]},
         "train_args": ck["args"],
         "train_command": a.train_command,
+        "trained_on": a.trained_on,
         "export_command": "python " + " ".join([os.path.basename(sys.argv[0])] + sys.argv[1:]),
         "code_commit": code_rev,
         "versions": {"torch": torch.__version__, "onnx": onnx.__version__, "onnxruntime": ort.__version__},

@@ -109,7 +109,7 @@ export const DEFAULT_SCENES: Record<SceneCode, SceneConfig> = {
  */
 export const FIRE_SMOKE_DEFAULT_MODEL = 'fire_smoke_yolox_nano.onnx';
 /** Its lower bound, chosen on firesmoke-val by training/fire_smoke/calibrate.py and recorded in its .json (docs/MODELS.md, "fire_smoke"). */
-export const FIRE_SMOKE_DEFAULT_LOWER_BOUND = 0.2;
+export const FIRE_SMOKE_DEFAULT_LOWER_BOUND = 0.15;
 
 export interface FireModelEnv {
   FIRE_SMOKE_MODEL?: string;
