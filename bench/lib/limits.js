@@ -138,9 +138,12 @@ class RawLimits {
   async round() {
     const { model, images, size, bufs } = this;
     await this.modelRound();
+    // The pipeline lends its tensor to the model (moved to the session's worker, handed back), as the
+    // service does with an image's tensor.
     for (let i = 0; i < images.length; i++) {
       const t0 = performance.now();
-      await model.runRaw(await tightPrepare(images[i], size, bufs[0]));
+      bufs[0] =
+        (await model.runRaw(await tightPrepare(images[i], size, bufs[0]), { lend: true })).lent ?? bufs[0];
       const dt = performance.now() - t0;
       this.seqTimes.push(dt);
       this.perImage[i].push(dt);
@@ -151,10 +154,11 @@ class RawLimits {
     const next = [];
     const per = await lanesPerItem(this.lanes, count, async (lane, i) => {
       const k = i - lane;
-      const tensor = await (next[lane] ?? tightPrepare(images[i % n], size, bufs[2 * lane]));
+      const slot = 2 * lane + (k % 2);
+      const tensor = await (next[lane] ?? tightPrepare(images[i % n], size, bufs[slot]));
       next[lane] =
         k + 1 < count ? tightPrepare(images[(i + 1) % n], size, bufs[2 * lane + ((k + 1) % 2)]) : undefined;
-      await model.runRaw(tensor);
+      bufs[slot] = (await model.runRaw(tensor, { lend: true })).lent ?? bufs[slot];
     });
     this.overlapRounds.push(per);
   }

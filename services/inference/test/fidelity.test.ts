@@ -127,6 +127,22 @@ describe('fidelity of the image path to the raw model', () => {
         const second = model.runRaw(reused);
         expect(bytes((await first).data).equals(bytes(expected.data as Float32Array))).toBe(true);
         expect(bytes((await second).data).equals(bytes(b.data))).toBe(true);
+        // A lent input is moved, not copied: the caller's array is left empty, the run answers the same,
+        // and the same values come back as `lent`, ready to be filled again.
+        const lentTensor = Float32Array.from(tensor);
+        const lent = model.runRaw(lentTensor, { lend: true });
+        expect(lentTensor.length).toBe(0);
+        const back = await lent;
+        expect(bytes(back.data).equals(bytes(expected.data as Float32Array))).toBe(true);
+        expect(back.lent && bytes(back.lent).equals(bytes(tensor))).toBe(true);
+        // An array that is a view on part of a larger buffer cannot be moved: it is copied.
+        const wide = new Float32Array(tensor.length + 4);
+        const view = wide.subarray(4);
+        view.set(tensor);
+        const viewed = await model.runRaw(view, { lend: true });
+        expect(view.length).toBe(tensor.length);
+        expect(viewed.lent).toBeUndefined();
+        expect(bytes(viewed.data).equals(bytes(expected.data as Float32Array))).toBe(true);
       }
     } finally {
       await model.close();

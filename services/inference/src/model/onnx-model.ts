@@ -4,6 +4,7 @@ import { metrics } from '@vision/shared';
 import { decodeYolov8, decodeYolox, type DecoderKind } from './decoders';
 import { nmsClassAware, type ClassDetection } from './nms';
 import { SessionPool } from './session-pool';
+import type { RawOutput } from './session-worker';
 
 export const NMS_IOU = 0.45;
 
@@ -82,12 +83,13 @@ export class OnnxModel {
 
   /**
    * Runs the model alone on a prepared 1x3xSxS tensor and returns the raw output. The tensor is copied
-   * to the session's worker before this returns, so the caller may refill it at once (live frames do).
+   * to the session's worker before this returns, so the caller may refill it at once (live frames do);
+   * with `lend` it is moved there instead (no copy), left empty, and handed back as the output's `lent`.
    */
-  async runRaw(tensor: Float32Array): Promise<{ data: Float32Array; dims: readonly number[] }> {
+  async runRaw(tensor: Float32Array, opts: { lend?: boolean } = {}): Promise<RawOutput> {
     const s = this.inputSize;
     const started = process.hrtime.bigint();
-    const out = await this.session.run(this.inputName, this.outputName, tensor, [1, 3, s, s]);
+    const out = await this.session.run(this.inputName, this.outputName, tensor, [1, 3, s, s], opts.lend);
     metrics.modelLatency.observe(
       { model: path.basename(this.file) },
       Number(process.hrtime.bigint() - started) / 1e9,
@@ -95,9 +97,13 @@ export class OnnxModel {
     return out;
   }
 
-  /** Detections in letterboxed input pixels, score >= scoreThreshold, after class-aware NMS. Copies `tensor` as runRaw does. */
-  async detect(tensor: Float32Array, scoreThreshold: number): Promise<ClassDetection[]> {
-    const { data, dims } = await this.runRaw(tensor);
+  /** Detections in letterboxed input pixels, score >= scoreThreshold, after class-aware NMS. Copies or lends `tensor` as runRaw does. */
+  async detect(
+    tensor: Float32Array,
+    scoreThreshold: number,
+    opts: { lend?: boolean } = {},
+  ): Promise<ClassDetection[]> {
+    const { data, dims } = await this.runRaw(tensor, opts);
     const nc = this.labels.length;
     const raw =
       this.decoder === 'yolox'

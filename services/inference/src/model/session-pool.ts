@@ -42,12 +42,19 @@ export class SessionPool {
     return [...this.inFlight];
   }
 
-  async run(input: string, output: string, data: Float32Array, dims: readonly number[]): Promise<RawOutput> {
+  /** See SessionWorker.run (`lend`: move the input to the worker instead of copying it). */
+  async run(
+    input: string,
+    output: string,
+    data: Float32Array,
+    dims: readonly number[],
+    lend = false,
+  ): Promise<RawOutput> {
     let best = 0;
     for (let i = 1; i < this.workers.length; i++) if (this.inFlight[i] < this.inFlight[best]) best = i;
     this.inFlight[best]++;
     try {
-      return await this.workers[best].run(input, output, data, dims);
+      return await this.workers[best].run(input, output, data, dims, lend);
     } finally {
       this.inFlight[best]--;
     }

@@ -64,8 +64,14 @@ export class ModelSceneEngine implements SceneEngine {
     return this.model.inputSize;
   }
 
-  private async run(tensor: Float32Array, r: number, w: number, h: number): Promise<LabeledDetection[]> {
-    const dets = await this.model.detect(tensor, this.status.lower_bound);
+  private async run(
+    tensor: Float32Array,
+    r: number,
+    w: number,
+    h: number,
+    lend: boolean,
+  ): Promise<LabeledDetection[]> {
+    const dets = await this.model.detect(tensor, this.status.lower_bound, { lend });
     const out: LabeledDetection[] = [];
     for (const d of dets) {
       const label = this.classMap.get(d.classIndex);
@@ -74,13 +80,14 @@ export class ModelSceneEngine implements SceneEngine {
     return out;
   }
 
+  /** The image's tensor is lent to the model (moved, not copied): it is not read again. */
   detectImage(img: PreparedImage): Promise<LabeledDetection[]> {
-    return this.run(img.tensor, img.letterbox.r, img.width, img.height);
+    return this.run(img.tensor, img.letterbox.r, img.width, img.height, true);
   }
 
   videoSession(): VideoSceneSession {
     const pack = framePacker();
-    return { detectFrame: (f) => this.run(pack(f), f.letterbox.r, f.width, f.height) };
+    return { detectFrame: (f) => this.run(pack(f), f.letterbox.r, f.width, f.height, false) };
   }
 }
 
@@ -104,8 +111,16 @@ export class FishingRuleEngine implements SceneEngine {
     return this.model.inputSize;
   }
 
-  private async run(tensor: Float32Array, r: number, w: number, h: number): Promise<LabeledDetection[]> {
-    const dets = await this.model.detect(tensor, Math.min(this.componentThreshold, this.status.lower_bound));
+  private async run(
+    tensor: Float32Array,
+    r: number,
+    w: number,
+    h: number,
+    lend: boolean,
+  ): Promise<LabeledDetection[]> {
+    const dets = await this.model.detect(tensor, Math.min(this.componentThreshold, this.status.lower_bound), {
+      lend,
+    });
     const persons: LabeledDetection[] = [];
     const boats: LabeledDetection[] = [];
     for (const d of dets) {
@@ -117,13 +132,14 @@ export class FishingRuleEngine implements SceneEngine {
     return fishingRule(persons, boats).filter((d) => d.score >= this.status.lower_bound);
   }
 
+  /** The image's tensor is lent to the model (moved, not copied): it is not read again. */
   detectImage(img: PreparedImage): Promise<LabeledDetection[]> {
-    return this.run(img.tensor, img.letterbox.r, img.width, img.height);
+    return this.run(img.tensor, img.letterbox.r, img.width, img.height, true);
   }
 
   videoSession(): VideoSceneSession {
     const pack = framePacker();
-    return { detectFrame: (f) => this.run(pack(f), f.letterbox.r, f.width, f.height) };
+    return { detectFrame: (f) => this.run(pack(f), f.letterbox.r, f.width, f.height, false) };
   }
 }
 
