@@ -31,6 +31,12 @@ export interface OutboxRelayOptions {
   logger: Logger;
   /** How often the relay looks for unsent rows when nothing wakes it. */
   intervalMs: number;
+  /**
+   * How long a nudge waits before the relay runs, so that the events of that time go out in one batch
+   * (QUOTA_OUTBOX_LINGER_MS, TASKS_OUTBOX_LINGER_MS); 0: at once. A request that wrote events answers
+   * without the relay's statements in its way.
+   */
+  lingerMs?: number;
   batchSize?: number;
   columns?: OutboxTable;
   /** Names the loop in logs. */
@@ -78,9 +84,9 @@ export class OutboxRelay {
     this.loop.start(this.opts.intervalMs);
   }
 
-  /** Wakes a started relay soon (after a commit that wrote events). */
+  /** Wakes a started relay within `lingerMs` (after a commit that wrote events). */
   nudge(): void {
-    if (this.started) this.loop.nudge();
+    if (this.started) this.loop.nudge(this.opts.lingerMs ?? 0);
   }
 
   /** Publishes every unsent row now (one flush at a time); resolves with how many were published. */

@@ -40,6 +40,8 @@ export const quotaShape = {
   QUOTA_HOLD_TTL_MS: env.int(600_000, 1000, 24 * 60 * 60 * 1000),
   QUOTA_SWEEP_INTERVAL_MS: env.int(30_000, 100, 24 * 60 * 60 * 1000),
   QUOTA_OUTBOX_INTERVAL_MS: env.int(1000, 10, 60_000),
+  /** How long the event relay waits after a commit, so that the events of that time go out together. */
+  QUOTA_OUTBOX_LINGER_MS: env.int(50, 0, 5_000),
 };
 
 export type QuotaConfig = z.infer<z.ZodObject<typeof quotaShape>>;

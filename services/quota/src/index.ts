@@ -53,6 +53,8 @@ export interface QuotaPartsDeps {
   holdTtlMs: number;
   sweepIntervalMs: number;
   outboxIntervalMs: number;
+  /** QUOTA_OUTBOX_LINGER_MS (default 0: the relay runs right after each commit). */
+  outboxLingerMs?: number;
 }
 
 /**
@@ -66,6 +68,7 @@ export function createQuota(deps: QuotaPartsDeps): QuotaParts {
     clock: deps.clock,
     logger: deps.logger,
     intervalMs: deps.outboxIntervalMs,
+    lingerMs: deps.outboxLingerMs,
   });
   const ledger = quotaUseCases({
     store: new LedgerStore(deps.db.knex, () => relay.nudge()),
@@ -119,6 +122,7 @@ export async function start(opts: StartOptions): Promise<RunningService> {
       holdTtlMs: cfg.QUOTA_HOLD_TTL_MS,
       sweepIntervalMs: cfg.QUOTA_SWEEP_INTERVAL_MS,
       outboxIntervalMs: cfg.QUOTA_OUTBOX_INTERVAL_MS,
+      outboxLingerMs: cfg.QUOTA_OUTBOX_LINGER_MS,
     });
     const host = opts.host ?? '0.0.0.0';
     const server = await listen(parts.app, opts.port ?? cfg.QUOTA_PORT, host);

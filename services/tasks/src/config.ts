@@ -46,6 +46,8 @@ export const tasksShape = {
   TASKS_RECOVER_AFTER_MS: env.int(60_000, 1000, 86_400_000),
   TASKS_STOP_WAIT_MS: env.int(5000, 0, 60_000),
   TASKS_JANITOR_INTERVAL_MS: env.int(3_600_000, 10, 86_400_000),
+  /** How long the event relay waits after a commit, so that the events of that time go out together. */
+  TASKS_OUTBOX_LINGER_MS: env.int(50, 0, 5_000),
   TASKS_RETENTION_DAYS: env.int(90, 1, 3650),
   TASKS_SCENES_CACHE_MS: env.int(5000, 0, 3_600_000),
   /** How long a copy of the scene list may still be used while inference is unreachable. */

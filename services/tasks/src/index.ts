@@ -109,6 +109,7 @@ export function createTasks(deps: TasksDeps): TasksParts {
       pollIntervalMs: cfg.TASKS_POLL_INTERVAL_MS,
       reconcileIntervalMs: cfg.TASKS_RECONCILE_INTERVAL_MS,
       janitorIntervalMs: cfg.TASKS_JANITOR_INTERVAL_MS,
+      outboxLingerMs: cfg.TASKS_OUTBOX_LINGER_MS,
     },
   };
   const workers = new TaskWorkers(ctx, { knex: db.knex, bus });

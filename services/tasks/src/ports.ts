@@ -46,6 +46,8 @@ export interface TaskSettings {
   reconcileIntervalMs: number;
   janitorIntervalMs: number;
   outboxIntervalMs?: number;
+  /** TASKS_OUTBOX_LINGER_MS (default 0: the relay runs right after each commit). */
+  outboxLingerMs?: number;
 }
 
 /** Everything a use case or worker works with. */

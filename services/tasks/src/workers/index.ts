@@ -53,6 +53,7 @@ export class TaskWorkers {
       clock: ctx.clock,
       logger,
       intervalMs: s.outboxIntervalMs ?? 500,
+      lingerMs: s.outboxLingerMs,
     });
   }
 

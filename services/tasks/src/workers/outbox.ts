@@ -16,6 +16,7 @@ export function tasksOutboxRelay(d: {
   clock: Clock;
   logger: Logger;
   intervalMs: number;
+  lingerMs?: number;
   batchSize?: number;
 }) {
   return new OutboxRelay({ ...d, columns: TASKS_OUTBOX, name: 'tasks outbox relay' });
