@@ -1,4 +1,4 @@
-import sharp from 'sharp';
+import sharp, { type Metadata } from 'sharp';
 import type { DetectedObject } from '@vision/shared';
 import { ImageDecodeError, prepareImage } from '../model/preprocess';
 import type { PixelBudget } from './pixel-budget';
@@ -11,14 +11,11 @@ export type ImageResult =
   | { seq: number; status: 'succeeded'; image: { width: number; height: number }; objects: DetectedObject[] }
   | { seq: number; status: 'failed'; reason: string };
 
-/** Width x height declared by the image's header (no decoding); 0 when there is no readable header. */
-async function declaredPixels(data: Buffer): Promise<number> {
-  try {
-    const { width, height } = await sharp(data, { limitInputPixels: false }).metadata();
-    return width && height ? width * height : 0;
-  } catch {
-    return 0;
-  }
+/** The image's header (no decoding), undefined when there is no readable header. */
+async function header(data: Buffer): Promise<Metadata | undefined> {
+  return sharp(data, { limitInputPixels: false })
+    .metadata()
+    .catch(() => undefined);
 }
 
 /**
@@ -38,7 +35,8 @@ export async function detectImages(
       results.push({ seq, status: 'failed', reason: input.reason });
       continue;
     }
-    const pixels = await declaredPixels(input.data);
+    const meta = await header(input.data);
+    const pixels = meta?.width && meta.height ? meta.width * meta.height : 0;
     if (pixels > opts.maxPixels) {
       results.push({ seq, status: 'failed', reason: 'image exceeds the pixel limit' });
       continue;
@@ -47,6 +45,7 @@ export async function detectImages(
     try {
       const prepared = await prepareImage(input.data, engine.inputSize, {
         maxPixels: opts.maxPixels,
+        meta,
         keepRgb: engine.needsRgb,
       });
       const dets = await engine.detectImage(prepared);

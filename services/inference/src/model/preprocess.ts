@@ -31,12 +31,13 @@ const ACCEPTED_FORMATS = new Set(['jpeg', 'png', 'webp']);
 export async function prepareImage(
   encoded: Buffer,
   size: number,
-  opts: { maxPixels?: number; keepRgb?: boolean } = {},
+  /** `meta`: the image's header when the caller has read it already (it is not read again). */
+  opts: { maxPixels?: number; keepRgb?: boolean; meta?: Metadata } = {},
 ): Promise<PreparedImage> {
   const limitInputPixels = opts.maxPixels ?? DEFAULT_MAX_INPUT_PIXELS;
   let meta: Metadata;
   try {
-    meta = await sharp(encoded, { limitInputPixels }).metadata();
+    meta = opts.meta ?? (await sharp(encoded, { limitInputPixels }).metadata());
   } catch {
     throw new ImageDecodeError('not a decodable image');
   }
