@@ -5,6 +5,7 @@ import { decodeYolov8, decodeYolox, type DecoderKind } from './decoders';
 import { nmsClassAware, type ClassDetection } from './nms';
 import { SessionPool } from './session-pool';
 import type { RawOutput } from './session-worker';
+import { giveBackTensor } from './tensor-pool';
 
 export const NMS_IOU = 0.45;
 
@@ -97,13 +98,18 @@ export class OnnxModel {
     return out;
   }
 
-  /** Detections in letterboxed input pixels, score >= scoreThreshold, after class-aware NMS. Copies or lends `tensor` as runRaw does. */
+  /**
+   * Detections in letterboxed input pixels, score >= scoreThreshold, after class-aware NMS. Copies or lends
+   * `tensor` as runRaw does; a lent tensor is not handed back to the caller but kept for the next image
+   * (tensor-pool.ts).
+   */
   async detect(
     tensor: Float32Array,
     scoreThreshold: number,
     opts: { lend?: boolean } = {},
   ): Promise<ClassDetection[]> {
-    const { data, dims } = await this.runRaw(tensor, opts);
+    const { data, dims, lent } = await this.runRaw(tensor, opts);
+    if (lent) giveBackTensor(lent);
     const nc = this.labels.length;
     const raw =
       this.decoder === 'yolox'

@@ -1,6 +1,7 @@
 import sharp, { type ExtendOptions, type Metadata } from 'sharp';
 import type { RgbImage } from '../detection-types';
 import { LETTERBOX_PAD_VALUE, letterboxFor, packBgrTensor, type Letterbox } from './letterbox';
+import { takeTensor } from './tensor-pool';
 
 /** Largest image (in pixels) the decoder accepts; protects against decompression bombs. */
 export const DEFAULT_MAX_INPUT_PIXELS = 40_000_000;
@@ -77,7 +78,7 @@ export async function prepareImage(
       width: oriented.width,
       height: oriented.height,
       letterbox: lb,
-      tensor: packBgrTensor(data, size, size, size, 'rgb'),
+      tensor: packBgrTensor(data, size, size, size, 'rgb', takeTensor(3 * size * size)),
     };
   } catch (err) {
     if (err instanceof ImageDecodeError) throw err;

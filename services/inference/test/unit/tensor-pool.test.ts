@@ -1,0 +1,24 @@
+/** Reused input tensors of image detections (tensor-pool.ts). */
+import { giveBackTensor, takeTensor } from '../../src/model/tensor-pool';
+
+describe('tensor pool', () => {
+  it('hands a given-back tensor out again, by length, and a new one when none is kept', () => {
+    const a = takeTensor(12);
+    expect(a).toHaveLength(12);
+    giveBackTensor(a);
+    expect(takeTensor(12)).toBe(a);
+    expect(takeTensor(12)).not.toBe(a);
+    giveBackTensor(a);
+    expect(takeTensor(13)).not.toBe(a);
+    expect(takeTensor(12)).toBe(a);
+  });
+
+  it('keeps at most eight tensors of a length, and never an emptied (lent) one', () => {
+    const many = Array.from({ length: 10 }, () => new Float32Array(7));
+    many.forEach(giveBackTensor);
+    const out = new Set(Array.from({ length: 10 }, () => takeTensor(7)));
+    expect(many.filter((t) => out.has(t))).toHaveLength(8);
+    giveBackTensor(new Float32Array(0));
+    expect(takeTensor(0)).toHaveLength(0);
+  });
+});
