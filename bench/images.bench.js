@@ -14,7 +14,9 @@
  *    image alone (p50 over all rounds); --clients concurrent clients each sending one batch (images/s).
  * Targets (ratios to the raw pipeline measured above): batch per image <= 1.25x the best raw pipeline;
  * one image p50 <= 1.3x the sequential raw pipeline on the same images; concurrent throughput >= 0.9x
- * the best raw pipeline's. Request bodies are encoded once, before timing. Ends with
+ * the best raw pipeline's. It also prints the CPU time per image (all threads of this process) of the
+ * overlapped raw pipeline and of the service under the concurrent clients, with the share of time the main
+ * thread was busy then (a stack in this process only). Request bodies are encoded once, before timing. Ends with
  * `targets: N met, M missed`. Compare figures only within a run: the machine is shared.
  */
 const path = require('node:path');
@@ -114,6 +116,10 @@ async function main() {
     const batchTimes = [];
     const singleTimes = [];
     const concurrentIps = [];
+    // CPU time of this process (all threads) and busy share of its main thread while the clients run:
+    // meaningful when the stack runs in this process (not with --gateway-url).
+    const clientsCpu = [];
+    const clientsBusy = [];
     // --profile FILE: a CPU profile of this process's main thread over the measured rounds only.
     const profiler = args.profile ? new inspector.Session() : undefined;
     // Round -1 warms the stack up. Each round: the raw limits, then the same work through the gateway.
@@ -133,8 +139,15 @@ async function main() {
         if (r >= 0) singleTimes.push({ dt: performance.now() - t0, k });
       }
       t0 = performance.now();
+      const cpu0 = process.cpuUsage();
+      const elu0 = performance.eventLoopUtilization();
       await Promise.all(Array.from({ length: CLIENTS }, () => post(url, stack.apiKey, batch, IMAGES.length)));
-      if (r >= 0) concurrentIps.push((CLIENTS * IMAGES.length) / ((performance.now() - t0) / 1000));
+      if (r >= 0) {
+        concurrentIps.push((CLIENTS * IMAGES.length) / ((performance.now() - t0) / 1000));
+        const cpu = process.cpuUsage(cpu0);
+        clientsCpu.push((cpu.user + cpu.system) / 1000 / (CLIENTS * IMAGES.length));
+        clientsBusy.push(performance.eventLoopUtilization(elu0).utilization);
+      }
     }
     if (profiler) {
       const { profile } = await profiler.post('Profiler.stop');
@@ -173,6 +186,12 @@ async function main() {
     console.log(
       `gateway, ${CLIENTS} concurrent clients sending batches: ${ips.toFixed(1)} images/s (median of rounds)`,
     );
+    if (!args['gateway-url'])
+      console.log(
+        `CPU time per image (all threads): raw pipeline overlapped ${ms(pipe.overlappedCpu)}, ` +
+          `service under ${CLIENTS} clients ${ms(limits.median(clientsCpu))} ` +
+          `(main thread busy ${(100 * limits.median(clientsBusy)).toFixed(0)} %)`,
+      );
     limits.report([
       {
         name: 'batch per image / raw pipeline',

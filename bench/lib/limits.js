@@ -106,6 +106,8 @@ class RawLimits {
     this.seqTimes = [];
     this.perImage = images.map(() => []);
     this.overlapRounds = [];
+    /** Process CPU time (all threads) per image of each overlapped loop, ms. */
+    this.overlapCpu = [];
   }
 
   async warmUp() {
@@ -152,6 +154,7 @@ class RawLimits {
     const n = images.length;
     const count = this.lanes === 1 ? n : Math.max(8, n);
     const next = [];
+    const cpu0 = process.cpuUsage();
     const per = await lanesPerItem(this.lanes, count, async (lane, i) => {
       const k = i - lane;
       const slot = 2 * lane + (k % 2);
@@ -161,9 +164,11 @@ class RawLimits {
       bufs[slot] = (await model.runRaw(tensor, { lend: true })).lent ?? bufs[slot];
     });
     this.overlapRounds.push(per);
+    const cpu = process.cpuUsage(cpu0);
+    this.overlapCpu.push((cpu.user + cpu.system) / 1000 / (this.lanes * count));
   }
 
-  /** Medians in ms per image: model, sequential, overlapped, best pipeline, and per image (sequential). */
+  /** Medians in ms per image: model, sequential, overlapped (and its CPU time), best pipeline, and per image (sequential). */
   summary() {
     const sequential = median(this.seqTimes);
     const overlapped = median(this.overlapRounds);
@@ -171,6 +176,7 @@ class RawLimits {
       model: median(this.modelTimes),
       sequential,
       overlapped,
+      overlappedCpu: median(this.overlapCpu),
       best: Math.min(sequential, overlapped),
       perImage: this.perImage.map(median),
     };
