@@ -29,25 +29,32 @@ describeDistributed('fault: the Kafka broker is restarted while a file task publ
     const expected = (await c.allFrames(ref.body.task_id, 500)).map((f) => f.frame_time_ms);
     expect(expected.length).toBeGreaterThan(100);
 
-    const created = await c.upload(LONG);
-    expect(created.status).toBe(201);
-    const id = created.body.task_id as string;
-    // A live task too: while the broker is down its publishing waits, so its newest frames push out the
-    // waiting ones (issue 15: vision_inference_frames_dropped_total).
-    const live = await c.createByUrl(`${media.url}/live/pedestrians.mov`);
-    expect(live.status).toBe(201);
-    // Restart the broker once frames are flowing and the task is far from done.
-    for (const task of [id, live.body.task_id as string])
-      await waitFor('the first frames', async () => {
+    const firstFrames = (task: string) =>
+      waitFor('the first frames', async () => {
         const r = await c.api('GET', `/v1/vision/tasks/${task}/results?limit=500`);
         return r.body.items.length > 0 ? true : undefined;
       });
+    // A live task too: while the broker is down its publishing waits, so its newest frames push out the
+    // waiting ones (issue 15: vision_inference_frames_dropped_total). It is started first: its first frames
+    // can take longer than the whole file job, which must still be running when the broker goes.
+    const live = await c.createByUrl(`${media.url}/live/pedestrians.mov`);
+    expect(live.status).toBe(201);
+    await firstFrames(live.body.task_id as string);
+    const created = await c.upload(LONG);
+    expect(created.status).toBe(201);
+    const id = created.body.task_id as string;
+    // Restart the broker once frames are flowing and the task is far from done.
+    await firstFrames(id);
     await stack.stopServer('kafka');
-    const during = await c.task(id);
-    expect(during.status).toBe(200);
-    expect(during.body.status).toBe('running'); // the fault lands mid-run
-    await new Promise((r) => setTimeout(r, 3000));
-    await stack.startServer('kafka');
+    try {
+      const during = await c.task(id);
+      expect(during.status).toBe(200);
+      expect(during.body.status).toBe('running'); // the fault lands mid-run
+      await new Promise((r) => setTimeout(r, 3000));
+    } finally {
+      // Never leave the broker down for a retry or the next test file.
+      await stack.startServer('kafka');
+    }
     await waitForProm(
       "the live job's dropped frames",
       `vision_inference_frames_dropped_total{deployment="${stack.deployment.id}",service="inference",scene="person_vehicle",reason="behind"} > 0`,
