@@ -23,13 +23,29 @@ export function cameraMedia(): { mp4: string; ts: string; longMp4: string } {
   };
 }
 
-/** A loopback TCP port that was free a moment ago. */
+/** Whether a loopback TCP port can be listened on now (0: any port; resolves with the port taken, or 0). */
+function tryListen(port: number): Promise<number> {
+  return new Promise((resolve) => {
+    const srv = net.createServer();
+    srv.once('error', () => resolve(0));
+    srv.listen(port, '127.0.0.1', () => {
+      const taken = (srv.address() as net.AddressInfo).port;
+      srv.close(() => resolve(taken));
+    });
+  });
+}
+
+/**
+ * A loopback TCP port that was free a moment ago, below Linux's ephemeral range (32768-60999): a stream
+ * server takes a second or more to start listening, and in that time a port of the ephemeral range can be
+ * taken by any outgoing connection of the tests running beside it (seen in CI: "cannot listen").
+ */
 export async function freePort(): Promise<number> {
-  const srv = net.createServer();
-  await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r));
-  const { port } = srv.address() as net.AddressInfo;
-  await new Promise<void>((r) => srv.close(() => r()));
-  return port;
+  for (let i = 0; i < 50; i++) {
+    const port = await tryListen(20_000 + Math.floor(Math.random() * 12_000));
+    if (port) return port;
+  }
+  return tryListen(0);
 }
 
 export type StreamServerKind = 'rtsp' | 'rtsp-auth' | 'rtmp' | 'http';
@@ -132,6 +148,8 @@ export async function streamServer(
         });
         c.once('exit', (code) => {
           clearTimeout(timer);
+          // A later start() tries again.
+          if (child === c) child = undefined;
           reject(new Error(`${kind} server exited (${code}): ${err}`));
         });
       });
