@@ -15,7 +15,7 @@ export function takeTensor(length: number): Float32Array {
 /** Keeps a tensor nobody reads any more for a later takeTensor (dropped when enough are kept). */
 export function giveBackTensor(t: Float32Array): void {
   if (t.length === 0) return;
-  const list = kept.get(t.length) ?? [];
+  let list = kept.get(t.length);
+  if (!list) kept.set(t.length, (list = []));
   if (list.length < MAX_KEPT) list.push(t);
-  kept.set(t.length, list);
 }

@@ -45,42 +45,30 @@ function framePacker(): (frame: LetterboxedFrame) => Float32Array {
   };
 }
 
-/** A scene served directly by a model: model classes mapped to public labels. */
-export class ModelSceneEngine implements SceneEngine {
+/**
+ * A scene served by a model: runs it on an image's tensor (lent to the model: moved, not copied, and not
+ * read again) or on a job's packed frames, and turns its detections into the scene's (`fromModel`).
+ */
+abstract class ModelBackedEngine implements SceneEngine {
   readonly needsRgb = false;
-  private readonly classMap: Map<number, string>;
   constructor(
     readonly code: SceneCode,
     readonly status: SceneStatus,
-    private readonly model: OnnxModel,
-    classes: Record<string, string>,
-  ) {
-    this.classMap = new Map();
-    model.labels.forEach((name, i) => {
-      if (classes[name] !== undefined) this.classMap.set(i, classes[name]);
-    });
-  }
+    protected readonly model: OnnxModel,
+  ) {}
   get inputSize(): number {
     return this.model.inputSize;
   }
 
-  private async run(
-    tensor: Float32Array,
-    r: number,
-    w: number,
-    h: number,
-    lend: boolean,
-  ): Promise<LabeledDetection[]> {
-    const dets = await this.model.detect(tensor, this.status.lower_bound, { lend });
-    const out: LabeledDetection[] = [];
-    for (const d of dets) {
-      const label = this.classMap.get(d.classIndex);
-      if (label !== undefined) out.push({ label, score: d.score, box: toOriginal(d, r, w, h) });
-    }
-    return out;
+  /** The model's score threshold for this scene. */
+  protected abstract get modelThreshold(): number;
+  /** The scene's detections (original-image pixels) from the model's, given the letterbox of the input. */
+  protected abstract fromModel(dets: ClassDetection[], r: number, w: number, h: number): LabeledDetection[];
+
+  private async run(tensor: Float32Array, r: number, w: number, h: number, lend: boolean) {
+    return this.fromModel(await this.model.detect(tensor, this.modelThreshold, { lend }), r, w, h);
   }
 
-  /** The image's tensor is lent to the model (moved, not copied): it is not read again. */
   detectImage(img: PreparedImage): Promise<LabeledDetection[]> {
     return this.run(img.tensor, img.letterbox.r, img.width, img.height, true);
   }
@@ -91,36 +79,53 @@ export class ModelSceneEngine implements SceneEngine {
   }
 }
 
+/** A scene served directly by a model: model classes mapped to public labels. */
+export class ModelSceneEngine extends ModelBackedEngine {
+  private readonly classMap: Map<number, string>;
+  constructor(code: SceneCode, status: SceneStatus, model: OnnxModel, classes: Record<string, string>) {
+    super(code, status, model);
+    this.classMap = new Map();
+    model.labels.forEach((name, i) => {
+      if (classes[name] !== undefined) this.classMap.set(i, classes[name]);
+    });
+  }
+
+  protected get modelThreshold(): number {
+    return this.status.lower_bound;
+  }
+
+  protected fromModel(dets: ClassDetection[], r: number, w: number, h: number): LabeledDetection[] {
+    const out: LabeledDetection[] = [];
+    for (const d of dets) {
+      const label = this.classMap.get(d.classIndex);
+      if (label !== undefined) out.push({ label, score: d.score, box: toOriginal(d, r, w, h) });
+    }
+    return out;
+  }
+}
+
 /** fishing: the person-on-boat rule over a COCO model's detections (rules/fishing.ts). */
-export class FishingRuleEngine implements SceneEngine {
-  readonly needsRgb = false;
+export class FishingRuleEngine extends ModelBackedEngine {
   private readonly personIdx: number;
   private readonly boatIdx: number;
   constructor(
-    readonly code: SceneCode,
-    readonly status: SceneStatus,
-    private readonly model: OnnxModel,
+    code: SceneCode,
+    status: SceneStatus,
+    model: OnnxModel,
     personClass: string,
     boatClass: string,
     private readonly componentThreshold: number,
   ) {
+    super(code, status, model);
     this.personIdx = model.labels.indexOf(personClass);
     this.boatIdx = model.labels.indexOf(boatClass);
   }
-  get inputSize(): number {
-    return this.model.inputSize;
+
+  protected get modelThreshold(): number {
+    return Math.min(this.componentThreshold, this.status.lower_bound);
   }
 
-  private async run(
-    tensor: Float32Array,
-    r: number,
-    w: number,
-    h: number,
-    lend: boolean,
-  ): Promise<LabeledDetection[]> {
-    const dets = await this.model.detect(tensor, Math.min(this.componentThreshold, this.status.lower_bound), {
-      lend,
-    });
+  protected fromModel(dets: ClassDetection[], r: number, w: number, h: number): LabeledDetection[] {
     const persons: LabeledDetection[] = [];
     const boats: LabeledDetection[] = [];
     for (const d of dets) {
@@ -130,16 +135,6 @@ export class FishingRuleEngine implements SceneEngine {
         boats.push({ label: 'boat', score: d.score, box: toOriginal(d, r, w, h) });
     }
     return fishingRule(persons, boats).filter((d) => d.score >= this.status.lower_bound);
-  }
-
-  /** The image's tensor is lent to the model (moved, not copied): it is not read again. */
-  detectImage(img: PreparedImage): Promise<LabeledDetection[]> {
-    return this.run(img.tensor, img.letterbox.r, img.width, img.height, true);
-  }
-
-  videoSession(): VideoSceneSession {
-    const pack = framePacker();
-    return { detectFrame: (f) => this.run(pack(f), f.letterbox.r, f.width, f.height, false) };
   }
 }
 
