@@ -1,6 +1,10 @@
-/** Detection and tracking of one job's frames: the scene's video session, then SORT track ids. */
+/**
+ * Detection and tracking of one job's frames: the scene's video session, then SORT track ids. Several
+ * frames may be in detection at once (`depth`); each is tracked after every frame started before it.
+ */
 import type { DetectedObject } from '@vision/shared';
 import { toNormalizedBBox } from '../bbox';
+import type { LabeledDetection } from '../detection-types';
 import { letterboxFor } from '../model/letterbox';
 import type { SceneEngine, VideoSceneSession } from '../scenes/engines';
 import { SortTracker } from '../tracking/sort-tracker';
@@ -11,18 +15,33 @@ const round4 = (v: number) => Math.round(v * 1e4) / 1e4;
 export class FrameDetector {
   private readonly session: VideoSceneSession;
   private readonly tracker = new SortTracker();
+  /** The tracking of the frame started last (settled either way): the next frame's waits for it. */
+  private tracked: Promise<unknown> = Promise.resolve();
 
   constructor(private readonly engine: SceneEngine) {
     this.session = engine.videoSession();
   }
 
-  /** The frame's objects with boxes in cxcywh_normalized and stable track ids. */
-  async detect(f: SourceFrame, timeMs: number): Promise<DetectedObject[]> {
+  /** How many frames may be in detection at once (started and not yet resolved). */
+  get depth(): number {
+    return this.session.depth;
+  }
+
+  /**
+   * Starts detecting `f` now; resolves with the frame's objects (boxes in cxcywh_normalized, stable track
+   * ids), tracked in the order the frames were started whatever order their detections finish in.
+   */
+  detect(f: SourceFrame, timeMs: number): Promise<DetectedObject[]> {
     const letterbox = letterboxFor(f.width, f.height, this.engine.inputSize);
-    const dets = await this.session.detectFrame(
-      { bgr: f.bgr, letterbox, width: f.width, height: f.height },
-      timeMs,
-    );
+    // Started at once (an async body runs up to its first await), a throw becoming this frame's rejection.
+    const dets = (async () =>
+      this.session.detectFrame({ bgr: f.bgr, letterbox, width: f.width, height: f.height }, timeMs))();
+    const objects = Promise.all([dets, this.tracked]).then(([d]) => this.track(d, f));
+    this.tracked = objects.catch(() => undefined);
+    return objects;
+  }
+
+  private track(dets: LabeledDetection[], f: SourceFrame): DetectedObject[] {
     return this.tracker.update(dets).map((d) => ({
       label: d.label,
       score: round4(d.score),

@@ -4,6 +4,7 @@ import { FrameDetector } from './frame-detector';
 import type { SourceKind } from '../net/playlist';
 import { jobDecoder } from './ffmpeg-args';
 import { FfmpegFrameSource, type SourceExit, type SourceFrame } from './frame-source';
+import { FrameQueue, frameTimeMs, type StartedFrame } from './frame-queue';
 import {
   runningView,
   type JobRuntimeOptions,
@@ -24,7 +25,10 @@ export class Job {
   private readonly view: JobView;
   private readonly detector: FrameDetector;
   private readonly publisher: FramePublisher;
+  /** Frames published (the next frame's seq). */
   private seq = 0;
+  /** Frames started, counted from `seq` at each decoder run (a file frame without a time is timed by it). */
+  private started = 0;
   private lastLiveTimeMs = 0;
   /** An HTTP(S) stream that is a file (it announced its length), not a playlist: read at its native rate. */
   private nativePace = false;
@@ -35,8 +39,8 @@ export class Job {
   /** The checked final address of an http(s) stream after its redirects (set before each connection). */
   private streamInput?: string;
   private source?: FfmpegFrameSource;
-  private queue: SourceFrame[] = [];
-  private wake?: () => void;
+  /** The frames of the current decoder run. */
+  private frames?: FrameQueue;
   /** Aborted by stop(): ends a reconnection wait at once. */
   private readonly stopped = new AbortController();
   private resolveStarted!: () => void;
@@ -72,7 +76,7 @@ export class Job {
     this.view.status = 'stopped';
     this.view.ended_at = new Date().toISOString();
     this.source?.kill();
-    this.wake?.();
+    this.frames?.close();
     this.stopped.abort();
   }
 
@@ -205,10 +209,22 @@ export class Job {
     await wait(ms, undefined, { signal: this.stopped.signal, ref: false }).catch(() => undefined);
   }
 
-  /** One ffmpeg run; resolves when ffmpeg has exited and every queued frame has been handled. */
+  /** One ffmpeg run; resolves when ffmpeg has exited and every frame it gave has been handled. */
   private async runOnce(): Promise<SourceExit> {
     const live = this.input.live;
-    this.queue = [];
+    this.started = this.seq;
+    const frames = new FrameQueue({
+      live,
+      liveQueue: this.rt.liveQueue,
+      depth: this.detector.depth,
+      start: (f) => this.startFrame(f),
+      pause: () => source.pause(),
+      resume: () => source.resume(),
+      dropped: () => {
+        this.view.frames_dropped++;
+        metrics.framesDropped.inc({ scene: this.spec.sceneCode, reason: 'behind' });
+      },
+    });
     const source = new FfmpegFrameSource({
       ffmpegPath: this.rt.ffmpegPath,
       ...jobDecoder({
@@ -223,59 +239,46 @@ export class Job {
       onFrame: (f) => {
         if (this.stopRequested) return;
         metrics.framesDecoded.inc({ scene: this.spec.sceneCode });
-        if (live && this.queue.length >= this.rt.liveQueue) {
-          this.queue.shift(); // keep the freshest frames
-          this.view.frames_dropped++;
-          metrics.framesDropped.inc({ scene: this.spec.sceneCode, reason: 'behind' });
-        }
-        this.queue.push(f);
-        if (!live && this.queue.length >= 2) source.pause();
-        this.wake?.();
+        frames.push(f);
       },
     });
     this.source = source;
-    if (this.stopRequested) source.kill();
-    let exited = false;
+    this.frames = frames;
+    if (this.stopRequested) frames.close();
     const done = source.done.then((exit) => {
-      exited = true;
-      this.wake?.();
+      frames.end();
       return exit;
     });
     for (;;) {
-      if (this.stopRequested) {
-        source.kill();
-        break;
-      }
-      const frame = this.queue.shift();
-      if (!frame) {
-        if (exited) break;
-        await new Promise<void>((r) => (this.wake = r));
-        this.wake = undefined;
-        continue;
-      }
-      if (!live && this.queue.length < 1) source.resume();
+      const next = await frames.next();
+      if (!next) break;
       try {
-        await this.processFrame(frame);
+        await this.publishFrame(next);
       } catch (err) {
         if (this.stopRequested) break;
         this.rt.logger.error({ err, job_id: this.spec.jobId }, 'frame processing failed');
+        frames.close();
         source.kill();
         await done;
         throw err;
       }
+      frames.done();
     }
+    if (this.stopRequested) source.kill();
     return done;
   }
 
-  private async processFrame(f: SourceFrame): Promise<void> {
-    // A live frame's time is its capture time, strictly increasing within the task (frames that leave
-    // ffmpeg in one burst share a millisecond).
-    const timeMs = this.input.live
-      ? Math.max(f.capturedAt, this.lastLiveTimeMs + 1)
-      : Number.isFinite(f.ptsMs)
-        ? f.ptsMs
-        : Math.round((this.seq * 1000) / this.spec.sampleFps);
-    const objects = await this.detector.detect(f, timeMs);
+  /** Starts detecting a frame (its detection runs beside the frames started before it). */
+  private startFrame(f: SourceFrame): StartedFrame {
+    const timeMs = frameTimeMs(f, this.input.live, this.lastLiveTimeMs, this.started, this.spec.sampleFps);
+    if (this.input.live) this.lastLiveTimeMs = timeMs;
+    this.started++;
+    return { f, timeMs, objects: this.detector.detect(f, timeMs) };
+  }
+
+  /** Publishes a started frame once its detection is done (frames are published in the order started). */
+  private async publishFrame({ f, timeMs, objects: detected }: StartedFrame): Promise<void> {
+    const objects = await detected;
     if (this.stopRequested) return;
     const seq = this.seq;
     await this.publisher.frame({
@@ -289,7 +292,6 @@ export class Job {
     });
     metrics.framesPublished.inc({ scene: this.spec.sceneCode });
     this.seq = seq + 1;
-    if (this.input.live) this.lastLiveTimeMs = timeMs;
     this.view.frames_published = this.seq;
   }
 }

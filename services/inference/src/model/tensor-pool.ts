@@ -1,6 +1,6 @@
 /**
- * Input tensors of image detections, reused: an image's tensor is lent to the model's worker and handed
- * back (session-worker.ts), then kept here for the next image instead of being dropped. A fresh 2 MB
+ * Input tensors of image and frame detections, reused: a tensor is lent to the model's worker and handed
+ * back (session-worker.ts), then kept here for the next one instead of being dropped. A fresh 2 MB
  * tensor per image costs zero-filling, page faults and garbage collection (about three times the packing
  * itself at 416 px, engines.ts). At most `MAX_KEPT` tensors of each size are kept.
  */

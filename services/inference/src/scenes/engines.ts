@@ -2,6 +2,7 @@ import type { SceneCode, SceneStatus } from '@vision/shared';
 import { clampBox, unletterbox } from '../bbox';
 import type { LabeledDetection, PixelBox, RawDetection } from '../detection-types';
 import { packBgrTensor } from '../model/letterbox';
+import { takeTensor } from '../model/tensor-pool';
 import type { ClassDetection } from '../model/nms';
 import type { OnnxModel } from '../model/onnx-model';
 import type { PreparedImage } from '../model/preprocess';
@@ -11,6 +12,11 @@ import { contentRgb, type LetterboxedFrame } from './frames';
 
 /** Per-job detector state (the built-in fire detector keeps temporal state; model scenes keep none). */
 export interface VideoSceneSession {
+  /**
+   * How many frames may be in detectFrame at once: the model's sessions for a scene without state (a
+   * job detects its next frames while the model works on this one), 1 for one that keeps state.
+   */
+  readonly depth: number;
   detectFrame(frame: LetterboxedFrame, timeMs: number): Promise<LabeledDetection[]>;
 }
 
@@ -32,22 +38,10 @@ function toOriginal(d: ClassDetection, r: number, w: number, h: number): PixelBo
 }
 
 /**
- * Packs the frames of one job into one tensor, reused from frame to frame: the model copies its input
- * before detect() returns (session-worker.ts). A fresh 2 MB tensor per frame cost about three times the
- * packing itself (1.0-1.3 ms against 0.34 ms at 416 px) in zero-filling, page faults and garbage collection.
- */
-function framePacker(): (frame: LetterboxedFrame) => Float32Array {
-  let tensor = new Float32Array(0);
-  return (frame) => {
-    const s = frame.letterbox.size;
-    if (tensor.length !== 3 * s * s) tensor = new Float32Array(3 * s * s);
-    return packBgrTensor(frame.bgr, s, s, s, 'bgr', tensor);
-  };
-}
-
-/**
- * A scene served by a model: runs it on an image's tensor (lent to the model: moved, not copied, and not
- * read again) or on a job's packed frames, and turns its detections into the scene's (`fromModel`).
+ * A scene served by a model: runs it on an image's tensor or a job's packed frame, and turns its
+ * detections into the scene's (`fromModel`). Either tensor is lent to the model (moved to its worker, not
+ * copied, not read again) and kept for reuse when it comes back (tensor-pool.ts): a copy cost about 1.1 ms
+ * of main-thread time per frame, a fresh tensor about three times the packing itself.
  */
 abstract class ModelBackedEngine implements SceneEngine {
   readonly needsRgb = false;
@@ -65,17 +59,23 @@ abstract class ModelBackedEngine implements SceneEngine {
   /** The scene's detections (original-image pixels) from the model's, given the letterbox of the input. */
   protected abstract fromModel(dets: ClassDetection[], r: number, w: number, h: number): LabeledDetection[];
 
-  private async run(tensor: Float32Array, r: number, w: number, h: number, lend: boolean) {
-    return this.fromModel(await this.model.detect(tensor, this.modelThreshold, { lend }), r, w, h);
+  private async run(tensor: Float32Array, r: number, w: number, h: number) {
+    return this.fromModel(await this.model.detect(tensor, this.modelThreshold, { lend: true }), r, w, h);
   }
 
   detectImage(img: PreparedImage): Promise<LabeledDetection[]> {
-    return this.run(img.tensor, img.letterbox.r, img.width, img.height, true);
+    return this.run(img.tensor, img.letterbox.r, img.width, img.height);
   }
 
   videoSession(): VideoSceneSession {
-    const pack = framePacker();
-    return { detectFrame: (f) => this.run(pack(f), f.letterbox.r, f.width, f.height, false) };
+    return {
+      depth: this.model.concurrency,
+      detectFrame: (f) => {
+        const s = f.letterbox.size;
+        const tensor = packBgrTensor(f.bgr, s, s, s, 'bgr', takeTensor(3 * s * s));
+        return this.run(tensor, f.letterbox.r, f.width, f.height);
+      },
+    };
   }
 }
 
@@ -162,6 +162,7 @@ export class BuiltinFireEngine implements SceneEngine {
   videoSession(): VideoSceneSession {
     const detector: FireVideoDetector = new this.fire.FireSmokeVideoDetector();
     return {
+      depth: 1,
       detectFrame: async (f, timeMs) => {
         const { width, height, r } = f.letterbox;
         const dets = detector.push({ data: contentRgb(f), width, height, channels: 3 }, timeMs);
