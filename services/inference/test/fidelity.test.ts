@@ -119,8 +119,7 @@ describe('fidelity of the image path to the raw model', () => {
         ]);
         expect(bytes(a.data).equals(bytes(expected.data as Float32Array))).toBe(true);
         expect(bytes(b.data).equals(bytes(a.data))).toBe(false);
-        // The input is copied before runRaw returns: refilling it at once (as live frames do with their
-        // one tensor per job) changes neither run.
+        // Without `lend` the input is copied before runRaw returns: refilling it at once changes neither run.
         const reused = Float32Array.from(tensor);
         const first = model.runRaw(reused);
         reused.fill(0);
