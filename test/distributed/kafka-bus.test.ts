@@ -70,4 +70,30 @@ describeDistributed('KafkaBus on a real broker', () => {
     }
     expect(failOnce).toBe(false);
   }, 120_000);
+
+  it('replaces a consumer that kafkajs crashed for good (a TypeError), so the batch is handled on the next try', async () => {
+    // kafkajs restarts a crashed consumer only for errors it deems retriable; a TypeError (from a handler, or from
+    // kafkajs itself in a rebalance race) would leave the process out of the group for good.
+    const group = `g-crash-${suffix}`;
+    const got: string[] = [];
+    let throws = 0;
+    const consumer = bus();
+    await consumer.subscribe({
+      topic: topicA,
+      group,
+      fromBeginning: true,
+      handleBatch: async (messages) => {
+        if (throws === 0) {
+          throws++;
+          throw new TypeError("Cannot read properties of undefined (reading '0')");
+        }
+        for (const m of messages) got.push((m.value as { n: string }).n);
+      },
+    });
+    const producer = bus();
+    for (let i = 0; i < 5; i++) await producer.publish(topicA, [{ key: `c${i}`, value: { n: `c${i}` } }]);
+    const mine = () => new Set(got.filter((n) => n.startsWith('c'))).size;
+    await waitFor('every message after the crash', async () => (mine() === 5 ? true : undefined), 60_000);
+    expect(throws).toBe(1);
+  }, 120_000);
 });

@@ -1,16 +1,8 @@
-import {
-  Kafka,
-  PartitionAssigners,
-  logLevel,
-  type Admin,
-  type KafkaConfig,
-  type LogEntry,
-  type Producer,
-} from 'kafkajs';
-import type { Bus, IncomingMessage, OutgoingMessage, SubscribeOptions, Subscription } from '../ports/bus';
+import { Kafka, logLevel, type Admin, type KafkaConfig, type LogEntry, type Producer } from 'kafkajs';
+import type { Bus, OutgoingMessage, SubscribeOptions, Subscription } from '../ports/bus';
 import type { Logger } from '../logger';
-import { tracedHandler, tracedPublish } from './bus-tracing';
-import { subscriptionAwareAssigner } from './kafka-assigner';
+import { tracedPublish } from './bus-tracing';
+import { startKafkaSubscription } from './kafka-subscription';
 
 export interface KafkaBusOptions {
   brokers: string[];
@@ -37,27 +29,6 @@ function kafkaLogCreator(logger: Logger | undefined): KafkaConfig['logCreator'] 
 function newKafka(brokers: string[], clientId: string, logger?: Logger): Kafka {
   if (brokers.length === 0) throw new Error('KAFKA_BROKERS is empty');
   return new Kafka({ clientId, brokers, logLevel: logLevel.WARN, logCreator: kafkaLogCreator(logger) });
-}
-
-function decodeValue(raw: Buffer | null): unknown {
-  if (raw === null) return null;
-  const text = raw.toString('utf8');
-  try {
-    return JSON.parse(text) as unknown;
-  } catch {
-    // Not JSON: hand the text over; handlers validate what they receive.
-    return text;
-  }
-}
-
-function decodeHeaders(headers: Record<string, unknown> | undefined): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const [k, v] of Object.entries(headers ?? {})) {
-    if (Buffer.isBuffer(v)) out[k] = v.toString('utf8');
-    else if (typeof v === 'string') out[k] = v;
-    else if (Array.isArray(v) && v.length > 0) out[k] = String(v[v.length - 1]);
-  }
-  return out;
 }
 
 /**
@@ -91,10 +62,9 @@ export async function ensureTopics(
 
 /**
  * Distributed message bus over Kafka (kafkajs). The producer is idempotent and waits for all in-sync
- * replicas (acks -1). Each subscription is its own consumer in its group; a batch's offsets are
- * resolved and committed only after handleBatch resolves. When the handler rejects, the consumer
- * waits a little and rethrows, so kafkajs seeks back to the last committed offset and delivers the
- * batch again (at least once).
+ * replicas (acks -1). Each subscription is its own consumer in its group (kafka-subscription.ts): a
+ * batch's offsets are committed only after handleBatch resolves, a rejected batch is delivered again
+ * (at least once), and a consumer that kafkajs gives up on is replaced.
  */
 export class KafkaBus implements Bus {
   readonly kind = 'kafka' as const;
@@ -145,74 +115,14 @@ export class KafkaBus implements Bus {
   }
 
   async subscribe(opts: SubscribeOptions): Promise<Subscription> {
-    const consumer = this.kafka.consumer({
-      groupId: opts.group,
-      allowAutoTopicCreation: false,
-      partitionAssigners: [subscriptionAwareAssigner, PartitionAssigners.roundRobin],
-    });
-    const handleBatch = tracedHandler('kafka', opts);
-    await consumer.connect();
-    try {
-      await consumer.subscribe({ topic: opts.topic, fromBeginning: opts.fromBeginning ?? false });
-      await consumer.run({
-        eachBatchAutoResolve: false,
-        autoCommit: true,
-        eachBatch: async ({
-          batch,
-          resolveOffset,
-          heartbeat,
-          commitOffsetsIfNecessary,
-          isRunning,
-          isStale,
-        }) => {
-          if (!isRunning() || isStale() || batch.messages.length === 0) return;
-          const messages: IncomingMessage[] = batch.messages.map((m) => ({
-            topic: batch.topic,
-            key: m.key ? m.key.toString('utf8') : '',
-            value: decodeValue(m.value),
-            headers: decodeHeaders(m.headers as Record<string, unknown> | undefined),
-            offset: m.offset,
-            partition: batch.partition,
-          }));
-          try {
-            await handleBatch(messages, Number(batch.offsetLag()));
-          } catch (err) {
-            this.logger?.warn(
-              {
-                err,
-                topic: batch.topic,
-                group: opts.group,
-                partition: batch.partition,
-                offset: batch.firstOffset(),
-              },
-              'handler rejected a batch; it will be delivered again',
-            );
-            await new Promise((r) => setTimeout(r, this.retryBackoffMs));
-            throw err;
-          }
-          for (const m of batch.messages) resolveOffset(m.offset);
-          // Commit now rather than on the auto-commit schedule: the batch is handled.
-          await commitOffsetsIfNecessary({
-            topics: [
-              {
-                topic: batch.topic,
-                partitions: [
-                  { partition: batch.partition, offset: (BigInt(batch.lastOffset()) + 1n).toString() },
-                ],
-              },
-            ],
-          });
-          await heartbeat();
-        },
-      });
-    } catch (err) {
-      await consumer.disconnect().catch(() => undefined);
-      throw err;
-    }
+    const inner = await startKafkaSubscription(
+      { kafka: this.kafka, logger: this.logger, retryBackoffMs: this.retryBackoffMs },
+      opts,
+    );
     const sub: Subscription = {
       close: async () => {
         this.subscriptions.delete(sub);
-        await consumer.disconnect();
+        await inner.close();
       },
     };
     this.subscriptions.add(sub);

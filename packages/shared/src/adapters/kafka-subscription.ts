@@ -1,0 +1,166 @@
+import { PartitionAssigners, type Consumer, type EachBatchPayload, type Kafka } from 'kafkajs';
+import type { IncomingMessage, SubscribeOptions, Subscription } from '../ports/bus';
+import type { Logger } from '../logger';
+import { tracedHandler } from './bus-tracing';
+import { subscriptionAwareAssigner } from './kafka-assigner';
+
+export interface KafkaSubscriptionDeps {
+  kafka: Kafka;
+  logger?: Logger;
+  /** Redelivery backoff after a handler rejection (before kafkajs seeks back). */
+  retryBackoffMs: number;
+  /** First wait before replacing a consumer that kafkajs gave up on; doubles up to `maxRestartMs`. */
+  restartMs?: number;
+  maxRestartMs?: number;
+}
+
+function decodeValue(raw: Buffer | null): unknown {
+  if (raw === null) return null;
+  const text = raw.toString('utf8');
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    // Not JSON: hand the text over; handlers validate what they receive.
+    return text;
+  }
+}
+
+function decodeHeaders(headers: Record<string, unknown> | undefined): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(headers ?? {})) {
+    if (Buffer.isBuffer(v)) out[k] = v.toString('utf8');
+    else if (typeof v === 'string') out[k] = v;
+    else if (Array.isArray(v) && v.length > 0) out[k] = String(v[v.length - 1]);
+  }
+  return out;
+}
+
+/**
+ * One batch: hand it to the handler, then resolve and commit its offsets. When the handler rejects, wait a
+ * little and rethrow, so kafkajs seeks back to the last committed offset and delivers the batch again.
+ */
+function batchRunner(deps: KafkaSubscriptionDeps, opts: SubscribeOptions) {
+  const handleBatch = tracedHandler('kafka', opts);
+  return async ({
+    batch,
+    resolveOffset,
+    heartbeat,
+    commitOffsetsIfNecessary,
+    isRunning,
+    isStale,
+  }: EachBatchPayload) => {
+    if (!isRunning() || isStale() || batch.messages.length === 0) return;
+    const messages: IncomingMessage[] = batch.messages.map((m) => ({
+      topic: batch.topic,
+      key: m.key ? m.key.toString('utf8') : '',
+      value: decodeValue(m.value),
+      headers: decodeHeaders(m.headers as Record<string, unknown> | undefined),
+      offset: m.offset,
+      partition: batch.partition,
+    }));
+    try {
+      await handleBatch(messages, Number(batch.offsetLag()));
+    } catch (err) {
+      deps.logger?.warn(
+        {
+          err,
+          topic: batch.topic,
+          group: opts.group,
+          partition: batch.partition,
+          offset: batch.firstOffset(),
+        },
+        'handler rejected a batch; it will be delivered again',
+      );
+      await new Promise((r) => setTimeout(r, deps.retryBackoffMs));
+      throw err;
+    }
+    for (const m of batch.messages) resolveOffset(m.offset);
+    // Commit now rather than on the auto-commit schedule: the batch is handled.
+    const next = (BigInt(batch.lastOffset()) + 1n).toString();
+    await commitOffsetsIfNecessary({
+      topics: [{ topic: batch.topic, partitions: [{ partition: batch.partition, offset: next }] }],
+    });
+    await heartbeat();
+  };
+}
+
+/**
+ * A consumer in `opts.group` that stays in its group. kafkajs restarts a crashed consumer itself only when
+ * the cause is retriable; a TypeError (thrown by a handler, or by kafkajs itself in a rebalance race) ends it
+ * for good, and the process would silently stop consuming. Such a consumer is replaced by a new one after a
+ * backoff (1 s, doubling to 30 s, reset once the new one joins its group).
+ */
+export async function startKafkaSubscription(
+  deps: KafkaSubscriptionDeps,
+  opts: SubscribeOptions,
+): Promise<Subscription> {
+  const firstDelay = deps.restartMs ?? 1000;
+  const maxDelay = deps.maxRestartMs ?? 30_000;
+  const eachBatch = batchRunner(deps, opts);
+  const where = { group: opts.group, topic: opts.topic };
+  let current: Consumer | undefined;
+  let closed = false;
+  let delay = firstDelay;
+  let timer: NodeJS.Timeout | undefined;
+
+  const startConsumer = async (): Promise<Consumer> => {
+    const consumer = deps.kafka.consumer({
+      groupId: opts.group,
+      allowAutoTopicCreation: false,
+      partitionAssigners: [subscriptionAwareAssigner, PartitionAssigners.roundRobin],
+    });
+    consumer.on(consumer.events.GROUP_JOIN, () => {
+      delay = firstDelay;
+    });
+    consumer.on(consumer.events.CRASH, ({ payload }) => {
+      if (payload.restart || closed) return;
+      const cause = (payload.error as Error & { cause?: Error }).cause ?? payload.error;
+      deps.logger?.error({ ...where, err: cause }, 'kafka consumer stopped for good; replacing it');
+      if (current === consumer) current = undefined;
+      scheduleRestart();
+    });
+    await consumer.connect();
+    try {
+      await consumer.subscribe({ topic: opts.topic, fromBeginning: opts.fromBeginning ?? false });
+      await consumer.run({ eachBatchAutoResolve: false, autoCommit: true, eachBatch });
+    } catch (err) {
+      await consumer.disconnect().catch(() => undefined);
+      throw err;
+    }
+    return consumer;
+  };
+
+  const scheduleRestart = (): void => {
+    if (closed || timer) return;
+    const wait = delay;
+    delay = Math.min(delay * 2, maxDelay);
+    timer = setTimeout(() => {
+      timer = undefined;
+      if (closed) return;
+      startConsumer().then(
+        async (consumer) => {
+          if (closed) await consumer.disconnect().catch(() => undefined);
+          else {
+            current = consumer;
+            deps.logger?.info(where, 'kafka consumer replaced');
+          }
+        },
+        (err: unknown) => {
+          deps.logger?.error({ ...where, err }, 'could not replace the kafka consumer; trying again');
+          scheduleRestart();
+        },
+      );
+    }, wait);
+  };
+
+  current = await startConsumer();
+  return {
+    close: async () => {
+      closed = true;
+      if (timer) clearTimeout(timer);
+      timer = undefined;
+      await current?.disconnect();
+      current = undefined;
+    },
+  };
+}
