@@ -142,7 +142,29 @@ describe('fidelity of the image path to the raw model', () => {
         expect(view.length).toBe(tensor.length);
         expect(viewed.lent).toBeUndefined();
         expect(bytes(viewed.data).equals(bytes(expected.data as Float32Array))).toBe(true);
+        // An output array of the output's length is moved to the worker and comes back holding the output;
+        // one of another length is dropped and the output comes in a new array.
+        const into = new Float32Array(expected.data.length).fill(7);
+        const filled = model.runRaw(tensor, { into });
+        expect(into.length).toBe(0);
+        expect(bytes((await filled).data).equals(bytes(expected.data as Float32Array))).toBe(true);
+        const wrong = await model.runRaw(tensor, { into: new Float32Array(3) });
+        expect(bytes(wrong.data).equals(bytes(expected.data as Float32Array))).toBe(true);
       }
+      // detect() keeps its output arrays for the next runs: the same image, detected again after and beside
+      // another image's runs, answers the same.
+      const [t1, t2] = await Promise.all(
+        ['street_bus_pedestrians_coco2006.jpg', 'sheep_coco5992.jpg'].map((n) => referenceTensor(image(n))),
+      );
+      const first = await model.detect(Float32Array.from(t1), 0.25);
+      const other = await model.detect(Float32Array.from(t2), 0.25, { lend: true });
+      const again = await Promise.all([
+        model.detect(Float32Array.from(t1), 0.25, { lend: true }),
+        model.detect(Float32Array.from(t2), 0.25, { lend: true }),
+      ]);
+      expect(first.length).toBeGreaterThan(0);
+      expect(again).toEqual([first, other]);
+      expect(other).not.toEqual(first);
     } finally {
       await model.close();
       await direct.release();

@@ -5,7 +5,7 @@ import { decodeYolov8, decodeYolox, type DecoderKind } from './decoders';
 import { nmsClassAware, type ClassDetection } from './nms';
 import { SessionPool } from './session-pool';
 import type { RawOutput } from './session-worker';
-import { giveBackTensor } from './tensor-pool';
+import { giveBackTensor, takeTensor } from './tensor-pool';
 
 export const NMS_IOU = 0.45;
 
@@ -46,6 +46,9 @@ export function sessionOptions(intraOpNumThreads?: number): InferenceSession.Ses
  * (session-pool.ts, session-worker.ts) so that model runs never block the event loop.
  */
 export class OnnxModel {
+  /** Floats in one output, known after the first detect(): the length of the output arrays it keeps. */
+  private outputLength = 0;
+
   private constructor(
     readonly file: string,
     readonly decoder: DecoderKind,
@@ -86,11 +89,13 @@ export class OnnxModel {
    * Runs the model alone on a prepared 1x3xSxS tensor and returns the raw output. The tensor is copied
    * to the session's worker before this returns, so the caller may refill it at once (live frames do);
    * with `lend` it is moved there instead (no copy), left empty, and handed back as the output's `lent`.
+   * `into`: an array for the output (moved to the worker, it comes back as `data` when its length fits).
    */
-  async runRaw(tensor: Float32Array, opts: { lend?: boolean } = {}): Promise<RawOutput> {
+  async runRaw(tensor: Float32Array, opts: { lend?: boolean; into?: Float32Array } = {}): Promise<RawOutput> {
     const s = this.inputSize;
     const started = process.hrtime.bigint();
-    const out = await this.session.run(this.inputName, this.outputName, tensor, [1, 3, s, s], opts.lend);
+    const dims = [1, 3, s, s];
+    const out = await this.session.run(this.inputName, this.outputName, tensor, dims, opts.lend, opts.into);
     metrics.modelLatency.observe(
       { model: path.basename(this.file) },
       Number(process.hrtime.bigint() - started) / 1e9,
@@ -101,21 +106,28 @@ export class OnnxModel {
   /**
    * Detections in letterboxed input pixels, score >= scoreThreshold, after class-aware NMS. Copies or lends
    * `tensor` as runRaw does; a lent tensor is not handed back to the caller but kept for the next image
-   * (tensor-pool.ts).
+   * (tensor-pool.ts), and so is the output's array.
    */
   async detect(
     tensor: Float32Array,
     scoreThreshold: number,
     opts: { lend?: boolean } = {},
   ): Promise<ClassDetection[]> {
-    const { data, dims, lent } = await this.runRaw(tensor, opts);
+    // The output comes back in a kept array too, handed back once decoded (the decoders copy what they keep).
+    const into = this.outputLength > 0 ? takeTensor(this.outputLength) : undefined;
+    const { data, dims, lent } = await this.runRaw(tensor, { ...opts, into });
     if (lent) giveBackTensor(lent);
+    this.outputLength = data.length;
     const nc = this.labels.length;
-    const raw =
-      this.decoder === 'yolox'
-        ? decodeYolox(data, this.inputSize, nc, scoreThreshold)
-        : decodeYolov8(data, dims[dims.length - 1], nc, scoreThreshold);
-    return nmsClassAware(raw, NMS_IOU);
+    try {
+      const raw =
+        this.decoder === 'yolox'
+          ? decodeYolox(data, this.inputSize, nc, scoreThreshold)
+          : decodeYolov8(data, dims[dims.length - 1], nc, scoreThreshold);
+      return nmsClassAware(raw, NMS_IOU);
+    } finally {
+      giveBackTensor(data);
+    }
   }
 
   async close(): Promise<void> {

@@ -42,19 +42,20 @@ export class SessionPool {
     return [...this.inFlight];
   }
 
-  /** See SessionWorker.run (`lend`: move the input to the worker instead of copying it). */
+  /** See SessionWorker.run (`lend`: move the input to the worker instead of copying it; `into`: the output's buffer). */
   async run(
     input: string,
     output: string,
     data: Float32Array,
     dims: readonly number[],
     lend = false,
+    into?: Float32Array,
   ): Promise<RawOutput> {
     let best = 0;
     for (let i = 1; i < this.workers.length; i++) if (this.inFlight[i] < this.inFlight[best]) best = i;
     this.inFlight[best]++;
     try {
-      return await this.workers[best].run(input, output, data, dims, lend);
+      return await this.workers[best].run(input, output, data, dims, lend, into);
     } finally {
       this.inFlight[best]--;
     }
