@@ -174,8 +174,7 @@ async function main() {
       for (let i = 0; i < reps; i += 4) await around.round();
     }
     await model.close();
-    const rawMs = around.summary().model;
-    const rawCpu = around.summary().modelCpu;
+    const { model: rawMs, modelCpu: rawCpu } = around.summary();
     const rawFps = 1000 / rawMs;
     await sub.close();
     const frames = jobs[0].frames;

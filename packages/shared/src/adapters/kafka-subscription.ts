@@ -9,10 +9,11 @@ export interface KafkaSubscriptionDeps {
   logger?: Logger;
   /** Redelivery backoff after a handler rejection (before kafkajs seeks back). */
   retryBackoffMs: number;
-  /** First wait before replacing a consumer that kafkajs gave up on; doubles up to `maxRestartMs`. */
-  restartMs?: number;
-  maxRestartMs?: number;
 }
+
+/** First wait before replacing a consumer that kafkajs gave up on; it doubles up to the second. */
+const FIRST_RESTART_MS = 1000;
+const MAX_RESTART_MS = 30_000;
 
 function decodeValue(raw: Buffer | null): unknown {
   if (raw === null) return null;
@@ -94,13 +95,11 @@ export async function startKafkaSubscription(
   deps: KafkaSubscriptionDeps,
   opts: SubscribeOptions,
 ): Promise<Subscription> {
-  const firstDelay = deps.restartMs ?? 1000;
-  const maxDelay = deps.maxRestartMs ?? 30_000;
   const eachBatch = batchRunner(deps, opts);
   const where = { group: opts.group, topic: opts.topic };
   let current: Consumer | undefined;
   let closed = false;
-  let delay = firstDelay;
+  let delay = FIRST_RESTART_MS;
   let timer: NodeJS.Timeout | undefined;
 
   const startConsumer = async (): Promise<Consumer> => {
@@ -110,7 +109,7 @@ export async function startKafkaSubscription(
       partitionAssigners: [subscriptionAwareAssigner, PartitionAssigners.roundRobin],
     });
     consumer.on(consumer.events.GROUP_JOIN, () => {
-      delay = firstDelay;
+      delay = FIRST_RESTART_MS;
     });
     consumer.on(consumer.events.CRASH, ({ payload }) => {
       if (payload.restart || closed) return;
@@ -133,7 +132,7 @@ export async function startKafkaSubscription(
   const scheduleRestart = (): void => {
     if (closed || timer) return;
     const wait = delay;
-    delay = Math.min(delay * 2, maxDelay);
+    delay = Math.min(delay * 2, MAX_RESTART_MS);
     timer = setTimeout(() => {
       timer = undefined;
       if (closed) return;
