@@ -273,7 +273,9 @@ export class Job {
     const timeMs = frameTimeMs(f, this.input.live, this.lastLiveTimeMs, this.started, this.spec.sampleFps);
     if (this.input.live) this.lastLiveTimeMs = timeMs;
     this.started++;
-    return { f, timeMs, objects: this.detector.detect(f, timeMs) };
+    const objects = this.detector.detect(f, timeMs);
+    this.source?.recycle(f.bgr); // read only as its detection starts (VideoSceneSession.detectFrame)
+    return { f, timeMs, objects };
   }
 
   /** Publishes a started frame once its detection is done (frames are published in the order started). */

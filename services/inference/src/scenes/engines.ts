@@ -17,6 +17,10 @@ export interface VideoSceneSession {
    * job detects its next frames while the model works on this one), 1 for one that keeps state.
    */
   readonly depth: number;
+  /**
+   * Detects objects in a frame. `frame.bgr` is read before this returns, never after: the job writes a
+   * later frame into the same buffer (FfmpegFrameSource.recycle).
+   */
   detectFrame(frame: LetterboxedFrame, timeMs: number): Promise<LabeledDetection[]>;
 }
 

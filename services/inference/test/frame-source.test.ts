@@ -1,0 +1,77 @@
+import { createHash } from 'node:crypto';
+import path from 'node:path';
+import { ffmpegArgs } from '../src/jobs/ffmpeg-args';
+import { FfmpegFrameSource, type SourceFrame } from '../src/jobs/frame-source';
+import { VIDEOS_DIR } from './support/helpers';
+
+/**
+ * FfmpegFrameSource with real ffmpeg on a real clip: a frame buffer handed back with `recycle()` is
+ * written again for a later frame, and every frame still holds its own pixels (same as without reuse).
+ */
+const SIZE = 416;
+const args = ffmpegArgs({
+  input: path.join(VIDEOS_DIR, 'pedestrians_vtest_opencv_10s.mov'),
+  kind: 'file',
+  live: false,
+  sampleFps: 5,
+  size: SIZE,
+});
+
+type Recycle = (source: FfmpegFrameSource, f: SourceFrame) => void;
+
+async function decode(recycle?: Recycle): Promise<{ hashes: string[]; buffers: Set<Buffer> }> {
+  const hashes: string[] = [];
+  const buffers = new Set<Buffer>();
+  const source: FfmpegFrameSource = new FfmpegFrameSource({
+    ffmpegPath: process.env.FFMPEG_PATH ?? 'ffmpeg',
+    args,
+    frameBytes: SIZE * SIZE * 3,
+    // Two frames are held before the older one is read and handed back, as a job's frames wait to start.
+    onFrame: (f) => {
+      buffers.add(f.bgr);
+      held.push(f);
+      if (held.length > 2) release(held.shift() as SourceFrame);
+    },
+  });
+  const held: SourceFrame[] = [];
+  const release = (f: SourceFrame) => {
+    hashes.push(createHash('sha256').update(f.bgr).digest('hex'));
+    recycle?.(source, f);
+  };
+  const exit = await source.done;
+  held.forEach(release);
+  expect(exit.code).toBe(0);
+  return { hashes, buffers };
+}
+
+describe('FfmpegFrameSource', () => {
+  let fresh: { hashes: string[]; buffers: Set<Buffer> };
+  beforeAll(async () => {
+    fresh = await decode();
+  });
+
+  it('gives each frame a buffer of its own when none is handed back', () => {
+    expect(fresh.hashes.length).toBeGreaterThanOrEqual(45);
+    expect(new Set(fresh.hashes).size).toBeGreaterThan(40); // a moving scene: frames differ
+    expect(fresh.buffers.size).toBe(fresh.hashes.length);
+  });
+
+  it('writes later frames into recycled buffers, each frame with its own pixels', async () => {
+    const reused = await decode((source, f) => source.recycle(f.bgr));
+    expect(reused.hashes).toEqual(fresh.hashes);
+    expect(reused.buffers.size).toBeLessThanOrEqual(5);
+  });
+
+  it('keeps a buffer handed back twice once, and ignores one of another size', async () => {
+    let first = true;
+    const reused = await decode((source, f) => {
+      source.recycle(Buffer.alloc(10));
+      if (!first) return;
+      first = false;
+      source.recycle(f.bgr);
+      source.recycle(f.bgr); // kept twice, the next two frames would share it and the first be overwritten
+    });
+    expect(reused.hashes).toEqual(fresh.hashes);
+    expect(reused.buffers.size).toBe(fresh.hashes.length - 1);
+  });
+});
