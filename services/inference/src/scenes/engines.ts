@@ -13,7 +13,7 @@ import { contentRgb, type LetterboxedFrame } from './frames';
 /** Per-job detector state (the built-in fire detector keeps temporal state; model scenes keep none). */
 export interface VideoSceneSession {
   /**
-   * How many frames may be in detectFrame at once: the model's sessions for a scene without state (a
+   * How many frames may be in detectFrame at once: two per model session for a scene without state (a
    * job detects its next frames while the model works on this one), 1 for one that keeps state.
    */
   readonly depth: number;
@@ -36,6 +36,13 @@ export interface SceneEngine {
   detectImage(img: PreparedImage): Promise<LabeledDetection[]>;
   videoSession(): VideoSceneSession;
 }
+
+/**
+ * Frames of a job in detection at once per model session: one running and one queued in the session's
+ * worker, which starts it as soon as the run before ends, without waiting for the event loop to take that
+ * output and pack the next frame (docs/MODELS.md, "File jobs": 0.86 -> 0.96-0.98 of the raw model).
+ */
+const FRAMES_PER_SESSION = 2;
 
 function toOriginal(d: ClassDetection, r: number, w: number, h: number): PixelBox {
   return clampBox(unletterbox(d.box, r), w, h);
@@ -73,7 +80,7 @@ abstract class ModelBackedEngine implements SceneEngine {
 
   videoSession(): VideoSceneSession {
     return {
-      depth: this.model.concurrency,
+      depth: this.model.concurrency * FRAMES_PER_SESSION,
       detectFrame: (f) => {
         const s = f.letterbox.size;
         const tensor = packBgrTensor(f.bgr, s, s, s, 'bgr', takeTensor(3 * s * s));
