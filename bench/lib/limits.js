@@ -102,6 +102,8 @@ class RawLimits {
     this.lanes = model.concurrency;
     // Two tensors per lane: one being packed while the other is in the model.
     this.bufs = Array.from({ length: 2 * this.lanes }, () => new Float32Array(3 * this.size * this.size));
+    /** Each loop's output array, handed to the model with each run and back (`run`). */
+    this.outs = [];
     this.modelTimes = [];
     /** Process CPU time (all threads) per run of each multi-session model round, ms. */
     this.modelCpu = [];
@@ -112,12 +114,23 @@ class RawLimits {
     this.overlapCpu = [];
   }
 
+  /**
+   * One `session.run` for a loop (`lane`): the output comes back in the lane's array, as the service's do
+   * (OnnxModel.detect keeps its output arrays). A new 1.2 MB output per run left the bench's process
+   * collecting garbage throughout the service measurements that followed (docs/MODELS.md, "File jobs").
+   */
+  async run(lane, tensor, lend = false) {
+    const out = await this.model.runRaw(tensor, { lend, into: this.outs[lane] });
+    this.outs[lane] = out.data;
+    return out;
+  }
+
   async warmUp() {
     this.tensors = [];
     for (const img of this.images)
       this.tensors.push(await tightPrepare(img, this.size, new Float32Array(3 * this.size * this.size)));
-    for (const t of this.tensors) await this.model.runRaw(t);
-    for (const img of this.images) await this.model.runRaw(await tightPrepare(img, this.size, this.bufs[0]));
+    for (const t of this.tensors) await this.run(0, t);
+    for (const img of this.images) await this.run(0, await tightPrepare(img, this.size, this.bufs[0]));
   }
 
   /**
@@ -128,7 +141,7 @@ class RawLimits {
     if (this.lanes === 1) {
       for (const t of this.tensors) {
         const t0 = performance.now();
-        await this.model.runRaw(t);
+        await this.run(0, t);
         this.modelTimes.push(performance.now() - t0);
       }
       return;
@@ -136,21 +149,20 @@ class RawLimits {
     const n = this.tensors.length;
     const count = Math.max(8, n);
     const cpu0 = process.cpuUsage();
-    const per = await lanesPerItem(this.lanes, count, (_, i) => this.model.runRaw(this.tensors[i % n]));
+    const per = await lanesPerItem(this.lanes, count, (lane, i) => this.run(lane, this.tensors[i % n]));
     const cpu = process.cpuUsage(cpu0);
     this.modelCpu.push((cpu.user + cpu.system) / 1000 / (this.lanes * count));
     for (let i = 0; i < n; i++) this.modelTimes.push(per);
   }
 
   async round() {
-    const { model, images, size, bufs } = this;
+    const { images, size, bufs } = this;
     await this.modelRound();
     // The pipeline lends its tensor to the model (moved to the session's worker, handed back), as the
     // service does with an image's tensor.
     for (let i = 0; i < images.length; i++) {
       const t0 = performance.now();
-      bufs[0] =
-        (await model.runRaw(await tightPrepare(images[i], size, bufs[0]), { lend: true })).lent ?? bufs[0];
+      bufs[0] = (await this.run(0, await tightPrepare(images[i], size, bufs[0]), true)).lent ?? bufs[0];
       const dt = performance.now() - t0;
       this.seqTimes.push(dt);
       this.perImage[i].push(dt);
@@ -166,7 +178,7 @@ class RawLimits {
       const tensor = await (next[lane] ?? tightPrepare(images[i % n], size, bufs[slot]));
       next[lane] =
         k + 1 < count ? tightPrepare(images[(i + 1) % n], size, bufs[2 * lane + ((k + 1) % 2)]) : undefined;
-      bufs[slot] = (await model.runRaw(tensor, { lend: true })).lent ?? bufs[slot];
+      bufs[slot] = (await this.run(lane, tensor, true)).lent ?? bufs[slot];
     });
     this.overlapRounds.push(per);
     const cpu = process.cpuUsage(cpu0);
