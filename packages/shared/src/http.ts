@@ -14,6 +14,7 @@ import { IDENTITY_HEADER, type Identity, verifyIdentity } from './identity';
 import type { Logger } from './logger';
 import { httpMetricsMiddleware } from './http-metrics';
 import { requestShapeGuard } from './request-shape';
+import { answerUnparsableRequest } from './unparsable-request';
 
 export const REQUEST_ID_HEADER = 'x-request-id';
 
@@ -232,6 +233,7 @@ export function listen(app: Express, port: number, host = '0.0.0.0'): Promise<Se
     // No deadline for a whole request: Node's default (300 s) cuts a slow but steady 512 MB upload.
     // Stalled uploads are cut by the gateway's idle timer instead (GATEWAY_UPLOAD_IDLE_MS).
     server.requestTimeout = 0;
+    server.on('clientError', answerUnparsableRequest);
     server.once('listening', () => resolve(server));
     server.once('error', reject);
   });

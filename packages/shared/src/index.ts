@@ -10,6 +10,7 @@ export * from './config';
 export * from './identity';
 export * from './http';
 export * from './request-shape';
+export * from './unparsable-request';
 export * from './scenes';
 export * from './service-client';
 export * from './ports/bus';
