@@ -100,7 +100,7 @@ describe('ffmpeg arguments and log parsing', () => {
     expect(file[file.indexOf('-protocol_whitelist') + 1]).toBe('file');
     expect(file).not.toContain('-rw_timeout');
     expect(letterboxFilter(5, 416)).toBe(
-      "fps=5,showinfo,scale=w='round(iw*min(416/iw,416/ih))':h='round(ih*min(416/iw,416/ih))':flags=bilinear,format=bgr24,pad=416:416:0:0:color=0x727272",
+      "fps=5,showinfo=checksum=0,scale=w='round(iw*min(416/iw,416/ih))':h='round(ih*min(416/iw,416/ih))':flags=bilinear,format=bgr24,pad=416:416:0:0:color=0x727272",
     );
   });
 
