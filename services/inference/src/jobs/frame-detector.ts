@@ -18,8 +18,11 @@ export class FrameDetector {
   /** The tracking of the frame started last (settled either way): the next frame's waits for it. */
   private tracked: Promise<unknown> = Promise.resolve();
 
-  constructor(private readonly engine: SceneEngine) {
-    this.session = engine.videoSession();
+  constructor(
+    private readonly engine: SceneEngine,
+    live: boolean,
+  ) {
+    this.session = engine.videoSession({ live });
   }
 
   /** How many frames may be in detection at once (started and not yet resolved). */

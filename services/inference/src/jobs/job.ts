@@ -51,7 +51,7 @@ export class Job {
     private readonly rt: JobRuntimeOptions,
   ) {
     this.view = runningView(spec);
-    this.detector = new FrameDetector(rt.engine);
+    this.detector = new FrameDetector(rt.engine, input.live);
     this.publisher = new FramePublisher(rt.bus, rt.logger, spec.jobId, () => this.stopRequested);
     const started = new Promise<void>((r) => (this.resolveStarted = r));
     this.finished = started.then(() => this.run());

@@ -13,8 +13,9 @@ import { contentRgb, type LetterboxedFrame } from './frames';
 /** Per-job detector state (the built-in fire detector keeps temporal state; model scenes keep none). */
 export interface VideoSceneSession {
   /**
-   * How many frames may be in detectFrame at once: two per model session for a scene without state (a
-   * job detects its next frames while the model works on this one), 1 for one that keeps state.
+   * How many frames may be in detectFrame at once: for a scene without state, one per model session for a
+   * live source and two for a file (a job detects its next frames while the model works on this one); 1 for
+   * a scene that keeps state.
    */
   readonly depth: number;
   /**
@@ -34,15 +35,19 @@ export interface SceneEngine {
   /** Whether detectImage needs the full-resolution RGB pixels of the image. */
   readonly needsRgb: boolean;
   detectImage(img: PreparedImage): Promise<LabeledDetection[]>;
-  videoSession(): VideoSceneSession;
+  /** A job's detector; `live`: the frames come from a live source (detected as they come, not queued). */
+  videoSession(opts: { live: boolean }): VideoSceneSession;
 }
 
 /**
- * Frames of a job in detection at once per model session: one running and one queued in the session's
+ * Frames of a file job in detection at once per model session: one running and one queued in the session's
  * worker, which starts it as soon as the run before ends, without waiting for the event loop to take that
- * output and pack the next frame (docs/MODELS.md, "File jobs": 0.86 -> 0.96-0.98 of the raw model).
+ * output and pack the next frame (docs/MODELS.md, "Frame buffers reused, two frames per session": 5-18 %
+ * more frames per second once the main thread's garbage was gone). A live job keeps one per session: a
+ * queued frame waits behind the other streams' frames too, and near capacity that doubled the delay from
+ * capture to stored (live bench, p95 975 ms against 284-457 ms).
  */
-const FRAMES_PER_SESSION = 2;
+const FILE_FRAMES_PER_SESSION = 2;
 
 function toOriginal(d: ClassDetection, r: number, w: number, h: number): PixelBox {
   return clampBox(unletterbox(d.box, r), w, h);
@@ -78,9 +83,9 @@ abstract class ModelBackedEngine implements SceneEngine {
     return this.run(img.tensor, img.letterbox.r, img.width, img.height);
   }
 
-  videoSession(): VideoSceneSession {
+  videoSession({ live }: { live: boolean }): VideoSceneSession {
     return {
-      depth: this.model.concurrency * FRAMES_PER_SESSION,
+      depth: this.model.concurrency * (live ? 1 : FILE_FRAMES_PER_SESSION),
       detectFrame: (f) => {
         const s = f.letterbox.size;
         const tensor = packBgrTensor(f.bgr, s, s, s, 'bgr', takeTensor(3 * s * s));
