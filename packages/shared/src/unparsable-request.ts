@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { maxHeaderSize, type ServerResponse } from 'node:http';
+import { STATUS_CODES, maxHeaderSize, type ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { ApiError, toEnvelope } from './errors';
 import { REASON } from './reasons';
@@ -29,7 +29,7 @@ export function unparsableRequestAnswer(code: string | undefined): string | unde
   const id = randomUUID();
   const body = JSON.stringify(toEnvelope(err, id));
   return [
-    `HTTP/1.1 ${err.status} Bad Request`,
+    `HTTP/1.1 ${err.status} ${STATUS_CODES[err.status]}`,
     'Content-Type: application/json; charset=utf-8',
     `Content-Length: ${Buffer.byteLength(body)}`,
     `X-Request-Id: ${id}`,
