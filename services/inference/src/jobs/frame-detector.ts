@@ -38,7 +38,7 @@ export class FrameDetector {
     const letterbox = letterboxFor(f.width, f.height, this.engine.inputSize);
     // Started at once (an async body runs up to its first await), a throw becoming this frame's rejection.
     const dets = (async () =>
-      this.session.detectFrame({ bgr: f.bgr, letterbox, width: f.width, height: f.height }, timeMs))();
+      this.session.detectFrame({ planes: f.planes, letterbox, width: f.width, height: f.height }, timeMs))();
     const objects = Promise.all([dets, this.tracked]).then(([d]) => this.track(d, f));
     this.tracked = objects.catch(() => undefined);
     return objects;

@@ -4,9 +4,10 @@ import { decoderEnv } from '@vision/shared';
 import { scrubDecoderLine } from './failure';
 import { isErrorLine, parseDurationLine, parseShowinfoLine, type ShowinfoFrame } from './ffmpeg-log';
 
-/** One sampled frame as ffmpeg delivered it: letterboxed BGR canvas plus what showinfo said about it. */
+/** One sampled frame as ffmpeg delivered it: letterboxed planar canvas plus what showinfo said about it. */
 export interface SourceFrame {
-  bgr: Buffer;
+  /** The G, B and R planes (gbrp). */
+  planes: Buffer;
   /** Presentation time in ms (NaN when ffmpeg gave none). */
   ptsMs: number;
   /** Original frame size. */
@@ -141,12 +142,12 @@ export class FfmpegFrameSource {
   }
 
   /**
-   * Hands a frame's `bgr` back once nothing reads it any more: a later frame is written into it. A new
+   * Hands a frame's `planes` back once nothing reads it any more: a later frame is written into it. A new
    * 0.5 MB buffer per frame (416 px) kept the garbage collector busy on the event loop of a file job.
    */
-  recycle(bgr: Buffer): void {
-    if (bgr.length === this.opts.frameBytes && this.free.length < MAX_FREE && !this.free.includes(bgr))
-      this.free.push(bgr);
+  recycle(planes: Buffer): void {
+    if (planes.length === this.opts.frameBytes && this.free.length < MAX_FREE && !this.free.includes(planes))
+      this.free.push(planes);
   }
 
   kill(): void {
@@ -191,7 +192,7 @@ export class FfmpegFrameSource {
   /** Emits frames that have their showinfo line (all of them at exit, reusing the last known size). */
   private flush(atExit: boolean): void {
     while (this.pending.length > 0 && (this.infos.length > 0 || atExit)) {
-      const bgr = this.pending.shift() as Buffer;
+      const planes = this.pending.shift() as Buffer;
       const info = this.infos.shift();
       const last = this.lastInfo;
       if (info) this.lastInfo = info;
@@ -200,7 +201,7 @@ export class FfmpegFrameSource {
       this.frames++;
       if (info && Number.isFinite(info.ptsTime)) this.lastPtsMs = Math.round(info.ptsTime * 1000);
       this.opts.onFrame({
-        bgr,
+        planes,
         ptsMs: info ? Math.round(info.ptsTime * 1000) : NaN,
         width: use.width,
         height: use.height,

@@ -274,7 +274,7 @@ export class Job {
     if (this.input.live) this.lastLiveTimeMs = timeMs;
     this.started++;
     const objects = this.detector.detect(f, timeMs);
-    this.source?.recycle(f.bgr); // read only as its detection starts (VideoSceneSession.detectFrame)
+    this.source?.recycle(f.planes); // read only as its detection starts (VideoSceneSession.detectFrame)
     return { f, timeMs, objects };
   }
 

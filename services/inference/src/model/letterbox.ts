@@ -67,3 +67,20 @@ export function packBgrTensor(
   }
   return out;
 }
+
+/**
+ * Packs a whole size x size canvas of G, B and R planes (ffmpeg's gbrp, `planes`) into a 1 x 3 x size x
+ * size float32 NCHW tensor in BGR order: three typed-array copies, each converting bytes to floats.
+ */
+export function packGbrpTensor(
+  planes: Uint8Array,
+  size: number,
+  out: Float32Array = new Float32Array(3 * size * size),
+): Float32Array {
+  const plane = size * size;
+  if (planes.length < 3 * plane) throw new RangeError('plane buffer too short');
+  out.set(planes.subarray(plane, 2 * plane), 0); // B
+  out.set(planes.subarray(0, plane), plane); // G
+  out.set(planes.subarray(2 * plane, 3 * plane), 2 * plane); // R
+  return out;
+}

@@ -1,7 +1,7 @@
 import type { SceneCode, SceneStatus } from '@vision/shared';
 import { clampBox, unletterbox } from '../bbox';
 import type { LabeledDetection, PixelBox, RawDetection } from '../detection-types';
-import { packBgrTensor } from '../model/letterbox';
+import { packGbrpTensor } from '../model/letterbox';
 import { takeTensor } from '../model/tensor-pool';
 import type { ClassDetection } from '../model/nms';
 import type { OnnxModel } from '../model/onnx-model';
@@ -19,7 +19,7 @@ export interface VideoSceneSession {
    */
   readonly depth: number;
   /**
-   * Detects objects in a frame. `frame.bgr` is read before this returns, never after: the job writes a
+   * Detects objects in a frame. `frame.planes` is read before this returns, never after: the job writes a
    * later frame into the same buffer (FfmpegFrameSource.recycle).
    */
   detectFrame(frame: LetterboxedFrame, timeMs: number): Promise<LabeledDetection[]>;
@@ -88,7 +88,7 @@ abstract class ModelBackedEngine implements SceneEngine {
       depth: this.model.concurrency * (live ? 1 : FILE_FRAMES_PER_SESSION),
       detectFrame: (f) => {
         const s = f.letterbox.size;
-        const tensor = packBgrTensor(f.bgr, s, s, s, 'bgr', takeTensor(3 * s * s));
+        const tensor = packGbrpTensor(f.planes, s, takeTensor(3 * s * s));
         return this.run(tensor, f.letterbox.r, f.width, f.height);
       },
     };

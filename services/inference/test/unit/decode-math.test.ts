@@ -1,4 +1,5 @@
-import { letterboxFor, packBgrTensor, LETTERBOX_PAD_VALUE } from '../../src/model/letterbox';
+import { letterboxFor, packBgrTensor, packGbrpTensor, LETTERBOX_PAD_VALUE } from '../../src/model/letterbox';
+import { contentRgb } from '../../src/scenes/frames';
 import { decodeYolov8, decodeYolox } from '../../src/model/decoders';
 import { iou, nmsClassAware } from '../../src/model/nms';
 import { clampBox, toNormalizedBBox, unletterbox } from '../../src/bbox';
@@ -32,6 +33,32 @@ describe('letterbox', () => {
     expect(t[47]).toBe(LETTERBOX_PAD_VALUE);
     const tb = packBgrTensor(Uint8Array.from([30, 20, 10]), 1, 1, 4, 'bgr');
     expect([tb[0], tb[16], tb[32]]).toEqual([30, 20, 10]);
+  });
+
+  it('packs a planar G, B, R canvas (gbrp) into the same BGR planes as the interleaved one', () => {
+    const size = 3;
+    const plane = size * size;
+    const bgr = Uint8Array.from({ length: 3 * plane }, (_, i) => (i * 37) % 251);
+    const gbrp = new Uint8Array(3 * plane);
+    for (let i = 0; i < plane; i++) {
+      gbrp[i] = bgr[3 * i + 1]; // G
+      gbrp[plane + i] = bgr[3 * i]; // B
+      gbrp[2 * plane + i] = bgr[3 * i + 2]; // R
+    }
+    expect(Array.from(packGbrpTensor(gbrp, size))).toEqual(
+      Array.from(packBgrTensor(bgr, size, size, size, 'bgr')),
+    );
+    expect(() => packGbrpTensor(gbrp.subarray(1), size)).toThrow(RangeError);
+  });
+
+  it('copies the content of a planar canvas out as interleaved RGB', () => {
+    // 4x4 canvas, content 2x1 at the top-left: pixel0 = (r=1,g=2,b=3), pixel1 = (4,5,6).
+    const planes = Buffer.alloc(48, LETTERBOX_PAD_VALUE);
+    [2, 5].forEach((g, x) => (planes[x] = g));
+    [3, 6].forEach((b, x) => (planes[16 + x] = b));
+    [1, 4].forEach((r, x) => (planes[32 + x] = r));
+    const letterbox = { r: 1, width: 2, height: 1, size: 4 };
+    expect(Array.from(contentRgb({ planes, letterbox, width: 2, height: 1 }))).toEqual([1, 2, 3, 4, 5, 6]);
   });
 });
 

@@ -4,7 +4,7 @@ import { FrameQueue, type FrameQueueOptions } from '../../src/jobs/frame-queue';
 import type { SourceFrame } from '../../src/jobs/frame-source';
 
 const frame = (n: number): SourceFrame => ({
-  bgr: Buffer.alloc(0),
+  planes: Buffer.alloc(0),
   ptsMs: n,
   width: 4,
   height: 4,

@@ -68,7 +68,7 @@ describe('ffmpeg arguments and log parsing', () => {
       '-protocol_whitelist',
       'rtsp,rtp,tcp',
     ]);
-    expect(rtsp).toEqual(expect.arrayContaining(['-rtsp_transport', 'tcp', 'pipe:1', 'rawvideo', 'bgr24']));
+    expect(rtsp).toEqual(expect.arrayContaining(['-rtsp_transport', 'tcp', 'pipe:1', 'rawvideo', 'gbrp']));
     // The RTSP demuxer takes -timeout (socket I/O); -rw_timeout made every RTSP job fail.
     expect(rtsp[rtsp.indexOf('-timeout') + 1]).toBe('10000000');
     expect(rtsp).not.toContain('-rw_timeout');
@@ -100,7 +100,7 @@ describe('ffmpeg arguments and log parsing', () => {
     expect(file[file.indexOf('-protocol_whitelist') + 1]).toBe('file');
     expect(file).not.toContain('-rw_timeout');
     expect(letterboxFilter(5, 416)).toBe(
-      "fps=5,showinfo=checksum=0,scale=w='round(iw*min(416/iw,416/ih))':h='round(ih*min(416/iw,416/ih))':flags=bilinear,format=bgr24,pad=416:416:0:0:color=0x727272",
+      "fps=5,showinfo=checksum=0,scale=w='round(iw*min(416/iw,416/ih))':h='round(ih*min(416/iw,416/ih))':flags=bilinear,format=bgr24,format=gbrp,pad=416:416:0:0:color=0x727272",
     );
   });
 
