@@ -5,7 +5,8 @@ import ClientPgLite from 'knex-pglite';
 import { ConfigError, type CommonConfig } from '../config';
 import type { Logger } from '../logger';
 import type { Db, Migration } from '../ports/db';
-import { createPGlite } from './pglite-loader';
+import { createPGlite, type PGliteLike } from './pglite-loader';
+import { upgradeStandaloneDb } from './pglite-upgrade';
 
 export interface OpenDbOptions {
   /** Postgres schema of the service, e.g. `tasks`: lower-case letters, digits and underscores. */
@@ -73,13 +74,50 @@ async function prepare(knex: Knex, schema: string, migrations: Migration[], logg
   }
 }
 
+/** knex over one PGlite instance (which knex-pglite would otherwise construct itself); destroy() closes it. */
+function pgliteKnex(pglite: PGliteLike, schema: string): Knex {
+  return knexFactory({
+    client: ClientPgLite,
+    dialect: 'postgres',
+    connection: () => ({ pglite }),
+    searchPath: [schema],
+    acquireConnectionTimeout: 30_000,
+  } as Knex.Config);
+}
+
+/** A new PGlite database of an upgrade (pglite-upgrade.ts) with the schema the old one had: these migrations. */
+async function createSchemaFor(
+  pglite: PGliteLike,
+  names: string[],
+  opts: OpenDbOptions,
+): Promise<{ close(): Promise<void> }> {
+  const unknown = names.filter((n) => !opts.migrations.some((m) => m.name === n));
+  if (unknown.length > 0)
+    throw new ConfigError([
+      `the standalone database of ${opts.schema} has migrations this version does not know (${unknown.join(', ')})`,
+    ]);
+  const knex = pgliteKnex(pglite, opts.schema);
+  try {
+    await prepare(
+      knex,
+      opts.schema,
+      opts.migrations.filter((m) => names.includes(m.name)),
+      opts.logger,
+    );
+  } catch (err) {
+    await knex.destroy().catch(() => undefined);
+    throw err;
+  }
+  return { close: () => knex.destroy() };
+}
+
 /**
  * Opens the service's database and brings its schema up to date.
  *
  * - distributed: knex over `pg` at DATABASE_URL; the service's tables live in their own schema
  *   (created when missing), which is the connection's search_path.
  * - standalone: knex over PGlite (WASM Postgres) with its own data directory
- *   `${VISION_DATA_DIR}/pg/<schema>`; or in memory when `memory` is set or VISION_DATA_DIR is
+ *   `${VISION_DATA_DIR}/pg/<schema>` (upgraded first when an earlier PGlite wrote it); or in memory when `memory` is set or VISION_DATA_DIR is
  *   `:memory:`. PGlite has exactly one connection: inside `knex.transaction(...)` use the trx for
  *   every query, since a query on the plain knex waits for the connection the transaction holds.
  *
@@ -111,16 +149,14 @@ export async function openDb(
     if (!memory) {
       dir = pgliteDataDir(cfg.VISION_DATA_DIR, schema);
       mkdirSync(path.dirname(dir), { recursive: true });
+      // A directory an earlier PGlite wrote (PostgreSQL 17) is copied into this one's first.
+      await upgradeStandaloneDb(dir, {
+        schema,
+        logger: opts.logger,
+        createSchema: (pglite, names) => createSchemaFor(pglite, names, opts),
+      });
     }
-    // One instance, handed to knex-pglite (which would otherwise construct PGlite itself).
-    const pglite = createPGlite(dir);
-    knex = knexFactory({
-      client: ClientPgLite,
-      dialect: 'postgres',
-      connection: () => ({ pglite }),
-      searchPath: [schema],
-      acquireConnectionTimeout: 30_000,
-    } as Knex.Config);
+    knex = pgliteKnex(createPGlite(dir), schema);
   }
   try {
     await prepare(knex, schema, opts.migrations, opts.logger);

@@ -39,6 +39,8 @@ function intoRealm(value: unknown, depth = 0): unknown {
   if (value === null || typeof value !== 'object' || depth > 64) return value;
   const tag = Object.prototype.toString.call(value);
   if (tag === '[object Date]') return new Date((value as Date).getTime());
+  // COPY ... TO '/dev/blob' output: only ever handed back to PGlite (pglite-upgrade.ts).
+  if (tag === '[object Blob]') return value;
   if (ArrayBuffer.isView(value)) {
     const v = value as Uint8Array;
     return Buffer.from(new Uint8Array(v.buffer, v.byteOffset, v.byteLength));
@@ -59,20 +61,26 @@ function errorIntoRealm(err: unknown): unknown {
   return local;
 }
 
-/** A PGlite instance on `dataDir` (in memory when undefined). */
-export function createPGlite(dataDir: string | undefined): PGliteLike {
+/**
+ * The PGlite class of `moduleName`: `@electric-sql/pglite`, or an older release kept under an npm alias
+ * to read databases it wrote (pglite-upgrade.ts). Loaded outside jest's sandbox there (above).
+ */
+function loadPGlite(moduleName = '@electric-sql/pglite'): PGliteCtor {
   if (!sandboxedWithoutDynamicImport()) {
     // eslint-disable-next-line @typescript-eslint/no-require-imports
-    const { PGlite } = require('@electric-sql/pglite') as { PGlite: PGliteCtor };
-    return new PGlite(dataDir);
+    return (require(moduleName) as { PGlite: PGliteCtor }).PGlite;
   }
   // Jest replaces createRequire, but Module._load is Node's own loader.
   const nodeModule = Module as unknown as {
     _load(request: string, parent: unknown, isMain: boolean): unknown;
   };
-  const { PGlite } = nodeModule._load(require.resolve('@electric-sql/pglite'), null, false) as {
-    PGlite: PGliteCtor;
-  };
+  return (nodeModule._load(require.resolve(moduleName), null, false) as { PGlite: PGliteCtor }).PGlite;
+}
+
+/** A PGlite instance on `dataDir` (in memory when undefined), of `moduleName` (loadPGlite). */
+export function createPGlite(dataDir: string | undefined, moduleName?: string): PGliteLike {
+  const PGlite = loadPGlite(moduleName);
+  if (!sandboxedWithoutDynamicImport()) return new PGlite(dataDir);
   const pg = new PGlite(dataDir);
   return {
     waitReady: pg.waitReady.then(() => undefined),
