@@ -117,9 +117,10 @@ async function createSchemaFor(
  * - distributed: knex over `pg` at DATABASE_URL; the service's tables live in their own schema
  *   (created when missing), which is the connection's search_path.
  * - standalone: knex over PGlite (WASM Postgres) with its own data directory
- *   `${VISION_DATA_DIR}/pg/<schema>` (upgraded first when an earlier PGlite wrote it); or in memory when `memory` is set or VISION_DATA_DIR is
- *   `:memory:`. PGlite has exactly one connection: inside `knex.transaction(...)` use the trx for
- *   every query, since a query on the plain knex waits for the connection the transaction holds.
+ *   `${VISION_DATA_DIR}/pg/<schema>` (copied first when an earlier PGlite wrote it, pglite-upgrade.ts);
+ *   or in memory when `memory` is set or VISION_DATA_DIR is `:memory:`. PGlite has exactly one
+ *   connection: inside `knex.transaction(...)` use the trx for every query, since a query on the plain
+ *   knex waits for the connection the transaction holds.
  *
  * Migrations run through knex's migrator with a migration table in the service's schema, so each
  * service's migrations are independent of the others'.
