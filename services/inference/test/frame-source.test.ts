@@ -21,15 +21,20 @@ const args = ffmpegArgs({
 
 type Recycle = (source: FfmpegFrameSource, f: SourceFrame) => void;
 
-/** Every frame of `frameArgs`, each in a buffer of its own. */
-async function allFrames(frameArgs: string[]): Promise<Buffer[]> {
-  const frames: Buffer[] = [];
-  const source = new FfmpegFrameSource({
+/** A frame source on real ffmpeg with `frameArgs`. */
+function frameSource(frameArgs: string[], onFrame: (f: SourceFrame) => void): FfmpegFrameSource {
+  return new FfmpegFrameSource({
     ffmpegPath: process.env.FFMPEG_PATH ?? 'ffmpeg',
     args: frameArgs,
     frameBytes: SIZE * SIZE * 3,
-    onFrame: (f) => frames.push(f.planes),
+    onFrame,
   });
+}
+
+/** Every frame of `frameArgs`, each in a buffer of its own. */
+async function allFrames(frameArgs: string[]): Promise<Buffer[]> {
+  const frames: Buffer[] = [];
+  const source = frameSource(frameArgs, (f) => frames.push(f.planes));
   expect((await source.done).code).toBe(0);
   return frames;
 }
@@ -37,16 +42,11 @@ async function allFrames(frameArgs: string[]): Promise<Buffer[]> {
 async function decode(recycle?: Recycle): Promise<{ hashes: string[]; buffers: Set<Buffer> }> {
   const hashes: string[] = [];
   const buffers = new Set<Buffer>();
-  const source: FfmpegFrameSource = new FfmpegFrameSource({
-    ffmpegPath: process.env.FFMPEG_PATH ?? 'ffmpeg',
-    args,
-    frameBytes: SIZE * SIZE * 3,
-    // Two frames are held before the older one is read and handed back, as a job's frames wait to start.
-    onFrame: (f) => {
-      buffers.add(f.planes);
-      held.push(f);
-      if (held.length > 2) release(held.shift() as SourceFrame);
-    },
+  // Two frames are held before the older one is read and handed back, as a job's frames wait to start.
+  const source: FfmpegFrameSource = frameSource(args, (f) => {
+    buffers.add(f.planes);
+    held.push(f);
+    if (held.length > 2) release(held.shift() as SourceFrame);
   });
   const held: SourceFrame[] = [];
   const release = (f: SourceFrame) => {

@@ -1,4 +1,5 @@
 import { existsSync, readFileSync, renameSync, rmSync } from 'node:fs';
+import path from 'node:path';
 import { ConfigError } from '../config';
 import type { Logger } from '../logger';
 import { createPGlite, type PGliteLike } from './pglite-loader';
@@ -24,7 +25,7 @@ const LEGACY = { major: '17', module: 'pglite-pg17' } as const;
 /** The major version a Postgres data directory was written by (its PG_VERSION file); undefined when there is none. */
 export function dataDirMajor(dir: string): string | undefined {
   try {
-    return readFileSync(`${dir}/PG_VERSION`, 'utf8').trim();
+    return readFileSync(path.join(dir, 'PG_VERSION'), 'utf8').trim();
   } catch {
     return undefined;
   }

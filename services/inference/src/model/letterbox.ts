@@ -47,7 +47,7 @@ export function packBgrTensor(
   const bOff = order === 'bgr' ? 0 : 2;
   const rOff = order === 'bgr' ? 2 : 0;
   if (width === size && height === size) {
-    // A whole canvas (letterboxed by sharp or ffmpeg): one pass, no padding to write.
+    // A whole canvas (letterboxed by sharp): one pass, no padding to write.
     for (let i = 0, src = 0; i < plane; i++, src += 3) {
       out[i] = pixels[src + bOff];
       out[plane + i] = pixels[src + 1];
