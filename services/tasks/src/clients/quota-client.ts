@@ -17,9 +17,9 @@ export class QuotaClient {
     private readonly clock: Clock,
   ) {}
 
-  private headersFrom(figures: unknown, retryAfter: string | null): Record<string, string> {
+  private headersFrom(figures: unknown, retryAfter: string | string[] | undefined): Record<string, string> {
     const h = isQuotaFigures(figures) ? rateLimitHeaders(figures, this.clock.now()) : {};
-    if (retryAfter) h['Retry-After'] = retryAfter;
+    if (retryAfter) h['Retry-After'] = String(retryAfter);
     else if (isQuotaFigures(figures) && figures.remaining <= 0) {
       const secs = Math.max(
         1,
@@ -45,11 +45,11 @@ export class QuotaClient {
     if (r.status === 200 || r.status === 201) {
       const body = r.body as { day?: string; status?: string };
       if (body.status === 'refunded') return { kind: 'refunded' };
-      return { kind: 'charged', day: String(body.day ?? ''), headers: this.headersFrom(r.body, null) };
+      return { kind: 'charged', day: String(body.day ?? ''), headers: this.headersFrom(r.body, undefined) };
     }
     if (r.status === 429) {
       const details = (r.body as { error?: { details?: unknown } } | undefined)?.error?.details;
-      const headers = this.headersFrom(details, r.headers.get('retry-after'));
+      const headers = this.headersFrom(details, r.headers['retry-after']);
       const e =
         fromEnvelope(r.status, r.body) ??
         new ApiError('OP-QUOTA-DAILY-EXHAUSTED', 'Daily video task quota used up');
