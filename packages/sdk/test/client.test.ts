@@ -1,4 +1,7 @@
+import diagnosticsChannel from 'node:diagnostics_channel';
 import { createReadStream, readFileSync, statSync } from 'node:fs';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
 import path from 'node:path';
 import { MEDIA, startStack, type TestStack } from '../../../test/helpers/stack';
 import { startMediaServer, type MediaServer } from '../../../test/helpers/media-server';
@@ -286,31 +289,36 @@ describe('VisionClient against the standalone stack', () => {
   it('waitForTask() polls through resolving without resending the create', async () => {
     const inference = stack.standalone?.services.inference.url;
     if (!inference) throw new Error('needs the standalone stack (its in-process inference service)');
-    // The tasks service's submission reaches inference (the job is created) but its answer is lost:
-    // the outcome is unknown, the task is resolving, and the reconciler later finds the job.
-    const realFetch = globalThis.fetch;
+    // The tasks service's submission reaches inference (the job is created) but its answer is lost (the
+    // connection drops where the response would go): the outcome is unknown, the task is resolving, and the
+    // reconciler later finds the job.
+    const inferencePort = Number(new URL(inference).port);
     let lost = 0;
-    globalThis.fetch = async (input: string | URL | Request, init?: RequestInit) => {
-      const url = input instanceof Request ? input.url : String(input);
-      if (lost === 0 && url === `${inference}/internal/v1/jobs` && init?.method === 'POST') {
-        lost++;
-        await realFetch(input, init);
-        throw new TypeError('fetch failed', {
-          cause: Object.assign(new Error('socket hang up'), { code: 'ECONNRESET' }),
-        });
-      }
-      return realFetch(input, init);
+    const dropAnswer = (message: unknown) => {
+      const { request, response, socket } = message as {
+        request: IncomingMessage;
+        response: ServerResponse;
+        socket: Socket;
+      };
+      if (lost > 0 || socket.localPort !== inferencePort) return;
+      if (request.method !== 'POST' || request.url !== '/internal/v1/jobs') return;
+      lost++;
+      response.end = (() => {
+        socket.destroy();
+        return response;
+      }) as ServerResponse['end'];
     };
+    diagnosticsChannel.subscribe('http.server.request.start', dropAnswer);
     let creates = 0;
     const c = client(RESOLVING, stack.url, (req) => {
       if (req.method === 'POST') creates++;
-      return realFetch(req);
+      return fetch(req);
     });
     let created;
     try {
       created = await c.createFileTask({ file: PARKING, scene: 'person_vehicle' });
     } finally {
-      globalThis.fetch = realFetch;
+      diagnosticsChannel.unsubscribe('http.server.request.start', dropAnswer);
     }
     expect(lost).toBe(1);
     expect(created.httpStatus).toBe(202);
