@@ -15,8 +15,11 @@ export const imagesShape = {
   IMAGES_MAX_FILES: env.int(IMAGE_UPLOAD.maxFiles, 1, 100),
   /** Decoded pixel cap per image (width x height), against decompression bombs. */
   IMAGES_MAX_PIXELS: env.int(50_000_000, 1),
-  /** Inference calls in flight for one request. */
-  IMAGES_DETECT_CONCURRENCY: env.int(2, 1, 32),
+  /**
+   * Inference calls in flight for one request: by default one more than the backend's two model sessions,
+   * so that an image is read and decoded while the model runs on two others (docs/MODELS.md).
+   */
+  IMAGES_DETECT_CONCURRENCY: env.int(3, 1, 32),
   /** Time limit of one inference detect call (one image). */
   IMAGES_DETECT_TIMEOUT_MS: env.int(30_000, 100),
   /** opossum breaker around inference: error percentage that opens it, and how long it stays open. */

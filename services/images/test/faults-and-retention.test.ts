@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import request from 'supertest';
 import { FakeClock } from '@vision/shared';
+import { loadImagesConfig } from '../src/config';
 import { IDENTITY_HEADER, identityHeader, media, sha256, startStack, type Stack } from './harness';
 
 jest.setTimeout(60_000);
@@ -72,8 +73,8 @@ it('a refused hold (asked for while the first images are detected) fails the cal
     expect(res.status).toBe(429);
     expect(res.body.error.code).toBe('OP-QUOTA-DAILY-EXHAUSTED');
   }
-  // IMAGES_DETECT_CONCURRENCY is 2: two calls, at most two detections each, of six images each.
-  expect(fake.detectCalls - calls).toBeLessThanOrEqual(4);
+  // Two calls of six images each, at most IMAGES_DETECT_CONCURRENCY detections each.
+  expect(fake.detectCalls - calls).toBeLessThanOrEqual(2 * loadImagesConfig({}).IMAGES_DETECT_CONCURRENCY);
   expect((await stack.store.listOlderThan('images/', new Date(Date.now() + DAY), 10_000)).length).toBe(
     stored,
   );
