@@ -24,7 +24,8 @@ const CAPTURED_HEADERS = ['x-request-id'];
 
 /**
  * Starts OpenTelemetry for one process: W3C trace context and baggage, HTTP (incoming and outgoing),
- * undici (`fetch`, and `request` of calls between services), express (route names only: server spans named `METHOD /route`) and pg instrumentation.
+ * undici (`fetch`, and `request` of calls between services), express (route names only: server spans
+ * named `METHOD /route`) and pg instrumentation.
  * Every span belongs to the service of the code that started it (service-context.ts): `serviceName`
  * in a distributed process, each of the six in the standalone one. Spans are exported over OTLP/HTTP
  * only when OTEL_EXPORTER_OTLP_ENDPOINT is set (and OTEL_TRACES_EXPORTER is not `none`); otherwise
