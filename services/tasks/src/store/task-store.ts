@@ -135,33 +135,14 @@ export class TaskStore extends TaskQueueStore {
   }
 
   private async writeEvent(trx: Knex, task: TaskRow, type: TaskEvent['type'], now: Date): Promise<void> {
-    const event: TaskEvent = {
-      schema: 1,
-      event_id: randomUUID(),
-      type,
-      task_id: task.task_id,
-      subject: task.subject,
-      kind: task.kind,
-      scene_code: task.scene_code,
-      status: task.status,
-      business_threshold: task.business_threshold,
-      lower_bound: task.lower_bound,
-      result_expires_at: task.result_expires_at.toISOString(),
-      occurred_at: now.toISOString(),
-    };
-    await trx('outbox').insert({
-      topic: TOPICS.taskEvents,
-      msg_key: task.task_id,
-      value: JSON.stringify(event),
-      // The trace of the request that moved the task: the event's consumers join that trace.
-      headers: JSON.stringify(traceHeaders()),
-      created_at: now,
-    });
+    await trx('outbox').insert(outboxRow(task, type, now));
   }
 
   /**
    * Image call records (written by the images service); idempotent by task id. Writing the record of
-   * the same call again replaces its status and results summary.
+   * the same call again replaces its status and results summary. A new record and its `task.created`
+   * event are written by one statement (an insert that skips an existing id, and the outbox row of
+   * what it inserted): four statements fewer per image call than the transaction a rewrite takes.
    */
   async insertImageTask(r: {
     task_id: string;
@@ -175,45 +156,55 @@ export class TaskStore extends TaskQueueStore {
     retention_days: number;
   }): Promise<{ task: TaskRow; created: boolean }> {
     const now = this.clock.now();
+    const row = {
+      task_id: r.task_id,
+      subject: r.subject,
+      kind: 'image',
+      request_id: r.request_id,
+      scene_code: r.scene_code,
+      status: r.status,
+      business_threshold: r.business_threshold,
+      lower_bound: r.lower_bound,
+      results_summary: r.results_summary === undefined ? null : JSON.stringify(r.results_summary),
+      announced: true,
+      created_at: now,
+      updated_at: now,
+      result_expires_at: resultExpiresAt(now, r.retention_days),
+    };
+    const event = outboxRow(rowToTask(row), 'task.created', now);
+    const cols = Object.keys(row);
+    const inserted = (await this.knex.raw(
+      `with ins as (
+         insert into tasks (${cols.map(() => '??').join(', ')}) values (${cols.map(() => '?').join(', ')})
+         on conflict (task_id) do nothing returning *
+       ), ev as (
+         insert into outbox (topic, msg_key, value, headers, created_at)
+         select ?::text, ?::text, ?::jsonb, ?::text, ?::timestamptz from ins
+       )
+       select * from ins`,
+      [...cols, ...Object.values(row), event.topic, event.msg_key, event.value, event.headers, now],
+    )) as { rows: Record<string, unknown>[] };
+    if (inserted.rows.length === 1) return { task: rowToTask(inserted.rows[0]), created: true };
     return this.knex.transaction(async (trx) => {
       const existing = await trx('tasks').where({ task_id: r.task_id }).forUpdate().first();
-      if (existing) {
-        const task = rowToTask(existing as Record<string, unknown>);
-        // The images service writes the record again when the outcome changed after the first
-        // write (quota did not grant the images of an expired hold; a retry with the same key ran
-        // the call again): its latest summary stands. A record of another caller is never touched.
-        const same = task.kind === 'image' && task.subject === r.subject && task.request_id === r.request_id;
-        if (!same || r.results_summary === undefined) return { task, created: false };
-        const [row] = await trx('tasks')
-          .where({ task_id: r.task_id })
-          .update({
-            status: r.status,
-            results_summary: JSON.stringify(r.results_summary),
-            updated_at: now,
-          })
-          .returning('*');
-        return { task: rowToTask(row as Record<string, unknown>), created: false };
+      if (!existing) {
+        // Removed since the insert above met it: written again, as a new record.
+        const [created] = await trx('tasks').insert(row).returning('*');
+        const task = rowToTask(created as Record<string, unknown>);
+        await this.writeEvent(trx, task, 'task.created', now);
+        return { task, created: true };
       }
-      const [row] = await trx('tasks')
-        .insert({
-          task_id: r.task_id,
-          subject: r.subject,
-          kind: 'image',
-          request_id: r.request_id,
-          scene_code: r.scene_code,
-          status: r.status,
-          business_threshold: r.business_threshold,
-          lower_bound: r.lower_bound,
-          results_summary: r.results_summary === undefined ? null : JSON.stringify(r.results_summary),
-          announced: true,
-          created_at: now,
-          updated_at: now,
-          result_expires_at: resultExpiresAt(now, r.retention_days),
-        })
+      const task = rowToTask(existing as Record<string, unknown>);
+      // The images service writes the record again when the outcome changed after the first
+      // write (quota did not grant the images of an expired hold; a retry with the same key ran
+      // the call again): its latest summary stands. A record of another caller is never touched.
+      const same = task.kind === 'image' && task.subject === r.subject && task.request_id === r.request_id;
+      if (!same || r.results_summary === undefined) return { task, created: false };
+      const [updated] = await trx('tasks')
+        .where({ task_id: r.task_id })
+        .update({ status: r.status, results_summary: row.results_summary, updated_at: now })
         .returning('*');
-      const task = rowToTask(row as Record<string, unknown>);
-      await this.writeEvent(trx, task, 'task.created', now);
-      return { task, created: true };
+      return { task: rowToTask(updated as Record<string, unknown>), created: false };
     });
   }
 
@@ -229,4 +220,30 @@ export class TaskStore extends TaskQueueStore {
 /** Every reason is stored as a code of the closed list (packages/shared task-reasons), at most 200 characters. */
 function storedReason(reason: string | null): string | null {
   return reason === null ? null : toTaskReason(reason);
+}
+
+/** The outbox row of a task event (written in the transaction or statement of the change it reports). */
+function outboxRow(task: TaskRow, type: TaskEvent['type'], now: Date) {
+  const event: TaskEvent = {
+    schema: 1,
+    event_id: randomUUID(),
+    type,
+    task_id: task.task_id,
+    subject: task.subject,
+    kind: task.kind,
+    scene_code: task.scene_code,
+    status: task.status,
+    business_threshold: task.business_threshold,
+    lower_bound: task.lower_bound,
+    result_expires_at: task.result_expires_at.toISOString(),
+    occurred_at: now.toISOString(),
+  };
+  return {
+    topic: TOPICS.taskEvents,
+    msg_key: task.task_id,
+    value: JSON.stringify(event),
+    // The trace of the request that moved the task: the event's consumers join that trace.
+    headers: JSON.stringify(traceHeaders()),
+    created_at: now,
+  };
 }
