@@ -1,6 +1,7 @@
 /**
  * The quota ledger and its outbox relay on the stack's real Postgres, two replicas over one database:
  * concurrent holds and charges never take a day past its limit (the counter row is locked by one upsert),
+ * a hold sent twice at once is held once,
  * and two relays running at once publish every event exactly once (one claiming statement with
  * `FOR UPDATE SKIP LOCKED`). PGlite has a single connection, so only Postgres can show either.
  */
@@ -100,5 +101,18 @@ describeDistributed('quota ledger on Postgres, two replicas', () => {
     expect(new Set(published).size).toBe(published.length);
     const unsent = await dbs[0].knex('outbox').whereNull('sent_at').count({ n: '*' }).first();
     expect(Number(unsent?.n)).toBe(0);
+  }, 60_000);
+
+  it('a hold sent twice at once (a retry racing the first request) is held once', async () => {
+    // Each hold's insert and the day's counter lock are one statement: the request that meets the other's key
+    // must answer as a replay (created: false) and lock nothing.
+    const ids = Array.from({ length: 20 }, (_, i) => `twice-${i}`);
+    const answers = await Promise.all(
+      ids.flatMap((id) => [0, 1].map((r) => replicas[r].ledger.hold('twice', id, 'image', 1))),
+    );
+    expect(answers.filter((a) => a.created)).toHaveLength(ids.length);
+    expect((await replicas[0].ledger.usage('twice')).image).toMatchObject({ used: 0, held: ids.length });
+    const rows = await dbs[1].knex('holds').where({ subject: 'twice' }).count({ n: '*' }).first();
+    expect(Number(rows?.n)).toBe(ids.length);
   }, 60_000);
 });

@@ -55,6 +55,20 @@ export class LedgerQueries {
     return Number(rows[0].used);
   }
 
+  /**
+   * lockCounter, adding `units` to `used` in the same statement; returns `used` before the addition. The caller
+   * judges the fit with that figure and throws to roll the addition back.
+   */
+  async lockCounterAdding(subject: string, kind: Kind, day: Day, units: number): Promise<number> {
+    const rows = (await this.q('counters')
+      .insert({ subject, kind, day, used: units })
+      .onConflict(['subject', 'kind', 'day'])
+      .merge({ used: this.q.raw('?? + ?', ['counters.used', units]) })
+      .returning('used')) as Array<{ used: number | string }>;
+    if (rows.length !== 1) throw new Error('quota counter row vanished');
+    return Number(rows[0].used) - units;
+  }
+
   /** Units of the day's holds that are `held` and not expired at `now`. */
   async heldUnits(subject: string, kind: Kind, day: Day, now: Date): Promise<number> {
     const row = (await this.q('holds')
@@ -103,16 +117,27 @@ export class LedgerQueries {
       .update({ status: 'refunded', refunded_at: at });
   }
 
-  /** Inserts a hold unless its id exists; true when this call inserted it. */
-  async insertHold(
+  /**
+   * Inserts a hold unless its id exists and, only when it inserted it, locks the day's counter (lockCounter), in
+   * one statement: the counter's upsert reads the row the hold's insert returns, so the key is taken first and a
+   * concurrent request with the same id waits on the key without holding the counter. Returns the counter's
+   * `used`, or undefined when the id existed (nothing locked).
+   */
+  async insertHoldLockingCounter(
     row: Omit<HoldRow, 'settled_units'> & { created_at: Date; expires_at: Date },
-  ): Promise<boolean> {
-    const inserted = await this.q('holds')
-      .insert(row)
-      .onConflict(['subject', 'hold_id'])
-      .ignore()
-      .returning('hold_id');
-    return inserted.length > 0;
+  ): Promise<number | undefined> {
+    const cols = Object.keys(row);
+    const r = (await this.q.raw(
+      `with h as (
+         insert into ?? (${cols.map(() => '??').join(', ')}) values (${cols.map(() => '?').join(', ')})
+         on conflict (subject, hold_id) do nothing returning subject, kind, day
+       )
+       insert into ?? as c (subject, kind, day, used) select subject, kind, day, 0 from h
+       on conflict (subject, kind, day) do update set used = c.used
+       returning used`,
+      ['holds', ...cols, ...Object.values(row), 'counters'],
+    )) as { rows: Array<{ used: number | string }> };
+    return r.rows.length === 1 ? Number(r.rows[0].used) : undefined;
   }
 
   async findHold(subject: string, holdId: string, forUpdate = false): Promise<HoldRow | undefined> {
@@ -120,10 +145,23 @@ export class LedgerQueries {
     return (await (forUpdate ? query.forUpdate() : query).first()) as HoldRow | undefined;
   }
 
-  async markSettled(subject: string, holdId: string, units: number, at: Date): Promise<void> {
-    await this.q('holds')
-      .where({ subject, hold_id: holdId })
-      .update({ status: 'settled', settled_units: units, settled_at: at });
+  /** Marks a hold settled and writes its `settled` event to the outbox (appendEvent), in one statement. */
+  async markSettled(
+    subject: string,
+    holdId: string,
+    units: number,
+    at: Date,
+    event: QuotaEvent,
+  ): Promise<void> {
+    const o = outboxRow(event, at);
+    await this.q.raw(
+      `with s as (
+         update ?? set status = 'settled', settled_units = ?, settled_at = ? where subject = ? and hold_id = ?
+       )
+       insert into ?? (topic, "key", payload, headers, created_at) values (?, ?, ?, ?, ?)`,
+      ['holds', units, at, subject, holdId, 'outbox', o.topic, o.key, o.payload, o.headers, o.created_at],
+    );
+    this.afterCommit.push(() => countEvent(event.type, event.kind, event.units));
   }
 
   /** Marks holds whose expiry has passed as expired; returns how many. */
@@ -139,16 +177,21 @@ export class LedgerQueries {
 
   /** Writes a `vision.quota-events` row to the outbox (in the transaction of the change it reports). */
   async appendEvent(event: QuotaEvent, at: Date): Promise<void> {
-    await this.q('outbox').insert({
-      topic: TOPICS.quotaEvents,
-      key: event.subject,
-      payload: JSON.stringify(event),
-      // The trace of the request that wrote the event: its consumers join that trace.
-      headers: JSON.stringify(traceHeaders()),
-      created_at: at,
-    });
+    await this.q('outbox').insert(outboxRow(event, at));
     this.afterCommit.push(() => countEvent(event.type, event.kind, event.units));
   }
+}
+
+/** The outbox row of a quota event. */
+function outboxRow(event: QuotaEvent, at: Date) {
+  return {
+    topic: TOPICS.quotaEvents,
+    key: event.subject,
+    payload: JSON.stringify(event),
+    // The trace of the request that wrote the event: its consumers join that trace.
+    headers: JSON.stringify(traceHeaders()),
+    created_at: at,
+  };
 }
 
 /** vision_quota_* for one committed ledger event. */

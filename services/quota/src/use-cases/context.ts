@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { type ApiError, type Clock, metrics } from '@vision/shared';
 import { exhausted } from '../domain/exhausted';
-import { quotaEvent, type QuotaEventType } from '../domain/events';
+import { quotaEvent, type QuotaEvent, type QuotaEventType } from '../domain/events';
 import type { Kind } from '../domain/ledger';
 import { type Limits, limitFor } from '../domain/limits';
 import { type Day, dayOf, nextResetAt } from '../domain/day';
@@ -47,17 +47,21 @@ export async function rateFigures(ctx: LedgerContext, subject: string, kind: Kin
   return rateOf(await usageOf(ctx, ctx.store.read, subject, kind, now), now);
 }
 
-/** Records a quota event in the outbox, in the transaction of the change it reports. */
-export async function recordEvent(
-  q: LedgerQueries,
+/** A new quota event (its own event id). */
+export function newEvent(
   type: QuotaEventType,
   subject: string,
   kind: Kind,
   units: number,
   day: Day,
   at: Date,
-): Promise<void> {
-  await q.appendEvent(quotaEvent(randomUUID(), type, subject, kind, units, day, at), at);
+): QuotaEvent {
+  return quotaEvent(randomUUID(), type, subject, kind, units, day, at);
+}
+
+/** Records a quota event in the outbox, in the transaction of the change it reports. */
+export async function recordEvent(q: LedgerQueries, ...args: Parameters<typeof newEvent>): Promise<void> {
+  await q.appendEvent(newEvent(...args), args[5]);
 }
 
 /** The answer to a request the day's quota cannot cover, counted in vision_quota_exhausted_total. */

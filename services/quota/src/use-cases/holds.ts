@@ -2,7 +2,15 @@ import { invalidRequest, notFound } from '@vision/shared';
 import { dayOf } from '../domain/day';
 import { decideSettle, fits, type Kind } from '../domain/ledger';
 import type { HoldView, SettleView } from '../domain/views';
-import { type LedgerContext, limitOf, rateFigures, rateOf, recordEvent, refuseExhausted } from './context';
+import {
+  type LedgerContext,
+  limitOf,
+  newEvent,
+  rateFigures,
+  rateOf,
+  recordEvent,
+  refuseExhausted,
+} from './context';
 
 const toDate = (v: Date | string): Date => (v instanceof Date ? v : new Date(v));
 
@@ -20,8 +28,8 @@ export async function hold(
   const expires_at = new Date(start.getTime() + (ttlMs ?? ctx.holdTtlMs));
   const fresh = await ctx.store.transaction(async (q) => {
     const row = { subject, hold_id: holdId, kind, units, day, status: 'held' as const, expires_at };
-    if (!(await q.insertHold({ ...row, created_at: start }))) return undefined;
-    const used = await q.lockCounter(subject, kind, day);
+    const used = await q.insertHoldLockingCounter({ ...row, created_at: start });
+    if (used === undefined) return undefined;
     const now = ctx.clock.now();
     // The new hold is part of the sum already (same transaction); take it out to judge the fit.
     const held = (await q.heldUnits(subject, kind, day, now)) - units;
@@ -89,7 +97,11 @@ export async function settle(
       });
     if (first.action === 'too_many')
       throw invalidRequest('units exceeds the units held', 'units_exceed_hold', { held: first.held });
-    const used = await q.lockCounter(subject, row.kind, row.day);
+    // Units are added as the counter is locked (one statement); a refusal below rolls the addition back.
+    const used =
+      units > 0
+        ? await q.lockCounterAdding(subject, row.kind, row.day, units)
+        : await q.lockCounter(subject, row.kind, row.day);
     // Live or lapsed is judged again with the time read under the day's lock.
     const now = ctx.clock.now();
     const decision = decideSettle(state, units, now);
@@ -110,9 +122,13 @@ export async function settle(
       default:
         throw new Error(`unexpected settle decision ${decision.action}`);
     }
-    if (units > 0) await q.addUsed(subject, row.kind, row.day, units);
-    await q.markSettled(subject, holdId, units, now);
-    await recordEvent(q, 'settled', subject, row.kind, units, row.day, now);
+    await q.markSettled(
+      subject,
+      holdId,
+      units,
+      now,
+      newEvent('settled', subject, row.kind, units, row.day, now),
+    );
     return view;
   });
 }
