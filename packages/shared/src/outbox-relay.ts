@@ -2,6 +2,7 @@ import type { Knex } from 'knex';
 import type { Clock } from './clock';
 import type { Logger } from './logger';
 import { Periodic } from './periodic';
+import { traceHeaders } from './adapters/bus-tracing';
 import type { Bus, OutgoingMessage } from './ports/bus';
 
 /** Column names of a service's outbox table (each service keeps its own schema). */
@@ -23,6 +24,27 @@ export const DEFAULT_OUTBOX_TABLE: OutboxTable = {
   claimedUntil: 'claimed_until',
   headers: 'headers',
 };
+
+/**
+ * The row a writer inserts into its outbox table (columns `cols`), in the transaction or statement of the change
+ * the event reports: the event, its message key, and the trace of the request that wrote it (W3C headers), which
+ * the event's consumers join.
+ */
+export function outboxRow(
+  cols: OutboxTable,
+  topic: string,
+  key: string,
+  event: object,
+  at: Date,
+): Record<string, string | Date> {
+  return {
+    topic,
+    [cols.key]: key,
+    [cols.payload]: JSON.stringify(event),
+    [cols.headers]: JSON.stringify(traceHeaders()),
+    created_at: at,
+  };
+}
 
 export interface OutboxRelayOptions {
   knex: Knex;

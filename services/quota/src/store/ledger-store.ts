@@ -1,4 +1,4 @@
-import { type Knex, TOPICS, metrics, traceHeaders } from '@vision/shared';
+import { DEFAULT_OUTBOX_TABLE, type Knex, TOPICS, metrics, outboxRow } from '@vision/shared';
 import type { Day } from '../domain/day';
 import type { QuotaEvent, QuotaEventType } from '../domain/events';
 import type { HoldStatus, Kind } from '../domain/ledger';
@@ -153,13 +153,17 @@ export class LedgerQueries {
     at: Date,
     event: QuotaEvent,
   ): Promise<void> {
-    const o = outboxRow(event, at);
+    const o = eventRow(event, at);
     await this.q.raw(
       `with s as (
          update ?? set status = 'settled', settled_units = ?, settled_at = ? where subject = ? and hold_id = ?
        )
-       insert into ?? (topic, "key", payload, headers, created_at) values (?, ?, ?, ?, ?)`,
-      ['holds', units, at, subject, holdId, 'outbox', o.topic, o.key, o.payload, o.headers, o.created_at],
+       insert into ?? (${Object.keys(o)
+         .map(() => '??')
+         .join(', ')}) values (${Object.keys(o)
+         .map(() => '?')
+         .join(', ')})`,
+      ['holds', units, at, subject, holdId, 'outbox', ...Object.keys(o), ...Object.values(o)],
     );
     this.afterCommit.push(() => countEvent(event.type, event.kind, event.units));
   }
@@ -177,22 +181,14 @@ export class LedgerQueries {
 
   /** Writes a `vision.quota-events` row to the outbox (in the transaction of the change it reports). */
   async appendEvent(event: QuotaEvent, at: Date): Promise<void> {
-    await this.q('outbox').insert(outboxRow(event, at));
+    await this.q('outbox').insert(eventRow(event, at));
     this.afterCommit.push(() => countEvent(event.type, event.kind, event.units));
   }
 }
 
-/** The outbox row of a quota event. */
-function outboxRow(event: QuotaEvent, at: Date) {
-  return {
-    topic: TOPICS.quotaEvents,
-    key: event.subject,
-    payload: JSON.stringify(event),
-    // The trace of the request that wrote the event: its consumers join that trace.
-    headers: JSON.stringify(traceHeaders()),
-    created_at: at,
-  };
-}
+/** The outbox row of a quota event, keyed by subject. */
+const eventRow = (event: QuotaEvent, at: Date) =>
+  outboxRow(DEFAULT_OUTBOX_TABLE, TOPICS.quotaEvents, event.subject, event, at);
 
 /** vision_quota_* for one committed ledger event. */
 function countEvent(type: QuotaEventType, kind: Kind, units: number): void {

@@ -53,6 +53,16 @@ export interface NewVideoTask {
 export type InsertOutcome =
   { kind: 'created'; task: TaskRow } | { kind: 'lost' } | { kind: 'too_many_active'; active: number };
 
+/** The columns of tasks' outbox table (its relay is the shared OutboxRelay). */
+export const TASKS_OUTBOX = {
+  table: 'outbox',
+  key: 'msg_key',
+  payload: 'value',
+  sentAt: 'published_at',
+  claimedUntil: 'claimed_until',
+  headers: 'headers',
+};
+
 export interface TaskEvent {
   schema: 1;
   event_id: string;

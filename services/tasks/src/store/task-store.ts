@@ -6,8 +6,8 @@ import {
   TOPICS,
   metrics,
   toTaskReason,
-  traceHeaders,
   type Knex,
+  outboxRow,
 } from '@vision/shared';
 import { resultExpiresAt } from '../domain/retention';
 import { type TaskTrigger, transition } from '../domain/state-machine';
@@ -19,6 +19,7 @@ import {
   type NewVideoTask,
   type TaskEvent,
   type TaskRow,
+  TASKS_OUTBOX,
   rowToTask,
 } from './task-row';
 
@@ -135,7 +136,7 @@ export class TaskStore extends TaskQueueStore {
   }
 
   private async writeEvent(trx: Knex, task: TaskRow, type: TaskEvent['type'], now: Date): Promise<void> {
-    await trx('outbox').insert(outboxRow(task, type, now));
+    await trx('outbox').insert(eventRow(task, type, now));
   }
 
   /**
@@ -171,18 +172,19 @@ export class TaskStore extends TaskQueueStore {
       updated_at: now,
       result_expires_at: resultExpiresAt(now, r.retention_days),
     };
-    const event = outboxRow(rowToTask(row), 'task.created', now);
+    const event = eventRow(rowToTask(row), 'task.created', now);
     const cols = Object.keys(row);
+    const eventCols = Object.keys(event);
     const inserted = (await this.knex.raw(
       `with ins as (
          insert into tasks (${cols.map(() => '??').join(', ')}) values (${cols.map(() => '?').join(', ')})
          on conflict (task_id) do nothing returning *
        ), ev as (
-         insert into outbox (topic, msg_key, value, headers, created_at)
-         select ?::text, ?::text, ?::jsonb, ?::text, ?::timestamptz from ins
+         insert into outbox (${eventCols.map(() => '??').join(', ')})
+         select ${eventCols.map(() => '?').join(', ')} from ins
        )
        select * from ins`,
-      [...cols, ...Object.values(row), event.topic, event.msg_key, event.value, event.headers, now],
+      [...cols, ...Object.values(row), ...eventCols, ...Object.values(event)],
     )) as { rows: Record<string, unknown>[] };
     if (inserted.rows.length === 1) return { task: rowToTask(inserted.rows[0]), created: true };
     return this.knex.transaction(async (trx) => {
@@ -222,8 +224,8 @@ function storedReason(reason: string | null): string | null {
   return reason === null ? null : toTaskReason(reason);
 }
 
-/** The outbox row of a task event (written in the transaction or statement of the change it reports). */
-function outboxRow(task: TaskRow, type: TaskEvent['type'], now: Date) {
+/** The outbox row of a task event, keyed by task id. */
+function eventRow(task: TaskRow, type: TaskEvent['type'], now: Date) {
   const event: TaskEvent = {
     schema: 1,
     event_id: randomUUID(),
@@ -238,12 +240,5 @@ function outboxRow(task: TaskRow, type: TaskEvent['type'], now: Date) {
     result_expires_at: task.result_expires_at.toISOString(),
     occurred_at: now.toISOString(),
   };
-  return {
-    topic: TOPICS.taskEvents,
-    msg_key: task.task_id,
-    value: JSON.stringify(event),
-    // The trace of the request that moved the task: the event's consumers join that trace.
-    headers: JSON.stringify(traceHeaders()),
-    created_at: now,
-  };
+  return outboxRow(TASKS_OUTBOX, TOPICS.taskEvents, task.task_id, event, now);
 }

@@ -1,14 +1,6 @@
 /** The tasks outbox relay: the shared OutboxRelay (claims with SKIP LOCKED) over tasks' outbox table. */
 import { type Bus, type Clock, type Knex, type Logger, OutboxRelay } from '@vision/shared';
-
-export const TASKS_OUTBOX = {
-  table: 'outbox',
-  key: 'msg_key',
-  payload: 'value',
-  sentAt: 'published_at',
-  claimedUntil: 'claimed_until',
-  headers: 'headers',
-};
+import { TASKS_OUTBOX } from '../store/task-row';
 
 export function tasksOutboxRelay(d: {
   knex: Knex;
