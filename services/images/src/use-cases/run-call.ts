@@ -2,6 +2,7 @@
  * Running one image call that this request owns (fresh, or taken over from a dead owner): breaker and
  * scene gate, quota hold, inference then relay per image, task record, settle (SPEC.md 4.6).
  */
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import { ApiError, type Identity, type OwnedClaim, REASON } from '@vision/shared';
 import { holdIdFor } from '../domain/hold-id';
 import { CONTENT_TYPES } from '../domain/image-type';
@@ -58,8 +59,10 @@ export async function runCall(
     throw err;
   }
   // The hold is asked for while the first images are detected (their detection waits for nothing); nothing
-  // is written and no further image is taken before it is granted (processImages).
-  const held = quota.hold(identity, holdId, files.length, settings.holdTtlMs);
+  // is written and no further image is taken before it is granted (processImages). It goes out one turn of
+  // the event loop after the first images: in the standalone process inference then reads the first image
+  // and starts decoding it before the hold's statements take the thread (docs/MODELS.md, thirteenth session).
+  const held = nextTurn().then(() => quota.hold(identity, holdId, files.length, settings.holdTtlMs));
   const holdError = held.then(
     () => undefined,
     (err: unknown) => err,
