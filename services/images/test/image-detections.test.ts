@@ -390,6 +390,15 @@ describe('scenes and breaker', () => {
     expect((await quotaOf('scenes')).used).toBe(0);
   });
 
+  it('refuses a scene_code holding a NUL byte before storing anything (found by schemathesis)', async () => {
+    const key = randomUUID();
+    const r = await attachAll(post('scenes', key).field('scene_code', 'ship\u0000'), [JPG]);
+    expect(r.status).toBe(400);
+    expect(r.body.error.code).toBe('OP-TASK-SCENE-UNAVAILABLE');
+    expect(await stack.images.parts.calls.get('scenes', key)).toBeUndefined();
+    expect((await quotaOf('scenes')).used).toBe(0);
+  });
+
   it('answers 503 OP-TASK-BREAKER-OPEN while the breaker is open, and charges nothing', async () => {
     const breaker = stack.images.parts.inference.breaker;
     breaker.open();
