@@ -43,30 +43,17 @@ export class LedgerQueries {
   /**
    * Inserts the day's counter row if missing and locks it, in one statement (an upsert that rewrites the row
    * takes its row lock as `SELECT ... FOR UPDATE` would, and a waiting transaction reads the committed value);
-   * returns `used`.
+   * returns `used` as it was before `adding` units were added in the same statement. A caller that judges the
+   * fit with that figure throws to roll the addition back.
    */
-  async lockCounter(subject: string, kind: Kind, day: Day): Promise<number> {
+  async lockCounter(subject: string, kind: Kind, day: Day, adding = 0): Promise<number> {
     const rows = (await this.q('counters')
-      .insert({ subject, kind, day, used: 0 })
+      .insert({ subject, kind, day, used: adding })
       .onConflict(['subject', 'kind', 'day'])
-      .merge({ used: this.q.raw('??', ['counters.used']) })
+      .merge({ used: this.q.raw('?? + ?', ['counters.used', adding]) })
       .returning('used')) as Array<{ used: number | string }>;
     if (rows.length !== 1) throw new Error('quota counter row vanished');
-    return Number(rows[0].used);
-  }
-
-  /**
-   * lockCounter, adding `units` to `used` in the same statement; returns `used` before the addition. The caller
-   * judges the fit with that figure and throws to roll the addition back.
-   */
-  async lockCounterAdding(subject: string, kind: Kind, day: Day, units: number): Promise<number> {
-    const rows = (await this.q('counters')
-      .insert({ subject, kind, day, used: units })
-      .onConflict(['subject', 'kind', 'day'])
-      .merge({ used: this.q.raw('?? + ?', ['counters.used', units]) })
-      .returning('used')) as Array<{ used: number | string }>;
-    if (rows.length !== 1) throw new Error('quota counter row vanished');
-    return Number(rows[0].used) - units;
+    return Number(rows[0].used) - adding;
   }
 
   /** Units of the day's holds that are `held` and not expired at `now`. */
@@ -126,16 +113,18 @@ export class LedgerQueries {
   async insertHoldLockingCounter(
     row: Omit<HoldRow, 'settled_units'> & { created_at: Date; expires_at: Date },
   ): Promise<number | undefined> {
-    const cols = Object.keys(row);
+    const insert = this.q('holds')
+      .insert(row)
+      .onConflict(['subject', 'hold_id'])
+      .ignore()
+      .returning(['subject', 'kind', 'day'])
+      .toSQL();
     const r = (await this.q.raw(
-      `with h as (
-         insert into ?? (${cols.map(() => '??').join(', ')}) values (${cols.map(() => '?').join(', ')})
-         on conflict (subject, hold_id) do nothing returning subject, kind, day
-       )
-       insert into ?? as c (subject, kind, day, used) select subject, kind, day, 0 from h
+      `with h as (${insert.sql})
+       insert into counters as c (subject, kind, day, used) select subject, kind, day, 0 from h
        on conflict (subject, kind, day) do update set used = c.used
        returning used`,
-      ['holds', ...cols, ...Object.values(row), 'counters'],
+      insert.bindings,
     )) as { rows: Array<{ used: number | string }> };
     return r.rows.length === 1 ? Number(r.rows[0].used) : undefined;
   }
@@ -153,18 +142,12 @@ export class LedgerQueries {
     at: Date,
     event: QuotaEvent,
   ): Promise<void> {
-    const o = eventRow(event, at);
-    await this.q.raw(
-      `with s as (
-         update ?? set status = 'settled', settled_units = ?, settled_at = ? where subject = ? and hold_id = ?
-       )
-       insert into ?? (${Object.keys(o)
-         .map(() => '??')
-         .join(', ')}) values (${Object.keys(o)
-         .map(() => '?')
-         .join(', ')})`,
-      ['holds', units, at, subject, holdId, 'outbox', ...Object.keys(o), ...Object.values(o)],
-    );
+    const update = this.q('holds')
+      .where({ subject, hold_id: holdId })
+      .update({ status: 'settled', settled_units: units, settled_at: at })
+      .toSQL();
+    const insert = this.q('outbox').insert(eventRow(event, at)).toSQL();
+    await this.q.raw(`with s as (${update.sql}) ${insert.sql}`, [...update.bindings, ...insert.bindings]);
     this.afterCommit.push(() => countEvent(event.type, event.kind, event.units));
   }
 

@@ -60,8 +60,16 @@ export function newEvent(
 }
 
 /** Records a quota event in the outbox, in the transaction of the change it reports. */
-export async function recordEvent(q: LedgerQueries, ...args: Parameters<typeof newEvent>): Promise<void> {
-  await q.appendEvent(newEvent(...args), args[5]);
+export async function recordEvent(
+  q: LedgerQueries,
+  type: QuotaEventType,
+  subject: string,
+  kind: Kind,
+  units: number,
+  day: Day,
+  at: Date,
+): Promise<void> {
+  await q.appendEvent(newEvent(type, subject, kind, units, day, at), at);
 }
 
 /** The answer to a request the day's quota cannot cover, counted in vision_quota_exhausted_total. */

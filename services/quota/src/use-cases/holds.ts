@@ -98,10 +98,7 @@ export async function settle(
     if (first.action === 'too_many')
       throw invalidRequest('units exceeds the units held', 'units_exceed_hold', { held: first.held });
     // Units are added as the counter is locked (one statement); a refusal below rolls the addition back.
-    const used =
-      units > 0
-        ? await q.lockCounterAdding(subject, row.kind, row.day, units)
-        : await q.lockCounter(subject, row.kind, row.day);
+    const used = await q.lockCounter(subject, row.kind, row.day, units);
     // Live or lapsed is judged again with the time read under the day's lock.
     const now = ctx.clock.now();
     const decision = decideSettle(state, units, now);

@@ -173,18 +173,15 @@ export class TaskStore extends TaskQueueStore {
       result_expires_at: resultExpiresAt(now, r.retention_days),
     };
     const event = eventRow(rowToTask(row), 'task.created', now);
-    const cols = Object.keys(row);
+    const insert = this.knex('tasks').insert(row).onConflict('task_id').ignore().returning('*').toSQL();
     const eventCols = Object.keys(event);
     const inserted = (await this.knex.raw(
-      `with ins as (
-         insert into tasks (${cols.map(() => '??').join(', ')}) values (${cols.map(() => '?').join(', ')})
-         on conflict (task_id) do nothing returning *
-       ), ev as (
+      `with ins as (${insert.sql}), ev as (
          insert into outbox (${eventCols.map(() => '??').join(', ')})
          select ${eventCols.map(() => '?').join(', ')} from ins
        )
        select * from ins`,
-      [...cols, ...Object.values(row), ...eventCols, ...Object.values(event)],
+      [...insert.bindings, ...eventCols, ...Object.values(event)],
     )) as { rows: Record<string, unknown>[] };
     if (inserted.rows.length === 1) return { task: rowToTask(inserted.rows[0]), created: true };
     return this.knex.transaction(async (trx) => {
