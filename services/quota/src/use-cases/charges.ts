@@ -10,7 +10,7 @@ import { dayOf } from '../domain/day';
 import { fits, type Kind } from '../domain/ledger';
 import type { ChargeView, RefundView } from '../domain/views';
 import { isTombstone, TOMBSTONE_UNITS } from '../store/ledger-store';
-import { type LedgerContext, limitOf, rateFigures, recordEvent, refuseExhausted } from './context';
+import { type LedgerContext, limitOf, newEvent, rateFigures, refuseExhausted } from './context';
 
 /** Charges `units` to today. Answers `created: false` with the stored charge when `chargeId` exists. */
 export async function charge(
@@ -35,7 +35,7 @@ export async function charge(
     };
     if (!fits(usage, units)) throw refuseExhausted(kind, usage, now);
     await q.addUsed(subject, kind, day, units);
-    await recordEvent(q, 'charged', subject, kind, units, day, now);
+    await q.appendEvent(newEvent('charged', subject, kind, units, day, now), now);
     return true;
   });
   const row = await ctx.store.read.findCharge(subject, chargeId);
@@ -102,7 +102,7 @@ export async function refund(ctx: LedgerContext, subject: string, chargeId: stri
     const now = ctx.clock.now();
     await q.subtractUsed(subject, row.kind, row.day, row.units);
     await q.markRefunded(subject, chargeId, now);
-    await recordEvent(q, 'refunded', subject, row.kind, row.units, row.day, now);
+    await q.appendEvent(newEvent('refunded', subject, row.kind, row.units, row.day, now), now);
     return { charge_id: chargeId, day: row.day, status: 'refunded' };
   });
   if (!view) throw notFound('No such charge');

@@ -47,7 +47,7 @@ export async function rateFigures(ctx: LedgerContext, subject: string, kind: Kin
   return rateOf(await usageOf(ctx, ctx.store.read, subject, kind, now), now);
 }
 
-/** A new quota event (its own event id). */
+/** A new quota event (its own event id), for the outbox of the transaction of the change it reports. */
 export function newEvent(
   type: QuotaEventType,
   subject: string,
@@ -57,19 +57,6 @@ export function newEvent(
   at: Date,
 ): QuotaEvent {
   return quotaEvent(randomUUID(), type, subject, kind, units, day, at);
-}
-
-/** Records a quota event in the outbox, in the transaction of the change it reports. */
-export async function recordEvent(
-  q: LedgerQueries,
-  type: QuotaEventType,
-  subject: string,
-  kind: Kind,
-  units: number,
-  day: Day,
-  at: Date,
-): Promise<void> {
-  await q.appendEvent(newEvent(type, subject, kind, units, day, at), at);
 }
 
 /** The answer to a request the day's quota cannot cover, counted in vision_quota_exhausted_total. */

@@ -2,15 +2,7 @@ import { invalidRequest, notFound } from '@vision/shared';
 import { dayOf } from '../domain/day';
 import { decideSettle, fits, type Kind } from '../domain/ledger';
 import type { HoldView, SettleView } from '../domain/views';
-import {
-  type LedgerContext,
-  limitOf,
-  newEvent,
-  rateFigures,
-  rateOf,
-  recordEvent,
-  refuseExhausted,
-} from './context';
+import { type LedgerContext, limitOf, newEvent, rateFigures, rateOf, refuseExhausted } from './context';
 
 const toDate = (v: Date | string): Date => (v instanceof Date ? v : new Date(v));
 
@@ -35,7 +27,7 @@ export async function hold(
     const held = (await q.heldUnits(subject, kind, day, now)) - units;
     const usage = { limit: limitOf(ctx, subject, kind), used, held: Math.max(0, held) };
     if (!fits(usage, units)) throw refuseExhausted(kind, usage, now);
-    await recordEvent(q, 'held', subject, kind, units, day, now);
+    await q.appendEvent(newEvent('held', subject, kind, units, day, now), now);
     // The answer's figures as this transaction leaves the day (its counter is locked): no reads after it.
     return { now, usage: { ...usage, held: usage.held + units } };
   });
