@@ -13,7 +13,7 @@ import type { Clock } from '../clock';
 import { ApiError } from '../errors';
 import type { Logger } from '../logger';
 import { REASON } from '../reasons';
-import { type SceneStatus, isSceneCode } from '../scenes';
+import { type SceneCode, type SceneStatus, isSceneCode } from '../scenes';
 import type { InferenceClient } from './inference-client';
 
 export interface SceneGateSettings {
@@ -64,13 +64,23 @@ export class SceneGate {
     }
   }
 
-  /** The enabled scene `code`, or OP-TASK-SCENE-UNAVAILABLE. */
-  async requireEnabled(code: unknown): Promise<SceneStatus> {
+  /**
+   * `code` when it is one of the fixed scene codes (enabled or not), else OP-TASK-SCENE-UNAVAILABLE: a check
+   * without I/O, for callers that must refuse a value that is no scene code before they store it (it may hold
+   * bytes a database refuses, such as NUL).
+   */
+  requireSceneCode(code: unknown): SceneCode {
     if (typeof code !== 'string' || !isSceneCode(code))
       throw new ApiError('OP-TASK-SCENE-UNAVAILABLE', 'scene_code does not exist or is not enabled', {
         reason: REASON.unknown_scene,
         scene_code: typeof code === 'string' ? code.slice(0, 64) : null,
       });
+    return code;
+  }
+
+  /** The enabled scene `code`, or OP-TASK-SCENE-UNAVAILABLE. */
+  async requireEnabled(code: unknown): Promise<SceneStatus> {
+    this.requireSceneCode(code);
     const scene = (await this.list()).find((s) => s.scene_code === code);
     if (!scene || !scene.enabled)
       throw new ApiError('OP-TASK-SCENE-UNAVAILABLE', 'scene_code does not exist or is not enabled', {

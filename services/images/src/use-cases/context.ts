@@ -19,7 +19,7 @@ export interface DetectionDeps {
   quota: Pick<QuotaClient, 'hold' | 'settle'>;
   tasks: Pick<TasksClient, 'writeImageTask'>;
   inference: Pick<InferenceClient, 'detect' | 'isOpen'>;
-  scenes: Pick<SceneGate, 'requireEnabled'>;
+  scenes: Pick<SceneGate, 'requireEnabled' | 'requireSceneCode'>;
   clock: Clock;
   logger: Logger;
   settings: DetectionSettings;

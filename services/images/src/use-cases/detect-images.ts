@@ -4,7 +4,7 @@
  * take over a dead owner's call, finish a dead owner's settle), with this service's steps: runCall,
  * the replay of the stored results, and finishSettling. See docs/API.md "Image detection".
  */
-import { type Identity, IdempotentRequests, isSceneCode } from '@vision/shared';
+import { type Identity, IdempotentRequests } from '@vision/shared';
 import { requestFingerprint } from '../domain/fingerprint';
 import { detectionResponse } from '../domain/results';
 import type { UploadedImage } from '../http/upload/multipart';
@@ -44,9 +44,9 @@ export class ImageDetections {
     // SPEC.md 4.6: a missing field means fire_smoke; an empty one is a scene that does not exist.
     const sceneCode = sceneField === undefined ? DEFAULT_SCENE : sceneField;
     // A value that is no scene code at all is refused before the claim stores it (it may hold bytes a
-    // database refuses, such as NUL; found by schemathesis). A scene that exists is checked after the
-    // claim, so that the replay of a finished call does not depend on the scene being enabled now.
-    if (!isSceneCode(sceneCode)) await this.d.scenes.requireEnabled(sceneCode);
+    // database refuses, such as NUL; found by schemathesis). Whether the scene is enabled is checked after
+    // the claim, so that the replay of a finished call does not depend on the scene being enabled now.
+    this.d.scenes.requireSceneCode(sceneCode);
     const fingerprint = requestFingerprint(
       sceneCode,
       files.map((f) => f.sha256),
