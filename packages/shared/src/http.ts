@@ -15,6 +15,8 @@ import type { Logger } from './logger';
 import { httpMetricsMiddleware } from './http-metrics';
 import { requestShapeGuard } from './request-shape';
 import { answerUnparsableRequest } from './unparsable-request';
+import { endAfterBody } from './early-answer';
+import { requestContext } from './crash-handler';
 
 export const REQUEST_ID_HEADER = 'x-request-id';
 
@@ -121,7 +123,12 @@ export function sendError(res: Response, err: ApiError): void {
     return;
   }
   if (err.headers) for (const [k, v] of Object.entries(err.headers)) res.setHeader(k, v);
-  res.status(err.status).json(toEnvelope(err, requestIdOf(res)));
+  const body = JSON.stringify(toEnvelope(err, requestIdOf(res)));
+  res.status(err.status);
+  res.setHeader('Content-Type', 'application/json; charset=utf-8');
+  res.setHeader('Content-Length', Buffer.byteLength(body));
+  // A refusal may come before the request's body has all arrived: early-answer.ts says how it leaves.
+  endAfterBody(res.req, res, body);
 }
 
 export function errorHandler(logger: Logger): ErrorRequestHandler {
@@ -175,7 +182,8 @@ export function requestIdMiddleware(): RequestHandler {
     const id = given && REQUEST_ID_RE.test(given) ? given : randomUUID();
     res.locals.requestId = id;
     res.setHeader('X-Request-Id', id);
-    next();
+    // Whatever runs for this request (timers and stream handlers included) knows its id.
+    requestContext.run({ requestId: id }, next);
   };
 }
 

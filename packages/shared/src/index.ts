@@ -9,6 +9,8 @@ export * from './logger';
 export * from './config';
 export * from './identity';
 export * from './http';
+export * from './early-answer';
+export * from './crash-handler';
 export * from './request-shape';
 export * from './unparsable-request';
 export * from './scenes';

@@ -218,6 +218,12 @@ export const metrics = {
     'Requests refused by the per-subject limits, by reason (qps, concurrency)',
     ['reason'],
   ),
+  // The process-wide handler (crash-handler.ts): counted, then the process exits.
+  fatalErrors: new ServiceCounter(
+    'vision_fatal_errors_total',
+    'Errors that reached the process-wide handler, by kind (uncaught_exception, unhandled_rejection); the process then exits',
+    ['kind'],
+  ),
 };
 
 /** The states of vision_breaker_state. */

@@ -11,6 +11,7 @@ import type { Readable } from 'node:stream';
 import busboy from 'busboy';
 import { ApiError, invalidRequest } from './errors';
 import { REASON } from './reasons';
+import { setEarlyAnswerLimits } from './early-answer';
 
 export interface FilePart {
   /** Zero-based index among the file parts of the body. */
@@ -102,11 +103,11 @@ export function readMultipart<T>(req: IncomingMessage, spec: MultipartSpec<T>): 
     let failed: Error | undefined;
     let closed = false;
     let received = 0;
-    let drained = 0;
 
     const fail = (err: Error): void => {
       if (failed) return;
       failed = err;
+      setEarlyAnswerLimits(req, { bound: drainBound });
       // busboy itself is left to be collected: destroying it from inside its callbacks breaks its state.
       req.unpipe(bb);
       bb.on('error', () => undefined);
@@ -131,11 +132,7 @@ export function readMultipart<T>(req: IncomingMessage, spec: MultipartSpec<T>): 
 
     req.on('data', (chunk: Buffer) => {
       received += chunk.length;
-      if (failed) {
-        drained += chunk.length;
-        if (drained > drainBound) req.destroy();
-        return;
-      }
+      if (failed) return; // discarded, within the bound set at fail (early-answer.ts)
       if (spec.maxBodyBytes !== undefined && received > spec.maxBodyBytes)
         fail(bodyTooLarge(spec.maxBodyBytes));
     });
@@ -244,13 +241,12 @@ function bodyTooLarge(max: number): ApiError {
   });
 }
 
-/** Lets the client finish sending (so it can read the answer) while throwing the bytes away, up to a bound. */
+/**
+ * Lets the client finish sending (so it can read the answer) while throwing the bytes away, up to a
+ * bound: the answer to `err` then leaves by the rule of early-answer.ts.
+ */
 export function discardBody<E extends Error>(req: IncomingMessage, bound: number, err: E): E {
-  let drained = 0;
-  req.on('data', (chunk: Buffer) => {
-    drained += chunk.length;
-    if (drained > bound) req.destroy();
-  });
+  setEarlyAnswerLimits(req, { bound });
   req.on('error', () => undefined);
   req.resume();
   return err;

@@ -3,6 +3,8 @@ import type { Clock } from './clock';
 import type { Logger } from './logger';
 import { ConfigError, commonShape, loadConfig } from './config';
 import { startMetricsServer } from './metrics-server';
+import { installCrashHandler } from './crash-handler';
+import { createLogger } from './logger';
 // Type only: the module itself is required lazily in runMain.
 import type * as Telemetry from './telemetry';
 
@@ -37,6 +39,7 @@ export function runMain(serviceName: string, start: (opts: StartOptions) => Prom
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   const { startTelemetry } = require('./telemetry') as typeof Telemetry;
   const telemetry = startTelemetry(serviceName);
+  installCrashHandler(createLogger(serviceName));
   // @vision/shared's index (imported by main.ts) has loaded http and express already; the
   // instrumentation patches a module when it is next required, so require them once more now.
   // eslint-disable-next-line @typescript-eslint/no-require-imports

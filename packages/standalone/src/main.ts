@@ -1,4 +1,4 @@
-import { ConfigError, startTelemetry } from '@vision/shared';
+import { ConfigError, createLogger, installCrashHandler, startTelemetry } from '@vision/shared';
 import type * as StandaloneModule from './index';
 
 // Telemetry first, so that its instrumentation patches http, express, pg and kafkajs before they load.
@@ -8,6 +8,7 @@ const telemetry = startTelemetry(process.env.OTEL_SERVICE_NAME ?? 'vision-standa
   ...process.env,
   VISION_MODE: 'standalone',
 });
+installCrashHandler(createLogger('standalone'));
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const { startStandalone } = require('./index') as typeof StandaloneModule;
 

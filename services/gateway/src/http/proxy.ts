@@ -1,25 +1,17 @@
-import { Agent, type ClientRequest, type IncomingMessage, type ServerResponse } from 'node:http';
-import { Readable, Transform, type TransformCallback } from 'node:stream';
-import httpProxy from 'http-proxy';
-import { ApiError, REASON, sendError, timeoutRecorder, type Logger } from '@vision/shared';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { Agent, type Dispatcher } from 'undici';
+import {
+  ApiError,
+  REASON,
+  endAfterBody,
+  sendError,
+  setEarlyAnswerLimits,
+  timeoutRecorder,
+  type Logger,
+} from '@vision/shared';
+import { ByteCap, clientHeaders, isBodiless, upstreamHeaders } from './forward-headers';
 
-/** Counts bytes flowing through and fails once more than `limit` have passed. */
-export class ByteCap extends Transform {
-  private seen = 0;
-  exceeded = false;
-  constructor(private readonly limit: number) {
-    super();
-  }
-  override _transform(chunk: Buffer, _enc: BufferEncoding, cb: TransformCallback): void {
-    this.seen += chunk.length;
-    if (this.seen > this.limit) {
-      this.exceeded = true;
-      cb(new Error('request body exceeds the limit'));
-      return;
-    }
-    cb(null, chunk);
-  }
-}
+export { ByteCap, dropHopByHopHeaders, isBodiless } from './forward-headers';
 
 export interface ProxyTarget {
   url: string;
@@ -27,7 +19,7 @@ export interface ProxyTarget {
 }
 
 export interface ForwarderOptions {
-  /** An idle upstream connection is abandoned after this long. */
+  /** An upstream that sends nothing for this long (no answer, or a stalled answer) is abandoned: 503. */
   timeoutMs: number;
   /** Keep-alive connections per upstream for requests without a body; more wait in FIFO order. */
   pooledSockets: number;
@@ -38,72 +30,40 @@ export interface ForwarderOptions {
 /** A free pooled connection is closed after this long, before the upstream's own 5 s keep-alive timeout. */
 const POOL_IDLE_MS = 4000;
 
-/** True when a request carries no body (reads, deletes, bodiless POSTs): it can share a pooled connection. */
-export function isBodiless(headers: IncomingMessage['headers']): boolean {
-  if (headers['transfer-encoding'] !== undefined) return false;
-  const length = headers['content-length'];
-  return length === undefined || Number(length) === 0;
-}
-
-/**
- * Removes the hop-by-hop headers of the client's connection (RFC 9110 7.6.1): a client's
- * `Connection: close` must not close a pooled upstream connection.
- */
-export function dropHopByHopHeaders(headers: IncomingMessage['headers']): void {
-  const named = String(headers.connection ?? '')
-    .split(',')
-    .map((h) => h.trim().toLowerCase())
-    .filter(Boolean);
-  for (const h of ['connection', 'keep-alive', 'proxy-connection', 'te', 'upgrade', ...named])
-    delete headers[h];
-}
-
 export interface Forwarder {
   (req: IncomingMessage, res: ServerResponse, target: ProxyTarget, maxBodyBytes: number): void;
-  /** Closes the pooled connections. */
+  /** Closes the upstream connections. */
   close(): void;
 }
 
+/** Errors undici raises when a connection it reused turned out closed before any answer came. */
+const STALE_CONNECTION = new Set(['UND_ERR_SOCKET', 'ECONNRESET', 'EPIPE', 'UND_ERR_CLOSED']);
+const TIMED_OUT = new Set(['UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT']);
+
 /**
- * Streams a request to an upstream service and its answer back. Bodies are piped with backpressure
- * (never buffered); a body over `maxBodyBytes` is cut off and answered 400 if nothing was sent yet.
- * An unreachable upstream answers 503 OP-SYS-UNAVAILABLE.
+ * Streams a request to an upstream service and its answer back, through undici. Bodies are piped with
+ * backpressure (never buffered); a body over `maxBodyBytes` is cut off and answered 400. Only a failure
+ * to reach the upstream or a silent upstream answers 503 OP-SYS-UNAVAILABLE: an upstream that answered,
+ * even before it had read the whole body (a refusal), has its answer relayed as it is, by the rule of
+ * early-answer.ts (the rest of the client's body is read and discarded, the connection closes only after).
  *
  * Requests without a body travel on a bounded pool of keep-alive connections per upstream: no TCP
- * set-up per read, and when every pooled connection is busy the next request waits its turn (FIFO)
- * instead of opening a new connection, which a busy upstream accepts late (Node accepts about one
- * new connection per event-loop turn, so fresh connections starve behind warm ones). Uploads get a
- * connection of their own: a long upload never holds a pooled connection.
+ * set-up per read, and when every pooled connection is busy the next request waits its turn (FIFO).
+ * Uploads use a second, unbounded set of keep-alive connections: a long upload never holds a pooled
+ * connection, and the upstream never sees a `Connection: close` that would make it close over a body
+ * still arriving.
  */
 export function createForwarder(logger: Logger, opts: ForwarderOptions): Forwarder {
   const { timeoutMs } = opts;
   const pool = new Agent({
-    keepAlive: true,
-    maxSockets: opts.pooledSockets,
-    timeout: POOL_IDLE_MS,
+    connections: opts.pooledSockets,
+    keepAliveTimeout: POOL_IDLE_MS,
+    headersTimeout: timeoutMs,
+    bodyTimeout: timeoutMs,
   });
-  const proxy = httpProxy.createProxyServer({
-    xfwd: true,
-    // Only the upstream request is bounded: http-proxy's `timeout` would destroy the client's socket
-    // at the same moment, so the client got a closed connection instead of the 503.
-    proxyTimeout: timeoutMs,
-    ws: false,
-    changeOrigin: false,
-  });
-
-  // The upstream request of each client request (the latest attempt), its upstream, and the ones that timed out.
-  const upstreamOf = new WeakMap<IncomingMessage, ClientRequest>();
-  const targetOf = new WeakMap<IncomingMessage, string>();
-  const timedOut = new WeakSet<IncomingMessage>();
-  proxy.on('proxyReq', (proxyReq: ClientRequest, req: IncomingMessage) => {
-    upstreamOf.set(req, proxyReq);
-    // A timeout is counted and recorded on the request's server span (error.type=timeout, timeout_ms, event).
-    const timeout = timeoutRecorder(targetOf.get(req) ?? 'upstream', timeoutMs);
-    proxyReq.once('timeout', () => {
-      timedOut.add(req);
-      timeout();
-    });
-  });
+  // No headers timeout: undici's would run while a slow upload is still being sent. The forwarder
+  // times the wait for an answer itself, from the moment the whole body has been passed on.
+  const uploads = new Agent({ keepAliveTimeout: POOL_IDLE_MS, headersTimeout: 0, bodyTimeout: timeoutMs });
 
   /** Logs an upstream failure; the error the client gets for it. */
   const upstreamFailed = (target: ProxyTarget, err: NodeJS.ErrnoException) => {
@@ -117,68 +77,81 @@ export function createForwarder(logger: Logger, opts: ForwarderOptions): Forward
     sendError(res as Parameters<typeof sendError>[0], err);
   };
 
-  /**
-   * A request without a body, on the pool. A GET or HEAD whose pooled connection turns out closed by
-   * the upstream (it closed an idle connection, or is shutting down, as the request went out) is sent
-   * once more on a fresh connection: nothing reached the upstream's handler, and reads are idempotent.
-   * A timeout is never retried.
-   */
-  const forwardPooled = (req: IncomingMessage, res: ServerResponse, target: ProxyTarget, retry: boolean) => {
-    // Each attempt adds X-Forwarded-* to the headers: a retry starts again from the client's.
-    const headers = retry ? { ...req.headers } : undefined;
-    proxy.web(
-      req,
-      res,
-      { target: target.url, agent: pool, buffer: Readable.from([]) },
-      (err: NodeJS.ErrnoException) => {
-        const stale =
-          upstreamOf.get(req)?.reusedSocket === true &&
-          !timedOut.has(req) &&
-          !res.headersSent &&
-          !res.destroyed &&
-          !req.socket.destroyed;
-        if (headers && stale) {
-          logger.debug(
-            { upstream: target.name, code: err.code },
-            'pooled connection was closed; retrying once',
-          );
-          req.headers = headers;
-          return forwardPooled(req, res, target, false);
-        }
-        answer(res, upstreamFailed(target, err));
-      },
-    );
+  /** Relays an upstream's answer; the response ends once the client's body has ended too. */
+  const relay = (req: IncomingMessage, res: ServerResponse, up: Dispatcher.ResponseData): void => {
+    if (res.destroyed || res.headersSent) return void up.body.destroy();
+    res.writeHead(up.statusCode, clientHeaders(up.headers));
+    up.body.on('data', (chunk: Buffer) => {
+      if (!res.write(chunk)) up.body.pause();
+    });
+    res.on('drain', () => up.body.resume());
+    up.body.once('end', () => endAfterBody(req, res));
+    up.body.once('error', () => res.destroy());
+    res.once('close', () => up.body.destroy());
   };
 
-  const forward = function forward(
+  const forwardBodiless = (req: IncomingMessage, res: ServerResponse, target: ProxyTarget) => {
+    const idempotent = req.method === 'GET' || req.method === 'HEAD';
+    const headers = upstreamHeaders(req);
+    const ac = new AbortController();
+    res.once('close', () => ac.abort());
+    const timeout = timeoutRecorder(target.name, timeoutMs);
+    req.resume(); // nothing to read: let 'end' happen
+    const attempt = (retry: boolean) => {
+      pool
+        .request({
+          origin: target.url,
+          path: req.url ?? '/',
+          method: req.method as Dispatcher.HttpMethod,
+          headers,
+          signal: ac.signal,
+        })
+        .then(
+          (up) => relay(req, res, up),
+          (err: NodeJS.ErrnoException) => {
+            if (ac.signal.aborted || res.destroyed) return;
+            // A pooled connection the upstream had closed as the request went out: nothing reached
+            // its handler, and a read may be sent once more.
+            if (retry && STALE_CONNECTION.has(err.code ?? '')) {
+              logger.debug(
+                { upstream: target.name, code: err.code },
+                'pooled connection was closed; retrying once',
+              );
+              return attempt(false);
+            }
+            if (TIMED_OUT.has(err.code ?? '')) timeout();
+            answer(res, upstreamFailed(target, err));
+          },
+        );
+    };
+    attempt(idempotent);
+  };
+
+  const forwardUpload = (
     req: IncomingMessage,
     res: ServerResponse,
     target: ProxyTarget,
     maxBodyBytes: number,
-  ): void {
-    targetOf.set(req, target.name);
-    if (isBodiless(req.headers)) {
-      dropHopByHopHeaders(req.headers);
-      req.resume(); // nothing to read: let 'end' happen
-      forwardPooled(req, res, target, req.method === 'GET' || req.method === 'HEAD');
-      return;
-    }
+  ) => {
+    setEarlyAnswerLimits(req, { bound: maxBodyBytes, idleMs: opts.uploadIdleMs });
     const cap = new ByteCap(maxBodyBytes);
-    let failed = false;
+    const ac = new AbortController();
+    let settled = false;
     let idle: NodeJS.Timeout | undefined;
-    const fail = (err: ApiError, closeClient = false) => {
-      if (failed) return;
-      failed = true;
+    let waiting: NodeJS.Timeout | undefined;
+    const timeout = timeoutRecorder(target.name, timeoutMs);
+    const stop = () => {
+      settled = true;
       clearTimeout(idle);
-      // The upstream must not wait for the rest of a body that will never come: it drops what it got.
-      upstreamOf.get(req)?.destroy();
-      if (closeClient) {
-        res.setHeader('Connection', 'close');
-        res.once('finish', () => req.socket.destroy());
-      }
-      answer(res, err);
+      clearTimeout(waiting);
+    };
+    /** Refuses the request before the upstream answered: the upstream drops what it got. */
+    const fail = (err: ApiError) => {
+      if (settled) return;
+      stop();
       req.unpipe(cap);
-      req.resume();
+      ac.abort();
+      answer(res, err);
     };
     // A slow but steady upload may take as long as it needs; one that stops sending is cut.
     const stalled = () => {
@@ -190,32 +163,78 @@ export function createForwarder(logger: Logger, opts: ForwarderOptions): Forward
           reason: REASON.upload_stalled,
           idle_ms: opts.uploadIdleMs,
         }),
-        true,
       );
     };
     const arm = () => {
       clearTimeout(idle);
-      idle = setTimeout(stalled, opts.uploadIdleMs);
+      if (!settled) idle = setTimeout(stalled, opts.uploadIdleMs);
     };
     req.on('data', arm);
-    req.once('end', () => clearTimeout(idle));
-    req.once('close', () => clearTimeout(idle));
+    req.once('end', () => {
+      clearTimeout(idle);
+      if (settled) return;
+      // The whole body is on its way: the upstream has timeoutMs to answer.
+      waiting = setTimeout(() => {
+        timeout();
+        fail(upstreamFailed(target, Object.assign(new Error('no answer in time'), { code: 'ETIMEDOUT' })));
+      }, timeoutMs);
+    });
+    req.on('error', () => undefined);
+    // The client went away before its answer: the upstream request is aborted, nothing is answered.
+    res.once('close', () => {
+      if (!res.writableFinished) {
+        stop();
+        ac.abort();
+      }
+    });
     arm();
     cap.on('error', () => {
-      if (cap.exceeded) {
+      if (cap.exceeded)
         fail(
           new ApiError('OP-TASK-REQUEST-INVALID', `Request body exceeds ${maxBodyBytes} bytes`, {
             reason: 'body_too_large',
             limit_bytes: maxBodyBytes,
           }),
         );
-      }
     });
     req.pipe(cap);
-    proxy.web(req, res, { target: target.url, buffer: cap, agent: false }, (err: NodeJS.ErrnoException) => {
-      if (cap.exceeded || failed) return; // already answered above
-      fail(upstreamFailed(target, err));
-    });
+    uploads
+      .request({
+        origin: target.url,
+        path: req.url ?? '/',
+        method: req.method as Dispatcher.HttpMethod,
+        headers: upstreamHeaders(req),
+        body: cap,
+        signal: ac.signal,
+      })
+      .then(
+        (up) => {
+          if (settled) return void up.body.destroy();
+          stop();
+          // An answer before the whole body (a refusal): nothing more goes upstream, the rest is discarded.
+          req.unpipe(cap);
+          relay(req, res, up);
+        },
+        (err: NodeJS.ErrnoException) => {
+          if (settled || ac.signal.aborted) return;
+          fail(upstreamFailed(target, err));
+        },
+      );
   };
-  return Object.assign(forward, { close: () => pool.destroy() });
+
+  const forward = function forward(
+    req: IncomingMessage,
+    res: ServerResponse,
+    target: ProxyTarget,
+    maxBodyBytes: number,
+  ): void {
+    if (isBodiless(req.headers)) forwardBodiless(req, res, target);
+    else forwardUpload(req, res, target, maxBodyBytes);
+  };
+  return Object.assign(forward, {
+    close: () => {
+      void pool.destroy().catch(() => undefined);
+      void uploads.destroy().catch(() => undefined);
+    },
+  });
 }

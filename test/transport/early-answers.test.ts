@@ -1,0 +1,196 @@
+import { execFile } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { VisionApiError, VisionClient } from '@vision/sdk';
+import { IMAGE_BODY_LIMIT, VIDEO_BODY_LIMIT } from '../../services/gateway/src/domain/routes';
+import { startStack, type TestStack } from '../helpers/stack';
+import { head, imageForm, quotaOf, rawClient, serving, sleep } from './support';
+
+const KEY = 'transport-early-0123456789';
+const IMAGES = '/v1/vision/image-detections';
+const VIDEO = '/v1/vision/video-tasks';
+const IDLE_MS = 1500;
+const run = promisify(execFile);
+
+/**
+ * A refusal given before the request's body has all arrived reaches every kind of client as that
+ * refusal: the spec's code and reason, never a reset, never a 503, and the service keeps serving.
+ */
+describe('transport: early answers reach the client', () => {
+  let stack: TestStack;
+  let dir: string;
+  let quotaBefore: unknown;
+  beforeAll(async () => {
+    stack = await startStack({
+      keys: `${KEY}:transport-early`,
+      env: { GATEWAY_UPLOAD_IDLE_MS: String(IDLE_MS) },
+    });
+    dir = mkdtempSync(path.join(os.tmpdir(), 'transport-early-'));
+    quotaBefore = await quotaOf(stack, KEY);
+  }, 120_000);
+  afterAll(async () => {
+    // Whatever each case did, the service still serves and nothing was charged or held.
+    if (stack) {
+      expect(await serving(stack, KEY)).toBe(true);
+      expect(await quotaOf(stack, KEY)).toEqual(quotaBefore);
+      await stack.close();
+    }
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  const sixMb = () => imageForm(6_000_000, 'person_vehicle');
+
+  it('Node fetch (undici) reads the 400 of a bad Idempotency-Key on a 6 MB image', async () => {
+    const form = new FormData();
+    form.append('scene_code', 'person_vehicle');
+    form.append('files', new Blob([Buffer.alloc(6_000_000, 1)], { type: 'image/jpeg' }), 'a.jpg');
+    const res = await fetch(`${stack.url}${IMAGES}`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${KEY}`, 'idempotency-key': 'abc' },
+      body: form,
+    });
+    expect(res.status).toBe(400);
+    const body = (await res.json()) as { error: { code: string; details: { reason: string } } };
+    expect(body.error.code).toBe('OP-TASK-REQUEST-INVALID');
+    expect(body.error.details.reason).toBe('idempotency_key');
+  });
+
+  it('the SDK reads the same 400 as a typed error', async () => {
+    const client = new VisionClient({ baseUrl: stack.url, apiKey: KEY, retry: { retries: 0 } });
+    const err = await client
+      .detectImages([Buffer.alloc(6_000_000, 1)], { idempotencyKey: 'abc', scene: 'person_vehicle' })
+      .catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(VisionApiError);
+    expect((err as VisionApiError).status).toBe(400);
+    expect((err as VisionApiError).reason).toBe('idempotency_key');
+  });
+
+  it('curl reads it (it stops sending when the answer comes)', async () => {
+    const file = path.join(dir, 'six.jpg');
+    writeFileSync(file, Buffer.alloc(6_000_000, 1));
+    const { stdout } = await run('curl', [
+      '-sS',
+      '-H',
+      `Authorization: Bearer ${KEY}`,
+      '-H',
+      'Idempotency-Key: abc',
+      '-F',
+      'scene_code=person_vehicle',
+      '-F',
+      `files=@${file};type=image/jpeg`,
+      '-w',
+      '\n%{http_code}',
+      `${stack.url}${IMAGES}`,
+    ]);
+    const [body, code] = stdout.trim().split('\n');
+    expect(code).toBe('400');
+    expect(JSON.parse(body).error.details.reason).toBe('idempotency_key');
+  });
+
+  it('Python requests reads it (it sends the whole body before it reads)', async () => {
+    const script = [
+      'import json, sys, requests',
+      "files = {'files': ('a.jpg', b'\\x01' * 6000000, 'image/jpeg')}",
+      "r = requests.post(sys.argv[1], headers={'Authorization': 'Bearer ' + sys.argv[2], 'Idempotency-Key': 'abc'},",
+      "                  data={'scene_code': 'person_vehicle'}, files=files, timeout=60)",
+      "print(r.status_code, r.json()['error']['details']['reason'])",
+    ].join('\n');
+    const { stdout } = await run('python3', ['-c', script, `${stack.url}${IMAGES}`, KEY]);
+    expect(stdout.trim()).toBe('400 idempotency_key');
+  });
+
+  // A client that sends everything, then reads, at each size up to the endpoint's limit; the
+  // connection is kept alive afterwards and serves the next request.
+  it.each([
+    ['images', IMAGES, 1024],
+    ['images', IMAGES, 6_000_000],
+    ['images', IMAGES, IMAGE_BODY_LIMIT - 4096],
+    ['video', VIDEO, 3_000_000],
+    ['video', VIDEO, VIDEO_BODY_LIMIT - 4096],
+  ])(
+    'a raw client sending a %s body to %s of %d bytes whole, then reading, gets the 400 and keeps its connection',
+    async (_kind, route, size) => {
+      const c = await rawClient(stack.url);
+      const { contentType } = imageForm(0);
+      await c.write(
+        head(route, {
+          authorization: `Bearer ${KEY}`,
+          'idempotency-key': 'abc',
+          'content-type': contentType,
+          'content-length': size,
+        }),
+      );
+      const chunk = Buffer.alloc(1024 * 1024, 0x41);
+      for (let sent = 0; sent < size; sent += chunk.length) {
+        const ok = await c.write(sent + chunk.length <= size ? chunk : chunk.subarray(0, size - sent));
+        expect(ok).toBe(true);
+      }
+      const a = await c.answer();
+      expect(a.status).toBe(400);
+      expect(JSON.parse(a.body).error.details.reason).toBe('idempotency_key');
+      expect(a.ended).toBe('open');
+      await c.write(`GET /api/op/v1/scenes HTTP/1.1\r\nHost: t\r\nAuthorization: Bearer ${KEY}\r\n\r\n`);
+      expect(await c.statuses(2)).toEqual([400, 200]);
+      c.socket.destroy();
+    },
+    240_000,
+  );
+
+  it('an upstream refusal (unknown scene) is relayed as that refusal, not as 503', async () => {
+    const { contentType, body } = imageForm(6_000_000, 'no_such_scene');
+    const c = await rawClient(stack.url);
+    await c.write(
+      head(IMAGES, {
+        authorization: `Bearer ${KEY}`,
+        'idempotency-key': randomUUID(),
+        'content-type': contentType,
+        'content-length': body.length,
+      }),
+    );
+    await c.write(body);
+    const a = await c.answer();
+    expect(a.status).toBe(400);
+    expect(JSON.parse(a.body).error.code).not.toBe('OP-SYS-UNAVAILABLE');
+    c.socket.destroy();
+  });
+
+  it('a client that sends a bad header and part of a body, then stalls, gets the 400 and a closed connection; the service lives on', async () => {
+    const { contentType, body } = sixMb();
+    const c = await rawClient(stack.url);
+    await c.write(
+      head(IMAGES, {
+        authorization: `Bearer ${KEY}`,
+        'idempotency-key': 'abc',
+        'content-type': contentType,
+        'content-length': body.length,
+      }),
+    );
+    await c.write(body.subarray(0, 1_000_000));
+    const a = await c.answer();
+    expect(a.status).toBe(400);
+    expect(JSON.parse(a.body).error.details.reason).toBe('idempotency_key');
+    // The idle cut, then the linger: the connection is closed, and nothing threw on the way.
+    await sleep(IDLE_MS + 3000);
+    expect(c.socket.readableEnded || c.socket.destroyed).toBe(true);
+    expect(await serving(stack, KEY)).toBe(true);
+  }, 30_000);
+
+  it('a declared body over the limit is refused at once; a client reading while it sends reads the 400', async () => {
+    const c = await rawClient(stack.url);
+    await c.write(
+      head(IMAGES, {
+        authorization: `Bearer ${KEY}`,
+        'idempotency-key': randomUUID(),
+        'content-type': 'multipart/form-data; boundary=x',
+        'content-length': IMAGE_BODY_LIMIT + 10,
+      }),
+    );
+    const a = await c.answer();
+    expect(a.status).toBe(400);
+    expect(JSON.parse(a.body).error.details.reason).toBe('body_too_large');
+    c.socket.destroy();
+  });
+});
