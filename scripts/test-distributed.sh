@@ -4,7 +4,7 @@
 #   1. installs the servers when missing (first run on a fresh machine: minutes, mostly compiling MinIO),
 #   2. starts those not running, 3. builds, 4. runs jest on test/e2e and test/distributed,
 #   5. stops the servers this run started (VISION_STACK_KEEP=1 leaves them running). Exits non-zero on failure.
-# Arguments replace the default test paths (test/e2e test/distributed), e.g. scripts/test-distributed.sh test/distributed/redis-down.test.ts
+# Arguments replace the default test paths (test/e2e test/transport test/distributed), e.g. scripts/test-distributed.sh test/distributed/redis-down.test.ts
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -13,7 +13,7 @@ t0=$SECONDS
 source scripts/stack/session.sh
 echo "[test-distributed] servers ready after $((SECONDS - t0))s" >&2
 npm run build --silent
-if [ "$#" -eq 0 ]; then set -- test/e2e test/distributed; fi
+if [ "$#" -eq 0 ]; then set -- test/e2e test/transport test/distributed; fi
 # --- live stream tests (issue 14): trust the test CA of the https stream server (jest and the services it starts).
 # (--trust: the test CA plus the bundle NODE_EXTRA_CA_CERTS already names, if any; Node takes one file.)
 NODE_EXTRA_CA_CERTS="$(bash scripts/stack/live/tls.sh --trust)"

@@ -1,9 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import http from 'node:http';
-import { Client } from 'minio';
-import { minioClientOptions } from '@vision/shared';
 import type { DistributedStack } from '../helpers/distributed';
+import { storedObjects } from '../helpers/stored-objects';
 import { clip, describeDistributed, KEY, sleep, startFaultStack } from './support';
 
 /**
@@ -96,23 +95,7 @@ function rssMb(pid: number): number {
   return m ? Number(m[1]) / 1024 : 0;
 }
 
-async function storedVideos(stack: DistributedStack): Promise<string[]> {
-  const d = stack.deployment;
-  const client = new Client({
-    ...minioClientOptions(d.stack.s3Endpoint),
-    accessKey: d.stack.s3AccessKey,
-    secretKey: d.stack.s3SecretKey,
-    region: 'us-east-1',
-    pathStyle: true,
-  });
-  const names: string[] = [];
-  const stream = client.listObjectsV2(d.bucket, 'videos/', true);
-  for await (const item of stream as AsyncIterable<{ name?: string }>) if (item.name) names.push(item.name);
-  const incomplete: string[] = [];
-  const parts = client.listIncompleteUploads(d.bucket, 'videos/', true);
-  for await (const u of parts as AsyncIterable<{ key?: string }>) if (u.key) incomplete.push(u.key);
-  return [...names, ...incomplete.map((k) => `incomplete:${k}`)];
-}
+const storedVideos = (stack: DistributedStack) => storedObjects(stack, 'videos/');
 
 describeDistributed('distributed: uploads through the gateway to MinIO', () => {
   let stack: DistributedStack;
