@@ -244,8 +244,8 @@ export const SERVER_LIMITS = {
   headersTimeoutMs: 20_000,
   /** An idle keep-alive connection is closed after this; the gateway's pool closes its own at 4 s. */
   keepAliveTimeoutMs: 5_000,
-  /** A connection on which nothing moves either way (a client that stopped reading) is closed. */
-  socketIdleMs: 120_000,
+  /** A connection on which nothing moves either way (a client that stopped reading) is closed; above the gateway's upstream timeout (120 s), so a slow upstream still gets its 503 out. */
+  socketIdleMs: 180_000,
 } as const;
 
 /** Starts listening; resolves with the server once the port is bound. */

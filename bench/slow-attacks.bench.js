@@ -1,0 +1,116 @@
+/**
+ * Slow-client attacks against the standalone service. Run after `npm run build`, with slowhttptest
+ * installed (Debian package `slowhttptest`):
+ *
+ *   node bench/slow-attacks.bench.js [--seconds 30] [--connections 1000] [--gateway-url URL --api-key KEY]
+ *
+ * Starts `npm start`'s entry point as a child process on free ports (or uses the given gateway), then:
+ * 1. the limit: a well-behaved client calling GET /v1/vision/quota every 50 ms for 10 s, alone (its p99);
+ * 2. each of slowhttptest's three attacks (slowloris, slow body, slow read; scripts/transport/slow-attack.js)
+ *    with --connections connections for --seconds, the same client calling beside it.
+ * Targets, per attack: the client's p99 <= 2x its p99 without the attack; no call without a 200 (no 5xx,
+ * no reset, no timeout). Prints the connections the server held at the attack's peak. Ends with
+ * `targets: N met, M missed`.
+ */
+const { spawn } = require('node:child_process');
+const fs = require('node:fs');
+const net = require('node:net');
+const os = require('node:os');
+const path = require('node:path');
+const { parseArgs } = require('./lib/args');
+const { runAttack, wellBehaved, quantile } = require('../scripts/transport/slow-attack');
+
+const root = path.resolve(__dirname, '..');
+const args = parseArgs(process.argv.slice(2));
+const SECONDS = Number(args.seconds ?? 30);
+const CONNECTIONS = Number(args.connections ?? 1000);
+const KEY = args['api-key'] ?? 'bench-slow-attacks-0123456789';
+
+/** A port nothing listens on now. */
+function freePort() {
+  return new Promise((resolve) => {
+    const s = net.createServer().listen(0, '127.0.0.1', () => {
+      const { port } = s.address();
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+async function startStandalone() {
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'bench-slow-'));
+  const names = [
+    'PORT',
+    'TASKS_PORT',
+    'QUOTA_PORT',
+    'RESULTS_PORT',
+    'IMAGES_PORT',
+    'INFERENCE_PORT',
+    'METRICS_PORT',
+  ];
+  const ports = {};
+  for (const n of names) ports[n] = String(await freePort());
+  const child = spawn(process.execPath, [path.join(root, 'packages/standalone/dist/main.js')], {
+    env: {
+      ...process.env,
+      ...ports,
+      VISION_DATA_DIR: dataDir,
+      VISION_API_KEYS: `${KEY}:bench`,
+      LOG_LEVEL: 'warn',
+    },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  await new Promise((resolve, reject) => {
+    let out = '';
+    child.stdout.on('data', (c) => {
+      out += c.toString();
+      if (out.includes(' is up at ')) resolve();
+    });
+    child.once('exit', (code) => reject(new Error(`standalone exited with ${code}`)));
+  });
+  return {
+    url: `http://127.0.0.1:${ports.PORT}`,
+    stop: () => {
+      child.kill('SIGTERM');
+      fs.rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+async function main() {
+  const svc = args['gateway-url']
+    ? { url: args['gateway-url'], stop: () => undefined }
+    : await startStandalone();
+  try {
+    const base = await wellBehaved(svc.url, KEY, 10);
+    const baseP99 = quantile(
+      base.map((c) => c.ms),
+      0.99,
+    );
+    console.log(
+      `without an attack: ${base.length} calls, p99 ${baseP99.toFixed(1)} ms (the limit: 2x = ${(2 * baseP99).toFixed(1)} ms)`,
+    );
+    console.log('| attack | connections held | calls | p99 (ms) | p99 / limit | not 200 | 5xx |');
+    console.log('|---|---|---|---|---|---|---|');
+    let met = 0;
+    let missed = 0;
+    for (const attack of ['slowloris', 'slow-body', 'slow-read']) {
+      const r = await runAttack(svc.url, KEY, attack, { seconds: SECONDS, connections: CONNECTIONS });
+      const ratio = r.p99 / (2 * baseP99);
+      console.log(
+        `| ${attack} | ${r.connectionsHeld} | ${r.calls} | ${r.p99.toFixed(1)} | ${ratio.toFixed(2)} | ${r.failed} | ${r.fiveXx} |`,
+      );
+      for (const ok of [ratio <= 1, r.failed === 0]) {
+        if (ok) met++;
+        else missed++;
+      }
+    }
+    console.log(`targets: ${met} met, ${missed} missed`);
+  } finally {
+    svc.stop();
+  }
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});

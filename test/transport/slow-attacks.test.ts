@@ -1,0 +1,60 @@
+import { startStack, type TestStack } from '../helpers/stack';
+import { quotaOf, serving } from './support';
+
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const { runAttack } = require('../../scripts/transport/slow-attack') as {
+  runAttack(
+    url: string,
+    key: string,
+    attack: string,
+    opts: { seconds: number; connections: number; rate: number; intervalS: number },
+  ): Promise<{
+    connectionsHeld: number;
+    calls: number;
+    failed: number;
+    fiveXx: number;
+    exitCode: number;
+    output: string;
+  }>;
+};
+
+const KEY = 'transport-attack-0123456789';
+
+/**
+ * slowhttptest's three attacks, scaled down, each with a well-behaved client calling beside it: every
+ * one of its calls is answered 200 (no 5xx, reset or timeout). How fast they are answered is measured by
+ * bench/slow-attacks.bench.js, not here.
+ */
+describe('transport: slow attacks with a well-behaved client alongside', () => {
+  let stack: TestStack;
+  let quotaBefore: unknown;
+  beforeAll(async () => {
+    stack = await startStack({ keys: `${KEY}:transport-attack` });
+    quotaBefore = await quotaOf(stack, KEY);
+  }, 120_000);
+  afterAll(async () => {
+    if (stack) {
+      expect(await serving(stack, KEY)).toBe(true);
+      expect(await quotaOf(stack, KEY)).toEqual(quotaBefore);
+      await stack.close();
+    }
+  });
+
+  it.each(['slowloris', 'slow-body', 'slow-read'])(
+    '%s: the attack holds connections and every well-behaved call is answered 200',
+    async (attack) => {
+      const r = await runAttack(stack.url, KEY, attack, {
+        seconds: 12,
+        connections: 300,
+        rate: 100,
+        intervalS: 3,
+      });
+      expect(r.exitCode).toBe(0);
+      // The attack really ran: the server held its connections open.
+      expect(r.connectionsHeld).toBeGreaterThan(50);
+      expect(r.calls).toBeGreaterThan(20);
+      expect({ failed: r.failed, fiveXx: r.fiveXx }).toEqual({ failed: 0, fiveXx: 0 });
+    },
+    60_000,
+  );
+});
