@@ -122,7 +122,7 @@ export const commonShape = {
   STREAM_DNS_TIMEOUT_MS: env.int(2000, 50, 30_000),
   /** Port of the Prometheus endpoint GET /metrics (own listener, not through the gateway); 0 = a free one. */
   METRICS_PORT: env.int(9464, 0, 65535),
-  /** Address it listens on; default 0.0.0.0 for a service process, HOST for the standalone one. */
+  /** Address it listens on; default 0.0.0.0 for a service process (Prometheus scrapes the pod), 127.0.0.1 for the standalone one. */
   METRICS_HOST: z.string().optional(),
 };
 

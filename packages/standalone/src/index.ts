@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import {
+  ConfigError,
   createBus,
   createLogger,
   loadConfig,
@@ -28,12 +29,33 @@ const standaloneShape = {
   PORT: env.port(8080),
   HOST: env.str('127.0.0.1'),
   VISION_MODELS_DIR: env.str(''),
-  INFERENCE_PORT: env.port(8105),
-  QUOTA_PORT: env.port(8102),
-  TASKS_PORT: env.port(8101),
-  RESULTS_PORT: env.port(8103),
-  IMAGES_PORT: env.port(8104),
+  // The internal services listen on loopback only, on a free port unless one is set here.
+  INFERENCE_PORT: env.optionalInt(1, 65535),
+  QUOTA_PORT: env.optionalInt(1, 65535),
+  TASKS_PORT: env.optionalInt(1, 65535),
+  RESULTS_PORT: env.optionalInt(1, 65535),
+  IMAGES_PORT: env.optionalInt(1, 65535),
 };
+
+/** Only the gateway listens on HOST; the other services, and metrics unless METRICS_HOST says so, on loopback. */
+const INTERNAL_HOST = '127.0.0.1';
+
+/**
+ * Runs `listen`; an address already taken becomes a ConfigError naming it and the variable that moves
+ * it (a second `npm start` beside the first needs another PORT and METRICS_PORT, nothing else).
+ */
+async function bindOrExplain<T>(variable: string, address: string, listen: () => Promise<T>): Promise<T> {
+  try {
+    return await listen();
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'EADDRINUSE' || code === 'EACCES' || code === 'EADDRNOTAVAIL')
+      throw new ConfigError([
+        `cannot listen on ${address} (${code}): set ${variable} to another port or address`,
+      ]);
+    throw err;
+  }
+}
 
 export interface StandaloneOptions {
   env?: Record<string, string | undefined>;
@@ -97,21 +119,26 @@ export async function startStandalone(opts: StandaloneOptions = {}): Promise<Sta
   const bus = createBus(cfg, { clientId: 'standalone', logger });
   const services: Record<string, RunningService> = {};
   let metricsServer: MetricsServer | undefined;
-  const base: StartOptions = { bus, clock: opts.clock, host: cfg.HOST };
+  const base: StartOptions = { bus, clock: opts.clock };
   const run = async (
     name: string,
     start: (o: StartOptions) => Promise<RunningService>,
-    port: number,
+    port: number | undefined,
     urlVar: string,
   ): Promise<void> => {
+    const portVar = `${name.toUpperCase()}_PORT`;
+    const chosen = ephemeral || port === undefined ? 0 : port;
     // Everything the service schedules runs as that service: its spans and metrics carry its name.
-    const svc = await runInService(name, () =>
-      start({
-        ...base,
-        env: shared,
-        port: ephemeral ? 0 : port,
-        logger: logger.child({ service: name }),
-      }),
+    const svc = await bindOrExplain(portVar, `${INTERNAL_HOST}:${chosen}`, () =>
+      runInService(name, () =>
+        start({
+          ...base,
+          host: INTERNAL_HOST,
+          env: shared,
+          port: chosen,
+          logger: logger.child({ service: name }),
+        }),
+      ),
     );
     services[name] = svc;
     shared[urlVar] = svc.url;
@@ -122,16 +149,24 @@ export async function startStandalone(opts: StandaloneOptions = {}): Promise<Sta
     await run('tasks', startTasks, cfg.TASKS_PORT, 'TASKS_URL');
     await run('results', startResults, cfg.RESULTS_PORT, 'RESULTS_URL');
     await run('images', startImages, cfg.IMAGES_PORT, 'IMAGES_URL');
-    const gateway = await runInService('gateway', () =>
-      startGateway({
-        ...base,
-        env: shared,
-        port: opts.port ?? (ephemeral ? 0 : cfg.PORT),
-        logger: logger.child({ service: 'gateway' }),
-      }),
+    const gatewayPort = opts.port ?? (ephemeral ? 0 : cfg.PORT);
+    const gateway = await bindOrExplain('PORT', `${cfg.HOST}:${gatewayPort}`, () =>
+      runInService('gateway', () =>
+        startGateway({
+          ...base,
+          host: cfg.HOST,
+          env: shared,
+          port: gatewayPort,
+          logger: logger.child({ service: 'gateway' }),
+        }),
+      ),
     );
     services.gateway = gateway;
-    metricsServer = await startMetricsServer(ephemeral ? 0 : cfg.METRICS_PORT, cfg.METRICS_HOST ?? cfg.HOST);
+    const metricsHost = cfg.METRICS_HOST ?? INTERNAL_HOST;
+    const metricsPort = ephemeral ? 0 : cfg.METRICS_PORT;
+    metricsServer = await bindOrExplain('METRICS_PORT', `${metricsHost}:${metricsPort}`, () =>
+      startMetricsServer(metricsPort, metricsHost),
+    );
     const metrics = metricsServer;
     const closeAll = async () => {
       for (const name of ['gateway', 'images', 'results', 'tasks', 'quota', 'inference']) {
