@@ -17,6 +17,8 @@ import { httpMetricsMiddleware } from './http-metrics';
 import { requestShapeGuard } from './request-shape';
 import { answerUnparsableRequest } from './unparsable-request';
 import { endAfterBody } from './early-answer';
+import { UploadAborted } from './multipart';
+import { CallerGone } from './admission/admission-queue';
 import { requestContext } from './crash-handler';
 
 export const REQUEST_ID_HEADER = 'x-request-id';
@@ -134,6 +136,12 @@ export function sendError(res: Response, err: ApiError): void {
 
 export function errorHandler(logger: Logger): ErrorRequestHandler {
   return (err: unknown, req: Request, res: Response, _next: NextFunction) => {
+    // The caller went away: nobody to answer, and no failure of ours to count or log as one.
+    if (err instanceof UploadAborted || err instanceof CallerGone || (res.destroyed && !res.headersSent)) {
+      logger.debug({ path: req.path, request_id: requestIdOf(res) }, 'caller went away before the answer');
+      res.destroy();
+      return;
+    }
     const apiErr = toApiError(err);
     if (apiErr.status >= 500)
       logger.error(

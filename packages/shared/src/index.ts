@@ -11,6 +11,8 @@ export * from './identity';
 export * from './http';
 export * from './early-answer';
 export * from './crash-handler';
+export * from './admission/admission-queue';
+export * from './admission/deadline';
 export * from './request-shape';
 export * from './unparsable-request';
 export * from './scenes';

@@ -218,6 +218,26 @@ export const metrics = {
     'Requests refused by the per-subject limits, by reason (qps, concurrency)',
     ['reason'],
   ),
+  // Admission queues in front of inference (admission/admission-queue.ts), by queue.
+  admissionShed: new ServiceCounter(
+    'vision_admission_shed_total',
+    'Calls refused or dropped before they started, by queue and reason (overloaded, deadline, evicted, waited, client_gone)',
+    ['queue', 'reason'],
+  ),
+  admissionWait: new ServiceHistogram(
+    'vision_admission_queue_wait_seconds',
+    'Time a call waited for its turn before it started, by queue',
+    ['queue'],
+    LATENCY,
+  ),
+  admissionInFlight: new ServiceGauge(
+    'vision_admission_in_flight',
+    'Calls running now, by queue (the signal to autoscale on)',
+    ['queue'],
+  ),
+  admissionQueued: new ServiceGauge('vision_admission_queued', 'Calls waiting for their turn now, by queue', [
+    'queue',
+  ]),
   // The process-wide handler (crash-handler.ts): counted, then the process exits.
   fatalErrors: new ServiceCounter(
     'vision_fatal_errors_total',

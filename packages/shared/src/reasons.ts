@@ -60,6 +60,8 @@ export const REASONS = [
   'task_record_unavailable',
   'decoder_unavailable',
   'probe_unavailable',
+  'overloaded',
+  'deadline_exceeded',
   // internal and operator endpoints
   'not_resolving',
   'task_id_taken',

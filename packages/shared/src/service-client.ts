@@ -2,6 +2,7 @@ import type { IncomingHttpHeaders } from 'node:http';
 import type { Readable } from 'node:stream';
 import { SpanKind, SpanStatusCode, trace, type Span } from '@opentelemetry/api';
 import { Agent, request } from 'undici';
+import { DEADLINE_HEADER } from './admission/deadline';
 import { ApiError, fromEnvelope } from './errors';
 import { metrics } from './metrics';
 import { IDENTITY_HEADER, type Identity, signIdentity } from './identity';
@@ -15,6 +16,12 @@ export interface CallOptions {
   headers?: Record<string, string>;
   timeoutMs?: number;
   signal?: AbortSignal;
+  /**
+   * The caller's deadline (epoch ms), sent on in DEADLINE_HEADER: the service called drops the work if it
+   * cannot start it by then. It does not shorten this call's own timeout: a call cut short by a caller's
+   * deadline is no failure of the service called (its breaker must not count it).
+   */
+  deadline?: number;
 }
 
 export interface CallResult<T = unknown> {
@@ -131,6 +138,7 @@ export class ServiceClient {
     const headers: Record<string, string> = {
       [IDENTITY_HEADER]: signIdentity(this.secret, opts.identity, this.name),
       [REQUEST_ID_HEADER]: opts.identity.requestId,
+      ...(opts.deadline !== undefined ? { [DEADLINE_HEADER]: String(opts.deadline) } : {}),
       ...opts.headers,
     };
     let body = opts.body;

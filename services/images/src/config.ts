@@ -20,6 +20,10 @@ export const imagesShape = {
    * so that an image is read and decoded while the model runs on two others (docs/MODELS.md).
    */
   IMAGES_DETECT_CONCURRENCY: env.int(3, 1, 32),
+  /** Image calls that run at once; more wait their turn (docs/OVERLOAD.md). */
+  IMAGES_MAX_IN_FLIGHT: env.int(4, 1, 256),
+  /** The longest an image call waits for its turn: one expected to wait longer is refused at once (503 overloaded). */
+  IMAGES_QUEUE_MAX_WAIT_MS: env.int(1000, 0, 600_000),
   /** Time limit of one inference detect call (one image). */
   IMAGES_DETECT_TIMEOUT_MS: env.int(30_000, 100),
   /** opossum breaker around inference: error percentage that opens it, and how long it stays open. */

@@ -1,5 +1,6 @@
 import type { Express } from 'express';
 import {
+  AdmissionQueue,
   type Clock,
   InferenceClient,
   SceneGate,
@@ -100,6 +101,12 @@ export function createImages(deps: ImagesPartsDeps): ImagesParts {
     logger,
     identitySecret: secret,
     detections,
+    admission: new AdmissionQueue({
+      queue: 'image_calls',
+      what: 'image calls',
+      maxInFlight: cfg.IMAGES_MAX_IN_FLIGHT,
+      maxWaitMs: cfg.IMAGES_QUEUE_MAX_WAIT_MS,
+    }),
     limits: {
       maxFileBytes: cfg.IMAGES_MAX_FILE_BYTES,
       maxBodyBytes: cfg.IMAGES_MAX_BODY_BYTES,

@@ -254,6 +254,10 @@ export async function startStack(
       IMAGES_MAX_PIXELS: '4000000',
       IMAGES_BREAKER_VOLUME_THRESHOLD: '1000',
       IMAGES_JANITOR_INTERVAL_MS: '0',
+      // Room for every call of the concurrency and quota race tests to run at once (the admission
+      // bound is tested on its own).
+      IMAGES_MAX_IN_FLIGHT: '32',
+      IMAGES_QUEUE_MAX_WAIT_MS: '60000',
       ...opts.env,
     },
     port: 0,

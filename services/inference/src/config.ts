@@ -9,6 +9,10 @@ export const inferenceShape = {
   /** Optional JSON scene catalogue replacing scenes of the built-in default (docs/MODELS.md). */
   INFERENCE_SCENES_FILE: z.string().optional(),
   INFERENCE_MAX_JOBS: env.int(4, 1, 1000),
+  /** Detect requests (images) that run at once; more wait their turn (docs/OVERLOAD.md). */
+  INFERENCE_DETECT_MAX_IN_FLIGHT: env.int(12, 1, 1000),
+  /** The longest a detect request waits for its turn: one expected to wait longer is refused (503 overloaded). */
+  INFERENCE_DETECT_MAX_WAIT_MS: env.int(2000, 0, 600_000),
   INFERENCE_SAMPLE_FPS: env.number(5, 0.01, 60),
   INFERENCE_STREAM_GIVEUP_MS: env.int(30000, 100),
   /** First reconnect delay; doubles up to INFERENCE_RECONNECT_MAX_MS. */

@@ -1,5 +1,6 @@
 import type { Express } from 'express';
 import {
+  AdmissionQueue,
   closeServer,
   ConfigError,
   createBus,
@@ -112,6 +113,12 @@ export async function createInference(deps: InferenceDeps): Promise<InferencePar
     jobs,
     identitySecret,
     maxImagePixels: cfg.INFERENCE_MAX_IMAGE_PIXELS,
+    admission: new AdmissionQueue({
+      queue: 'detections',
+      what: 'detections',
+      maxInFlight: cfg.INFERENCE_DETECT_MAX_IN_FLIGHT,
+      maxWaitMs: cfg.INFERENCE_DETECT_MAX_WAIT_MS,
+    }),
     readiness: {
       models: async () => {
         if (catalogue.models().length === 0) throw new Error('no model loaded');

@@ -24,6 +24,10 @@ export const tasksShape = {
   INFERENCE_MAX_JOBS: z.coerce.number().int('expected an integer').min(1).max(100_000).optional(),
   /** File tasks that may wait for a slot, all subjects together; beyond it 503 queue_full. */
   TASKS_QUEUE_MAX: env.int(100, 0, 100_000),
+  /** Task creations (probe, upload) that run at once; more wait their turn (docs/OVERLOAD.md). */
+  TASKS_CREATE_MAX_IN_FLIGHT: env.int(16, 1, 1000),
+  /** The longest a task creation waits for its turn: one expected to wait longer is refused (503 overloaded). */
+  TASKS_CREATE_MAX_WAIT_MS: env.int(2000, 0, 600_000),
   /** A file task queued this long is refunded (queue_timeout). */
   TASKS_QUEUE_MAX_WAIT_MS: env.int(6 * 3_600_000, 1000, 7 * 86_400_000),
   /** Bearer credential of the operator endpoints under /internal/v1/admin; those endpoints are off without it. */

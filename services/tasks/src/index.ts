@@ -1,5 +1,6 @@
 import type { Express } from 'express';
 import {
+  AdmissionQueue,
   type Bus,
   type Clock,
   ConfigError,
@@ -140,6 +141,12 @@ export function createTasks(deps: TasksDeps): TasksParts {
       scenes,
       objects,
       adminToken: cfg.TASKS_ADMIN_TOKEN,
+      admission: new AdmissionQueue({
+        queue: 'task_creations',
+        what: 'task creations',
+        maxInFlight: cfg.TASKS_CREATE_MAX_IN_FLIGHT,
+        maxWaitMs: cfg.TASKS_CREATE_MAX_WAIT_MS,
+      }),
       settings: {
         allowPrivateNetworks: cfg.STREAM_ALLOW_PRIVATE_NETWORKS,
         probeTimeoutMs: cfg.TASKS_PROBE_TIMEOUT_MS,

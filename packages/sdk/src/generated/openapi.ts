@@ -342,6 +342,8 @@ export interface components {
             | 'task_record_unavailable'
             | 'decoder_unavailable'
             | 'probe_unavailable'
+            | 'overloaded'
+            | 'deadline_exceeded'
             | 'not_resolving'
             | 'task_id_taken';
         };
@@ -486,6 +488,8 @@ export interface components {
     };
   };
   parameters: {
+    /** @description How long the caller will wait for the answer, in milliseconds (1 to 600000). A call that cannot start within it is refused at once with 503 `deadline_exceeded` or `overloaded` (nothing charged); the deadline travels with the internal calls, and work whose deadline passed is dropped before inference (docs/OVERLOAD.md) */
+    RequestTimeout: number;
     /**
      * @description A UUID (8-4-4-4-12 hex digits) chosen by the caller; a retry sends the same one
      * @example 3f1c2a9e-8b7d-4c52-9f0e-1a2b3c4d5e6f
@@ -556,6 +560,8 @@ export interface operations {
          * @example 3f1c2a9e-8b7d-4c52-9f0e-1a2b3c4d5e6f
          */
         'Idempotency-Key': components['parameters']['IdempotencyKey'];
+        /** @description How long the caller will wait for the answer, in milliseconds (1 to 600000). A call that cannot start within it is refused at once with 503 `deadline_exceeded` or `overloaded` (nothing charged); the deadline travels with the internal calls, and work whose deadline passed is dropped before inference (docs/OVERLOAD.md) */
+        'X-Request-Timeout-Ms'?: components['parameters']['RequestTimeout'];
       };
       path?: never;
       cookie?: never;
@@ -597,6 +603,8 @@ export interface operations {
          * @example 3f1c2a9e-8b7d-4c52-9f0e-1a2b3c4d5e6f
          */
         'Idempotency-Key': components['parameters']['IdempotencyKey'];
+        /** @description How long the caller will wait for the answer, in milliseconds (1 to 600000). A call that cannot start within it is refused at once with 503 `deadline_exceeded` or `overloaded` (nothing charged); the deadline travels with the internal calls, and work whose deadline passed is dropped before inference (docs/OVERLOAD.md) */
+        'X-Request-Timeout-Ms'?: components['parameters']['RequestTimeout'];
       };
       path?: never;
       cookie?: never;
@@ -871,6 +879,8 @@ export interface operations {
          * @example 3f1c2a9e-8b7d-4c52-9f0e-1a2b3c4d5e6f
          */
         'Idempotency-Key': components['parameters']['IdempotencyKey'];
+        /** @description How long the caller will wait for the answer, in milliseconds (1 to 600000). A call that cannot start within it is refused at once with 503 `deadline_exceeded` or `overloaded` (nothing charged); the deadline travels with the internal calls, and work whose deadline passed is dropped before inference (docs/OVERLOAD.md) */
+        'X-Request-Timeout-Ms'?: components['parameters']['RequestTimeout'];
       };
       path?: never;
       cookie?: never;

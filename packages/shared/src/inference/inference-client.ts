@@ -10,6 +10,7 @@ import type { Identity } from '../identity';
 import type { Logger } from '../logger';
 import { type CallResult, type ServiceClient, UnreachableError } from '../service-client';
 import { observeBreaker } from '../breaker-telemetry';
+import { REASON } from '../reasons';
 
 export interface JobView {
   job_id: string;
@@ -68,7 +69,8 @@ export class InferenceClient {
   constructor(client: ServiceClient, settings: BreakerSettings, logger: Logger) {
     const fire: Call = async (path, opts) => {
       const r = await client.call(path, { ...opts, timeoutMs: settings.timeoutMs });
-      if (r.status >= 500) throw new BackendFailure(r.status);
+      // A backend that sheds work it has no room or time for is busy, not failing: not counted.
+      if (r.status >= 500 && !isShed(r)) throw new BackendFailure(r.status);
       return r;
     };
     this.breaker = new CircuitBreaker(fire, {
@@ -167,6 +169,7 @@ export class InferenceClient {
     sceneCode: string,
     data: Buffer,
     contentType: string,
+    deadline?: number,
   ): Promise<DetectOutcome> {
     let r: CallResult;
     try {
@@ -174,6 +177,7 @@ export class InferenceClient {
         identity,
         body: data,
         headers: { 'content-type': contentType },
+        ...(deadline !== undefined ? { deadline } : {}),
       });
     } catch (err) {
       return { status: 'failed', failure: 'inference_unavailable', reason: errorReason(err) };
@@ -194,6 +198,13 @@ export class InferenceClient {
       reason,
     };
   }
+}
+
+/** An answer refusing work for want of room or time (admission/admission-queue.ts). */
+function isShed(r: CallResult): boolean {
+  const reason = (r.body as { error?: { details?: { reason?: unknown } } } | undefined)?.error?.details
+    ?.reason;
+  return r.status === 503 && (reason === REASON.overloaded || reason === REASON.deadline_exceeded);
 }
 
 function isBreakerOpenError(err: unknown): boolean {

@@ -1,7 +1,10 @@
 import express, { type Express, type NextFunction, type Request, type Response } from 'express';
 import {
   ApiError,
+  DEADLINE_HEADER,
   IDENTITY_HEADER,
+  REQUEST_TIMEOUT_HEADER,
+  deadlineFromTimeout,
   REQUEST_ID_HEADER,
   errorHandler,
   httpMetricsMiddleware,
@@ -137,6 +140,15 @@ export function createApp(deps: GatewayDeps): Express {
         }),
       );
     }
+    // The caller's X-Request-Timeout-Ms becomes the deadline every service on the way honours.
+    delete req.headers[DEADLINE_HEADER];
+    let deadline: number | undefined;
+    try {
+      deadline = deadlineFromTimeout(req.headers[REQUEST_TIMEOUT_HEADER], Date.now());
+    } catch (err) {
+      return next(err);
+    }
+    if (deadline !== undefined) req.headers[DEADLINE_HEADER] = String(deadline);
     const requestId = res.locals.requestId as string;
     delete req.headers[IDENTITY_HEADER];
     delete req.headers.authorization;

@@ -1,8 +1,10 @@
 import type { Express } from 'express';
 import {
+  type AdmissionQueue,
   type Logger,
   type ReadinessCheck,
   createServiceApp,
+  inTurn,
   discardBody,
   identityOf,
   parseIdempotencyKey,
@@ -16,6 +18,8 @@ export interface AppDeps {
   logger: Logger;
   identitySecret: string;
   detections: ImageDetections;
+  /** The bounded, fair queue every call waits in for its turn, before its body is read. */
+  admission: AdmissionQueue;
   limits: UploadLimits & { maxPixels: number };
   readiness?: Record<string, ReadinessCheck>;
 }
@@ -36,10 +40,27 @@ export function createApp(deps: AppDeps): Express {
           } catch (err) {
             throw discardBody(req, deps.limits.maxBodyBytes, err as Error);
           }
-          const upload = await parseImageUpload(req, deps.limits);
-          await checkPixelCounts(upload.files, deps.limits.maxPixels);
-          const outcome = await deps.detections.detect(identity, key, upload.sceneCode, upload.files);
-          res.status(outcome.status).json(outcome.body);
+          // Its turn first: a call refused for want of room is refused before its body is read (the
+          // body is then discarded, never held), and before any claim, hold or charge.
+          await inTurn(
+            deps.admission,
+            req,
+            res,
+            identity.subject,
+            deps.limits.maxBodyBytes,
+            async (control) => {
+              const upload = await parseImageUpload(req, deps.limits);
+              await checkPixelCounts(upload.files, deps.limits.maxPixels);
+              const outcome = await deps.detections.detect(
+                identity,
+                key,
+                upload.sceneCode,
+                upload.files,
+                control,
+              );
+              res.status(outcome.status).json(outcome.body);
+            },
+          );
         }),
       );
     },

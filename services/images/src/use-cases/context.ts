@@ -31,3 +31,11 @@ export interface CallRef {
   taskId: string;
   sceneCode: string;
 }
+
+/** What may stop a call early: its caller went away or its deadline passed (callSignal), and that deadline. */
+export interface CallControl {
+  /** Aborted with the reason the call stops; checked before each image goes to inference. */
+  signal?: AbortSignal;
+  /** The caller's deadline (epoch ms), passed on to inference. */
+  deadline?: number;
+}

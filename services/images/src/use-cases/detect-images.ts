@@ -9,12 +9,12 @@ import { requestFingerprint } from '../domain/fingerprint';
 import { detectionResponse } from '../domain/results';
 import type { UploadedImage } from '../http/upload/multipart';
 import type { CallData, CallRecord } from '../store/call-store';
-import type { DetectionDeps } from './context';
+import type { CallControl, DetectionDeps } from './context';
 import { type DetectionOutcome, runCall } from './run-call';
 import { finishSettling } from './settle-call';
 
 export const DEFAULT_SCENE = 'fire_smoke';
-export type { DetectionDeps, DetectionSettings } from './context';
+export type { CallControl, DetectionDeps, DetectionSettings } from './context';
 export type { DetectionOutcome } from './run-call';
 
 export class ImageDetections {
@@ -40,6 +40,7 @@ export class ImageDetections {
     idempotencyKey: string,
     sceneField: string | undefined,
     files: UploadedImage[],
+    call: CallControl = {},
   ): Promise<DetectionOutcome> {
     // SPEC.md 4.6: a missing field means fire_smoke; an empty one is a scene that does not exist.
     const sceneCode = sceneField === undefined ? DEFAULT_SCENE : sceneField;
@@ -59,7 +60,7 @@ export class ImageDetections {
         data: { sceneCode, imageCount: files.length },
       },
       {
-        run: (owned) => runCall(this.d, identity, owned, sceneCode, files),
+        run: (owned) => runCall(this.d, identity, owned, sceneCode, files, call),
         // Settling calls replay too: their results are final, only the quota settle may be outstanding.
         replay: async (rec) => ({
           status: 200,

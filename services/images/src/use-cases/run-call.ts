@@ -18,7 +18,7 @@ import {
 } from '../domain/results';
 import type { UploadedImage } from '../http/upload/multipart';
 import type { CallRecord } from '../store/call-store';
-import type { CallRef, DetectionDeps } from './context';
+import type { CallControl, CallRef, DetectionDeps } from './context';
 import { failUngranted } from './settle-call';
 import { imageTaskRecord } from './task-record';
 
@@ -33,6 +33,7 @@ export async function runCall(
   owned: OwnedClaim<CallRecord>,
   sceneCode: string,
   files: UploadedImage[],
+  control: CallControl = {},
 ): Promise<DetectionOutcome> {
   const { calls, quota, clock, logger, settings } = ctx;
   const call: CallRef = { ref: owned.ref, taskId: owned.taskId, sceneCode };
@@ -61,7 +62,7 @@ export async function runCall(
   // The hold is asked for while the first images are detected (their detection waits for nothing); nothing
   // is written and no further image is taken before it is granted (processImages). It goes out one turn of
   // the event loop after the first images: in the standalone process inference then reads the first image
-  // and starts decoding it before the hold's statements take the thread (docs/MODELS.md, thirteenth session).
+  // and starts decoding it before the hold's statements take the thread (docs/MODELS.md).
   const held = nextTurn().then(() => quota.hold(identity, holdId, files.length, settings.holdTtlMs));
   const holdError = held.then(
     () => undefined,
@@ -70,7 +71,7 @@ export async function runCall(
 
   let results: ImageResult[];
   try {
-    results = await processImages(ctx, identity, call.taskId, sceneCode, files, held);
+    results = await processImages(ctx, identity, call.taskId, sceneCode, files, held, control);
     await held;
   } catch (err) {
     const refused = await holdError;
@@ -129,6 +130,7 @@ async function processImages(
   sceneCode: string,
   files: UploadedImage[],
   held: Promise<unknown>,
+  control: CallControl,
 ): Promise<ImageResult[]> {
   const { store, inference, clock, logger } = ctx;
   const at = clock.now();
@@ -136,8 +138,17 @@ async function processImages(
   let next = 0;
   const worker = async (): Promise<void> => {
     while (next < files.length) {
+      // A call whose caller has gone or whose deadline passed stops before inference, not after: the
+      // whole call is then refused (nothing charged, the key free again).
+      if (control.signal?.aborted) throw control.signal.reason;
       const f = files[next++];
-      const outcome = await inference.detect(identity, sceneCode, f.data, CONTENT_TYPES[f.type]);
+      const outcome = await inference.detect(
+        identity,
+        sceneCode,
+        f.data,
+        CONTENT_TYPES[f.type],
+        control.deadline,
+      );
       await held;
       if (outcome.status !== 'succeeded') {
         logger.warn({ task_id: taskId, seq: f.seq, reason: outcome.reason }, 'image detection failed');

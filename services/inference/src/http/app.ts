@@ -1,5 +1,5 @@
 import type { Express } from 'express';
-import { createServiceApp, type Logger, type ReadinessCheck } from '@vision/shared';
+import { type AdmissionQueue, createServiceApp, type Logger, type ReadinessCheck } from '@vision/shared';
 import type { SceneCatalogue } from '../catalogue/catalogue';
 import type { JobManager } from '../jobs/job-manager';
 import { mountDetectRoutes } from './detect-routes';
@@ -12,6 +12,8 @@ export interface AppDeps {
   /** INTERNAL_SECRET: every route but /healthz and /readyz requires the signed identity, in every mode. */
   identitySecret: string;
   maxImagePixels: number;
+  /** The bounded, fair queue detect requests wait in for their turn. */
+  admission: AdmissionQueue;
   readiness?: Record<string, ReadinessCheck>;
 }
 
@@ -27,6 +29,7 @@ export function createApp(deps: AppDeps): Express {
       mountDetectRoutes(app, {
         catalogue: deps.catalogue,
         maxPixels: deps.maxImagePixels,
+        admission: deps.admission,
         videoStatus: () => deps.jobs.videoStatus(),
       });
       mountJobRoutes(app, deps.jobs);

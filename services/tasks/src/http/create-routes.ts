@@ -3,9 +3,9 @@
  * create use case under the Idempotency-Key's claim, whose owner alone runs the remaining checks.
  */
 import { createHash } from 'node:crypto';
-import type { Express, Response } from 'express';
+import type { Express, Request, Response } from 'express';
 import { z } from 'zod';
-import { ApiError, REASON, identityOf, invalidRequest, route } from '@vision/shared';
+import { ApiError, type Identity, REASON, identityOf, inTurn, invalidRequest, route } from '@vision/shared';
 import { fingerprintOf } from '../domain/fingerprint';
 import { parseStreamUrl } from '../domain/stream-url';
 import { toPublicTask } from '../domain/task-view';
@@ -40,41 +40,43 @@ export function mountCreateRoutes(app: Express, d: HttpDeps): void {
         scene_code: sceneCode,
         stream_url: parsed.url.href,
       });
-      const admission = await create.create(identity, { key, fingerprint }, async () => {
-        create.assertAcceptingNewTasks();
-        const scene = await scenes.requireVideoScene(body.scene_code);
-        const guard = await guardStreamUrl(parsed.url, {
-          allowPrivate: settings.allowPrivateNetworks,
-          timeoutMs: settings.probeTimeoutMs,
-          resolve: settings.resolveHost,
-        });
-        if (!guard.ok) throw invalidRequest(guard.problem, guard.reason);
-        await create.assertActiveRoom(identity.subject);
-        const probe = await probeStream(guard.url.href, guard.url.scheme, {
-          timeoutMs: settings.probeTimeoutMs,
-          ffprobePath: settings.ffprobePath,
-          httpProxy: settings.httpProxy,
-          pin: guard.addresses[0],
-          port: guard.url.port,
-        });
-        if (!probe.ok && probe.ourSide)
-          throw new ApiError('OP-SYS-UNAVAILABLE', 'The stream probe could not run; retry later', {
-            reason: REASON.probe_unavailable,
+      const admission = await inTurn(d.admission, req, res, identity.subject, 0, () =>
+        create.create(identity, { key, fingerprint }, async () => {
+          create.assertAcceptingNewTasks();
+          const scene = await scenes.requireVideoScene(body.scene_code);
+          const guard = await guardStreamUrl(parsed.url, {
+            allowPrivate: settings.allowPrivateNetworks,
+            timeoutMs: settings.probeTimeoutMs,
+            resolve: settings.resolveHost,
           });
-        if (!probe.ok && probe.refused)
-          throw invalidRequest(`stream_url is refused: ${probe.problem}`, REASON.stream_url_invalid);
-        if (!probe.ok)
-          throw invalidRequest(`stream_url is not reachable: ${probe.problem}`, REASON.stream_unreachable);
-        return {
-          scene_code: scene.scene_code,
-          business_threshold: settings.businessThreshold,
-          lower_bound: scene.lower_bound,
-          source_type: 'stream',
-          stream_url: parsed.url.href,
-          stream_url_redacted: parsed.url.redacted,
-          retention_days: settings.retentionDays,
-        };
-      });
+          if (!guard.ok) throw invalidRequest(guard.problem, guard.reason);
+          await create.assertActiveRoom(identity.subject);
+          const probe = await probeStream(guard.url.href, guard.url.scheme, {
+            timeoutMs: settings.probeTimeoutMs,
+            ffprobePath: settings.ffprobePath,
+            httpProxy: settings.httpProxy,
+            pin: guard.addresses[0],
+            port: guard.url.port,
+          });
+          if (!probe.ok && probe.ourSide)
+            throw new ApiError('OP-SYS-UNAVAILABLE', 'The stream probe could not run; retry later', {
+              reason: REASON.probe_unavailable,
+            });
+          if (!probe.ok && probe.refused)
+            throw invalidRequest(`stream_url is refused: ${probe.problem}`, REASON.stream_url_invalid);
+          if (!probe.ok)
+            throw invalidRequest(`stream_url is not reachable: ${probe.problem}`, REASON.stream_unreachable);
+          return {
+            scene_code: scene.scene_code,
+            business_threshold: settings.businessThreshold,
+            lower_bound: scene.lower_bound,
+            source_type: 'stream',
+            stream_url: parsed.url.href,
+            stream_url_redacted: parsed.url.redacted,
+            retention_days: settings.retentionDays,
+          };
+        }),
+      );
       send(res, admission);
     }),
   );
@@ -84,44 +86,55 @@ export function mountCreateRoutes(app: Express, d: HttpDeps): void {
     route(async (req, res) => {
       const identity = identityOf(res);
       const key = idempotencyKeyOf(req);
-      // The fingerprint needs the file's hash, so the upload comes first; a replay deletes its copy.
-      const video = await receiveVideoUpload(req, d.objects, {
-        maxBytes: settings.maxVideoBytes,
-        keyPrefix: `videos/${subjectHash(identity.subject)}`,
-      });
-      let admission: Admission | undefined;
-      try {
-        const fingerprint = fingerprintOf({
-          endpoint: 'video-tasks',
-          scene_code: video.sceneCode ?? '',
-          file_sha256: video.sha256,
-        });
-        admission = await create.create(identity, { key, fingerprint }, async () => {
-          create.assertAcceptingNewTasks();
-          const scene = await scenes.requireVideoScene(video.sceneCode);
-          await create.assertActiveRoom(identity.subject);
-          return {
-            scene_code: scene.scene_code,
-            business_threshold: settings.businessThreshold,
-            lower_bound: scene.lower_bound,
-            source_type: 'file',
-            object_key: video.key,
-            object_sha256: video.sha256,
-            object_size: video.size,
-            retention_days: settings.retentionDays,
-          };
-        });
-      } finally {
-        // A replay, a refusal or an error keeps no copy; deleted before the answer goes out. An error
-        // raised after the task row was written (recovery will submit it) keeps the object; so does
-        // a failure to ask the store (an orphan is better than a job whose video is gone).
-        if (
-          admission?.task.object_key !== video.key &&
-          !(await d.ctx.store.referencesObject(video.key).catch(() => true))
-        )
-          await d.objects.delete([video.key]).catch(() => undefined);
-      }
-      send(res, admission);
+      await inTurn(d.admission, req, res, identity.subject, settings.maxVideoBytes, () =>
+        createFromUpload(identity, key, req, res),
+      );
     }),
   );
+
+  const createFromUpload = async (
+    identity: Identity,
+    key: string,
+    req: Request,
+    res: Response,
+  ): Promise<void> => {
+    // The fingerprint needs the file's hash, so the upload comes first; a replay deletes its copy.
+    const video = await receiveVideoUpload(req, d.objects, {
+      maxBytes: settings.maxVideoBytes,
+      keyPrefix: `videos/${subjectHash(identity.subject)}`,
+    });
+    let admission: Admission | undefined;
+    try {
+      const fingerprint = fingerprintOf({
+        endpoint: 'video-tasks',
+        scene_code: video.sceneCode ?? '',
+        file_sha256: video.sha256,
+      });
+      admission = await create.create(identity, { key, fingerprint }, async () => {
+        create.assertAcceptingNewTasks();
+        const scene = await scenes.requireVideoScene(video.sceneCode);
+        await create.assertActiveRoom(identity.subject);
+        return {
+          scene_code: scene.scene_code,
+          business_threshold: settings.businessThreshold,
+          lower_bound: scene.lower_bound,
+          source_type: 'file',
+          object_key: video.key,
+          object_sha256: video.sha256,
+          object_size: video.size,
+          retention_days: settings.retentionDays,
+        };
+      });
+    } finally {
+      // A replay, a refusal or an error keeps no copy; deleted before the answer goes out. An error
+      // raised after the task row was written (recovery will submit it) keeps the object; so does
+      // a failure to ask the store (an orphan is better than a job whose video is gone).
+      if (
+        admission?.task.object_key !== video.key &&
+        !(await d.ctx.store.referencesObject(video.key).catch(() => true))
+      )
+        await d.objects.delete([video.key]).catch(() => undefined);
+    }
+    send(res, admission);
+  };
 }

@@ -1,4 +1,4 @@
-import type { HostResolver, ObjectStore, SceneGate } from '@vision/shared';
+import type { AdmissionQueue, HostResolver, ObjectStore, SceneGate } from '@vision/shared';
 import type { TaskContext } from '../ports';
 import type { CreateTask } from '../use-cases/create-task';
 
@@ -10,6 +10,8 @@ export interface HttpDeps {
   /** The full object store (uploads stream into it). */
   objects: ObjectStore;
   adminToken?: string;
+  /** The bounded, fair queue task creations wait in for their turn. */
+  admission: AdmissionQueue;
   settings: {
     allowPrivateNetworks: boolean;
     probeTimeoutMs: number;

@@ -1,0 +1,253 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { ApiError } from '../errors';
+import { discardBody } from '../multipart';
+import { deadlineOf } from './deadline';
+import { metrics } from '../metrics';
+import { REASON } from '../reasons';
+import { type QueueView, type Waiting, admit, nextToStart, retryAfterSeconds } from './fair-queue';
+
+export interface AdmissionOptions {
+  /** Calls that run at once. */
+  maxInFlight: number;
+  /** The longest a call may wait for its turn (ms): one expected to wait longer is refused at once. */
+  maxWaitMs: number;
+  /** The queue's name in the metrics (`image_calls`, `detections`, `task_creations`). */
+  queue: string;
+  /** What its calls are, for messages ("the image call"). */
+  what: string;
+  now?: () => number;
+}
+
+export interface EnterOptions {
+  /** The caller's deadline (epoch ms): the call waits at most until then, and not at all once it passed. */
+  deadline?: number;
+  /** Aborted when the caller has gone: a waiting call leaves the queue. */
+  signal?: AbortSignal;
+}
+
+/** A call's turn: release it when the call ends, whatever its outcome. */
+export interface Turn {
+  release(): void;
+}
+
+/** The refusal of a call the service has no room for (503, reason `overloaded`, with Retry-After). */
+export function overloaded(expectedWaitMs: number, what: string): ApiError {
+  const seconds = retryAfterSeconds(expectedWaitMs);
+  return new ApiError(
+    'OP-SYS-UNAVAILABLE',
+    `The service is at capacity for ${what}; retry in ${seconds} s`,
+    { reason: REASON.overloaded, retry_after_s: seconds },
+    { 'Retry-After': String(seconds) },
+  );
+}
+
+/** The refusal of a call whose caller's deadline passed before it could start (503, `deadline_exceeded`). */
+export function deadlineExceeded(what: string): ApiError {
+  return new ApiError(
+    'OP-SYS-UNAVAILABLE',
+    `The deadline of the request passed before ${what} could start`,
+    { reason: REASON.deadline_exceeded },
+    { 'Retry-After': '1' },
+  );
+}
+
+interface Entry extends Waiting {
+  start: () => void;
+  refuse: (err: ApiError) => void;
+}
+
+/** Exponentially weighted mean of call durations: recent calls count most. */
+const EWMA_WEIGHT = 0.2;
+
+/**
+ * A bounded, fair queue in front of work that needs a scarce resource (inference): at most maxInFlight
+ * calls run, the others wait their turn for at most maxWaitMs (or their caller's deadline), and a call
+ * that could not start in time is refused at once instead of waiting (fair-queue.ts decides).
+ */
+export class AdmissionQueue {
+  private readonly running = new Map<string, number>();
+  private waiting: Entry[] = [];
+  private meanServiceMs = 0;
+  private seq = 0;
+  private readonly now: () => number;
+
+  readonly what: string;
+
+  constructor(private readonly opts: AdmissionOptions) {
+    this.what = opts.what;
+    if (!(opts.maxInFlight >= 1)) throw new RangeError('maxInFlight must be at least 1');
+    this.now = opts.now ?? Date.now;
+  }
+
+  /** Calls running and waiting now. */
+  usage(): { running: number; waiting: number } {
+    let running = 0;
+    for (const n of this.running.values()) running += n;
+    return { running, waiting: this.waiting.length };
+  }
+
+  /** Waits for the call's turn; rejects with overloaded() or deadlineExceeded() when it gets none. */
+  enter(subject: string, opts: EnterOptions = {}): Promise<Turn> {
+    const now = this.now();
+    const { queue } = this.opts;
+    if (opts.deadline !== undefined && opts.deadline <= now) {
+      metrics.admissionShed.inc({ queue, reason: 'deadline' });
+      return Promise.reject(deadlineExceeded(this.what));
+    }
+    const bound = Math.min(this.opts.maxWaitMs, (opts.deadline ?? Infinity) - now);
+    const decision = admit(this.view(), subject, bound);
+    if (decision.kind === 'start') return Promise.resolve(this.begin(subject, now, now));
+    if (decision.kind === 'refuse') {
+      metrics.admissionShed.inc({ queue, reason: 'overloaded' });
+      return Promise.reject(overloaded(decision.expectedWaitMs, this.what));
+    }
+    if (decision.evict)
+      this.drop(decision.evict.id, overloaded(decision.expectedWaitMs, this.what), 'evicted');
+    return new Promise<Turn>((resolve, reject) => {
+      const id = ++this.seq;
+      const timer = setTimeout(
+        () => {
+          const late = opts.deadline !== undefined && this.now() >= opts.deadline;
+          this.drop(
+            id,
+            late ? deadlineExceeded(this.what) : overloaded(this.meanServiceMs, this.what),
+            late ? 'deadline' : 'waited',
+          );
+        },
+        Math.max(0, bound),
+      );
+      timer.unref();
+      const onAbort = () => this.drop(id, overloaded(0, this.what), 'client_gone');
+      opts.signal?.addEventListener('abort', onAbort, { once: true });
+      const cleanup = () => {
+        clearTimeout(timer);
+        opts.signal?.removeEventListener('abort', onAbort);
+      };
+      this.waiting.push({
+        id,
+        subject,
+        since: now,
+        start: () => {
+          cleanup();
+          resolve(this.begin(subject, now, this.now()));
+        },
+        refuse: (err) => {
+          cleanup();
+          reject(err);
+        },
+      });
+      metrics.admissionQueued.set({ queue }, this.waiting.length);
+      if (opts.signal?.aborted) onAbort();
+    });
+  }
+
+  private view(): QueueView {
+    return {
+      maxInFlight: this.opts.maxInFlight,
+      running: this.running,
+      waiting: this.waiting,
+      meanServiceMs: this.meanServiceMs,
+    };
+  }
+
+  private begin(subject: string, queuedAt: number, startedAt: number): Turn {
+    const { queue } = this.opts;
+    this.running.set(subject, (this.running.get(subject) ?? 0) + 1);
+    metrics.admissionInFlight.set({ queue }, this.usage().running);
+    metrics.admissionWait.observe({ queue }, (startedAt - queuedAt) / 1000);
+    let done = false;
+    return {
+      release: () => {
+        if (done) return;
+        done = true;
+        const took = this.now() - startedAt;
+        this.meanServiceMs =
+          this.meanServiceMs === 0 ? took : (1 - EWMA_WEIGHT) * this.meanServiceMs + EWMA_WEIGHT * took;
+        const left = (this.running.get(subject) ?? 1) - 1;
+        if (left > 0) this.running.set(subject, left);
+        else this.running.delete(subject);
+        this.startNext();
+      },
+    };
+  }
+
+  private startNext(): void {
+    const { queue } = this.opts;
+    for (let next = nextToStart(this.view()); next; next = nextToStart(this.view())) {
+      const entry = next as Entry;
+      this.waiting = this.waiting.filter((w) => w.id !== entry.id);
+      entry.start();
+    }
+    metrics.admissionQueued.set({ queue }, this.waiting.length);
+    metrics.admissionInFlight.set({ queue }, this.usage().running);
+  }
+
+  private drop(id: number, err: ApiError, reason: string): void {
+    const entry = this.waiting.find((w) => w.id === id);
+    if (!entry) return;
+    this.waiting = this.waiting.filter((w) => w.id !== id);
+    metrics.admissionShed.inc({ queue: this.opts.queue, reason });
+    metrics.admissionQueued.set({ queue: this.opts.queue }, this.waiting.length);
+    entry.refuse(err);
+  }
+}
+
+/** Why a call stopped: its caller went away before the answer. */
+export class CallerGone extends Error {
+  constructor() {
+    super('the caller went away before the answer');
+    this.name = 'CallerGone';
+  }
+}
+
+/**
+ * A signal that aborts when the call's work should stop: its caller went away (the response closed
+ * before it finished; reason CallerGone), or its deadline passed (reason deadlineExceeded()).
+ */
+export function callSignal(
+  res: { once(event: 'close', listener: () => void): unknown; writableFinished: boolean },
+  deadline: number | undefined,
+  what: string,
+  now: () => number = Date.now,
+): AbortSignal {
+  const ac = new AbortController();
+  let timer: NodeJS.Timeout | undefined;
+  if (deadline !== undefined) {
+    timer = setTimeout(() => ac.abort(deadlineExceeded(what)), Math.max(0, deadline - now()));
+    timer.unref();
+  }
+  res.once('close', () => {
+    clearTimeout(timer);
+    if (!res.writableFinished) ac.abort(new CallerGone());
+  });
+  return ac.signal;
+}
+
+/**
+ * Runs `work` for an HTTP request in its turn of `queue`: the turn is taken before the request's body is
+ * read, so a refused request's body is discarded (up to `discardBound` bytes), never held; `work` gets
+ * the caller's deadline (DEADLINE_HEADER) and a signal that aborts when the caller goes or the deadline
+ * passes; the turn is given back however `work` ends.
+ */
+export async function inTurn<T>(
+  queue: AdmissionQueue,
+  req: IncomingMessage,
+  res: ServerResponse,
+  subject: string,
+  discardBound: number,
+  work: (control: { signal: AbortSignal; deadline?: number }) => Promise<T>,
+): Promise<T> {
+  const deadline = deadlineOf(req.headers);
+  const signal = callSignal(res, deadline, queue.what);
+  let turn: Turn;
+  try {
+    turn = await queue.enter(subject, { deadline, signal });
+  } catch (err) {
+    throw discardBody(req, discardBound, err as Error);
+  }
+  try {
+    return await work({ signal, deadline });
+  } finally {
+    turn.release();
+  }
+}

@@ -1,0 +1,81 @@
+import type { ApiError} from '../src';
+import { AdmissionQueue, REASON } from '../src';
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+describe('AdmissionQueue', () => {
+  const queue = (maxInFlight: number, maxWaitMs: number) =>
+    new AdmissionQueue({ queue: 'test_calls', what: 'test calls', maxInFlight, maxWaitMs });
+
+  /** Runs one call of `ms` through `q`; resolves with 'ok' or the refusal's reason and Retry-After. */
+  const call = (q: AdmissionQueue, subject: string, ms: number, deadline?: number, signal?: AbortSignal) =>
+    q.enter(subject, { deadline, signal }).then(
+      async (turn) => {
+        await sleep(ms);
+        turn.release();
+        return 'ok';
+      },
+      (err: ApiError) => `${String(err.details?.reason)} ${err.headers?.['Retry-After']}`,
+    );
+
+  it('runs at most maxInFlight at once and starts the waiting ones as slots free', async () => {
+    const q = queue(2, 5000);
+    const results = Promise.all([1, 2, 3, 4].map(() => call(q, 'a', 50)));
+    await sleep(10);
+    expect(q.usage()).toEqual({ running: 2, waiting: 2 });
+    expect(await results).toEqual(['ok', 'ok', 'ok', 'ok']);
+    expect(q.usage()).toEqual({ running: 0, waiting: 0 });
+  });
+
+  it('refuses at once, 503 overloaded with Retry-After, what would wait past the bound', async () => {
+    const q = queue(1, 150);
+    expect(await call(q, 'a', 100)).toBe('ok'); // measures a call: about 100 ms
+    const first = call(q, 'a', 100);
+    const second = call(q, 'a', 100); // waits about 100 ms: within the bound
+    const started = Date.now();
+    const third = await call(q, 'a', 100); // would wait about 200 ms
+    expect(Date.now() - started).toBeLessThan(50);
+    expect(third).toBe(`${REASON.overloaded} 1`);
+    expect(await Promise.all([first, second])).toEqual(['ok', 'ok']);
+  });
+
+  it('refuses a call whose deadline passed, and drops a waiting one when its deadline comes', async () => {
+    const q = queue(1, 5000);
+    expect(await call(q, 'a', 0, Date.now() - 1)).toBe(`${REASON.deadline_exceeded} 1`);
+    const busy = call(q, 'a', 200);
+    expect(await call(q, 'b', 0, Date.now() + 50)).toBe(`${REASON.deadline_exceeded} 1`);
+    await busy;
+  });
+
+  it('drops a waiting call whose caller went away, and the next one starts in its place', async () => {
+    const q = queue(1, 5000);
+    const busy = call(q, 'a', 100);
+    const gone = new AbortController();
+    const left = call(q, 'b', 0, undefined, gone.signal);
+    const next = call(q, 'c', 0);
+    gone.abort();
+    expect(await left).toBe(`${REASON.overloaded} 1`);
+    expect(await Promise.all([busy, next])).toEqual(['ok', 'ok']);
+  });
+
+  it('serves a light subject before a heavy one that fills the queue', async () => {
+    const q = queue(1, 5000);
+    const done: string[] = [];
+    const run = (subject: string) => call(q, subject, 30).then(() => done.push(subject));
+    const all = [1, 2, 3, 4].map(() => run('heavy'));
+    await sleep(5);
+    all.push(run('light'));
+    await Promise.all(all);
+    // The first heavy call was running; the light one went next, before the three heavy ones waiting.
+    expect(done).toEqual(['heavy', 'light', 'heavy', 'heavy', 'heavy']);
+  });
+
+  it('refuses the heavy subject, not the light one, when the queue is full', async () => {
+    const q = queue(1, 100);
+    expect(await call(q, 'heavy', 40)).toBe('ok');
+    const heavy = [1, 2, 3].map(() => call(q, 'heavy', 40));
+    await sleep(5);
+    expect(await call(q, 'light', 40)).toBe('ok');
+    expect((await Promise.all(heavy)).filter((o) => o !== 'ok').length).toBeGreaterThan(0);
+  });
+});

@@ -1,0 +1,98 @@
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { MEDIA, startStack, type TestStack } from '../helpers/stack';
+
+interface Result {
+  key: string;
+  idem: string;
+  status: number;
+  ms: number;
+  retryAfter?: string;
+  reason?: string;
+  error?: string;
+}
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const { openLoop, send, imageBody } = require('../../scripts/overload/open-loop') as {
+  openLoop(o: {
+    url: string;
+    rate: number;
+    seconds: number;
+    keys: string[];
+    image: Buffer;
+  }): Promise<Result[]>;
+  send(
+    agent: undefined,
+    url: string,
+    key: string,
+    idem: string,
+    body: { body: Buffer; contentType: string },
+    timeoutMs: number,
+  ): Promise<Result>;
+  imageBody(image: Buffer): { body: Buffer; contentType: string };
+};
+
+const KEYS = Array.from({ length: 5 }, (_, i) => `overload-key-${i}-0123456789`);
+const IMAGE = readFileSync(path.join(MEDIA, 'images', 'street_people_car_coco9891.jpg'));
+
+/**
+ * Past capacity the service refuses the excess at once instead of queueing it: an open-loop load well
+ * above what it can serve gets 201s and 503s with Retry-After, never a reset or a silent timeout; the
+ * quota charges exactly the 201s; a refused call's key is served normally afterwards. (How fast, and how
+ * much is served, is bench/overload.bench.js's business.)
+ */
+describe('overload: the excess is refused at once, nothing is lost', () => {
+  let stack: TestStack;
+  let results: Result[];
+  beforeAll(async () => {
+    stack = await startStack({
+      keys: KEYS.map((k, i) => `${k}:overload-${i}`).join(','),
+      env: {
+        IMAGES_MAX_IN_FLIGHT: '2',
+        IMAGES_QUEUE_MAX_WAIT_MS: '300',
+        QUOTA_IMAGE_DAILY: '100000',
+        GATEWAY_QPS: '1000',
+        GATEWAY_BURST: '1000',
+        GATEWAY_CONCURRENCY: '1000',
+      },
+    });
+    // About twice what two cores serve, for 12 s, from five subjects each within its own limits.
+    results = await openLoop({ url: stack.url, rate: 40, seconds: 12, keys: KEYS, image: IMAGE });
+  }, 180_000);
+  afterAll(async () => {
+    await stack?.close();
+  });
+
+  it('answers every call over HTTP: no reset, no timeout', () => {
+    expect(results.filter((r) => r.status === 0).map((r) => r.error)).toEqual([]);
+  });
+
+  it('serves some and refuses the rest with 503 overloaded and a Retry-After', () => {
+    const served = results.filter((r) => r.status === 201);
+    const refused = results.filter((r) => r.status === 503);
+    expect(served.length).toBeGreaterThan(0);
+    expect(refused.length).toBeGreaterThan(0);
+    expect(served.length + refused.length).toBe(results.length);
+    for (const r of refused) {
+      expect(['overloaded', 'deadline_exceeded']).toContain(r.reason);
+      expect(Number(r.retryAfter)).toBeGreaterThanOrEqual(1);
+    }
+  });
+
+  it('charges exactly the calls answered 201, per subject', async () => {
+    for (const key of KEYS) {
+      const q = await stack.api('GET', '/v1/vision/quota', { key });
+      const served = results.filter((r) => r.key === key && r.status === 201).length;
+      expect({ key, used: q.body.images.used, held: q.body.images.held ?? 0 }).toEqual({
+        key,
+        used: served,
+        held: 0,
+      });
+    }
+  });
+
+  it('serves a refused call when it is sent again with the same key', async () => {
+    const refused = results.find((r) => r.status === 503)!;
+    const again = await send(undefined, stack.url, refused.key, refused.idem, imageBody(IMAGE), 30_000);
+    expect(again.status).toBe(201);
+  });
+});
