@@ -214,6 +214,7 @@ function checkPrometheusRule(ms: Manifest[], runbookBase: string) {
       'VisionConsumerLag',
       'VisionFramesDropped',
       'VisionHighErrorRate',
+      'VisionShedding',
       'VisionRefundSpike',
       'VisionTasksStuckResolving',
       'VisionUpstreamTimeouts',
@@ -597,6 +598,19 @@ describe('rendered with the production-like values', () => {
   });
   test('ServiceMonitor scrapes GET /metrics on the metrics port every Service and pod exposes (METRICS_PORT)', () =>
     checkMetricsEndpoints(ms));
+  test('the images HPA also scales on calls in flight per pod when inFlightTarget is set', () => {
+    const hpa = ofKind(ms, 'HorizontalPodAutoscaler').find((h) => componentOf(h) === 'images')!;
+    const metrics = (hpa.spec as { metrics: Obj[] }).metrics;
+    expect(metrics).toContainEqual({
+      type: 'Pods',
+      pods: {
+        metric: { name: 'vision_admission_in_flight' },
+        target: { type: 'AverageValue', averageValue: '3' },
+      },
+    });
+    const gateway = ofKind(ms, 'HorizontalPodAutoscaler').find((h) => componentOf(h) === 'gateway')!;
+    expect((gateway.spec as { metrics: Obj[] }).metrics.map((m) => m.type)).toEqual(['Resource']);
+  });
   test('PrometheusRule: the alerts of files/prometheus-rules.yaml, each with a runbook in docs/OPERATIONS.md', () =>
     checkPrometheusRule(ms, 'https://docs.example.com/vision/OPERATIONS.md'));
   test('Grafana dashboard ConfigMap for the sidecar; its queries use only documented metrics', () =>

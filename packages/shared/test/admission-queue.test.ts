@@ -1,4 +1,4 @@
-import type { ApiError} from '../src';
+import type { ApiError } from '../src';
 import { AdmissionQueue, REASON } from '../src';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

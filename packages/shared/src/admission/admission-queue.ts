@@ -105,16 +105,17 @@ export class AdmissionQueue {
       this.drop(decision.evict.id, overloaded(decision.expectedWaitMs, this.what), 'evicted');
     return new Promise<Turn>((resolve, reject) => {
       const id = ++this.seq;
+      // A caller's deadline is kept to the millisecond. The queue's own bound is what the admission
+      // estimate keeps to; this timer is only the backstop for an estimate gone wrong (a sudden slowdown):
+      // dropping a call that waited its bound, after it waited, would answer late what should have been
+      // answered at once, so the backstop is twice the bound.
+      const byDeadline = opts.deadline !== undefined && opts.deadline - now <= 2 * this.opts.maxWaitMs;
       const timer = setTimeout(
         () => {
-          const late = opts.deadline !== undefined && this.now() >= opts.deadline;
-          this.drop(
-            id,
-            late ? deadlineExceeded(this.what) : overloaded(this.meanServiceMs, this.what),
-            late ? 'deadline' : 'waited',
-          );
+          if (byDeadline) this.drop(id, deadlineExceeded(this.what), 'deadline');
+          else this.drop(id, overloaded(this.meanServiceMs, this.what), 'waited');
         },
-        Math.max(0, bound),
+        Math.max(0, byDeadline ? (opts.deadline as number) - now : 2 * this.opts.maxWaitMs),
       );
       timer.unref();
       const onAbort = () => this.drop(id, overloaded(0, this.what), 'client_gone');

@@ -1,0 +1,203 @@
+/**
+ * Overload: what the service does when offered four times what it can serve. Run after `npm run build`:
+ *
+ *   node bench/overload.bench.js [--seconds 60] [--gateway-url URL --keys k1,k2,...]
+ *
+ * Starts `npm start`'s entry point as a child process on free ports with 20 keys (or uses the given
+ * gateway and keys), then, with the open-loop generator of scripts/overload/open-loop.js (one 155 KB
+ * JPEG a call, a fresh Idempotency-Key each):
+ * 1. unloaded: 2 calls/s for 8 s: the p50 and p99 of a call, and the process's RSS;
+ * 2. capacity C: rates rising by 5/s, 8 s each, until one is not served whole (every call 201) with its
+ *    p99 under 1 s: C is the last one that was;
+ * 3. 4 x C for --seconds from the 20 subjects (each within its own limits), sampling the RSS;
+ * 4. five seconds after the load stops, one call alone.
+ * Targets: goodput >= 0.9 C; p99 of the 201s <= the queue bound (IMAGES_QUEUE_MAX_WAIT_MS, 1 s) + 2 x the
+ * unloaded p99; every other call a 503 with Retry-After, their p99 <= 100 ms; no reset or client
+ * timeout; peak RSS <= unloaded RSS + 300 MB; quota used = the 201s; the call after the load within 2 x
+ * the unloaded p99. Ends with `targets: N met, M missed`.
+ */
+const { spawn } = require('node:child_process');
+const fs = require('node:fs');
+const net = require('node:net');
+const os = require('node:os');
+const path = require('node:path');
+const { parseArgs } = require('./lib/args');
+const { openLoop, quantile } = require('../scripts/overload/open-loop');
+
+const root = path.resolve(__dirname, '..');
+const args = parseArgs(process.argv.slice(2));
+const SECONDS = Number(args.seconds ?? 60);
+const SHARED_DIR = process.env.VISION_SHARED_DIR ?? path.resolve(root, '../shared');
+const IMAGE = fs.readFileSync(path.join(SHARED_DIR, 'media/images/street_people_car_coco9891.jpg'));
+const KEYS = args.keys
+  ? args.keys.split(',')
+  : Array.from({ length: 20 }, (_, i) => `bench-overload-${i}-0123456789`);
+const QUEUE_BOUND_MS = 1000;
+
+function freePort() {
+  return new Promise((resolve) => {
+    const s = net.createServer().listen(0, '127.0.0.1', () => {
+      const { port } = s.address();
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+async function startStandalone() {
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'bench-overload-'));
+  const env = {
+    ...process.env,
+    PORT: String(await freePort()),
+    METRICS_PORT: String(await freePort()),
+    VISION_DATA_DIR: dataDir,
+    VISION_MODELS_DIR: process.env.VISION_MODELS_DIR ?? path.join(SHARED_DIR, 'models'),
+    VISION_API_KEYS: KEYS.map((k, i) => `${k}:overload-${i}`).join(','),
+    QUOTA_IMAGE_DAILY: '1000000',
+    IMAGES_QUEUE_MAX_WAIT_MS: String(QUEUE_BOUND_MS),
+    LOG_LEVEL: 'warn',
+  };
+  const child = spawn(process.execPath, [path.join(root, 'packages/standalone/dist/main.js')], {
+    env,
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  await new Promise((resolve, reject) => {
+    let out = '';
+    child.stdout.on('data', (c) => {
+      out += c.toString();
+      if (out.includes(' is up at ')) resolve();
+    });
+    child.once('exit', (code) => reject(new Error(`standalone exited with ${code}`)));
+  });
+  return {
+    url: `http://127.0.0.1:${env.PORT}`,
+    rssMb: () => {
+      const m = /VmRSS:\s+(\d+) kB/.exec(fs.readFileSync(`/proc/${child.pid}/status`, 'utf8'));
+      return m ? Number(m[1]) / 1024 : NaN;
+    },
+    stop: () => {
+      child.kill('SIGTERM');
+      fs.rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+const ms = (x) => `${x.toFixed(0)} ms`;
+
+async function main() {
+  const svc = args['gateway-url']
+    ? { url: args['gateway-url'], rssMb: () => NaN, stop: () => undefined }
+    : await startStandalone();
+  try {
+    const every = [];
+    const run = async (rate, seconds) => {
+      const rs = await openLoop({ url: svc.url, rate, seconds, keys: KEYS, image: IMAGE });
+      every.push(...rs);
+      return rs;
+    };
+    const unloaded = await run(2, 8);
+    const u = unloaded.map((r) => r.ms);
+    const uP50 = quantile(u, 0.5);
+    const uP99 = quantile(u, 0.99);
+    const rss0 = svc.rssMb();
+    console.log(`unloaded: p50 ${ms(uP50)}, p99 ${ms(uP99)}, RSS ${rss0.toFixed(0)} MB`);
+
+    let capacity = 0;
+    for (let rate = 5; rate <= 200; rate += 5) {
+      const rs = await run(rate, 8);
+      const whole = rs.every((r) => r.status === 201);
+      const p99 = quantile(
+        rs.map((r) => r.ms),
+        0.99,
+      );
+      console.log(
+        `  ${rate}/s: ${rs.filter((r) => r.status === 201).length}/${rs.length} served, p99 ${ms(p99)}`,
+      );
+      if (!whole || p99 >= 1000) break;
+      capacity = rate;
+    }
+    if (capacity === 0) throw new Error('not even 5 calls/s were served whole');
+    console.log(`capacity C: ${capacity} calls/s`);
+
+    const offered = 4 * capacity;
+    let peakRss = 0;
+    const sampler = setInterval(() => (peakRss = Math.max(peakRss, svc.rssMb())), 250);
+    const t0 = performance.now();
+    const rs = await run(offered, SECONDS);
+    const took = (performance.now() - t0) / 1000;
+    clearInterval(sampler);
+    await new Promise((r) => setTimeout(r, 5000));
+    const after = (await run(1, 1))[0];
+
+    const served = rs.filter((r) => r.status === 201);
+    const refused = rs.filter((r) => r.status === 503);
+    const withRetry = refused.filter((r) => Number(r.retryAfter) >= 1);
+    const noAnswer = rs.filter((r) => r.status === 0);
+    const other = rs.filter((r) => r.status !== 0 && r.status !== 201 && r.status !== 503);
+    const goodput = served.length / SECONDS;
+    const servedP99 = quantile(
+      served.map((r) => r.ms),
+      0.99,
+    );
+    const refusedP99 = quantile(
+      refused.map((r) => r.ms),
+      0.99,
+    );
+    let used = 0;
+    for (const key of KEYS) {
+      const q = await fetch(`${svc.url}/v1/vision/quota`, { headers: { authorization: `Bearer ${key}` } });
+      used += (await q.json()).images.used;
+    }
+    const charged = every.filter((r) => r.status === 201).length;
+    console.log(
+      `offered ${offered}/s for ${SECONDS} s (${rs.length} calls, all answered after ${took.toFixed(1)} s):`,
+    );
+    console.log(`  201: ${served.length} (goodput ${goodput.toFixed(1)}/s), p99 ${ms(servedP99)}`);
+    console.log(`  503: ${refused.length} (${withRetry.length} with Retry-After), p99 ${ms(refusedP99)}`);
+    const errors = [...new Set(noAnswer.map((r) => r.error))].join(', ');
+    console.log(
+      `  no answer: ${noAnswer.length} (${errors}); other: ${other.length}; peak RSS ${peakRss.toFixed(0)} MB`,
+    );
+    console.log(`  a call 5 s after: ${after.status} in ${ms(after.ms)}`);
+
+    const rows = [
+      ['goodput / C', goodput / capacity, '>= 0.9', goodput >= 0.9 * capacity],
+      [
+        'p99 of 201s / (bound + 2 x unloaded p99)',
+        servedP99 / (QUEUE_BOUND_MS + 2 * uP99),
+        '<= 1',
+        servedP99 <= QUEUE_BOUND_MS + 2 * uP99,
+      ],
+      [
+        'other calls answered 503 with Retry-After',
+        withRetry.length === rs.length - served.length ? 1 : 0,
+        '= 1',
+        withRetry.length === rs.length - served.length,
+      ],
+      ['p99 of 503s / 100 ms', refusedP99 / 100, '<= 1', !(refusedP99 > 100)],
+      ['resets and client timeouts', noAnswer.length, '= 0', noAnswer.length === 0],
+      ['quota used / 201s of the whole run', used / charged, '= 1', used === charged],
+      ['peak RSS - unloaded RSS (MB) / 300', (peakRss - rss0) / 300, '<= 1', !(peakRss - rss0 > 300)],
+      [
+        'call after the load / 2 x unloaded p99',
+        after.ms / (2 * uP99),
+        '<= 1',
+        after.status === 201 && after.ms <= 2 * uP99,
+      ],
+    ];
+    console.log('| target | ratio | limit | met |');
+    console.log('|---|---|---|---|');
+    let met = 0;
+    for (const [name, value, limit, ok] of rows) {
+      console.log(`| ${name} | ${Number(value).toFixed(2)} | ${limit} | ${ok ? 'yes' : 'no'} |`);
+      if (ok) met++;
+    }
+    console.log(`targets: ${met} met, ${rows.length - met} missed`);
+  } finally {
+    svc.stop();
+  }
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});
