@@ -7,6 +7,8 @@
  *   node scripts/eval-fire.js --fit      # fit the logistic score on the even-id half, then evaluate
  *   node scripts/eval-fire.js --dist     # load the compiled services/inference/dist instead of the sources
  *   node scripts/eval-fire.js --lower-bound 0.5
+ *   node scripts/eval-fire.js --limit 20   # the first 20 images only (a quick check of the script itself)
+ *   node scripts/eval-fire.js --help
  *
  * Metrics (fire only; the dataset has no smoke labels):
  *   - image-level precision / recall: an image is predicted positive when any fire detection scores
@@ -15,7 +17,8 @@
  *     matched at most once), precision made monotone and integrated over all recall points (VOC 2010+
  *     "all points" interpolation). Scored over every candidate the detector returns (minScore 0).
  * Splits: "even" = images with even COCO id (used to choose parameters), "odd" = held out, "all".
- * Sources are loaded through @swc/core (a dev dependency) so no build is needed; --dist uses tsc output.
+ * Sources are transpiled on load by TypeScript's transpileModule (`typescript`, a root dev dependency), so no
+ * build is needed; --dist uses the tsc output.
  */
 'use strict';
 const fs = require('fs');
@@ -26,11 +29,30 @@ const sharedDir = process.env.VISION_SHARED_DIR ?? path.resolve(repoRoot, '../sh
 const datasetDir = path.join(sharedDir, 'datasets/dfire-valid');
 const { iou, evaluate, loadDfire } = require('./fire-metrics');
 
+const USAGE = `usage: node scripts/eval-fire.js [options]
+Evaluates the fire/smoke detector on ${path.relative(repoRoot, datasetDir)} (set VISION_SHARED_DIR to move it).
+  --fit                fit the logistic score on the even-id half, then evaluate
+  --dist               load services/inference/dist (after npm run build) instead of the sources
+  --lower-bound N      score bound for an image to count as positive (default: best F0.5 on the even half)
+  --limit N            evaluate the first N images only
+  --opts JSON          detector options
+  --json FILE          write the result as JSON
+  --diag               print candidate coverage
+  --help               print this text`;
+
+function positiveInteger(name, value) {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 1) throw new Error(`${name} needs a positive integer, got ${value}`);
+  return n;
+}
+
 function parseArgs(argv) {
-  const args = { fit: false, dist: false, lowerBound: undefined, json: undefined };
+  const args = { fit: false, dist: false, lowerBound: undefined, json: undefined, limit: undefined };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
-    if (a === '--fit') args.fit = true;
+    if (a === '--help' || a === '-h') args.help = true;
+    else if (a === '--limit') args.limit = positiveInteger(a, argv[++i]);
+    else if (a === '--fit') args.fit = true;
     else if (a === '--dist') args.dist = true;
     else if (a === '--lower-bound') args.lowerBound = Number(argv[++i]);
     else if (a === '--json') args.json = argv[++i];
@@ -42,15 +64,12 @@ function parseArgs(argv) {
 }
 
 function registerTs() {
-  const swc = require('@swc/core');
+  const ts = require('typescript');
+  const compilerOptions = { target: ts.ScriptTarget.ES2022, module: ts.ModuleKind.CommonJS };
   require.extensions['.ts'] = (mod, filename) => {
     const src = fs.readFileSync(filename, 'utf8');
-    const { code } = swc.transformSync(src, {
-      filename,
-      jsc: { target: 'es2022', parser: { syntax: 'typescript' } },
-      module: { type: 'commonjs' },
-    });
-    mod._compile(code, filename);
+    const { outputText } = ts.transpileModule(src, { fileName: filename, compilerOptions });
+    mod._compile(outputText, filename);
   };
 }
 
@@ -109,10 +128,10 @@ function fitLogistic(X, y, { l2 = 1e-3, iters = 4000, lr = 0.5 } = {}) {
   return { bias, weights };
 }
 
-async function loadRecords(det, opts) {
+async function loadRecords(det, opts, limit) {
   const sharp = require('sharp');
   sharp.concurrency(1);
-  const images = loadDfire(datasetDir);
+  const images = loadDfire(datasetDir).slice(0, limit);
   const records = [];
   const t0 = Date.now();
   for (const im of images) {
@@ -184,8 +203,12 @@ function fmt(r) {
 
 async function main() {
   const args = parseArgs(process.argv.slice(2));
+  if (args.help) {
+    console.log(USAGE);
+    return;
+  }
   const det = loadDetector(args.dist);
-  const { records, seconds } = await loadRecords(det, args.opts);
+  const { records, seconds } = await loadRecords(det, args.opts, args.limit);
   const even = records.filter((r) => r.id % 2 === 0);
   const odd = records.filter((r) => r.id % 2 === 1);
   console.log(

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs the end-to-end suite and the fault tests against the distributed deployment (six service processes on real
-# Postgres, Kafka, Redis and MinIO, with toxiproxy), without Docker:
-#   1. installs the servers when missing (first run on a fresh machine: minutes, mostly compiling MinIO),
+# Postgres, Kafka, Redis and an S3 server (SeaweedFS), with toxiproxy), without Docker:
+#   1. installs the servers when missing (first run on a fresh machine: minutes, mostly compiling SeaweedFS and Jaeger),
 #   2. starts those not running, 3. builds, 4. runs jest on test/e2e and test/distributed,
 #   5. stops the servers this run started (VISION_STACK_KEEP=1 leaves them running). Exits non-zero on failure.
 # Arguments replace the default test paths (test/e2e test/transport test/distributed), e.g. scripts/test-distributed.sh test/distributed/redis-down.test.ts

@@ -2,8 +2,8 @@
 import type { ChildProcess } from 'node:child_process';
 
 export type ServiceName = 'gateway' | 'tasks' | 'quota' | 'results' | 'images' | 'inference';
-export type Link = 'postgres' | 'redis' | 'kafka' | 'minio' | 'inference';
-export type StackServer = 'postgres' | 'redis' | 'kafka' | 'minio' | 'toxiproxy' | 'jaeger' | 'prometheus';
+export type Link = 'postgres' | 'redis' | 'kafka' | 's3' | 'inference';
+export type StackServer = 'postgres' | 'redis' | 'kafka' | 's3' | 'toxiproxy' | 'jaeger' | 'prometheus';
 
 export interface DeploymentOptions {
   id?: string;

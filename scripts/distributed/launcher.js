@@ -1,14 +1,14 @@
 'use strict';
 /**
  * Starts the six services as separate `node services/<name>/dist/main.js` processes against the servers of
- * scripts/stack (Postgres, Kafka, Redis, MinIO; toxiproxy optional), each deployment with fresh state:
+ * scripts/stack (Postgres, Kafka, Redis, S3; toxiproxy optional), each deployment with fresh state:
  *
  * - its own Postgres database `vision_<id>` (every service its own schema inside; `scripts/migrate.js` runs first),
- * - its own MinIO bucket `vision-<id>`,
+ * - its own S3 bucket `vision-<id>`,
  * - the Kafka topics deleted and created again (6 partitions), so no frame of an earlier run is delivered,
  * - the Redis database flushed (limits start empty).
  *
- * With `toxiproxy: true` every link to Postgres, Redis, Kafka, MinIO and the inference service goes through a
+ * With `toxiproxy: true` every link to Postgres, Redis, Kafka, S3 and the inference service goes through a
  * toxiproxy proxy (`<id>-<link>`), so tests can add latency, resets and timeouts, or cut a link.
  * Used by test/helpers/distributed.ts and by the CLI scripts/distributed/launch.js. Needs `npm run build`.
  */
@@ -49,7 +49,7 @@ const { serviceEnv, runLogged, tailLog } = require('./service-env');
  *   env         extra environment for every service (overrides the defaults below)
  *   serviceEnv  { <service>: { VAR: value } } extra environment for one service
  *   replicas    { gateway?: n, results?: n } (default 1 each)
- *   toxiproxy   route Postgres, Redis, Kafka, MinIO and inference links through toxiproxy (default false)
+ *   toxiproxy   route Postgres, Redis, Kafka, S3 and inference links through toxiproxy (default false)
  *   logDir      where each process's output goes (default a temp dir); logLevel (default 'warn')
  */
 class Deployment {
@@ -111,7 +111,7 @@ class Deployment {
         links.redis = `redis://${await this.proxy('redis', hostPort(s.redisUrl))}`;
         // The broker advertises the PROXIED listener at this fixed address (scripts/stack/start.sh).
         links.kafka = await this.proxy('kafka', s.kafkaProxiedUpstream, s.kafkaProxiedListen);
-        links.s3 = `http://${await this.proxy('minio', hostPort(s.s3Endpoint))}`;
+        links.s3 = `http://${await this.proxy('s3', hostPort(s.s3Endpoint))}`;
       }
       this.links = links;
       this.env = this.baseEnv(links);

@@ -7,7 +7,7 @@ const { REPO } = require('./stack-servers');
 
 /**
  * The environment shared by every service of deployment `d` (the peers' URLs are added as they start), over the
- * given links to Postgres, Kafka, Redis and MinIO (direct, or toxiproxy's addresses).
+ * given links to Postgres, Kafka, Redis and S3 (direct, or toxiproxy's addresses).
  */
 function serviceEnv(d, links) {
   return {

@@ -2,7 +2,7 @@
 /**
  * The servers of scripts/stack as the launcher (launcher.js) uses them: their connection settings (written by
  * scripts/stack/start.sh), the stack scripts, toxiproxy's HTTP API, and the per-deployment state on each server
- * (Postgres database, MinIO bucket, Kafka topics, Redis flush). Plain CommonJS, no build step.
+ * (Postgres database, S3 bucket, Kafka topics, Redis flush). Plain CommonJS, no build step.
  */
 const { execFile } = require('node:child_process');
 const fs = require('node:fs');

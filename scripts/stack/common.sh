@@ -2,7 +2,8 @@
 #   VISION_STACK_DIR  cache + state root (default $HOME/.cache/vision-stack); nothing goes into the repo.
 #   VISION_PG_DIR     Postgres cluster dir; must be reachable by the `postgres` user. Default: under the stack dir
 #                     when `postgres` can traverse it, else /var/lib/postgresql/vision-stack (postgres's home; /root is 0700).
-#   Ports (below the kernel's ephemeral range 32768-60999, so no client socket can hold them): PG 25432, Redis 26379, Kafka 29092 (controller 29093), MinIO 29000 (console 29001), toxiproxy 28474,
+#   Ports (below the kernel's ephemeral range 32768-60999, so no client socket can hold them): PG 25432, Redis 26379, Kafka 29092 (controller 29093), S3 29000 (SeaweedFS; its master, volume and filer
+#   on 29010-29016), toxiproxy 28474,
 #   Jaeger 24318 (OTLP/HTTP), 26686 (query API + UI), 26685 (query gRPC), 23133 (health); Prometheus 29090.
 set -euo pipefail
 
@@ -13,7 +14,8 @@ RUN_DIR="$STACK_DIR/run"
 LOG_DIR="$STACK_DIR/log"
 
 KAFKA_VERSION="${KAFKA_VERSION:-3.9.1}"
-MINIO_VERSION="${MINIO_VERSION:-latest}"
+# SeaweedFS 4.53 (its tags are not semver, so the Go proxy knows the release by its pseudo-version).
+SEAWEEDFS_VERSION="${SEAWEEDFS_VERSION:-v0.0.0-20261109003541-7506e5f91cd6}"
 TOXIPROXY_VERSION="${TOXIPROXY_VERSION:-latest}"
 JAEGER_VERSION="${JAEGER_VERSION:-v1.76.0}"
 
@@ -22,10 +24,13 @@ PG_PASSWORD="${VISION_PG_PASSWORD:-vision-stack}"
 REDIS_PORT="${VISION_REDIS_PORT:-26379}"
 KAFKA_PORT="${VISION_KAFKA_PORT:-29092}"
 KAFKA_CONTROLLER_PORT="${VISION_KAFKA_CONTROLLER_PORT:-29093}"
-MINIO_PORT="${VISION_MINIO_PORT:-29000}"
-MINIO_CONSOLE_PORT="${VISION_MINIO_CONSOLE_PORT:-29001}"
-MINIO_USER="${VISION_MINIO_USER:-visionstack}"
-MINIO_PASSWORD="${VISION_MINIO_PASSWORD:-visionstack-secret}"
+# The S3 endpoint, and the internal ports of the SeaweedFS processes behind it (HTTP and gRPC of its master,
+# volume server and filer, gRPC of the S3 gateway), all set explicitly: its defaults (8080, port + 10000) collide
+# with the standalone gateway and the ephemeral range.
+S3_PORT="${VISION_S3_PORT:-29000}"
+SEAWEEDFS_PORT_BASE="${VISION_SEAWEEDFS_PORT_BASE:-29010}"
+S3_ACCESS_KEY="${VISION_S3_ACCESS_KEY:-visionstack}"
+S3_SECRET_KEY="${VISION_S3_SECRET_KEY:-visionstack-secret}"
 TOXIPROXY_PORT="${VISION_TOXIPROXY_PORT:-28474}"
 # Observability backends (issue 15): Jaeger's OTLP/HTTP receiver, query API/UI (+ its gRPC), health check; Prometheus.
 JAEGER_OTLP_PORT="${VISION_JAEGER_OTLP_PORT:-24318}"
@@ -37,7 +42,7 @@ PROMETHEUS_PORT="${VISION_PROMETHEUS_PORT:-29090}"
 KAFKA_HOME="$STACK_DIR/kafka-$KAFKA_VERSION"
 PG_BIN="${VISION_PG_BIN:-}"
 
-ALL_COMPONENTS="postgres redis kafka minio toxiproxy jaeger prometheus"
+ALL_COMPONENTS="postgres redis kafka s3 toxiproxy jaeger prometheus"
 
 log() { echo "[vision-stack] $*" >&2; }
 die() { log "ERROR: $*"; exit 1; }

@@ -3,7 +3,7 @@
 #   postgres   Debian package `postgresql` (apt-get; needs root) + a cluster initialised as the `postgres` user
 #   redis      Debian package `redis-server` (apt-get; needs root; the packaged service is not used)
 #   kafka      Apache Kafka $KAFKA_VERSION jars from Maven Central (mvn + scripts/stack/kafka-pom.xml), KRaft storage formatted
-#   minio      `go install github.com/minio/minio@$MINIO_VERSION` into $VISION_STACK_DIR/bin
+#   s3         SeaweedFS $SEAWEEDFS_VERSION (`weed`), built from its module source into $VISION_STACK_DIR/bin (below)
 #   toxiproxy  `go install github.com/Shopify/toxiproxy/v2/cmd/server@$TOXIPROXY_VERSION` (installed as toxiproxy-server)
 #   ffmpeg     Debian package (checked, installed when missing)
 # Usage: scripts/stack/install.sh [component...]   (default: all). Prints how long each step took.
@@ -81,37 +81,44 @@ go_install() { # <binary name wanted> <package@version> [name go gives the binar
   rm -rf "$gobin"
 }
 
-install_minio() { go_install minio "github.com/minio/minio@$MINIO_VERSION"; }
 # In the v2 module the server's package is cmd/server (there is no cmd/toxiproxy-server in v2); its binary is renamed.
 install_toxiproxy() { go_install toxiproxy-server "github.com/Shopify/toxiproxy/v2/cmd/server@$TOXIPROXY_VERSION" server; }
 
-# --- observability backends (issue 15: traces and metrics in the distributed suite) ---------------------------------
-# jaeger      Jaeger $JAEGER_VERSION (the v2 binary, cmd/jaeger): `go install` refuses the module (it has a replace
-#             directive), so the module source is downloaded with `go mod download`, copied out of the read-only module
-#             cache and built with `go build ./cmd/jaeger` (about 6 minutes on 2 cores; niced). Cached in $BIN_DIR/jaeger.
-# prometheus  Debian package `prometheus` (brings promtool); the packaged service is not used.
-install_jaeger() {
-  [ -x "$BIN_DIR/jaeger" ] && [ -f "$BIN_DIR/.jaeger-$JAEGER_VERSION" ] && return 0
-  command -v go >/dev/null || die "go is not on PATH (needed to build jaeger)"
-  # One build at a time (a second caller waits, then finds the binary).
-  exec 8>"$STACK_DIR/.jaeger-build.lock"
+# go_build_module <binary> <module> <version> <package dir>: for modules that `go install` refuses (their go.mod has
+# replace directives). The module source is downloaded with `go mod download`, copied out of the read-only module
+# cache and built with `go build` (niced), one build at a time (a second caller waits, then finds the binary).
+# Cached as $BIN_DIR/<binary> with a $BIN_DIR/.<binary>-<version> marker.
+go_build_module() {
+  local bin="$1" module="$2" version="$3" pkg="$4"
+  [ -x "$BIN_DIR/$bin" ] && [ -f "$BIN_DIR/.$bin-$version" ] && return 0
+  command -v go >/dev/null || die "go is not on PATH (needed to build $bin)"
+  exec 8>"$STACK_DIR/.$bin-build.lock"
   flock 8
-  [ -x "$BIN_DIR/jaeger" ] && [ -f "$BIN_DIR/.jaeger-$JAEGER_VERSION" ] && { flock -u 8; return 0; }
-  local mod="$STACK_DIR/go/mod" src="$STACK_DIR/go/src-jaeger-$JAEGER_VERSION" dir
-  log "go mod download github.com/jaegertracing/jaeger@$JAEGER_VERSION"
-  dir="$(cd /tmp && GOMODCACHE="$mod" GOFLAGS=-mod=mod go mod download -json "github.com/jaegertracing/jaeger@$JAEGER_VERSION" \
-    2>>"$LOG_DIR/go-build-jaeger.log" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')"
-  [ -n "$dir" ] && [ -d "$dir/cmd/jaeger" ] || die "go mod download of jaeger failed (see $LOG_DIR/go-build-jaeger.log)"
+  [ -x "$BIN_DIR/$bin" ] && [ -f "$BIN_DIR/.$bin-$version" ] && { flock -u 8; return 0; }
+  local mod="$STACK_DIR/go/mod" src="$STACK_DIR/go/src-$bin-$version" buildlog="$LOG_DIR/go-build-$bin.log" dir
+  log "go mod download $module@$version"
+  dir="$(cd /tmp && GOMODCACHE="$mod" GOFLAGS=-mod=mod go mod download -json "$module@$version" \
+    2>>"$buildlog" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')"
+  [ -n "$dir" ] && [ -d "$dir/$pkg" ] || die "go mod download of $module failed (see $buildlog)"
   rm -rf "$src"; cp -r "$dir" "$src"; chmod -R u+w "$src"
-  log "go build ./cmd/jaeger (compiles; about 6 minutes on 2 cores)"
+  log "go build ./$pkg (compiles; minutes)"
   (cd "$src" && GOMODCACHE="$mod" GOFLAGS="-buildvcs=false -mod=mod" CGO_ENABLED=0 \
-    nice -n 10 go build -o "$BIN_DIR/jaeger.new" ./cmd/jaeger >>"$LOG_DIR/go-build-jaeger.log" 2>&1) \
-    || die "go build ./cmd/jaeger failed (see $LOG_DIR/go-build-jaeger.log)"
-  mv "$BIN_DIR/jaeger.new" "$BIN_DIR/jaeger"
-  rm -f "$BIN_DIR"/.jaeger-*; touch "$BIN_DIR/.jaeger-$JAEGER_VERSION"
+    nice -n 10 go build -o "$BIN_DIR/$bin.new" "./$pkg" >>"$buildlog" 2>&1) \
+    || die "go build ./$pkg failed (see $buildlog)"
+  mv "$BIN_DIR/$bin.new" "$BIN_DIR/$bin"
+  rm -f "$BIN_DIR/.$bin-"*; touch "$BIN_DIR/.$bin-$version"
   rm -rf "$src"
   flock -u 8
 }
+
+# SeaweedFS: about 10 minutes on 2 cores.
+install_s3() { go_build_module weed github.com/seaweedfs/seaweedfs "$SEAWEEDFS_VERSION" weed; }
+
+# --- observability backends (issue 15: traces and metrics in the distributed suite) ---------------------------------
+# jaeger      Jaeger $JAEGER_VERSION (the v2 binary, cmd/jaeger), built by go_build_module (its module has a replace
+#             directive; about 6 minutes on 2 cores). Cached in $BIN_DIR/jaeger.
+# prometheus  Debian package `prometheus` (brings promtool); the packaged service is not used.
+install_jaeger() { go_build_module jaeger github.com/jaegertracing/jaeger "$JAEGER_VERSION" cmd/jaeger; }
 
 install_prometheus() {
   apt_install prometheus

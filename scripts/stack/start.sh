@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Starts the installed servers on 127.0.0.1 (idempotent: a running one is left alone), waits until each is ready,
 # writes its pid to $VISION_STACK_DIR/run/<name>.pid and the connection settings to $VISION_STACK_DIR/stack.env.
-# Usage: scripts/stack/start.sh [component...]   (default: postgres redis kafka minio toxiproxy jaeger prometheus)
+# Usage: scripts/stack/start.sh [component...]   (default: postgres redis kafka s3 toxiproxy jaeger prometheus)
 #   --started-file FILE   append the name of each component this call actually started (for callers that stop only those)
 source "$(dirname "$0")/common.sh"
 
@@ -114,16 +114,25 @@ CONF
   started kafka
 }
 
-start_minio() {
-  if pid_alive minio; then return 0; fi
-  [ -x "$BIN_DIR/minio" ] || die "minio is not installed (run scripts/stack/install.sh minio)"
-  mkdir -p "$STACK_DIR/minio-data"
-  MINIO_ROOT_USER="$MINIO_USER" MINIO_ROOT_PASSWORD="$MINIO_PASSWORD" MINIO_BROWSER=off MINIO_UPDATE=off \
-    nohup setsid "$BIN_DIR/minio" server --quiet --address "127.0.0.1:$MINIO_PORT" \
-    --console-address "127.0.0.1:$MINIO_CONSOLE_PORT" "$STACK_DIR/minio-data" >>"$LOG_DIR/minio.log" 2>&1 </dev/null &
-  echo $! >"$RUN_DIR/minio.pid"
-  wait_for 60 minio curl -fsS "http://127.0.0.1:$MINIO_PORT/minio/health/live"
-  started minio
+# The S3 server: SeaweedFS in one process (master, volume server, filer, S3 gateway). The access key pair from
+# AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY is its admin identity; anonymous requests are refused.
+start_s3() {
+  if pid_alive s3; then return 0; fi
+  # A MinIO server started by earlier versions of these scripts holds the same port: stop it (by its pid file).
+  if pid_alive minio; then kill -TERM "$(cat "$RUN_DIR/minio.pid")"; wait_for 30 "minio to stop" bash -c "! kill -0 $(cat "$RUN_DIR/minio.pid")"; fi
+  rm -f "$RUN_DIR/minio.pid"
+  [ -x "$BIN_DIR/weed" ] || die "SeaweedFS is not installed (run scripts/stack/install.sh s3)"
+  local b="$SEAWEEDFS_PORT_BASE"
+  mkdir -p "$STACK_DIR/s3-data"
+  AWS_ACCESS_KEY_ID="$S3_ACCESS_KEY" AWS_SECRET_ACCESS_KEY="$S3_SECRET_KEY" \
+    nohup setsid "$BIN_DIR/weed" server -ip=127.0.0.1 -ip.bind=127.0.0.1 -dir="$STACK_DIR/s3-data" \
+    -master.port=$b -master.port.grpc=$((b + 1)) -volume.port=$((b + 2)) -volume.port.grpc=$((b + 3)) \
+    -filer -filer.port=$((b + 4)) -filer.port.grpc=$((b + 5)) \
+    -s3 -s3.port="$S3_PORT" -s3.port.grpc=$((b + 6)) -s3.port.iceberg=0 -s3.port.lance=0 \
+    -master.volumeSizeLimitMB=256 -volume.max=0 >>"$LOG_DIR/s3.log" 2>&1 </dev/null &
+  echo $! >"$RUN_DIR/s3.pid"
+  wait_for 90 s3 curl -fsS "http://127.0.0.1:$S3_PORT/healthz"
+  started s3
 }
 
 start_toxiproxy() {
@@ -228,9 +237,9 @@ VISION_STACK_REDIS_URL=redis://127.0.0.1:$REDIS_PORT
 VISION_STACK_KAFKA_BROKERS=127.0.0.1:$KAFKA_PORT
 VISION_STACK_KAFKA_PROXIED_UPSTREAM=127.0.0.1:$KAFKA_PROXIED_PORT
 VISION_STACK_KAFKA_PROXIED_LISTEN=127.0.0.1:$KAFKA_TOXI_PORT
-VISION_STACK_S3_ENDPOINT=http://127.0.0.1:$MINIO_PORT
-VISION_STACK_S3_ACCESS_KEY=$MINIO_USER
-VISION_STACK_S3_SECRET_KEY=$MINIO_PASSWORD
+VISION_STACK_S3_ENDPOINT=http://127.0.0.1:$S3_PORT
+VISION_STACK_S3_ACCESS_KEY=$S3_ACCESS_KEY
+VISION_STACK_S3_SECRET_KEY=$S3_SECRET_KEY
 VISION_STACK_TOXIPROXY_URL=http://127.0.0.1:$TOXIPROXY_PORT
 VISION_STACK_DIR=$STACK_DIR
 ENV

@@ -1,7 +1,8 @@
 /**
  * docker-compose.yml: `docker compose config -q` where the compose plugin exists; always, a parse of the
- * file (anchors and merge keys resolved, ${VAR:-default} interpolated with the defaults) checking that
- * every service gets every variable it requires and that the values pass its own config schema.
+ * file (anchors and merge keys resolved, ${VAR:-default} interpolated with the defaults, the required secrets
+ * given test values) checking that every service gets every variable it requires and that the values pass its
+ * own config schema, and that no secret has a default.
  */
 import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
@@ -27,18 +28,38 @@ interface ComposeFile {
 }
 
 const composePath = path.join(repoRoot, 'docker-compose.yml');
+const composeText = readFileSync(composePath, 'utf8');
 
-/** Compose interpolation with an empty shell environment: ${X:-d} and ${X-d} give d, ${X} gives "", $$ gives $. */
-function interpolate(text: string): string {
-  return text.replace(/\$\$|\$\{([A-Za-z_][A-Za-z0-9_]*)(?:(:?[-?])([^}]*))?\}/g, (m, _name, op, arg) => {
-    if (m === '$$') return '$';
-    if (op === ':-' || op === '-') return arg as string;
-    if (op === ':?' || op === '?') throw new Error(`required variable without value: ${m}`);
-    return '';
-  });
+/** The secrets an operator must set (the file's header lists them); test values, URL-safe like the documented ones. */
+const SECRETS: Record<string, string> = Object.fromEntries(
+  [
+    'INTERNAL_SECRET',
+    'TASKS_ADMIN_TOKEN',
+    'POSTGRES_PASSWORD',
+    'S3_ACCESS_KEY',
+    'S3_SECRET_KEY',
+    'GRAFANA_ADMIN_PASSWORD',
+  ].map((name) => [name, `test-${name.toLowerCase().replace(/_/g, '-')}-0123456789abcdef`]),
+);
+
+/**
+ * Compose interpolation with a shell environment holding only `env`: ${X:-d} and ${X-d} give d when X is unset,
+ * ${X:?m} fails when it is, ${X} gives "", $$ gives $.
+ */
+function interpolate(text: string, env: Record<string, string>): string {
+  return text.replace(
+    /\$\$|\$\{([A-Za-z_][A-Za-z0-9_]*)(?:(:?[-?])([^}]*))?\}/g,
+    (m, name: string, op, arg) => {
+      if (m === '$$') return '$';
+      if (env[name] !== undefined) return env[name];
+      if (op === ':-' || op === '-') return arg as string;
+      if (op === ':?' || op === '?') throw new Error(`required variable without value: ${m}`);
+      return '';
+    },
+  );
 }
 
-const compose = parse(interpolate(readFileSync(composePath, 'utf8')), { merge: true }) as ComposeFile;
+const compose = parse(interpolate(composeText, SECRETS), { merge: true }) as ComposeFile;
 const PORTS: Record<ServiceName, number> = {
   gateway: 8080,
   tasks: 8101,
@@ -65,6 +86,7 @@ test('docker compose config -q accepts the file (where the compose plugin exists
   const r = spawnSync('docker', ['compose', '-f', composePath, 'config', '-q'], {
     cwd: repoRoot,
     encoding: 'utf8',
+    env: { ...process.env, ...SECRETS },
   });
   expect({ status: r.status, stderr: r.stderr }).toEqual({ status: 0, stderr: '' });
 });
@@ -112,11 +134,23 @@ test('depends_on names existing services with conditions that they can meet', ()
   }
 });
 
-test('infrastructure: KRaft Kafka, Postgres, Redis, MinIO, Jaeger with OTLP; gateway on 8080', () => {
+test('no secret has a default: each one is required, and compose refuses to start without it', () => {
+  for (const name of Object.keys(SECRETS)) {
+    const uses = [...composeText.matchAll(new RegExp(`\\$\\{${name}([^}]*)\\}`, 'g'))].map((m) => m[1]);
+    expect({ name, used: uses.length > 0 }).toEqual({ name, used: true });
+    for (const use of uses) expect({ name, use }).toEqual({ name, use: expect.stringMatching(/^:\?/) });
+    const { [name]: _unset, ...others } = SECRETS;
+    expect(() => interpolate(composeText, others)).toThrow(`required variable without value: \${${name}:?`);
+  }
+  // Nothing secret-looking is spelled out in the file itself.
+  expect(composeText).not.toMatch(/change-me|dev-password|PASSWORD: [^$]|:-admin\}/);
+});
+
+test('infrastructure: KRaft Kafka, Postgres, Redis, S3, Jaeger with OTLP; gateway on 8080', () => {
   const kafka = compose.services.kafka;
   expect(kafka.environment?.KAFKA_PROCESS_ROLES).toBe('broker,controller');
   expect(JSON.stringify(kafka)).not.toMatch(/zookeeper/i);
-  for (const infra of ['kafka', 'postgres', 'redis', 'minio', 'jaeger'])
+  for (const infra of ['kafka', 'postgres', 'redis', 's3', 'jaeger'])
     expect(compose.services[infra].healthcheck).toBeDefined();
   expect(compose.services.jaeger.environment?.COLLECTOR_OTLP_ENABLED).toBe('true');
   for (const name of SERVICES) expect(envOf(name).OTEL_EXPORTER_OTLP_ENDPOINT).toBe('http://jaeger:4318');
@@ -126,9 +160,9 @@ test('infrastructure: KRaft Kafka, Postgres, Redis, MinIO, Jaeger with OTLP; gat
 test('one-shot init creates the topics and the bucket and runs the migrations before the services', () => {
   const topicsCmd = JSON.stringify(compose.services['kafka-init'].command);
   for (const topic of Object.values(TOPICS)) expect(topicsCmd).toContain(topic);
-  expect(JSON.stringify(compose.services['minio-init'].command)).toContain('mc mb --ignore-existing');
+  expect(JSON.stringify(compose.services['s3-init'].command)).toContain('s3.bucket.create -name $S3_BUCKET');
   expect(compose.services.migrate.command).toEqual(['node', 'scripts/migrate.js']);
-  // Whoever talks to Kafka or MinIO starts after the topics and the bucket exist (directly or through a peer).
+  // Whoever talks to Kafka or S3 starts after the topics and the bucket exist (directly or through a peer).
   const after = (name: string, seen = new Set<string>()): Set<string> => {
     for (const dep of Object.keys(compose.services[name].depends_on ?? {}))
       if (!seen.has(dep)) {
@@ -141,8 +175,7 @@ test('one-shot init creates the topics and the bucket and runs the migrations be
     const env = envOf(name);
     if (env.KAFKA_BROKERS)
       expect({ name, topics: after(name).has('kafka-init') }).toEqual({ name, topics: true });
-    if (env.S3_ENDPOINT)
-      expect({ name, bucket: after(name).has('minio-init') }).toEqual({ name, bucket: true });
+    if (env.S3_ENDPOINT) expect({ name, bucket: after(name).has('s3-init') }).toEqual({ name, bucket: true });
   }
   for (const name of ['quota', 'tasks', 'results', 'images', 'gateway'])
     expect(compose.services[name].depends_on?.migrate).toEqual({

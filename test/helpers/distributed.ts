@@ -40,7 +40,7 @@ export interface ApiInit {
 }
 
 export interface DistributedStackOptions extends StackOptions {
-  /** Route Postgres, Redis, Kafka, MinIO and inference links through toxiproxy. */
+  /** Route Postgres, Redis, Kafka, S3 and inference links through toxiproxy. */
   toxiproxy?: boolean;
   replicas?: DeploymentOptions['replicas'];
   serviceEnv?: DeploymentOptions['serviceEnv'];

@@ -7,13 +7,13 @@ import { client, clip, describeDistributed, expectUnavailable, startFaultStack, 
 
 const IMAGE = path.join(MEDIA, 'images', 'street_people_car_coco9891.jpg');
 
-describeDistributed('fault: MinIO is down', () => {
+describeDistributed('fault: the S3 server is down', () => {
   let stack: DistributedStack;
   beforeAll(async () => {
     stack = await startFaultStack();
   }, 180_000);
   afterAll(async () => {
-    await stack?.startServer('minio').catch(() => undefined);
+    await stack?.startServer('s3').catch(() => undefined);
     await stack?.close();
   });
 
@@ -39,7 +39,7 @@ describeDistributed('fault: MinIO is down', () => {
     const before = await usage(c);
     expect(before.images).toBe(2);
 
-    await stack.stopServer('minio');
+    await stack.stopServer('s3');
     const upload = await c.upload(clip('person_bicycle_car_parkinglot_intel.mp4'));
     expectUnavailable(upload, ['OP-SYS-UNAVAILABLE']);
     const images = await detect(c);
@@ -51,7 +51,7 @@ describeDistributed('fault: MinIO is down', () => {
     expect(await usage(c)).toEqual(before);
     expect((await c.tasks()).length).toBe(0);
 
-    await stack.startServer('minio');
+    await stack.startServer('s3');
     const created = await waitFor(
       'an upload to be accepted again',
       async () => {
