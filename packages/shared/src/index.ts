@@ -47,3 +47,4 @@ export * from './outbox-relay';
 export * from './task-reasons';
 export * from './decoder-env';
 export * from './pinned-relay';
+export * from './pinned-agent';

@@ -1,6 +1,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { resolveRedirects } from '../src/net/redirects';
+import { pinnedFetch } from '@vision/shared';
+import { type RedirectOptions, resolveRedirects } from '../src/net/redirects';
 import { ffmpegArgs } from '../src/jobs/ffmpeg-args';
 
 /** A real HTTP server with a small redirect chain; names resolve through an injected resolver. */
@@ -37,7 +38,6 @@ describe('redirect walking for http(s) streams', () => {
     const r = await resolveRedirects(`http://user:p%40ss@127.0.0.1:${port}/a`, {
       allowPrivate: true,
       resolve,
-      fetchImpl: (input, init) => fetch(String(input).replace('public.example', '127.0.0.1'), init),
     });
     expect(r).toMatchObject({ ok: true, url: `http://public.example:${port}/c` });
     expect(seen.map((s) => s.path)).toEqual(['/a', '/b', '/c']);
@@ -50,8 +50,8 @@ describe('redirect walking for http(s) streams', () => {
     const resolvePublic = async (host: string) =>
       host === '169.254.169.254' ? ['169.254.169.254'] : ['8.8.8.8'];
     // The first hop is checked as public (8.8.8.8) but dialled on loopback through the injected fetch.
-    const fetchImpl: typeof fetch = (input, init) =>
-      fetch(String(input).replace(/^http:\/\/[^/]+/, `http://127.0.0.1:${port}`), init);
+    const fetchImpl: RedirectOptions['fetchImpl'] = (input, _addresses, init) =>
+      pinnedFetch(input.replace(/^http:\/\/[^/]+/, `http://127.0.0.1:${port}`), ['127.0.0.1'], init);
     const r = await resolveRedirects('http://cdn.example/to-metadata', {
       allowPrivate: false,
       resolve: resolvePublic,

@@ -1,3 +1,4 @@
+import { type PinnedExchange, type PinnedRequestInit, pinnedFetch } from '@vision/shared';
 import { checkStreamHost, type Resolver } from './stream-url';
 import { isPlaylist, lookAtPlaylist, type SourceKind } from './playlist';
 
@@ -19,19 +20,20 @@ export interface RedirectOptions {
   resolve?: Resolver;
   maxHops?: number;
   timeoutMs?: number;
-  /** Injected in tests; the global fetch otherwise. */
-  fetchImpl?: typeof fetch;
+  /** Injected in tests; otherwise pinnedFetch, dialling only the checked addresses. */
+  fetchImpl?: (url: string, addresses: readonly string[], init: PinnedRequestInit) => Promise<PinnedExchange>;
 }
 
 /**
  * Walks the redirect chain of an http(s) stream URL one hop at a time, checking every hop's address
  * right before it is contacted, and returns the final URL for ffmpeg (which then runs with
  * `-max_redirects 0`, so it never follows a hop that was not checked). User information is sent as
- * Basic auth and kept only while the chain stays on the original origin.
+ * Basic auth and kept only while the chain stays on the original origin. Every request is pinned to
+ * the addresses just checked (pinned-agent.ts), so the name is resolved once per hop.
  */
 export async function resolveRedirects(start: string, opts: RedirectOptions): Promise<RedirectOutcome> {
   const maxHops = opts.maxHops ?? 5;
-  const doFetch = opts.fetchImpl ?? fetch;
+  const doFetch = opts.fetchImpl ?? pinnedFetch;
   let current = new URL(start);
   const origin = current.origin;
   const user = decodeURIComponent(current.username);
@@ -50,17 +52,18 @@ export async function resolveRedirects(start: string, opts: RedirectOptions): Pr
     const headers: Record<string, string> = {};
     if ((user || pass) && current.origin === origin)
       headers.authorization = `Basic ${Buffer.from(`${user}:${pass}`).toString('base64')}`;
-    let res: Response;
+    let exchange: PinnedExchange;
     try {
-      res = await doFetch(bare.href, {
+      exchange = await doFetch(bare.href, check.addresses, {
         method: 'GET',
         redirect: 'manual',
         headers,
         signal: AbortSignal.timeout(opts.timeoutMs ?? 10_000),
       });
-    } catch (err) {
-      return { ok: false, refused: false, reason: `stream unreachable: ${(err as Error).message}` };
+    } catch {
+      return { ok: false, refused: false, reason: 'stream unreachable' };
     }
+    const res = exchange.response;
     const location = res.status >= 300 && res.status < 400 ? res.headers.get('location') : null;
     const contentType = res.headers.get('content-type') ?? undefined;
     // Only the status line and headers matter, and a playlist's text: never read an (endless) media body.
@@ -69,6 +72,7 @@ export async function resolveRedirects(start: string, opts: RedirectOptions): Pr
         ? await readSome(res, 256 * 1024)
         : undefined;
     await res.body?.cancel().catch(() => undefined);
+    await exchange.close();
     if (!location)
       return {
         ok: true,
@@ -88,7 +92,7 @@ export async function resolveRedirects(start: string, opts: RedirectOptions): Pr
 }
 
 /** The first `max` bytes of a body as text (the rest is never read). */
-async function readSome(res: Response, max: number): Promise<string | undefined> {
+async function readSome(res: PinnedExchange['response'], max: number): Promise<string | undefined> {
   const reader = res.body?.getReader();
   if (!reader) return '';
   const chunks: Uint8Array[] = [];

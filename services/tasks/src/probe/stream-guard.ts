@@ -3,8 +3,17 @@
  * (packages/shared/src/address-policy.ts). For http(s) it also walks the redirect chain itself, one hop at a time
  * with `redirect: 'manual'`, checking every hop, and hands ffprobe the final address with redirects
  * switched off (`-max_redirects 0`) so that ffprobe never follows a hop we did not check.
+ * Each request is pinned to the addresses that were checked (pinned-agent.ts): the name is resolved
+ * once. What the caller hears is only what they could learn from outside: that the URL could not be
+ * reached, never the status or headers our network got back.
  */
-import { type HostResolver, checkHostAddresses, timeoutRecorder } from '@vision/shared';
+import {
+  type HostResolver,
+  type PinnedExchange,
+  checkHostAddresses,
+  pinnedFetch,
+  timeoutRecorder,
+} from '@vision/shared';
 import { type ParsedStreamUrl, parseStreamUrl } from '../domain/stream-url';
 
 export type GuardResult =
@@ -92,7 +101,7 @@ export async function guardStreamUrl(url: ParsedStreamUrl, opts: GuardOptions): 
       timedOut();
       return { ok: false, reason: 'stream_unreachable', problem: 'stream_url did not answer in time' };
     }
-    let res: Response;
+    let exchange: PinnedExchange;
     const ac = new AbortController();
     const timer = setTimeout(() => {
       timedOut();
@@ -100,7 +109,7 @@ export async function guardStreamUrl(url: ParsedStreamUrl, opts: GuardOptions): 
     }, remaining);
     try {
       const target = fetchTargetOf(current.href);
-      res = await fetch(target.url, {
+      exchange = await pinnedFetch(target.url, host.addresses, {
         method: 'GET',
         redirect: 'manual',
         signal: ac.signal,
@@ -111,11 +120,13 @@ export async function guardStreamUrl(url: ParsedStreamUrl, opts: GuardOptions): 
     } finally {
       clearTimeout(timer);
     }
+    const res = exchange.response;
     await res.body?.cancel().catch(() => undefined);
     ac.abort();
+    await exchange.close();
     if (res.status < 300 || res.status >= 400) {
       if (res.status >= 400)
-        return { ok: false, reason: 'stream_unreachable', problem: `stream_url answered HTTP ${res.status}` };
+        return { ok: false, reason: 'stream_unreachable', problem: 'stream_url could not be opened' };
       return { ok: true, url: current, addresses: host.addresses };
     }
     const location = res.headers.get('location');
