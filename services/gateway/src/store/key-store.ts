@@ -28,6 +28,7 @@ export interface KeyRecord {
 interface KeyRow {
   key_id: string;
   subject: string;
+  key_hash: string;
   source: string;
   created_at: Date | string;
   revoked_at: Date | string | null;
