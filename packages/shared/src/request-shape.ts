@@ -17,8 +17,19 @@ function decodes(part: string): string | undefined {
 }
 
 /**
+ * True for a decoded path that proxies, routers and file systems may read differently: a backslash
+ * (some treat it as `/`) or a `.` / `..` segment (some collapse it). Such a path would be routed on one
+ * form and forwarded or served on another, so it is refused rather than normalised.
+ */
+export function ambiguousPath(decodedPath: string): boolean {
+  if (decodedPath.includes('\\')) return true;
+  return decodedPath.split('/').some((segment) => segment === '.' || segment === '..');
+}
+
+/**
  * Refuses request targets no route can serve before any route sees them: too long, malformed
- * percent-encoding (`%ZZ`), or control characters such as NUL once decoded. Each answers 400
+ * percent-encoding (`%ZZ`), control characters such as NUL once decoded, or an ambiguous path (a
+ * backslash or dot segment, raw or encoded as `%5C` / `%2E`). Each answers 400
  * OP-TASK-REQUEST-INVALID with `details.reason` `invalid_path` or `invalid_query`, never a 500 from a
  * decoder or a database deeper down. Used by the gateway and by every service's app.
  */
@@ -38,6 +49,13 @@ export function requestShapeGuard(): RequestHandler {
       return next(
         invalidRequest(
           'The request path is not valid: malformed percent-encoding or a control character',
+          'invalid_path',
+        ),
+      );
+    if (ambiguousPath(decodedPath))
+      return next(
+        invalidRequest(
+          'The request path is not valid: a backslash or a "." or ".." segment (after decoding)',
           'invalid_path',
         ),
       );

@@ -222,6 +222,56 @@ describe('gateway', () => {
     expect(res.body.error.request_id).toBeDefined();
   });
 
+  it('refuses a path with a backslash or a dot segment, raw or percent-encoded, with 400 before routing', async () => {
+    // Sent raw (node:http): URL-parsing clients would normalise these away before they leave.
+    const raw = (path: string, key?: string) =>
+      new Promise<{ status: number; body: { error?: { code: string; details?: { reason?: string } } } }>(
+        (resolve, reject) => {
+          const u = new URL(gw.url);
+          const req = http.request(
+            {
+              host: u.hostname,
+              port: u.port,
+              path,
+              method: 'GET',
+              headers: key ? { authorization: `Bearer ${key}` } : {},
+            },
+            (res) => {
+              let text = '';
+              res.setEncoding('utf8');
+              res.on('data', (c: string) => (text += c));
+              res.on('end', () => resolve({ status: res.statusCode ?? 0, body: JSON.parse(text) }));
+            },
+          );
+          req.on('error', reject);
+          req.end();
+        },
+      );
+    const before = up.hits;
+    for (const path of [
+      '/v1/vision/tasks/..%2F..%2Fquota',
+      '/v1/vision/tasks/../quota',
+      '/v1/vision/./quota',
+      '/v1/vision/%2E%2E/vision/quota',
+      '/v1/vision/tasks/%2e/t1',
+      '/v1\\vision\\quota',
+      '/v1/vision/tasks%5Ct1',
+      '/v1/vision/tasks/t1%5c..%5cresults',
+    ]) {
+      for (const key of ['key-acme-aaaaaaaa', undefined]) {
+        const res = await raw(path, key);
+        expect({ path, status: res.status }).toEqual({ path, status: 400 });
+        expect(res.body.error).toMatchObject({
+          code: 'OP-TASK-REQUEST-INVALID',
+          details: { reason: 'invalid_path' },
+        });
+      }
+    }
+    expect(up.hits).toBe(before);
+    // Dots inside a segment are ordinary characters.
+    expect((await raw('/v1/vision/tasks/t1..x', 'key-acme-aaaaaaaa')).status).toBe(200);
+  });
+
   it('answers 503 OP-SYS-UNAVAILABLE when the upstream cannot be reached', async () => {
     const res = await request(gw.url)
       .post('/v1/vision/image-detections')

@@ -28,6 +28,7 @@ export interface KeyRecord {
 interface KeyRow {
   key_id: string;
   subject: string;
+  key_hash: string;
   source: string;
   created_at: Date | string;
   revoked_at: Date | string | null;
@@ -71,18 +72,42 @@ export class KeyStore {
     return { keyId: k.keyId, key: k.key };
   }
 
-  /** Registers a key given in configuration (idempotent: the same key twice is one row). */
-  async ensureConfigured(key: string, subject: string): Promise<void> {
-    await this.knex('api_keys')
-      .insert({
-        key_id: keyIdForConfiguredKey(key),
-        subject,
-        key_hash: hashKey(key),
-        source: 'env',
-        created_at: this.now(),
-      })
-      .onConflict('key_hash')
-      .merge(['subject']);
+  /**
+   * Makes the stored configuration keys (source `env`) exactly the configured ones: adds the new,
+   * removes those no longer configured (so they stop working), and keeps a revocation made with the
+   * CLI. Throws, changing nothing, when a configured key is stored for another subject: a key never
+   * moves to another subject's data.
+   */
+  async syncConfigured(configured: readonly { key: string; subject: string }[]): Promise<void> {
+    const wanted = new Map(configured.map(({ key, subject }) => [hashKey(key), { key, subject }]));
+    await this.knex.transaction(async (trx) => {
+      const hashes = [...wanted.keys()];
+      const stored: Pick<KeyRow, 'key_id' | 'key_hash' | 'subject'>[] = hashes.length
+        ? await trx('api_keys').select('key_id', 'key_hash', 'subject').whereIn('key_hash', hashes)
+        : [];
+      for (const row of stored) {
+        const want = wanted.get(row.key_hash);
+        if (want && want.subject !== row.subject)
+          throw new Error(
+            `VISION_API_KEYS: key ${row.key_id} is stored for subject "${row.subject}" but configured for ` +
+              `subject "${want.subject}"; a key cannot change subject. Configure a new key for ` +
+              `"${want.subject}" (and revoke this one with npm run keys).`,
+          );
+      }
+      const removed = trx('api_keys').where({ source: 'env' });
+      await (hashes.length ? removed.whereNotIn('key_hash', hashes) : removed).delete();
+      const known = new Set(stored.map((r) => r.key_hash));
+      const rows = [...wanted.entries()]
+        .filter(([hash]) => !known.has(hash))
+        .map(([hash, { key, subject }]) => ({
+          key_id: keyIdForConfiguredKey(key),
+          subject,
+          key_hash: hash,
+          source: 'env',
+          created_at: this.now(),
+        }));
+      if (rows.length) await trx('api_keys').insert(rows).onConflict('key_hash').ignore();
+    });
   }
 
   async list(): Promise<KeyRecord[]> {
