@@ -15,7 +15,7 @@ WORKDIR /app
 # .npmrc carries onnxruntime-node-install=skip (the CPU binaries ship inside the package).
 COPY package.json package-lock.json .npmrc ./
 COPY packages/shared/package.json packages/shared/
-COPY packages/standalone/package.json packages/standalone/
+COPY apps/standalone/package.json apps/standalone/
 COPY packages/console/package.json packages/console/
 COPY services/gateway/package.json services/gateway/
 COPY services/tasks/package.json services/tasks/
@@ -27,6 +27,7 @@ RUN --mount=type=cache,target=/root/.npm npm ci --no-audit --no-fund
 COPY tsconfig.base.json tsconfig.build.json ./
 COPY packages/ packages/
 COPY services/ services/
+COPY apps/ apps/
 RUN npm run build
 
 # ---- production dependencies only -----------------------------------------------------------------
@@ -34,7 +35,7 @@ FROM ${NODE_IMAGE} AS prod-deps
 WORKDIR /app
 COPY --from=build /app/package.json /app/package-lock.json /app/.npmrc ./
 COPY --from=build /app/packages/shared/package.json packages/shared/
-COPY --from=build /app/packages/standalone/package.json packages/standalone/
+COPY --from=build /app/apps/standalone/package.json apps/standalone/
 COPY --from=build /app/packages/console/package.json packages/console/
 COPY --from=build /app/services/gateway/package.json services/gateway/
 COPY --from=build /app/services/tasks/package.json services/tasks/
@@ -58,7 +59,7 @@ ENV NODE_ENV=production \
     GATEWAY_OPENAPI_FILE=/app/docs/openapi.yaml
 COPY --from=prod-deps /app/ ./
 COPY --from=build /app/packages/shared/dist packages/shared/dist
-COPY --from=build /app/packages/standalone/dist packages/standalone/dist
+COPY --from=build /app/apps/standalone/dist apps/standalone/dist
 COPY --from=build /app/services/gateway/dist services/gateway/dist
 # The web console's static build, served by the gateway at /console/.
 COPY --from=build /app/packages/console/dist packages/console/dist

@@ -84,7 +84,7 @@ async function read(baseUrl, apiKey) {
 }
 
 async function startStack(dir) {
-  const { startStandalone } = require(path.join(root, 'packages/standalone/dist/index.js'));
+  const { startStandalone } = require(path.join(root, 'apps/standalone/dist/index.js'));
   const shared = require(path.join(root, 'packages/shared/dist/index.js'));
   const apiKey = 'bench-images-key-0123456789';
   const stack = await startStandalone({

@@ -56,7 +56,7 @@ async function startStandalone() {
     IMAGES_QUEUE_MAX_WAIT_MS: String(QUEUE_BOUND_MS),
     LOG_LEVEL: 'warn',
   };
-  const child = spawn(process.execPath, [path.join(root, 'packages/standalone/dist/main.js')], {
+  const child = spawn(process.execPath, [path.join(root, 'apps/standalone/dist/main.js')], {
     env,
     stdio: ['ignore', 'pipe', 'inherit'],
   });

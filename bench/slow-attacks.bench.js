@@ -49,7 +49,7 @@ async function startStandalone() {
   ];
   const ports = {};
   for (const n of names) ports[n] = String(await freePort());
-  const child = spawn(process.execPath, [path.join(root, 'packages/standalone/dist/main.js')], {
+  const child = spawn(process.execPath, [path.join(root, 'apps/standalone/dist/main.js')], {
     env: {
       ...process.env,
       ...ports,

@@ -3,7 +3,7 @@
  *
  *   node bench/startup.bench.js [--reps 3]
  *
- * Starts `npm start`'s entry point (packages/standalone/dist/main.js) as a child process on free ports,
+ * Starts `npm start`'s entry point (apps/standalone/dist/main.js) as a child process on free ports,
  * from process start until it prints that it is up (every service ready, the gateway listening): once
  * on an empty data directory (the first start: migrations, the development key), then --reps times more
  * on the same directory (a second start). Target: a second start is ready within 10 s (the median of the
@@ -42,7 +42,7 @@ async function timeStart(dataDir) {
     LOG_LEVEL: 'warn',
   };
   const t0 = performance.now();
-  const child = spawn(process.execPath, [path.join(root, 'packages/standalone/dist/main.js')], {
+  const child = spawn(process.execPath, [path.join(root, 'apps/standalone/dist/main.js')], {
     env,
     stdio: ['ignore', 'pipe', 'inherit'],
   });

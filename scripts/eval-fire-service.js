@@ -40,7 +40,7 @@ function parseArgs(argv) {
 
 /** Starts the standalone stack from dist with a key whose image quota covers the whole set. */
 async function startEvalStack({ sharedDir, builtin = false, lowerBound }) {
-  const { startStandalone } = require(path.join(repoRoot, 'packages/standalone/dist/index.js'));
+  const { startStandalone } = require(path.join(repoRoot, 'apps/standalone/dist/index.js'));
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'eval-fire-'));
   const env = {
     PATH: process.env.PATH,

@@ -104,7 +104,7 @@ async function benchGatewayOverhead(o) {
   const { root, shared, subject: SUBJECT } = o;
   const os = require('node:os');
   const fs = require('node:fs');
-  const { startStandalone } = require(path.join(root, 'packages/standalone/dist/index.js'));
+  const { startStandalone } = require(path.join(root, 'apps/standalone/dist/index.js'));
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'results-bench-gw-'));
   const key = 'bench-results-key-0123456789';
   const stack = await startStandalone({

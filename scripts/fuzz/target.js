@@ -11,7 +11,7 @@ const path = require('node:path');
 
 const root = path.resolve(__dirname, '../..');
 const shared = process.env.VISION_SHARED_DIR ?? path.resolve(root, '../shared');
-const { startStandalone } = require(path.join(root, 'packages/standalone/dist/index.js'));
+const { startStandalone } = require(path.join(root, 'apps/standalone/dist/index.js'));
 
 async function main() {
   const out = process.argv[2];

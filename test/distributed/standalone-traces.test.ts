@@ -19,7 +19,7 @@ import { SHARED_DIR, MEDIA } from '../helpers/stack';
 import { describeDistributed, waitFor } from './support';
 
 const KEY = 'traces-acme-0123456789abcdef';
-const MAIN = path.resolve(__dirname, '../../packages/standalone/dist/main.js');
+const MAIN = path.resolve(__dirname, '../../apps/standalone/dist/main.js');
 
 function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {

@@ -129,7 +129,7 @@ describe('standalone stack: restart', () => {
 });
 
 describe('npm start', () => {
-  const main = path.resolve(__dirname, '../../packages/standalone/dist/main.js');
+  const main = path.resolve(__dirname, '../../apps/standalone/dist/main.js');
   it('exits non-zero naming PORT when PORT is not a port', () => {
     expect(existsSync(main)).toBe(true); // `npm test` builds first; run `npm run build` before jest alone
     const r = spawnSync(process.execPath, [main], {

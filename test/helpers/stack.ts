@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { createLogger } from '@vision/shared';
-import { startStandalone, type Standalone } from '../../packages/standalone/src/index';
+import { startStandalone, type Standalone } from '../../apps/standalone/src/index';
 import { assertMatchesOpenApi } from './openapi';
 
 export const SHARED_DIR = process.env.VISION_SHARED_DIR ?? path.resolve(__dirname, '../../../shared');

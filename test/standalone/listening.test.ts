@@ -1,5 +1,5 @@
 /**
- * `npm start`'s process (packages/standalone/dist/main.js, built by `npm test` first): it listens on HOST
+ * `npm start`'s process (apps/standalone/dist/main.js, built by `npm test` first): it listens on HOST
  * with the gateway only, starts beside another instance and beside whatever holds 8101-8105, and names
  * the variable to change when its address is really taken.
  */
@@ -9,7 +9,7 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 
-const MAIN = path.resolve(__dirname, '../../packages/standalone/dist/main.js');
+const MAIN = path.resolve(__dirname, '../../apps/standalone/dist/main.js');
 const SHARED_DIR = process.env.VISION_SHARED_DIR ?? path.resolve(__dirname, '../../../shared');
 
 interface Started {

@@ -15,7 +15,7 @@ export const SCHEMAS: Record<string, Migration[]> = {
 };
 
 /**
- * `node packages/standalone/dist/migrate.js [schema...]`: brings the given schemas (default: all) up
+ * `node apps/standalone/dist/migrate.js [schema...]`: brings the given schemas (default: all) up
  * to date and exits; used by the Helm pre-install/pre-upgrade Job and the compose init service.
  */
 export async function runMigrations(names: string[]): Promise<void> {
