@@ -76,20 +76,19 @@ const envOf = (name: string): Record<string, string> =>
       .map(([k, v]) => [k, String(v)]),
   );
 
-test('docker compose config -q accepts the file (where the compose plugin exists)', () => {
-  const probe = spawnSync('docker', ['compose', 'version'], { encoding: 'utf8' });
-  if (probe.status !== 0) {
-    // No compose plugin on this machine (checked, not assumed); the parse tests below still run.
-    console.warn('docker compose is not available here; skipped `docker compose config -q`');
-    return;
-  }
-  const r = spawnSync('docker', ['compose', '-f', composePath, 'config', '-q'], {
-    cwd: repoRoot,
-    encoding: 'utf8',
-    env: { ...process.env, ...SECRETS },
-  });
-  expect({ status: r.status, stderr: r.stderr }).toEqual({ status: 0, stderr: '' });
-});
+// Without the compose plugin this check shows as skipped (never as a pass); the parse tests below still run.
+const hasCompose = spawnSync('docker', ['compose', 'version'], { encoding: 'utf8' }).status === 0;
+(hasCompose ? test : test.skip)(
+  'docker compose config -q accepts the file (needs the compose plugin)',
+  () => {
+    const r = spawnSync('docker', ['compose', '-f', composePath, 'config', '-q'], {
+      cwd: repoRoot,
+      encoding: 'utf8',
+      env: { ...process.env, ...SECRETS },
+    });
+    expect({ status: r.status, stderr: r.stderr }).toEqual({ status: 0, stderr: '' });
+  },
+);
 
 describe.each(SERVICES)('%s', (name) => {
   const svc = compose.services[name];

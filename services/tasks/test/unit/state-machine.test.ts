@@ -1,3 +1,5 @@
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
 import {
   MOVES,
   TASK_STATUSES,
@@ -11,19 +13,16 @@ import {
   triggerForJobStatus,
 } from '../../src/domain/state-machine';
 
-const TRIGGERS: TaskTrigger[] = [
-  'submission_accepted',
-  'submission_rejected',
-  'submission_unknown',
-  'verified_created',
-  'verified_not_created',
-  'stop_requested',
-  'stop_confirmed',
-  'job_succeeded',
-  'job_failed',
-  'job_failed_ours',
-  'job_stopped',
-];
+/**
+ * Every trigger the code declares, read from the TaskTrigger union in the source (a type has no runtime
+ * value): a trigger added there joins every check below without anyone updating a list here.
+ */
+const TRIGGERS: TaskTrigger[] = (() => {
+  const source = readFileSync(path.join(__dirname, '../../src/domain/state-machine.ts'), 'utf8');
+  const union = /export type TaskTrigger =([^;]+);/.exec(source);
+  if (!union) throw new Error('state-machine.ts declares no TaskTrigger union');
+  return [...union[1].matchAll(/'([a-z_]+)'/g)].map((m) => m[1] as TaskTrigger);
+})();
 
 /** Every move SPEC.md section 3 states, plus our documented moves into ended states. */
 const STATED: [TaskStatus, TaskTrigger, TaskStatus][] = [
@@ -54,6 +53,10 @@ describe('task state machine', () => {
   for (const s of TASK_STATUSES)
     for (const t of TRIGGERS) if (!STATED.some(([f, tr]) => f === s && tr === t)) refused.push([s, t]);
 
+  test('the triggers read from the source are the ones the moves use, and more than a few', () => {
+    expect(TRIGGERS.length).toBeGreaterThanOrEqual(new Set(MOVES.map((m) => m.trigger)).size);
+    for (const m of MOVES) expect(TRIGGERS).toContain(m.trigger);
+  });
   test('the table covers every (state, trigger) pair', () => {
     expect(refused.length + STATED.length).toBe(TASK_STATUSES.length * TRIGGERS.length);
     expect(MOVES.length).toBe(STATED.length);
