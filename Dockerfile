@@ -3,7 +3,12 @@
 # One image for every service; the command picks the service:
 #   docker run IMAGE node services/tasks/dist/main.js
 # (gateway, tasks, quota, results, images, inference; the default command starts the gateway).
-# Models are never baked in: mount them and point VISION_MODELS_DIR at the mount (default /models).
+# Carries the default models in /models (fire/smoke from models/, COCO YOLOX-Nano from the build context
+# "coco-model", both checked against scripts/image/models.sha256); a volume mounted at /models overrides them.
+#   podman build --network host --build-context coco-model=DIR_WITH_yolox_nano.onnx \
+#     [--secret id=host-ca,src=/etc/ssl/certs/ca-certificates.crt] -t vision:TAG .
+# The optional host-ca secret is a CA bundle npm must trust (a TLS-intercepting proxy); it is mounted at
+# /run/host-ca.crt for the npm steps only and never lands in a layer.
 # No HEALTHCHECK: Kubernetes probes /healthz and /readyz, docker-compose declares its own checks.
 
 ARG NODE_IMAGE=node:20-slim
@@ -17,13 +22,17 @@ COPY package.json package-lock.json .npmrc ./
 COPY packages/shared/package.json packages/shared/
 COPY apps/standalone/package.json apps/standalone/
 COPY packages/console/package.json packages/console/
+COPY packages/sdk/package.json packages/sdk/
+COPY packages/cli/package.json packages/cli/
 COPY services/gateway/package.json services/gateway/
 COPY services/tasks/package.json services/tasks/
 COPY services/quota/package.json services/quota/
 COPY services/results/package.json services/results/
 COPY services/images/package.json services/images/
 COPY services/inference/package.json services/inference/
-RUN --mount=type=cache,target=/root/.npm npm ci --no-audit --no-fund
+RUN --mount=type=cache,target=/root/.npm --mount=type=secret,id=host-ca,target=/run/host-ca.crt \
+    if [ -s /run/host-ca.crt ]; then export NODE_EXTRA_CA_CERTS=/run/host-ca.crt; fi; \
+    npm ci --no-audit --no-fund
 COPY tsconfig.base.json tsconfig.build.json ./
 COPY packages/ packages/
 COPY services/ services/
@@ -37,13 +46,28 @@ COPY --from=build /app/package.json /app/package-lock.json /app/.npmrc ./
 COPY --from=build /app/packages/shared/package.json packages/shared/
 COPY --from=build /app/apps/standalone/package.json apps/standalone/
 COPY --from=build /app/packages/console/package.json packages/console/
+COPY --from=build /app/packages/sdk/package.json packages/sdk/
+COPY --from=build /app/packages/cli/package.json packages/cli/
 COPY --from=build /app/services/gateway/package.json services/gateway/
 COPY --from=build /app/services/tasks/package.json services/tasks/
 COPY --from=build /app/services/quota/package.json services/quota/
 COPY --from=build /app/services/results/package.json services/results/
 COPY --from=build /app/services/images/package.json services/images/
 COPY --from=build /app/services/inference/package.json services/inference/
-RUN --mount=type=cache,target=/root/.npm npm ci --omit=dev --no-audit --no-fund
+RUN --mount=type=cache,target=/root/.npm --mount=type=secret,id=host-ca,target=/run/host-ca.crt \
+    if [ -s /run/host-ca.crt ]; then export NODE_EXTRA_CA_CERTS=/run/host-ca.crt; fi; \
+    npm ci --omit=dev --no-audit --no-fund
+# onnxruntime-node ships every platform's binaries (about 220 MB for darwin and win32): keep this platform's only.
+RUN cd node_modules/onnxruntime-node/bin \
+ && find . -mindepth 2 -maxdepth 2 ! -name linux -exec rm -rf {} + \
+ && find . -mindepth 3 -maxdepth 3 -path '*/linux/*' ! -name "$(node -p process.arch)" -exec rm -rf {} +
+
+# ---- default models, checked ------------------------------------------------------------------------
+FROM ${NODE_IMAGE} AS models
+COPY models/fire_smoke_yolox_nano.onnx models/fire_smoke_yolox_nano.labels.txt models/fire_smoke_yolox_nano.json /models/
+COPY --from=coco-model yolox_nano.onnx yolox_nano.labels.txt /models/
+COPY scripts/image/models.sha256 /tmp/models.sha256
+RUN cd /models && sha256sum -c /tmp/models.sha256 && chmod 0644 /models/*
 
 # ---- runtime ----------------------------------------------------------------------------------------
 FROM ${NODE_IMAGE} AS runtime
@@ -57,9 +81,11 @@ ENV NODE_ENV=production \
     VISION_MODELS_DIR=/models \
     VISION_DATA_DIR=/tmp/vision-data \
     GATEWAY_OPENAPI_FILE=/app/docs/openapi.yaml
+COPY --from=models /models /models
 COPY --from=prod-deps /app/ ./
 COPY --from=build /app/packages/shared/dist packages/shared/dist
 COPY --from=build /app/apps/standalone/dist apps/standalone/dist
+COPY --from=build /app/packages/sdk/dist packages/sdk/dist
 COPY --from=build /app/services/gateway/dist services/gateway/dist
 # The web console's static build, served by the gateway at /console/.
 COPY --from=build /app/packages/console/dist packages/console/dist
@@ -71,8 +97,6 @@ COPY --from=build /app/services/inference/dist services/inference/dist
 # The gateway serves docs/openapi.yaml; scripts/ holds operator entry points (migrations, helpers).
 COPY docs/openapi.yaml docs/openapi.yaml
 COPY scripts/ scripts/
-# Models come from a volume mounted here (read-only is fine).
-RUN mkdir -p /models && chmod 0755 /models
 # The node image's unprivileged "node" user, by number so that runAsNonRoot can verify it.
 USER 1000:1000
 EXPOSE 8080 8101 8102 8103 8104 8105

@@ -5,6 +5,7 @@
  */
 import { execFileSync, spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
+import { BlockList, isIPv4 } from 'node:net';
 import path from 'node:path';
 import { parseAllDocuments } from 'yaml';
 import { CALLERS, type ServiceName, repoRoot, requiredVariables, validateEnv } from './deploy-support';
@@ -504,6 +505,27 @@ describe('rendered with the production-like values', () => {
   let ms: Manifest[];
   beforeAll(() => {
     ms = render('-f', productionValues);
+  });
+  test('every ipBlock except is a strict subset of its cidr, as the API server checks it', () => {
+    // The API server parses an IPv4-mapped IPv6 address (::ffff:a.b.c.d) as IPv4, so such an except never lies inside an IPv6 cidr.
+    const family = (addr: string) => (isIPv4(addr) || /^::ffff:[0-9a-f.:]*$/i.test(addr) ? 'ipv4' : 'ipv6');
+    const blocks = ofKind(ms, 'NetworkPolicy').flatMap((np) =>
+      ((np.spec as { egress?: { to?: EgressPeer[] }[] }).egress ?? []).flatMap((rule) =>
+        (rule.to ?? []).flatMap((peer) => (peer.ipBlock ? [peer.ipBlock] : [])),
+      ),
+    );
+    expect(blocks.length).toBeGreaterThan(0);
+    for (const { cidr, except } of blocks) {
+      const [base, bits] = cidr.split('/');
+      const list = new BlockList();
+      list.addSubnet(base, Number(bits), family(base));
+      for (const e of except ?? []) {
+        const [eBase, eBits] = e.split('/');
+        const inside =
+          family(eBase) === family(base) && Number(eBits) > Number(bits) && list.check(eBase, family(eBase));
+        expect({ cidr, except: e, inside }).toEqual({ cidr, except: e, inside: true });
+      }
+    }
   });
   test('Deployments: probes, resources, restrictive securityContext', () => checkDeployments(ms));
   test('every service gets every variable it requires (secrets from the existing Secret)', () => {

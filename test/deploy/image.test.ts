@@ -1,0 +1,56 @@
+/**
+ * The service image built from the Dockerfile (scripts/image/build.sh, run by CI before the tests), checked with
+ * podman: size budget, the default models and their checksums, non-root user, read-only root filesystem, and the
+ * entry points and tools the services use. Runs where podman holds the image (VISION_IMAGE, default
+ * localhost/vision:dev).
+ */
+import { spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { SERVICES, repoRoot } from './deploy-support';
+
+jest.setTimeout(5 * 60 * 1000);
+
+const image = process.env.VISION_IMAGE ?? 'localhost/vision:dev';
+const maxMb = Number(process.env.VISION_IMAGE_MAX_MB ?? 700);
+const hasImage = spawnSync('podman', ['image', 'exists', image]).status === 0;
+
+function inImage(script: string, input?: string) {
+  const r = spawnSync(
+    'podman',
+    ['run', '--rm', '-i', '--read-only', '--network', 'none', image, 'sh', '-c', script],
+    {
+      encoding: 'utf8',
+      input,
+    },
+  );
+  return { status: r.status, out: `${r.stdout}${r.stderr}` };
+}
+
+(hasImage ? describe : describe.skip)(`the service image ${image}`, () => {
+  test(`is under the ${maxMb} MB budget`, () => {
+    const r = spawnSync('podman', ['image', 'inspect', '--format', '{{.Size}}', image], { encoding: 'utf8' });
+    expect(r.status).toBe(0);
+    expect(Number(r.stdout.trim()) / 1e6).toBeLessThan(maxMb);
+  });
+  test('carries the default models with the checksums the build checked', () => {
+    const sums = readFileSync(path.join(repoRoot, 'scripts/image/models.sha256'), 'utf8');
+    const r = inImage('cd /models && sha256sum -c -', sums);
+    expect(r).toEqual({ status: 0, out: expect.stringContaining('yolox_nano.onnx: OK') });
+    expect(r.out).toContain('fire_smoke_yolox_nano.onnx: OK');
+  });
+  test('runs as uid 1000 and cannot write to its read-only root filesystem', () => {
+    expect(inImage('id -u').out.trim()).toBe('1000');
+    const write = inImage('touch /app/probe');
+    expect(write.status).not.toBe(0);
+    expect(write.out).toMatch(/Read-only file system/);
+  });
+  test('holds every service entry point, the console build and ffmpeg/ffprobe', () => {
+    const files = SERVICES.map((s) => `services/${s}/dist/main.js`).concat(['docs/openapi.yaml']);
+    const r = inImage(
+      `cd /app && for f in ${files.join(' ')}; do test -f "$f" || echo "missing $f"; done; ` +
+        'ls packages/console/dist >/dev/null || echo "missing console"; ffmpeg -version >/dev/null && ffprobe -version >/dev/null && echo tools-ok',
+    );
+    expect(r.out.trim()).toBe('tools-ok');
+  });
+});
