@@ -16,7 +16,7 @@ describe('the results stream through the gateway', () => {
 
   beforeAll(async () => {
     stack = await startStack({ keys: `${KEY}:streamer`, env: { TASKS_POLL_INTERVAL_MS: '300' } });
-  }, 120_000);
+  }, 300_000);
   afterAll(async () => {
     await stack?.close();
   });
@@ -84,5 +84,5 @@ describe('the results stream through the gateway', () => {
     } while (cursor);
     expect(paged.length).toBeGreaterThan(5);
     expect(seen).toEqual(paged);
-  }, 240_000);
+  }, 300_000);
 });
