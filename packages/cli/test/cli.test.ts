@@ -146,6 +146,18 @@ describe('the vision command, spawned as a process, against the standalone stack
     const printed = jsonl.stdout.trimEnd().split('\n');
     expect(printed.map((l) => (JSON.parse(l) as { frame_id: string }).frame_id)).toEqual(ids);
 
+    const followed: string[] = [];
+    for await (const f of client.followResults(task.task_id)) followed.push(f.frame_id);
+    expect(followed).toEqual(ids);
+    const live = await vision(['results', task.task_id, '--follow']);
+    expect(live.code).toBe(0);
+    expect(
+      live.stdout
+        .trimEnd()
+        .split('\n')
+        .map((l) => (JSON.parse(l) as { frame_id: string }).frame_id),
+    ).toEqual(ids);
+
     const json = await vision(['results', task.task_id, '--format', 'json', '--min-score', '0.5']);
     const frames = JSON.parse(json.stdout) as { frame_id: string; objects_total?: number }[];
     expect(frames.map((f) => f.frame_id)).toEqual(ids);

@@ -4,6 +4,7 @@ import { errorFromResponse } from './errors';
 import { multipartBody, type FormField, type ProgressCallback, type UploadSource } from './multipart';
 import { sendWithRetries, type FetchLike, type RetryOptions } from './retry';
 import { iterateResultPages, type ResultsOptions } from './results';
+import { followFrames, type FollowOptions } from './stream';
 import { waitForTask, type WaitOptions } from './wait';
 import type {
   Frame,
@@ -250,6 +251,30 @@ export class VisionClient {
   /** Every result frame of a task, each once, in order. */
   async *results(taskId: string, opts: ResultsOptions = {}): AsyncGenerator<Frame> {
     for await (const page of this.resultPages(taskId, opts)) yield* page.items;
+  }
+
+  /**
+   * Every result frame pushed over the live stream (Server-Sent Events), each once, in order, until the
+   * task ends; reconnects with `Last-Event-ID` when the connection drops.
+   */
+  followResults(taskId: string, opts: FollowOptions = {}): AsyncGenerator<Frame> {
+    const qs = opts.minScore !== undefined ? `?min_score=${encodeURIComponent(String(opts.minScore))}` : '';
+    const url = `${this.baseUrl}/v1/vision/tasks/${encodeURIComponent(taskId)}/results/stream${qs}`;
+    return followFrames(
+      (lastEventId, signal) =>
+        this.fetchImpl(
+          new Request(url, {
+            headers: {
+              ...this.headers,
+              accept: 'text/event-stream',
+              ...(lastEventId ? { 'last-event-id': lastEventId } : {}),
+            },
+            signal,
+          }),
+        ),
+      async (res) => errorFromResponse(res.status, res.headers, parseJson(await res.text())),
+      opts,
+    );
   }
 }
 

@@ -11,4 +11,5 @@ export { VisionApiError, VisionNetworkError, VisionTimeoutError } from './errors
 export type { UploadSource, UploadData, UploadProgress, ProgressCallback } from './multipart';
 export type { RetryOptions } from './retry';
 export type { ResultsOptions } from './results';
+export type { FollowOptions } from './stream';
 export type { WaitOptions } from './wait';

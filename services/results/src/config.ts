@@ -20,6 +20,12 @@ export const resultsShape = {
    * statement for many frames (workers/frame-writer.ts). Adds at most this much to capture -> stored.
    */
   RESULTS_INGEST_LINGER_MS: env.int(50, 0, 5_000),
+  /** Longest life of one results stream (SSE); the client reconnects with Last-Event-ID after it. */
+  RESULTS_STREAM_MAX_MS: env.int(60 * 60 * 1000, 1_000),
+  /** Longest silence on a results stream before a heartbeat comment; keep under the gateway's idle cut. */
+  RESULTS_STREAM_HEARTBEAT_MS: env.int(15_000, 100, 120_000),
+  /** Pause between reads of a results stream that has caught up with the stored frames. */
+  RESULTS_STREAM_POLL_MS: env.int(500, 10, 10_000),
   /** Pause between retention passes; 0 turns the timer off. */
   RESULTS_JANITOR_INTERVAL_MS: env.int(60_000, 0),
   /** Most frames one retention DELETE removes. */

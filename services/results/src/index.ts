@@ -79,6 +79,11 @@ export function createResults(deps: ResultsDeps): ResultsParts {
     identitySecret: cfg.INTERNAL_SECRET,
     reader,
     defaultLimit: cfg.RESULTS_DEFAULT_LIMIT,
+    stream: {
+      pollMs: cfg.RESULTS_STREAM_POLL_MS,
+      heartbeatMs: cfg.RESULTS_STREAM_HEARTBEAT_MS,
+      maxDurationMs: cfg.RESULTS_STREAM_MAX_MS,
+    },
     readiness: { database: () => db.check(), bus: () => bus.check() },
   });
   const janitor = new Janitor({

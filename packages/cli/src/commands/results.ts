@@ -31,12 +31,16 @@ export function resultsCommand(): Command {
         .choices(['jsonl', 'csv', 'json'])
         .default('jsonl'),
     )
+    .option(
+      '--follow',
+      'receive frames over the live stream (Server-Sent Events), reconnecting, until the task ends',
+    )
     .option('--no-follow', 'stop at the newest stored frame instead of waiting for a running task to end')
     .option('--page-size <n>', 'frames per request', numberIn('--page-size', 1, 500, true), 500)
     .action(
       async (
         id: string,
-        opts: { minScore?: number; format: Format; follow: boolean; pageSize: number },
+        opts: { minScore?: number; format: Format; follow?: boolean; pageSize: number },
         cmd: Command,
       ) => {
         const client = clientFor(cmd);
@@ -44,11 +48,16 @@ export function resultsCommand(): Command {
         let pending: string | undefined;
         if (opts.format === 'csv') await out(CSV_HEADER);
         if (opts.format === 'json') await out('[');
-        for await (const frame of client.results(id, {
-          minScore: opts.minScore,
-          follow: opts.follow,
-          limit: opts.pageSize,
-        })) {
+        // Without either flag a running task is polled page by page until it ends.
+        const frames =
+          opts.follow === true
+            ? client.followResults(id, { minScore: opts.minScore })
+            : client.results(id, {
+                minScore: opts.minScore,
+                follow: opts.follow !== false,
+                limit: opts.pageSize,
+              });
+        for await (const frame of frames) {
           if (opts.format === 'jsonl') await out(JSON.stringify(frame));
           else if (opts.format === 'csv') for (const row of csvRows(frame)) await out(row);
           else {

@@ -112,6 +112,26 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/v1/vision/tasks/{task_id}/results/stream': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * Result frames pushed as Server-Sent Events while the task runs
+     * @description Each `frame` event carries one Frame as JSON and, as its `id`, the cursor after that frame; `Last-Event-ID` (or `cursor`) resumes after it. `: heartbeat` comments while idle; one `end` event once the task has ended and every frame was sent. A stream closed without `end` is resumed with `Last-Event-ID`.
+     */
+    get: operations['streamResults'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/v1/vision/image-detections': {
     parameters: {
       query?: never;
@@ -861,6 +881,48 @@ export interface operations {
             /** @description empty only when the task has ended and every frame was returned */
             next_cursor: string;
           };
+        };
+      };
+      400: components['responses']['InvalidQuery'];
+      401: components['responses']['Unauthorized'];
+      404: components['responses']['NotFound'];
+      429: components['responses']['TooManyRequests'];
+      503: components['responses']['Unavailable'];
+    };
+  };
+  streamResults: {
+    parameters: {
+      query?: {
+        /** @description where to start, as on the page endpoint */
+        cursor?: string;
+        /** @description frames read per round */
+        limit?: number;
+        /** @description lower bound of confidence from 0 to 1, as on the page endpoint */
+        min_score?: number;
+      };
+      header?: {
+        /** @description the `id` of the last event received; wins over `cursor` */
+        'Last-Event-ID'?: string;
+      };
+      path: {
+        /**
+         * @description The `task_id` of a task of this key's subject; any other value answers 404
+         * @example 7d9f1c3e-2b4a-4e8f-9a1b-0c2d3e4f5a6b
+         */
+        task_id: components['parameters']['TaskId'];
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description An event stream of `frame` events, heartbeats and a final `end` */
+      200: {
+        headers: {
+          'X-Request-Id': components['headers']['RequestId'];
+          [name: string]: unknown;
+        };
+        content: {
+          'text/event-stream': string;
         };
       };
       400: components['responses']['InvalidQuery'];

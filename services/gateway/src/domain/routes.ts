@@ -37,6 +37,7 @@ const ROUTES: readonly RouteRule[] = [
   rule('/v1/vision/tasks/{task_id}', 'tasks', ['GET'], 0),
   rule('/v1/vision/tasks/{task_id}/stop', 'tasks', ['POST'], DEFAULT_BODY_LIMIT),
   rule('/v1/vision/tasks/{task_id}/results', 'results', ['GET'], 0),
+  rule('/v1/vision/tasks/{task_id}/results/stream', 'results', ['GET'], 0),
   rule('/v1/vision/tasks/{task_id}/video', 'tasks', ['GET'], 0),
   rule('/v1/vision/video-tasks', 'tasks', ['POST'], VIDEO_BODY_LIMIT),
   rule('/v1/vision/image-detections', 'images', ['POST'], IMAGE_BODY_LIMIT),

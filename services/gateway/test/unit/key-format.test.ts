@@ -49,6 +49,7 @@ describe('routing table', () => {
     ['/v1/vision/video-tasks', 'tasks'],
     ['/v1/vision/image-detections', 'images'],
     ['/api/op/v1/scenes', 'tasks'],
+    ['/v1/vision/tasks/t1/results/stream', 'results'],
     ['/v1/vision/quota', 'quota'],
   ])('%s -> %s', (p, upstream) => {
     expect(matchRoute(p)?.upstream).toBe(upstream);

@@ -1,13 +1,17 @@
+import { once } from 'node:events';
 import type { Express } from 'express';
 import { createServiceApp, identityOf, route, type Logger, type ReadinessCheck } from '@vision/shared';
 import { parseReadQuery } from '../domain/read-query';
+import { resumeCursor } from '../domain/sse';
 import type { ResultsReader } from '../use-cases/read-results';
+import { streamResults, type StreamSettings } from '../use-cases/stream-results';
 
 export interface AppDeps {
   logger: Logger;
   identitySecret: string;
   reader: ResultsReader;
   defaultLimit: number;
+  stream: StreamSettings;
   readiness?: Record<string, ReadinessCheck>;
 }
 
@@ -31,6 +35,47 @@ export function createApp(deps: AppDeps): Express {
           res.setHeader('Cache-Control', 'no-store');
           res.setHeader(APPLIED_MIN_SCORE_HEADER, String(appliedMinScore));
           res.json(page);
+        }),
+      );
+      app.get(
+        '/v1/vision/tasks/:taskId/results/stream',
+        route(async (req, res) => {
+          const identity = identityOf(res);
+          const parsed = parseReadQuery(req.query as Record<string, unknown>, deps.defaultLimit);
+          const cursor = resumeCursor(req.header('last-event-id'), parsed.cursor);
+          const query = { limit: parsed.limit, minScore: parsed.minScore, ...(cursor ? { cursor } : {}) };
+          const gone = new AbortController();
+          res.on('close', () => gone.abort());
+          let opened = false;
+          try {
+            const end = await streamResults(
+              deps.reader,
+              deps.stream,
+              { taskId: String(req.params.taskId), identity, query },
+              (appliedMinScore) => {
+                opened = true;
+                res.status(200);
+                res.setHeader('Content-Type', 'text/event-stream; charset=utf-8');
+                res.setHeader('Cache-Control', 'no-store');
+                res.setHeader('X-Accel-Buffering', 'no');
+                res.setHeader(APPLIED_MIN_SCORE_HEADER, String(appliedMinScore));
+                res.flushHeaders();
+                return {
+                  signal: gone.signal,
+                  write: async (chunk) => {
+                    if (gone.signal.aborted || res.write(chunk)) return;
+                    await once(res, 'drain', { signal: gone.signal }).catch(() => undefined);
+                  },
+                };
+              },
+            );
+            if (end !== 'gone') res.end();
+          } catch (err) {
+            if (!opened) throw err;
+            // The head is gone: end the stream; the client resumes from its last event id.
+            deps.logger.warn({ err, requestId: identity.requestId }, 'results stream ended by an error');
+            res.end();
+          }
         }),
       );
     },

@@ -16,6 +16,8 @@ export interface ReadOutcome {
   page: ResultsPage;
   /** The score filter that was applied (after defaulting and clamping). */
   appliedMinScore: number;
+  /** The cursor just after each item of the page, in order (a frame stream's event ids). */
+  itemCursors: string[];
 }
 
 export interface ReaderDeps {
@@ -58,6 +60,7 @@ export class ResultsReader {
     return {
       page: { items, next_cursor: done ? '' : cursors.encode({ taskId, lastSeq }) },
       appliedMinScore: threshold,
+      itemCursors: pageRows.map((f) => cursors.encode({ taskId, lastSeq: f.seq })),
     };
   }
 }

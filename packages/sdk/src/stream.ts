@@ -1,0 +1,96 @@
+import type { Frame } from './types';
+
+/** One parsed Server-Sent Event (WHATWG framing; comments such as heartbeats are skipped). */
+export interface ServerEvent {
+  event: string;
+  data: string;
+  id?: string;
+}
+
+/** Splits a text/event-stream body into events as they arrive. */
+export async function* parseEventStream(body: ReadableStream<Uint8Array>): AsyncGenerator<ServerEvent> {
+  const decoder = new TextDecoder();
+  const reader = body.getReader();
+  let buf = '';
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) return;
+      buf += decoder.decode(value, { stream: true }).replace(/\r\n?/g, '\n');
+      let at: number;
+      while ((at = buf.indexOf('\n\n')) >= 0) {
+        const block = buf.slice(0, at);
+        buf = buf.slice(at + 2);
+        const ev: ServerEvent = { event: 'message', data: '' };
+        const data: string[] = [];
+        for (const line of block.split('\n')) {
+          if (line === '' || line.startsWith(':')) continue;
+          const colon = line.indexOf(':');
+          const field = colon < 0 ? line : line.slice(0, colon);
+          const value = colon < 0 ? '' : line.slice(colon + 1).replace(/^ /, '');
+          if (field === 'event') ev.event = value;
+          else if (field === 'data') data.push(value);
+          else if (field === 'id' && !value.includes('\0')) ev.id = value;
+        }
+        if (data.length === 0) continue;
+        ev.data = data.join('\n');
+        yield ev;
+      }
+    }
+  } finally {
+    await reader.cancel().catch(() => undefined);
+  }
+}
+
+export interface FollowOptions {
+  minScore?: number;
+  /** Resume after this event id (a cursor of the page endpoint). */
+  lastEventId?: string;
+  /** Wait before reconnecting after a dropped stream or a 429/503, in ms (default 1,000). */
+  reconnectDelayMs?: number;
+  signal?: AbortSignal;
+}
+
+/** Opens the stream from an event id; resolves with the response (the caller throws for non-2xx). */
+export type OpenStream = (lastEventId: string | undefined, signal?: AbortSignal) => Promise<Response>;
+
+const RETRYABLE = new Set([429, 502, 503, 504]);
+
+/**
+ * Every frame of a task as the server pushes it, each once and in order: a dropped connection or a
+ * stream closed before `end` is reopened with `Last-Event-ID`, which resumes after the last frame.
+ */
+export async function* followFrames(
+  open: OpenStream,
+  fail: (res: Response) => Promise<Error>,
+  opts: FollowOptions = {},
+): AsyncGenerator<Frame> {
+  let lastEventId = opts.lastEventId;
+  const delay = opts.reconnectDelayMs ?? 1000;
+  for (;;) {
+    opts.signal?.throwIfAborted();
+    let res: Response | undefined;
+    try {
+      res = await open(lastEventId, opts.signal);
+    } catch (err) {
+      if (opts.signal?.aborted) throw err;
+    }
+    if (res && !res.ok && !RETRYABLE.has(res.status)) throw await fail(res);
+    if (res?.ok && res.body) {
+      try {
+        for await (const ev of parseEventStream(res.body)) {
+          if (ev.event === 'end') return;
+          if (ev.event !== 'frame') continue;
+          const frame = JSON.parse(ev.data) as Frame;
+          if (ev.id !== undefined) lastEventId = ev.id;
+          yield frame;
+        }
+      } catch (err) {
+        if (opts.signal?.aborted) throw err;
+      }
+    } else if (res?.body) {
+      await res.body.cancel().catch(() => undefined);
+    }
+    await new Promise((resolve) => setTimeout(resolve, delay));
+  }
+}

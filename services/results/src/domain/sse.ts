@@ -1,0 +1,30 @@
+/** Server-Sent Events framing (WHATWG HTML, "Server-sent events"): pure, no I/O. */
+
+/** One event: `id:` is the results cursor after the frame, so Last-Event-ID resumes exactly. */
+export function sseEvent(event: string, data: unknown, id?: string): string {
+  const lines = [`event: ${event}`];
+  if (id !== undefined) lines.push(`id: ${id}`);
+  // JSON.stringify never emits a raw newline, so the data is one `data:` line.
+  lines.push(`data: ${JSON.stringify(data)}`);
+  return `${lines.join('\n')}\n\n`;
+}
+
+/** A comment line: ignored by EventSource, keeps proxies and idle cuts from closing the stream. */
+export const SSE_HEARTBEAT = ': heartbeat\n\n';
+
+/** How long a client waits before reconnecting after the server ends a stream early (max duration). */
+export function sseRetry(ms: number): string {
+  return `retry: ${Math.max(0, Math.floor(ms))}\n\n`;
+}
+
+/**
+ * The cursor to resume from: `Last-Event-ID` (set by a reconnecting EventSource) wins over the `cursor`
+ * query parameter. An empty header means "from the start", as on the page endpoint.
+ */
+export function resumeCursor(
+  lastEventId: string | undefined,
+  queryCursor: string | undefined,
+): string | undefined {
+  if (lastEventId !== undefined) return lastEventId.trim() === '' ? undefined : lastEventId.trim();
+  return queryCursor;
+}
