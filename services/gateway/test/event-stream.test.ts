@@ -1,4 +1,4 @@
-import http from 'node:http';
+import type http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { closeServer, createLogger, createServiceApp, listen } from '@vision/shared';
 import { start, type RunningGateway } from '../src/index';
