@@ -53,6 +53,7 @@ test.each([
 
 test('the redirect walk dials the checked address even when the name now points elsewhere', async () => {
   dns.reset();
+  const before = listener.connections();
   const resolve = streamResolver({ servers: [dns.server], timeoutMs: 1000 });
   const r = await resolveRedirects(`http://localhost:${listener.port}/a`, {
     allowPrivate: false,
