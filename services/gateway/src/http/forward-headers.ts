@@ -27,6 +27,9 @@ export function isBodiless(headers: IncomingMessage['headers']): boolean {
   return length === undefined || Number(length) === 0;
 }
 
+/** W3C trace context and baggage: set afresh on each hop by the tracing instrumentation. */
+const TRACE_HEADERS = ['traceparent', 'tracestate', 'baggage'];
+
 /** Headers that describe one connection, never forwarded (RFC 9110 7.6.1); `expect` is answered here. */
 const HOP_BY_HOP = ['connection', 'keep-alive', 'proxy-connection', 'te', 'trailer', 'upgrade', 'expect'];
 
@@ -47,6 +50,10 @@ export function upstreamHeaders(req: IncomingMessage): Record<string, string | s
   const headers = { ...req.headers };
   dropHopByHopHeaders(headers);
   delete headers['transfer-encoding'];
+  // The request's trace context is the gateway's own span now: the undici instrumentation injects it.
+  // A client's header left in place would travel as a second value, and the upstream would start a trace
+  // of its own instead of continuing this one.
+  for (const h of TRACE_HEADERS) delete headers[h];
   const host = headers.host;
   delete headers.host;
   const addr = req.socket.remoteAddress ?? '';
