@@ -113,7 +113,7 @@ describeDistributed('fault: the inference backend is killed while tasks run', ()
       60_000,
     );
     if (outcome.wrong) expectUnavailable(outcome.wrong, retried);
-    expect(outcome.created).toEqual({ task_id: expect.any(String) });
+    expect(outcome.created).toMatchObject({ task_id: expect.any(String) });
     const resumed = outcome.created as { task_id: string };
     // ... and closed again, after passing through half-open.
     await waitForProm('the breaker closed again', `${breaker},state="closed"} == 1`, (r) => r.length === 1);
