@@ -16,12 +16,10 @@
  * timeout; peak RSS <= unloaded RSS + 300 MB; quota used = the 201s; the call after the load within 2 x
  * the unloaded p99. Ends with `targets: N met, M missed`.
  */
-const { spawn } = require('node:child_process');
 const fs = require('node:fs');
-const net = require('node:net');
-const os = require('node:os');
 const path = require('node:path');
 const { parseArgs } = require('./lib/args');
+const { startStandaloneChild } = require('./lib/standalone-child');
 const { openLoop, quantile } = require('../scripts/overload/open-loop');
 
 const root = path.resolve(__dirname, '..');
@@ -34,59 +32,17 @@ const KEYS = args.keys
   : Array.from({ length: 20 }, (_, i) => `bench-overload-${i}-0123456789`);
 const QUEUE_BOUND_MS = 1000;
 
-function freePort() {
-  return new Promise((resolve) => {
-    const s = net.createServer().listen(0, '127.0.0.1', () => {
-      const { port } = s.address();
-      s.close(() => resolve(port));
-    });
-  });
-}
-
-async function startStandalone() {
-  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'bench-overload-'));
-  const env = {
-    ...process.env,
-    PORT: String(await freePort()),
-    METRICS_PORT: String(await freePort()),
-    VISION_DATA_DIR: dataDir,
-    VISION_MODELS_DIR: process.env.VISION_MODELS_DIR ?? path.join(SHARED_DIR, 'models'),
-    VISION_API_KEYS: KEYS.map((k, i) => `${k}:overload-${i}`).join(','),
-    QUOTA_IMAGE_DAILY: '1000000',
-    IMAGES_QUEUE_MAX_WAIT_MS: String(QUEUE_BOUND_MS),
-    LOG_LEVEL: 'warn',
-  };
-  const child = spawn(process.execPath, [path.join(root, 'apps/standalone/dist/main.js')], {
-    env,
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  await new Promise((resolve, reject) => {
-    let out = '';
-    child.stdout.on('data', (c) => {
-      out += c.toString();
-      if (out.includes(' is up at ')) resolve();
-    });
-    child.once('exit', (code) => reject(new Error(`standalone exited with ${code}`)));
-  });
-  return {
-    url: `http://127.0.0.1:${env.PORT}`,
-    rssMb: () => {
-      const m = /VmRSS:\s+(\d+) kB/.exec(fs.readFileSync(`/proc/${child.pid}/status`, 'utf8'));
-      return m ? Number(m[1]) / 1024 : NaN;
-    },
-    stop: () => {
-      child.kill('SIGTERM');
-      fs.rmSync(dataDir, { recursive: true, force: true });
-    },
-  };
-}
-
 const ms = (x) => `${x.toFixed(0)} ms`;
 
 async function main() {
   const svc = args['gateway-url']
     ? { url: args['gateway-url'], rssMb: () => NaN, stop: () => undefined }
-    : await startStandalone();
+    : await startStandaloneChild({
+        VISION_MODELS_DIR: process.env.VISION_MODELS_DIR ?? path.join(SHARED_DIR, 'models'),
+        VISION_API_KEYS: KEYS.map((k, i) => `${k}:overload-${i}`).join(','),
+        QUOTA_IMAGE_DAILY: '1000000',
+        IMAGES_QUEUE_MAX_WAIT_MS: String(QUEUE_BOUND_MS),
+      });
   try {
     const every = [];
     const run = async (rate, seconds) => {

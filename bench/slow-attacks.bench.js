@@ -12,74 +12,19 @@
  * no reset, no timeout). Prints the connections the server held at the attack's peak. Ends with
  * `targets: N met, M missed`.
  */
-const { spawn } = require('node:child_process');
-const fs = require('node:fs');
-const net = require('node:net');
-const os = require('node:os');
-const path = require('node:path');
 const { parseArgs } = require('./lib/args');
+const { startStandaloneChild } = require('./lib/standalone-child');
 const { runAttack, wellBehaved, quantile } = require('../scripts/transport/slow-attack');
 
-const root = path.resolve(__dirname, '..');
 const args = parseArgs(process.argv.slice(2));
 const SECONDS = Number(args.seconds ?? 30);
 const CONNECTIONS = Number(args.connections ?? 1000);
 const KEY = args['api-key'] ?? 'bench-slow-attacks-0123456789';
 
-/** A port nothing listens on now. */
-function freePort() {
-  return new Promise((resolve) => {
-    const s = net.createServer().listen(0, '127.0.0.1', () => {
-      const { port } = s.address();
-      s.close(() => resolve(port));
-    });
-  });
-}
-
-async function startStandalone() {
-  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'bench-slow-'));
-  const names = [
-    'PORT',
-    'TASKS_PORT',
-    'QUOTA_PORT',
-    'RESULTS_PORT',
-    'IMAGES_PORT',
-    'INFERENCE_PORT',
-    'METRICS_PORT',
-  ];
-  const ports = {};
-  for (const n of names) ports[n] = String(await freePort());
-  const child = spawn(process.execPath, [path.join(root, 'apps/standalone/dist/main.js')], {
-    env: {
-      ...process.env,
-      ...ports,
-      VISION_DATA_DIR: dataDir,
-      VISION_API_KEYS: `${KEY}:bench`,
-      LOG_LEVEL: 'warn',
-    },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  await new Promise((resolve, reject) => {
-    let out = '';
-    child.stdout.on('data', (c) => {
-      out += c.toString();
-      if (out.includes(' is up at ')) resolve();
-    });
-    child.once('exit', (code) => reject(new Error(`standalone exited with ${code}`)));
-  });
-  return {
-    url: `http://127.0.0.1:${ports.PORT}`,
-    stop: () => {
-      child.kill('SIGTERM');
-      fs.rmSync(dataDir, { recursive: true, force: true });
-    },
-  };
-}
-
 async function main() {
   const svc = args['gateway-url']
     ? { url: args['gateway-url'], stop: () => undefined }
-    : await startStandalone();
+    : await startStandaloneChild({ VISION_API_KEYS: `${KEY}:bench` });
   try {
     const base = await wellBehaved(svc.url, KEY, 10);
     const baseP99 = quantile(

@@ -11,25 +11,16 @@
  */
 const { spawn } = require('node:child_process');
 const fs = require('node:fs');
-const net = require('node:net');
 const os = require('node:os');
 const path = require('node:path');
 const { parseArgs } = require('./lib/args');
+const { MAIN, freePort } = require('./lib/standalone-child');
 
 const root = path.resolve(__dirname, '..');
 const args = parseArgs(process.argv.slice(2));
 const REPS = Number(args.reps ?? 3);
 const LIMIT_S = 10;
 const SHARED_DIR = process.env.VISION_SHARED_DIR ?? path.resolve(root, '../shared');
-
-function freePort() {
-  return new Promise((resolve) => {
-    const s = net.createServer().listen(0, '127.0.0.1', () => {
-      const { port } = s.address();
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 /** Seconds from spawning the process to its "is up at" line; the process is stopped afterwards. */
 async function timeStart(dataDir) {
@@ -42,7 +33,7 @@ async function timeStart(dataDir) {
     LOG_LEVEL: 'warn',
   };
   const t0 = performance.now();
-  const child = spawn(process.execPath, [path.join(root, 'apps/standalone/dist/main.js')], {
+  const child = spawn(process.execPath, [MAIN], {
     env,
     stdio: ['ignore', 'pipe', 'inherit'],
   });

@@ -1,0 +1,60 @@
+/**
+ * `npm start`'s entry point as a child process of a bench, on free ports and a fresh data directory:
+ * `{ url, rssMb(), stop() }` once it printed that it is up.
+ */
+const { spawn } = require('node:child_process');
+const fs = require('node:fs');
+const net = require('node:net');
+const os = require('node:os');
+const path = require('node:path');
+
+const root = path.resolve(__dirname, '../..');
+const MAIN = path.join(root, 'apps/standalone/dist/main.js');
+
+/** A port nothing listens on now. */
+function freePort() {
+  return new Promise((resolve) => {
+    const s = net.createServer().listen(0, '127.0.0.1', () => {
+      const { port } = s.address();
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+/** Starts the process with `env` on top of this one's; the internal services pick free loopback ports. */
+async function startStandaloneChild(env) {
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'bench-standalone-'));
+  const port = String(await freePort());
+  const child = spawn(process.execPath, [MAIN], {
+    env: {
+      ...process.env,
+      PORT: port,
+      METRICS_PORT: String(await freePort()),
+      VISION_DATA_DIR: dataDir,
+      LOG_LEVEL: 'warn',
+      ...env,
+    },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  await new Promise((resolve, reject) => {
+    let out = '';
+    child.stdout.on('data', (c) => {
+      out += c.toString();
+      if (out.includes(' is up at ')) resolve();
+    });
+    child.once('exit', (code) => reject(new Error(`standalone exited with ${code}`)));
+  });
+  return {
+    url: `http://127.0.0.1:${port}`,
+    rssMb: () => {
+      const m = /VmRSS:\s+(\d+) kB/.exec(fs.readFileSync(`/proc/${child.pid}/status`, 'utf8'));
+      return m ? Number(m[1]) / 1024 : NaN;
+    },
+    stop: () => {
+      child.kill('SIGTERM');
+      fs.rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+module.exports = { MAIN, freePort, startStandaloneChild };
