@@ -6,8 +6,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { VisionApiError, VisionClient } from '@vision/sdk';
 import { IMAGE_BODY_LIMIT, VIDEO_BODY_LIMIT } from '../../services/gateway/src/domain/routes';
-import { startStack, type TestStack } from '../helpers/stack';
-import { head, imageForm, quotaOf, rawClient, serving, sleep } from './support';
+import { head, imageForm, rawClient, serving, sleep, transportStack } from './support';
 
 const KEY = 'transport-early-0123456789';
 const IMAGES = '/v1/vision/image-detections';
@@ -20,26 +19,13 @@ const run = promisify(execFile);
  * refusal: the spec's code and reason, never a reset, never a 503, and the service keeps serving.
  */
 describe('transport: early answers reach the client', () => {
-  let stack: TestStack;
+  // Whatever each case does, the service still serves and nothing is charged or held.
+  const stack = transportStack(KEY, 'transport-early', { GATEWAY_UPLOAD_IDLE_MS: String(IDLE_MS) });
   let dir: string;
-  let quotaBefore: unknown;
-  beforeAll(async () => {
-    stack = await startStack({
-      keys: `${KEY}:transport-early`,
-      env: { GATEWAY_UPLOAD_IDLE_MS: String(IDLE_MS) },
-    });
+  beforeAll(() => {
     dir = mkdtempSync(path.join(os.tmpdir(), 'transport-early-'));
-    quotaBefore = await quotaOf(stack, KEY);
-  }, 120_000);
-  afterAll(async () => {
-    // Whatever each case did, the service still serves and nothing was charged or held.
-    if (stack) {
-      expect(await serving(stack, KEY)).toBe(true);
-      expect(await quotaOf(stack, KEY)).toEqual(quotaBefore);
-      await stack.close();
-    }
-    rmSync(dir, { recursive: true, force: true });
   });
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
   const sixMb = () => imageForm(6_000_000, 'person_vehicle');
 
@@ -47,7 +33,7 @@ describe('transport: early answers reach the client', () => {
     const form = new FormData();
     form.append('scene_code', 'person_vehicle');
     form.append('files', new Blob([Buffer.alloc(6_000_000, 1)], { type: 'image/jpeg' }), 'a.jpg');
-    const res = await fetch(`${stack.url}${IMAGES}`, {
+    const res = await fetch(`${stack().url}${IMAGES}`, {
       method: 'POST',
       headers: { authorization: `Bearer ${KEY}`, 'idempotency-key': 'abc' },
       body: form,
@@ -59,7 +45,7 @@ describe('transport: early answers reach the client', () => {
   });
 
   it('the SDK reads the same 400 as a typed error', async () => {
-    const client = new VisionClient({ baseUrl: stack.url, apiKey: KEY, retry: { retries: 0 } });
+    const client = new VisionClient({ baseUrl: stack().url, apiKey: KEY, retry: { retries: 0 } });
     const err = await client
       .detectImages([Buffer.alloc(6_000_000, 1)], { idempotencyKey: 'abc', scene: 'person_vehicle' })
       .catch((e: unknown) => e);
@@ -83,7 +69,7 @@ describe('transport: early answers reach the client', () => {
       `files=@${file};type=image/jpeg`,
       '-w',
       '\n%{http_code}',
-      `${stack.url}${IMAGES}`,
+      `${stack().url}${IMAGES}`,
     ]);
     const [body, code] = stdout.trim().split('\n');
     expect(code).toBe('400');
@@ -98,7 +84,7 @@ describe('transport: early answers reach the client', () => {
       "                  data={'scene_code': 'person_vehicle'}, files=files, timeout=60)",
       "print(r.status_code, r.json()['error']['details']['reason'])",
     ].join('\n');
-    const { stdout } = await run('python3', ['-c', script, `${stack.url}${IMAGES}`, KEY]);
+    const { stdout } = await run('python3', ['-c', script, `${stack().url}${IMAGES}`, KEY]);
     expect(stdout.trim()).toBe('400 idempotency_key');
   });
 
@@ -113,7 +99,7 @@ describe('transport: early answers reach the client', () => {
   ])(
     'a raw client sending a %s body to %s of %d bytes whole, then reading, gets the 400 and keeps its connection',
     async (_kind, route, size) => {
-      const c = await rawClient(stack.url);
+      const c = await rawClient(stack().url);
       const { contentType } = imageForm(0);
       await c.write(
         head(route, {
@@ -141,7 +127,7 @@ describe('transport: early answers reach the client', () => {
 
   it('an upstream refusal (unknown scene) is relayed as that refusal, not as 503', async () => {
     const { contentType, body } = imageForm(6_000_000, 'no_such_scene');
-    const c = await rawClient(stack.url);
+    const c = await rawClient(stack().url);
     await c.write(
       head(IMAGES, {
         authorization: `Bearer ${KEY}`,
@@ -159,7 +145,7 @@ describe('transport: early answers reach the client', () => {
 
   it('a client that sends a bad header and part of a body, then stalls, gets the 400 and a closed connection; the service lives on', async () => {
     const { contentType, body } = sixMb();
-    const c = await rawClient(stack.url);
+    const c = await rawClient(stack().url);
     await c.write(
       head(IMAGES, {
         authorization: `Bearer ${KEY}`,
@@ -175,11 +161,11 @@ describe('transport: early answers reach the client', () => {
     // The idle cut, then the linger: the connection is closed, and nothing threw on the way.
     await sleep(IDLE_MS + 3000);
     expect(c.socket.readableEnded || c.socket.destroyed).toBe(true);
-    expect(await serving(stack, KEY)).toBe(true);
+    expect(await serving(stack(), KEY)).toBe(true);
   }, 30_000);
 
   it('a declared body over the limit is refused at once; a client reading while it sends reads the 400', async () => {
-    const c = await rawClient(stack.url);
+    const c = await rawClient(stack().url);
     await c.write(
       head(IMAGES, {
         authorization: `Bearer ${KEY}`,

@@ -1,8 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import net from 'node:net';
 import { LINGER_MS, SERVER_LIMITS } from '@vision/shared';
-import { startStack, type TestStack } from '../helpers/stack';
-import { head, imageForm, quotaOf, rawClient, serving, sleep } from './support';
+import { head, imageForm, rawClient, serving, sleep, transportStack } from './support';
 
 const KEY = 'transport-shapes-0123456789';
 const AUTH = `Authorization: Bearer ${KEY}`;
@@ -25,19 +24,7 @@ const reason = (body: string): unknown =>
  * answer, none gets a 5xx, and afterwards the service serves and charged nothing.
  */
 describe('transport: malformed and slow clients', () => {
-  let stack: TestStack;
-  let quotaBefore: unknown;
-  beforeAll(async () => {
-    stack = await startStack({ keys: `${KEY}:transport-shapes` });
-    quotaBefore = await quotaOf(stack, KEY);
-  }, 120_000);
-  afterAll(async () => {
-    if (stack) {
-      expect(await serving(stack, KEY)).toBe(true);
-      expect(await quotaOf(stack, KEY)).toEqual(quotaBefore);
-      await stack.close();
-    }
-  });
+  const stack = transportStack(KEY, 'transport-shapes');
 
   const post = (extra: string, body = '') =>
     `POST /v1/vision/image-detections HTTP/1.1\r\nHost: t\r\n${AUTH}\r\nIdempotency-Key: ${randomUUID()}\r\nContent-Type: multipart/form-data; boundary=x\r\n${extra}\r\n${body}`;
@@ -55,14 +42,14 @@ describe('transport: malformed and slow clients', () => {
       `GET /v1/vision/quota HTTP/1.1\r\nHost: t\r\n${AUTH}\r\nX-Fill: ${'a'.repeat(20_000)}\r\n\r\n`,
     ],
   ])('%s gets 400 with the error envelope', async (_name, bytes) => {
-    const a = await exchange(stack.url, bytes);
+    const a = await exchange(stack().url, bytes);
     expect(a.status).toBe(400);
     expect(JSON.parse(a.body).error.code).toBe('OP-TASK-REQUEST-INVALID');
   });
 
   it('Expect: 100-continue gets 100 Continue, then the final answer', async () => {
     const { contentType, body } = imageForm(2048, 'no_such_scene');
-    const c = await rawClient(stack.url);
+    const c = await rawClient(stack().url);
     await c.write(
       head('/v1/vision/image-detections', {
         authorization: `Bearer ${KEY}`,
@@ -81,7 +68,7 @@ describe('transport: malformed and slow clients', () => {
   });
 
   it('pipelined requests are answered in order on one connection', async () => {
-    const c = await rawClient(stack.url);
+    const c = await rawClient(stack().url);
     await c.write(
       SCENES + `GET /v1/vision/tasks/${randomUUID()} HTTP/1.1\r\nHost: t\r\n${AUTH}\r\n\r\n` + SCENES,
     );
@@ -90,14 +77,14 @@ describe('transport: malformed and slow clients', () => {
   });
 
   it('a head sent one byte a second (slowloris) is cut with 408 at the head deadline, while others are served', async () => {
-    const c = await rawClient(stack.url);
+    const c = await rawClient(stack().url);
     await c.write(`GET /api/op/v1/scenes HTTP/1.1\r\nHost: t\r\nX-Slow: `);
     const drip = setInterval(() => void c.write('a'), 1000);
     try {
       const started = Date.now();
       // Well-behaved calls meanwhile.
       for (let k = 0; k < 5; k++) {
-        expect(await serving(stack, KEY)).toBe(true);
+        expect(await serving(stack(), KEY)).toBe(true);
         await sleep(500);
       }
       const a = await c.answer(SERVER_LIMITS.headersTimeoutMs + 10_000);
@@ -110,7 +97,7 @@ describe('transport: malformed and slow clients', () => {
   }, 60_000);
 
   it('a thousand idle connections neither stop others being served nor stay open past the deadlines', async () => {
-    const url = new URL(stack.url);
+    const url = new URL(stack().url);
     const idle = await Promise.all(
       Array.from(
         { length: 1000 },
@@ -123,16 +110,16 @@ describe('transport: malformed and slow clients', () => {
     );
     const closed = idle.map((s) => new Promise<void>((r) => s.once('close', () => r())));
     idle.forEach((s) => s.on('error', () => undefined));
-    expect(await serving(stack, KEY)).toBe(true);
+    expect(await serving(stack(), KEY)).toBe(true);
     // No byte of a head within the head deadline: every idle connection is closed by the server.
     await Promise.race([Promise.all(closed), sleep(SERVER_LIMITS.headersTimeoutMs + 10_000)]);
     expect(idle.filter((s) => !s.destroyed).length).toBe(0);
-    expect(await serving(stack, KEY)).toBe(true);
+    expect(await serving(stack(), KEY)).toBe(true);
   }, 60_000);
 
   it('an unauthenticated upload under 1 MiB is answered 401; its body is discarded and the connection stays usable', async () => {
     const { contentType, body } = imageForm(600_000, 'person_vehicle');
-    const c = await rawClient(stack.url);
+    const c = await rawClient(stack().url);
     await c.write(
       head('/v1/vision/image-detections', { 'content-type': contentType, 'content-length': body.length }),
     );
@@ -146,7 +133,7 @@ describe('transport: malformed and slow clients', () => {
 
   it('an unauthenticated upload past 1 MiB gets its 401 at once, and the connection is closed after a linger', async () => {
     const { contentType, body } = imageForm(6_000_000, 'person_vehicle');
-    const c = await rawClient(stack.url);
+    const c = await rawClient(stack().url);
     await c.write(
       head('/v1/vision/image-detections', { 'content-type': contentType, 'content-length': body.length }),
     );

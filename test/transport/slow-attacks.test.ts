@@ -1,5 +1,4 @@
-import { startStack, type TestStack } from '../helpers/stack';
-import { quotaOf, serving } from './support';
+import { transportStack } from './support';
 
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const { runAttack } = require('../../scripts/transport/slow-attack') as {
@@ -26,24 +25,12 @@ const KEY = 'transport-attack-0123456789';
  * bench/slow-attacks.bench.js, not here.
  */
 describe('transport: slow attacks with a well-behaved client alongside', () => {
-  let stack: TestStack;
-  let quotaBefore: unknown;
-  beforeAll(async () => {
-    stack = await startStack({ keys: `${KEY}:transport-attack` });
-    quotaBefore = await quotaOf(stack, KEY);
-  }, 120_000);
-  afterAll(async () => {
-    if (stack) {
-      expect(await serving(stack, KEY)).toBe(true);
-      expect(await quotaOf(stack, KEY)).toEqual(quotaBefore);
-      await stack.close();
-    }
-  });
+  const stack = transportStack(KEY, 'transport-attack');
 
   it.each(['slowloris', 'slow-body', 'slow-read'])(
     '%s: the attack holds connections and every well-behaved call is answered 200',
     async (attack) => {
-      const r = await runAttack(stack.url, KEY, attack, {
+      const r = await runAttack(stack().url, KEY, attack, {
         seconds: 12,
         connections: 300,
         rate: 100,

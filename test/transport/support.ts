@@ -1,6 +1,6 @@
 import { readdirSync, readlinkSync } from 'node:fs';
 import net from 'node:net';
-import type { TestStack } from '../helpers/stack';
+import { startStack, type TestStack } from '../helpers/stack';
 
 /** What came back on a raw connection: the first response, parsed, and how the connection ended. */
 export interface RawAnswer {
@@ -191,4 +191,27 @@ export async function eventually<T>(
     v = await check();
   }
   return v;
+}
+
+/**
+ * The stack of one transport test file, with one key: started before its cases; after them, the file
+ * checks that the service still serves and that the key's quota did not move, then closes it.
+ */
+export function transportStack(key: string, subject: string, env?: Record<string, string>): () => TestStack {
+  let stack: TestStack | undefined;
+  let quotaBefore: unknown;
+  beforeAll(async () => {
+    stack = await startStack({ keys: `${key}:${subject}`, env });
+    quotaBefore = await quotaOf(stack, key);
+  }, 120_000);
+  afterAll(async () => {
+    if (!stack) return;
+    expect(await serving(stack, key)).toBe(true);
+    expect(await quotaOf(stack, key)).toEqual(quotaBefore);
+    await stack.close();
+  });
+  return () => {
+    if (!stack) throw new Error('the stack did not start');
+    return stack;
+  };
 }
