@@ -1,5 +1,6 @@
 import type { IncomingMessage } from 'node:http';
 import { Transform, type TransformCallback } from 'node:stream';
+import { propagation } from '@opentelemetry/api';
 import type { Dispatcher } from 'undici';
 
 /** Counts bytes flowing through and fails once more than `limit` have passed. */
@@ -27,9 +28,6 @@ export function isBodiless(headers: IncomingMessage['headers']): boolean {
   return length === undefined || Number(length) === 0;
 }
 
-/** W3C trace context and baggage: set afresh on each hop by the tracing instrumentation. */
-const TRACE_HEADERS = ['traceparent', 'tracestate', 'baggage'];
-
 /** Headers that describe one connection, never forwarded (RFC 9110 7.6.1); `expect` is answered here. */
 const HOP_BY_HOP = ['connection', 'keep-alive', 'proxy-connection', 'te', 'trailer', 'upgrade', 'expect'];
 
@@ -50,10 +48,10 @@ export function upstreamHeaders(req: IncomingMessage): Record<string, string | s
   const headers = { ...req.headers };
   dropHopByHopHeaders(headers);
   delete headers['transfer-encoding'];
-  // The request's trace context is the gateway's own span now: the undici instrumentation injects it.
-  // A client's header left in place would travel as a second value, and the upstream would start a trace
-  // of its own instead of continuing this one.
-  for (const h of TRACE_HEADERS) delete headers[h];
+  // With tracing on, the request's trace context is the gateway's own span, which the undici
+  // instrumentation injects: a client's header left in place would travel as a second value, and the
+  // upstream would start a trace of its own. With tracing off (no propagator), the client's pass through.
+  for (const h of propagation.fields()) delete headers[h.toLowerCase()];
   const host = headers.host;
   delete headers.host;
   const addr = req.socket.remoteAddress ?? '';

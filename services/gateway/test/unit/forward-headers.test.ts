@@ -1,11 +1,18 @@
 import type { IncomingMessage } from 'node:http';
+import { propagation } from '@opentelemetry/api';
+import { W3CBaggagePropagator, W3CTraceContextPropagator, CompositePropagator } from '@opentelemetry/core';
 import { upstreamHeaders } from '../../src/http/forward-headers';
 
 const request = (headers: IncomingMessage['headers']) =>
   ({ headers, socket: { remoteAddress: '10.0.0.7' } }) as unknown as IncomingMessage;
 
 describe('upstreamHeaders', () => {
+  afterEach(() => propagation.disable());
+
   it("leaves out the client's trace context (the gateway's own span is injected instead) and hop-by-hop headers", () => {
+    propagation.setGlobalPropagator(
+      new CompositePropagator({ propagators: [new W3CTraceContextPropagator(), new W3CBaggagePropagator()] }),
+    );
     const out = upstreamHeaders(
       request({
         host: 'api.example',
