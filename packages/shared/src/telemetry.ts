@@ -23,6 +23,24 @@ const UNTRACED = new Set(['/healthz', '/readyz', '/metrics']);
 const CAPTURED_HEADERS = ['x-request-id'];
 
 /**
+ * The instrumentations patch a module through a require hook, on the first `require` after they are
+ * registered. Modules this package loads itself (`node:http` for its servers, express, pg) are already
+ * in the cache by the time telemetry starts, and nothing may require them again (the servers are created
+ * from those first imports): without a require now, no server span would ever be made. The patches change
+ * the shared exports and prototypes in place, so the earlier imports are traced too.
+ */
+function patchLoadedModules(): void {
+  for (const name of ['http', 'https', 'express', 'pg']) {
+    try {
+      // eslint-disable-next-line @typescript-eslint/no-require-imports
+      require(name);
+    } catch {
+      // Not installed in this process: nothing to patch.
+    }
+  }
+}
+
+/**
  * Starts OpenTelemetry for one process: W3C trace context and baggage, HTTP (incoming and outgoing),
  * undici (`fetch`, and `request` of calls between services), express (route names only: server spans
  * named `METHOD /route`) and pg instrumentation.
@@ -97,6 +115,7 @@ export function startTelemetry(
       new PgInstrumentation({ enhancedDatabaseReporting: false }),
     ],
   });
+  patchLoadedModules();
   return {
     shutdown: async () => {
       unload();
