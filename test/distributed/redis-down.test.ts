@@ -11,11 +11,15 @@ describeDistributed('fault: Redis is down', () => {
     await stack?.close();
   });
 
+  // The gateway's full report is on its internal (metrics) port; its public /readyz says up or down.
   const readyz = async () => {
-    const r = await fetch(`${stack.url}/readyz`);
+    const internal = stack.deployment.procs.gateway[0].metricsUrl.replace(/\/metrics$/, '/readyz');
+    const r = await fetch(internal);
+    const pub = await fetch(`${stack.url}/readyz`);
     return {
       status: r.status,
       body: (await r.json()) as { status: string; dependencies: Record<string, { status: string }> },
+      public: { status: pub.status, body: (await pub.json()) as unknown },
     };
   };
 
@@ -31,6 +35,7 @@ describeDistributed('fault: Redis is down', () => {
     });
     expect(degraded.status).toBe(200);
     expect(degraded.body.status).toBe('degraded');
+    expect(degraded.public).toEqual({ status: 200, body: { status: 'up' } });
 
     // Requests are served, and still limited (1/s + burst 3) by the in-memory fallback.
     const statuses: number[] = [];

@@ -165,7 +165,7 @@ export async function startStandalone(opts: StandaloneOptions = {}): Promise<Sta
     const metricsHost = cfg.METRICS_HOST ?? INTERNAL_HOST;
     const metricsPort = ephemeral ? 0 : cfg.METRICS_PORT;
     metricsServer = await bindOrExplain('METRICS_PORT', `${metricsHost}:${metricsPort}`, () =>
-      startMetricsServer(metricsPort, metricsHost),
+      startMetricsServer(metricsPort, metricsHost, { readiness: gateway.readiness }),
     );
     const metrics = metricsServer;
     const closeAll = async () => {

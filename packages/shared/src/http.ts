@@ -161,8 +161,17 @@ export function route(
   };
 }
 
-export async function runReadiness(checks: Record<string, ReadinessCheck>) {
-  const detail: Record<string, { status: 'up' | 'down' | 'degraded'; error?: string }> = {};
+/** What GET /readyz reports: ready unless a dependency is down, with each dependency's state. */
+export interface ReadinessReport {
+  ready: boolean;
+  body: {
+    status: 'up' | 'down' | 'degraded';
+    dependencies: Record<string, { status: 'up' | 'down' | 'degraded'; error?: string }>;
+  };
+}
+
+export async function runReadiness(checks: Record<string, ReadinessCheck>): Promise<ReadinessReport> {
+  const detail: ReadinessReport['body']['dependencies'] = {};
   await Promise.all(
     Object.entries(checks).map(async ([name, check]) => {
       try {

@@ -1,5 +1,6 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { ReadinessReport } from './http';
 import { collectProcessMetrics, metricsRegistry } from './metrics';
 
 export interface MetricsServer {
@@ -14,12 +15,27 @@ export const DEFAULT_METRICS_PORT = 9464;
 
 /**
  * Serves the process's metrics in the Prometheus text format at GET /metrics on its own port (never
- * through the public gateway). Port 0 picks a free one.
+ * through the public gateway). Port 0 picks a free one. With `readiness`, GET /readyz there answers
+ * the full report (each dependency and its error): the internal view of a service whose public
+ * /readyz says only up or down.
  */
-export function startMetricsServer(port: number, host: string): Promise<MetricsServer> {
+export function startMetricsServer(
+  port: number,
+  host: string,
+  opts: { readiness?: () => Promise<ReadinessReport> } = {},
+): Promise<MetricsServer> {
   collectProcessMetrics();
+  const { readiness } = opts;
   const server = http.createServer((req, res) => {
     const path = (req.url ?? '').split('?')[0];
+    if (req.method === 'GET' && path === '/readyz' && readiness) {
+      readiness().then(
+        ({ ready, body }) =>
+          res.writeHead(ready ? 200 : 503, { 'content-type': 'application/json' }).end(JSON.stringify(body)),
+        () => res.writeHead(500, { 'content-type': 'text/plain' }).end('readiness check failed\n'),
+      );
+      return;
+    }
     if (req.method !== 'GET' || path !== '/metrics') {
       res.writeHead(404, { 'content-type': 'text/plain' }).end('not found: GET /metrics\n');
       return;

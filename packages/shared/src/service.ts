@@ -1,5 +1,6 @@
 import type { Bus } from './ports/bus';
 import type { Clock } from './clock';
+import type { ReadinessReport } from './http';
 import type { Logger } from './logger';
 import { ConfigError, commonShape, loadConfig } from './config';
 import { startMetricsServer } from './metrics-server';
@@ -26,6 +27,8 @@ export interface RunningService {
   port: number;
   /** Base URL, e.g. http://127.0.0.1:8101 */
   url: string;
+  /** The full readiness report, served on the metrics port when the public /readyz says less. */
+  readiness?: () => Promise<ReadinessReport>;
   close(): Promise<void>;
 }
 
@@ -40,18 +43,17 @@ export function runMain(serviceName: string, start: (opts: StartOptions) => Prom
   const { startTelemetry } = require('./telemetry') as typeof Telemetry;
   const telemetry = startTelemetry(serviceName);
   installCrashHandler(createLogger(serviceName));
-  // @vision/shared's index (imported by main.ts) has loaded http and express already; the
-  // instrumentation patches a module when it is next required, so require them once more now.
-  // eslint-disable-next-line @typescript-eslint/no-require-imports
-  for (const m of ['http', 'https', 'express']) require(m);
-  const metricsPort = async () => {
+  const metricsPort = async (svc: RunningService) => {
     const cfg = loadConfig({
       METRICS_PORT: commonShape.METRICS_PORT,
       METRICS_HOST: commonShape.METRICS_HOST,
     });
-    return startMetricsServer(cfg.METRICS_PORT, cfg.METRICS_HOST ?? '0.0.0.0');
+    return startMetricsServer(cfg.METRICS_PORT, cfg.METRICS_HOST ?? '0.0.0.0', {
+      readiness: svc.readiness,
+    });
   };
-  Promise.all([start({}), metricsPort()])
+  start({})
+    .then(async (svc) => [svc, await metricsPort(svc)] as const)
     .then(([svc, metricsServer]) => {
       process.stdout.write(`${serviceName} listening on ${svc.url}, metrics at ${metricsServer.url}\n`);
       let stopping = false;

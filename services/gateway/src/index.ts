@@ -5,9 +5,11 @@ import {
   createLogger,
   listen,
   openDb,
+  runReadiness,
   type Db,
   type Limiter,
   type Logger,
+  type ReadinessReport,
   type RunningService,
   type StartOptions,
 } from '@vision/shared';
@@ -52,11 +54,14 @@ export interface GatewayDeps {
 export interface GatewayParts {
   app: Express;
   forward: Forwarder;
+  /** The full readiness report (each dependency and its error), for the internal port only. */
+  readiness: () => Promise<ReadinessReport>;
 }
 
 /** The gateway's composition root: the upstream forwarder and the app (authentication, limits, routing). */
 export function createGateway(deps: GatewayDeps): GatewayParts {
   const { cfg, logger, db, limiter } = deps;
+  const checks = { database: () => db.check(), limiter: () => limiter.check() };
   const forward = createForwarder(logger, {
     timeoutMs: cfg.GATEWAY_UPSTREAM_TIMEOUT_MS,
     pooledSockets: cfg.GATEWAY_UPSTREAM_SOCKETS,
@@ -79,9 +84,9 @@ export function createGateway(deps: GatewayDeps): GatewayParts {
     forward,
     openapi: deps.openapi,
     consoleDir: resolveConsoleDir(cfg.GATEWAY_CONSOLE_DIR),
-    readiness: { database: () => db.check(), limiter: () => limiter.check() },
+    readiness: checks,
   });
-  return { app, forward };
+  return { app, forward, readiness: () => runReadiness(checks) };
 }
 
 /** Starts the gateway: config, key database (schema `gateway`), keys at start, limiter, HTTP. */
@@ -97,7 +102,7 @@ export async function start(opts: StartOptions = {}): Promise<RunningGateway> {
   const devKey = await provisionKeys(keyStore, cfg.VISION_API_KEYS ?? [], cfg.VISION_MODE === 'standalone');
 
   const limiter = createLimiter(cfg, { logger, keyPrefix: 'gw' });
-  const { app, forward } = createGateway({
+  const { app, forward, readiness } = createGateway({
     cfg: { ...cfg, INTERNAL_SECRET: internalSecret },
     logger,
     db,
@@ -114,6 +119,7 @@ export async function start(opts: StartOptions = {}): Promise<RunningGateway> {
     url: `http://127.0.0.1:${port}`,
     devKey,
     keys: keyStore,
+    readiness,
     async close() {
       await closeServer(server);
       forward.close();

@@ -171,7 +171,7 @@ describe('gateway', () => {
     expect((await request(gw.url).get('/healthz')).status).toBe(200);
     const ready = await request(gw.url).get('/readyz');
     expect(ready.status).toBe(200);
-    expect(ready.body.dependencies.database.status).toBe('up');
+    expect(ready.body).toEqual({ status: 'up' });
   });
 
   it('routes to the owning service with a signed identity, stripping client-sent identity and the key', async () => {

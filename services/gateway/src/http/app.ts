@@ -78,9 +78,11 @@ export function createApp(deps: GatewayDeps): Express {
   app.get('/healthz', (_req, res) => {
     res.json({ status: 'up', service: 'gateway' });
   });
+  // Public: up or down, nothing more. A dependency's error can name internal hosts and users; the
+  // full report is on the internal metrics port (GET /readyz there).
   app.get('/readyz', (_req, res, next) => {
     runReadiness(deps.readiness)
-      .then(({ ready, body }) => res.status(ready ? 200 : 503).json({ service: 'gateway', ...body }))
+      .then(({ ready }) => res.status(ready ? 200 : 503).json({ status: ready ? 'up' : 'down' }))
       .catch(next);
   });
 
