@@ -26,6 +26,7 @@ const os = require('node:os');
 const root = path.resolve(__dirname, '..');
 const shared = require(path.join(root, 'packages/shared/dist/index.js'));
 const inference = require(path.join(root, 'services/inference/dist/index.js'));
+const { benchIdentityDir, signerOf } = require('./lib/identity');
 const limits = require('./lib/limits');
 
 const args = process.argv.slice(2);
@@ -39,7 +40,9 @@ const sharedDir = process.env.VISION_SHARED_DIR ?? path.resolve(root, '../shared
 const modelsDir = process.env.VISION_MODELS_DIR ?? path.join(sharedDir, 'models');
 const imagePath = path.join(sharedDir, 'media/images', imageName);
 const clip = path.join(sharedDir, 'media/videos/pedestrians_vtest_opencv_10s.mov');
-const SECRET = 'bench-internal-secret-0123456789';
+const IDENTITY_DIR = benchIdentityDir();
+/** Inference is called by tasks and images: the bench signs as tasks. */
+const SIGNER = signerOf(IDENTITY_DIR, 'tasks');
 const JOB_RUNS = 3;
 
 const median = (xs) => {
@@ -63,7 +66,7 @@ async function main() {
   const svc = await inference.start({
     env: {
       VISION_MODELS_DIR: modelsDir,
-      INTERNAL_SECRET: SECRET,
+      VISION_IDENTITY_DIR: IDENTITY_DIR,
       ...limits.serviceEnv(),
       VISION_DATA_DIR: dataDir,
       LOG_LEVEL: 'silent',
@@ -84,7 +87,7 @@ async function main() {
         headers: {
           'content-type': 'image/jpeg',
           'x-vision-identity': shared.signIdentity(
-            SECRET,
+            SIGNER,
             { subject: 'bench', requestId: 'bench' },
             'inference',
           ),
@@ -140,7 +143,7 @@ async function main() {
         headers: {
           'content-type': 'application/json',
           'x-vision-identity': shared.signIdentity(
-            SECRET,
+            SIGNER,
             { subject: 'bench', requestId: 'bench' },
             'inference',
           ),

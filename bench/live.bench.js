@@ -32,6 +32,7 @@ const root = path.resolve(__dirname, '..');
 const shared = require(path.join(root, 'packages/shared/dist/index.js'));
 const inference = require(path.join(root, 'services/inference/dist/index.js'));
 const resultsService = require(path.join(root, 'services/results/dist/index.js'));
+const { benchIdentityDir } = require('./lib/identity');
 
 const opts = parseArgs(process.argv.slice(2));
 const fps = Number(opts.fps ?? '5');
@@ -42,7 +43,7 @@ const reps = Number(opts.reps ?? '5');
 const fixedN = opts.n === undefined ? undefined : Number(opts.n);
 const sharedDir = process.env.VISION_SHARED_DIR ?? path.resolve(root, '../shared');
 const modelsDir = process.env.VISION_MODELS_DIR ?? path.join(sharedDir, 'models');
-const SECRET = 'bench-internal-secret-0123456789';
+const IDENTITY_DIR = benchIdentityDir();
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const fmt = (v, d = 2) => v.toFixed(d);
 
@@ -108,7 +109,7 @@ async function main() {
   const parts = await inference.createInference({
     cfg: inference.loadInferenceConfig({
       VISION_MODELS_DIR: modelsDir,
-      INTERNAL_SECRET: SECRET,
+      VISION_IDENTITY_DIR: IDENTITY_DIR,
       ...limits.serviceEnv(),
       VISION_DATA_DIR: dataDir,
       LOG_LEVEL: 'silent',
@@ -131,7 +132,8 @@ async function main() {
     frames,
     tasks: resultTasks,
     writer: new resultsService.FrameWriter(frames, resultTasks, shared.systemClock, {
-      lingerMs: resultsService.loadResultsConfig({ INTERNAL_SECRET: SECRET }).RESULTS_INGEST_LINGER_MS,
+      lingerMs: resultsService.loadResultsConfig({ VISION_IDENTITY_DIR: IDENTITY_DIR })
+        .RESULTS_INGEST_LINGER_MS,
     }),
     clock: shared.systemClock,
     logger,

@@ -26,7 +26,7 @@
  *
  * Through the gateway of a stack started elsewhere (services started elsewhere, tasks with frames owned by the key's subject):
  *
- *   INTERNAL_SECRET=... node bench/results.bench.js --results-url http://127.0.0.1:8103 \
+ *   VISION_IDENTITY_DIR=... node bench/results.bench.js --results-url http://127.0.0.1:8103 \
  *     --gateway-url http://127.0.0.1:8080 --api-key KEY --subject SUBJECT --task-ids id1,id2
  *
  * measures the same reads directly and through the gateway and prints the overhead ratio p50/p99
@@ -43,6 +43,7 @@ const { parseArgs } = require('./lib/args');
 const { frameValue, taskCreated, endOf } = require('./lib/results-messages');
 const { measureReads, measureAlternating } = require('./lib/read-load');
 const gateway = require('./lib/results-gateway');
+const { benchIdentityDir, signerOf } = require('./lib/identity');
 
 const args = parseArgs(process.argv.slice(2));
 const num = (name, def) => (args[name] === undefined ? def : Number(args[name]));
@@ -53,7 +54,8 @@ const REQUESTS = num('requests', 4_000);
 const PAGE = num('page', 100);
 /** Alternating rounds of the direct and gateway reads (see measureAlternating). */
 const ROUNDS = num('rounds', 4);
-const SECRET = process.env.INTERNAL_SECRET ?? 'bench-internal-secret-0123456789';
+const IDENTITY_DIR = benchIdentityDir();
+const SIGNER = signerOf(IDENTITY_DIR, 'gateway');
 const SUBJECT = args.subject ?? 'bench-subject';
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
@@ -123,7 +125,7 @@ async function benchIngest(svc, bus, knex) {
 
 const signed = (i) => ({
   [shared.IDENTITY_HEADER]: shared.signIdentity(
-    SECRET,
+    SIGNER,
     { subject: SUBJECT, requestId: `bench-${i}` },
     'results',
   ),
@@ -192,7 +194,7 @@ async function main() {
   const database = args['database-url'] ? await createBenchDatabase(args['database-url']) : undefined;
   const svc = await results.start({
     env: {
-      INTERNAL_SECRET: SECRET,
+      VISION_IDENTITY_DIR: IDENTITY_DIR,
       VISION_DATA_DIR: ':memory:',
       ...(database ? { VISION_MODE: 'distributed', DATABASE_URL: database.url } : {}),
       RESULTS_JANITOR_INTERVAL_MS: '0',

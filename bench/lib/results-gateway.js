@@ -17,7 +17,7 @@ const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
  * directly to it (signed identity) and through the gateway at `gatewayUrl` (API key), each with
  * READERS concurrent readers, and prints the ratio gateway/direct of p50 and p99 (target <= 1.3).
  */
-async function compareThroughGateway(o, { where, bus, secret, resultsUrl, gatewayUrl, key }) {
+async function compareThroughGateway(o, { where, bus, signer, resultsUrl, gatewayUrl, key }) {
   const {
     shared,
     subject: SUBJECT,
@@ -45,7 +45,7 @@ async function compareThroughGateway(o, { where, bus, secret, resultsUrl, gatewa
   );
   const direct = (i) => ({
     [shared.IDENTITY_HEADER]: shared.signIdentity(
-      secret,
+      signer,
       { subject: SUBJECT, requestId: `bench-${i}` },
       'results',
     ),
@@ -123,7 +123,7 @@ async function benchGatewayOverhead(o) {
     await compareThroughGateway(o, {
       where: 'standalone stack',
       bus: stack.bus,
-      secret: stack.env.INTERNAL_SECRET,
+      signer: shared.loadCallingIdentity(stack.env.VISION_IDENTITY_DIR, 'gateway').signer,
       resultsUrl: stack.services.results.url,
       gatewayUrl: stack.url,
       key,
@@ -150,7 +150,8 @@ async function benchGatewayDistributed(o) {
     await compareThroughGateway(o, {
       where: 'distributed deployment',
       bus,
-      secret: deployment.secret,
+      // The gateway's key, from the launcher's per-service identity directories.
+      signer: shared.loadCallingIdentity(deployment.identityDirs.gateway, 'gateway').signer,
       resultsUrl: deployment.procs.results[0].url,
       gatewayUrl: deployment.url,
       key,

@@ -39,6 +39,7 @@ const {
   STACK_DIR,
 } = require('./stack-servers');
 const { serviceEnv, runLogged, tailLog } = require('./service-env');
+const { writeServiceIdentityDirs } = require('../../packages/shared/dist/identity-keys');
 
 /**
  * One deployment: the six services (some with replicas) as child processes.
@@ -66,6 +67,8 @@ class Deployment {
     this.dataDir = path.join(this.logDir, 'data');
     fs.mkdirSync(this.dataDir, { recursive: true });
     this.secret = randomBytes(24).toString('base64url');
+    // Each service process gets its own identity directory: its key (if it calls others) and its callers' public keys.
+    this.identityDirs = writeServiceIdentityDirs(path.join(this.dataDir, 'identity'));
     /** name -> [{ port, url, child, exited }] */
     this.procs = {};
     /** link name -> toxiproxy proxy name */
@@ -197,6 +200,7 @@ class Deployment {
       ...this.env,
       [PORT_VAR[p.name]]: String(p.port),
       METRICS_PORT: String(p.metricsPort),
+      VISION_IDENTITY_DIR: this.identityDirs[p.name],
       ...(this.options.serviceEnv && this.options.serviceEnv[p.name]),
     };
     const out = fs.openSync(path.join(this.logDir, `${label}.log`), 'a');

@@ -17,7 +17,6 @@ function serviceEnv(d, links) {
     VISION_MODE: 'distributed',
     LOG_LEVEL: d.options.logLevel || process.env.E2E_LOG_LEVEL || 'warn',
     VISION_DATA_DIR: d.dataDir,
-    INTERNAL_SECRET: d.secret,
     DATABASE_URL: `${links.pg}/${d.database}`,
     KAFKA_BROKERS: links.kafka,
     REDIS_URL: links.redis,

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { z } from 'zod';
-import { loadConfig } from '@vision/shared';
+import { loadConfig, callersOf } from '@vision/shared';
 import { gatewayShape } from '../../services/gateway/src/config';
 import { fullShape as tasksShape } from '../../services/tasks/src/config';
 import { quotaShape } from '../../services/quota/src/config';
@@ -24,14 +24,13 @@ export const SHAPES: Record<ServiceName, z.ZodRawShape> = {
   inference: inferenceShape,
 };
 
-/** Who calls whom (docs/INTERNAL.md, DESIGN.md section 1). */
-export const CALLERS: Record<Exclude<ServiceName, 'gateway'>, ServiceName[]> = {
-  tasks: ['gateway', 'images', 'results'],
-  quota: ['gateway', 'tasks', 'images'],
-  results: ['gateway'],
-  images: ['gateway'],
-  inference: ['tasks', 'images'],
-};
+/** Who calls whom (docs/INTERNAL.md): the callers whose identity keys each service accepts (identity.ts). */
+export const CALLERS = Object.fromEntries(
+  (['tasks', 'quota', 'results', 'images', 'inference'] as const).map((s) => [
+    s,
+    callersOf(s) as ServiceName[],
+  ]),
+) as Record<Exclude<ServiceName, 'gateway'>, ServiceName[]>;
 
 /** Variables an adapter factory needs in distributed mode (packages/shared/src/adapters). */
 const ADAPTER_NEEDS: Record<string, string[]> = {
@@ -42,14 +41,14 @@ const ADAPTER_NEEDS: Record<string, string[]> = {
 };
 
 /**
- * Variables a service needs in distributed mode, derived from its code: INTERNAL_SECRET (every service
+ * Variables a service needs in distributed mode, derived from its code: VISION_IDENTITY_DIR (every service
  * signs or verifies the identity header), every variable of its schema without a default, what the
  * adapter factories its index.ts calls need, and each peer URL (the defaults point at 127.0.0.1, which
  * is wrong anywhere but the standalone process).
  */
 export function requiredVariables(service: ServiceName): string[] {
   const shape = SHAPES[service];
-  const out = new Set<string>(['VISION_MODE', 'INTERNAL_SECRET']);
+  const out = new Set<string>(['VISION_MODE', 'VISION_IDENTITY_DIR']);
   for (const [name, schema] of Object.entries(shape)) {
     if (!schema.safeParse(undefined).success) out.add(name);
     const def = schema.safeParse(undefined);

@@ -18,7 +18,10 @@ interface ComposeService {
   environment?: Record<string, string | number | boolean | null>;
   depends_on?: Record<string, { condition: string }>;
   healthcheck?: { test: string[] | string };
-  volumes?: string[];
+  volumes?: (
+    | string
+    | { type: string; source: string; target: string; read_only?: boolean; volume?: { subpath?: string } }
+  )[];
   ports?: string[];
   read_only?: boolean;
 }
@@ -32,14 +35,9 @@ const composeText = readFileSync(composePath, 'utf8');
 
 /** The secrets an operator must set (the file's header lists them); test values, URL-safe like the documented ones. */
 const SECRETS: Record<string, string> = Object.fromEntries(
-  [
-    'INTERNAL_SECRET',
-    'TASKS_ADMIN_TOKEN',
-    'POSTGRES_PASSWORD',
-    'S3_ACCESS_KEY',
-    'S3_SECRET_KEY',
-    'GRAFANA_ADMIN_PASSWORD',
-  ].map((name) => [name, `test-${name.toLowerCase().replace(/_/g, '-')}-0123456789abcdef`]),
+  ['TASKS_ADMIN_TOKEN', 'POSTGRES_PASSWORD', 'S3_ACCESS_KEY', 'S3_SECRET_KEY', 'GRAFANA_ADMIN_PASSWORD'].map(
+    (name) => [name, `test-${name.toLowerCase().replace(/_/g, '-')}-0123456789abcdef`],
+  ),
 );
 
 /**
@@ -182,6 +180,30 @@ test('one-shot init creates the topics and the bucket and runs the migrations be
     });
 });
 
+test('each service mounts only its own subdirectory of the identity volume, made by identity-init first', () => {
+  const init = compose.services['identity-init'];
+  expect(init.command).toEqual(['node', 'scripts/identity-keys.js', '/identity']);
+  expect(init.volumes).toContain('identity:/identity');
+  expect(compose.volumes).toHaveProperty('identity');
+  for (const name of SERVICES) {
+    const svc = compose.services[name];
+    const mounts = (svc.volumes ?? []).filter((v) => typeof v !== 'string' && v.source === 'identity');
+    expect({ name, mounts }).toEqual({
+      name,
+      mounts: [
+        {
+          type: 'volume',
+          source: 'identity',
+          target: envOf(name).VISION_IDENTITY_DIR,
+          read_only: true,
+          volume: { subpath: name },
+        },
+      ],
+    });
+    expect(svc.depends_on?.['identity-init']).toEqual({ condition: 'service_completed_successfully' });
+  }
+});
+
 test('inference reads its models from the models volume, mounted read-only where VISION_MODELS_DIR points', () => {
   const inference = compose.services.inference;
   const dir = envOf('inference').VISION_MODELS_DIR;
@@ -195,7 +217,7 @@ test("Prometheus scrapes every service's METRICS_PORT and loads the chart's aler
   const prom = compose.services.prometheus;
   const configArg = String(JSON.stringify(prom.command)).match(/--config\.file=([^"\s]+)/)?.[1];
   const mounts = Object.fromEntries(
-    (prom.volumes ?? []).map((v) => v.split(':')).map(([from, to]) => [to, path.normalize(from)]),
+    (prom.volumes ?? []).map((v) => String(v).split(':')).map(([from, to]) => [to, path.normalize(from)]),
   );
   expect(mounts[configArg ?? '']).toBe(path.normalize('./deploy/compose/prometheus.yml'));
   const config = parse(readFileSync(path.join(repoRoot, 'deploy/compose/prometheus.yml'), 'utf8')) as {
@@ -216,7 +238,7 @@ test("Prometheus scrapes every service's METRICS_PORT and loads the chart's aler
   // in the folder its dashboard provider reads.
   const grafana = compose.services.grafana;
   const gMounts = Object.fromEntries(
-    (grafana.volumes ?? []).map((v) => v.split(':')).map(([from, to]) => [to, path.normalize(from)]),
+    (grafana.volumes ?? []).map((v) => String(v).split(':')).map(([from, to]) => [to, path.normalize(from)]),
   );
   const provisioning = gMounts['/etc/grafana/provisioning'];
   expect(provisioning).toBe(path.normalize('./deploy/compose/grafana/provisioning'));

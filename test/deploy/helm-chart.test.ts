@@ -4,10 +4,13 @@
  * production-like values, then assertions over the rendered manifests.
  */
 import { execFileSync, spawnSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { createPrivateKey } from 'node:crypto';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
 import { BlockList, isIPv4 } from 'node:net';
 import path from 'node:path';
 import { parseAllDocuments } from 'yaml';
+import { IDENTITY_ISSUERS, loadServiceIdentity, signIdentity, verifyIdentity } from '@vision/shared';
 import { CALLERS, type ServiceName, repoRoot, requiredVariables, validateEnv } from './deploy-support';
 
 jest.setTimeout(20 * 60 * 1000);
@@ -496,8 +499,58 @@ describe('rendered with the default values', () => {
   });
   test('generated secrets are long enough for the services', () => {
     const secret = ofKind(ms, 'Secret').find((s) => s.metadata.name === 'vis-vision-secrets')!;
-    for (const key of ['INTERNAL_SECRET', 'TASKS_ADMIN_TOKEN'])
+    for (const key of ['TASKS_ADMIN_TOKEN'])
       expect(Buffer.from(secret.data![key], 'base64').toString('utf8').length).toBeGreaterThanOrEqual(16);
+  });
+  test("each pod mounts only its own identity key and its callers' public keys; the generated pairs sign and verify", () => {
+    const secret = ofKind(ms, 'Secret').find((s) => s.metadata.name === 'vis-vision-identity')!;
+    const root = mkdtempSync(path.join(os.tmpdir(), 'vision-chart-identity-'));
+    try {
+      for (const d of ofKind(ms, 'Deployment')) {
+        const pod = podOf(d).spec;
+        const service = serviceOf(pod.containers[0]);
+        const mount = pod.containers[0].volumeMounts?.find((m) => m.name === 'identity');
+        const env = pod.containers[0].env?.find((e) => e.name === 'VISION_IDENTITY_DIR');
+        expect({ service, dir: env?.value }).toEqual({ service, dir: mount?.mountPath });
+        const volume = pod.volumes?.find((v) => v.name === 'identity') as unknown as {
+          secret: { secretName: string; items: { key: string; path: string }[] };
+        };
+        expect(volume.secret.secretName).toBe('vis-vision-identity');
+        const files = volume.secret.items.map((i) => i.path).sort();
+        // A split inference deployment: the job pod is called by tasks, the detect pool by images.
+        const split = ofKind(ms, 'Deployment').some((x) => componentOf(x) === 'inference-detect');
+        const callers =
+          componentOf(d) === 'inference-detect'
+            ? ['images']
+            : componentOf(d) === 'inference' && split
+              ? ['tasks']
+              : service === 'gateway'
+                ? []
+                : CALLERS[service];
+        const expected = [
+          ...(IDENTITY_ISSUERS.includes(service) ? [`${service}.key`] : []),
+          ...callers.map((c: string) => `${c}.pub`),
+        ].sort();
+        expect({ component: componentOf(d), files }).toEqual({ component: componentOf(d), files: expected });
+        // The service loads exactly these files (the pub as the chart writes it: a certificate).
+        const dir = path.join(root, String(componentOf(d)));
+        mkdirSync(dir);
+        for (const i of volume.secret.items)
+          writeFileSync(path.join(dir, i.path), Buffer.from(secret.data![i.key], 'base64'));
+        const loaded = loadServiceIdentity(dir, service);
+        expect([...loaded.verifier.keys.keys()].sort()).toEqual([...callers].sort());
+        for (const caller of callers) {
+          const signer = {
+            issuer: caller,
+            key: createPrivateKey(Buffer.from(secret.data![`${caller}.key`], 'base64').toString('utf8')),
+          };
+          const header = signIdentity(signer, { subject: 's', requestId: 'r' }, service);
+          expect(verifyIdentity(loaded.verifier, header, service)).toEqual({ subject: 's', requestId: 'r' });
+        }
+      }
+    } finally {
+      rmSync(root, { recursive: true, force: true });
+    }
   });
 });
 
@@ -680,13 +733,13 @@ describe('values.schema.json rejects bad values', () => {
   });
   test('a misspelt key and a too short secret', () => {
     expect(rejects('--set', 'services.gatway.replicas=2')).toMatch(/gatway/);
-    expect(rejects('--set', 'secrets.internalSecret=short')).toMatch(/internalSecret/);
+    expect(rejects('--set', 'secrets.tasksAdminToken=short')).toMatch(/tasksAdminToken/);
   });
   test('the same flags with good values pass (the rejections are about the values)', () => {
     for (const args of [
       ['--set', 'services.gateway.replicas=3'],
       ['--set', 'external.kafka.brokers={k1:9092,k2:9092}'],
-      ['--set', 'secrets.internalSecret=0123456789abcdef'],
+      ['--set', 'secrets.tasksAdminToken=0123456789abcdef'],
       ['--set', 'secrets.existingSecret=mine', '--set', 'external.postgres.url='],
     ])
       expect(runHelm(['template', 'vis', chartDir, ...args]).status).toBe(0);

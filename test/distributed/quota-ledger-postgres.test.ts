@@ -19,6 +19,7 @@ import {
 import { createQuota, migrations, type QuotaParts } from '../../services/quota/src/index';
 import { readStackEnv } from '../../scripts/distributed/launcher';
 import { describeDistributed } from './support';
+import { verifierOfAll } from '../helpers/identity';
 
 const LIMIT = 25;
 
@@ -54,7 +55,7 @@ describeDistributed('quota ledger on Postgres, two replicas', () => {
         bus,
         clock: systemClock,
         logger,
-        identitySecret: 'ledger-pg-secret-0123456789',
+        identity: verifierOfAll(),
         limits: { video: 5, image: LIMIT, overrides: {} },
         holdTtlMs: 600_000,
         sweepIntervalMs: 3_600_000,

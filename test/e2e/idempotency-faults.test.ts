@@ -10,7 +10,13 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { type ClaimTable, type ClaimRecord, signIdentity } from '@vision/shared';
+import {
+  type ClaimTable,
+  type ClaimRecord,
+  type IdentitySigner,
+  loadCallingIdentity,
+  signIdentity,
+} from '@vision/shared';
 import type { RunningImages } from '../../services/images/src/index';
 import { requestFingerprint } from '../../services/images/src/domain/fingerprint';
 import { fingerprintOf } from '../../services/tasks/src/domain/fingerprint';
@@ -41,7 +47,7 @@ const apiKey = (name: Name, s: Scenario) => `e2e-key-idem-${name}-${s}-012345678
 const subjectOf = (name: Name, s: Scenario) => `idem-${name}-${s}`;
 
 let stack: TestStack;
-let secret: string;
+let gatewayKey: IdentitySigner;
 
 /** One create endpoint, seen the same way for every scenario. */
 interface Endpoint {
@@ -62,7 +68,7 @@ const internal = async (service: string, s: string, route: string, body: unknown
     method: 'POST',
     headers: {
       'content-type': 'application/json',
-      'x-vision-identity': signIdentity(secret, { subject: s, requestId: randomUUID() }, service),
+      'x-vision-identity': signIdentity(gatewayKey, { subject: s, requestId: randomUUID() }, service),
     },
     body: JSON.stringify(body),
   });
@@ -194,7 +200,7 @@ beforeAll(async () => {
       IMAGES_CALL_LEASE_MS: String(LEASE_MS),
     },
   });
-  secret = String(stack.standalone!.env.INTERNAL_SECRET);
+  gatewayKey = loadCallingIdentity(stack.standalone!.env.VISION_IDENTITY_DIR, 'gateway').signer;
 }, 120_000);
 afterAll(async () => {
   await stack?.close();

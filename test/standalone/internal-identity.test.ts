@@ -1,26 +1,45 @@
 /**
- * Internal identity through the real services of the standalone process (issue 20): every internal
- * call carries a header signed for the service it is for, expiring within seconds. Inference checks it
- * in standalone mode too: a header made for tasks, an expired one, one signed with another secret, or
- * none, are refused; the public API (gateway -> images -> quota, inference, tasks) keeps working.
+ * Internal identity through the real services of the standalone process: every internal call carries
+ * a header signed (Ed25519) by its caller's own key for the service it is for, expiring within seconds.
+ * Inference checks it in standalone mode too: a header made for tasks, an expired one, one signed by an
+ * issuer that does not call inference (the gateway), one signed with a key that is not the issuer's,
+ * or none, are refused; the public API (gateway -> images -> quota, inference, tasks) keeps working.
  */
-import { randomUUID } from 'node:crypto';
+import { generateKeyPairSync, randomUUID, sign } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { IDENTITY_HEADER, IDENTITY_TTL_MS, IDENTITY_CLOCK_SKEW_MS, signIdentity } from '@vision/shared';
+import {
+  IDENTITY_HEADER,
+  IDENTITY_TTL_MS,
+  IDENTITY_CLOCK_SKEW_MS,
+  loadCallingIdentity,
+  signIdentity,
+  type IdentitySigner,
+} from '@vision/shared';
 import { start as startInference } from '@vision/inference';
 import { MEDIA, startStandaloneStack, type TestStack } from '../helpers/stack';
 
 const KEY = 'identity-acme-0123456789abcdef';
 
+/** A header with these claims, signed with `signer`'s key. */
+function withClaims(signer: IdentitySigner, claims: Record<string, string>): string {
+  const now = Date.now();
+  const body = { sub: 'acme', rid: 'r', iat: now, exp: now + 10_000, ...claims };
+  const payload = Buffer.from(JSON.stringify(body)).toString('base64url');
+  return `${payload}.${sign(null, Buffer.from(payload), signer.key).toString('base64url')}`;
+}
+
 describe('internal identity in the standalone process', () => {
   let stack: TestStack;
-  let secret: string;
+  let tasks: IdentitySigner;
+  let gateway: IdentitySigner;
   let inferenceUrl: string;
   beforeAll(async () => {
     stack = await startStandaloneStack({ keys: `${KEY}:acme` });
     const standalone = stack.standalone!;
-    secret = standalone.env.INTERNAL_SECRET!;
+    // The keys standalone made under its data dir at first start.
+    tasks = loadCallingIdentity(standalone.env.VISION_IDENTITY_DIR, 'tasks').signer;
+    gateway = loadCallingIdentity(standalone.env.VISION_IDENTITY_DIR, 'gateway').signer;
     inferenceUrl = standalone.services.inference.url;
   }, 120_000);
   afterAll(() => stack?.close());
@@ -32,22 +51,29 @@ describe('internal identity in the standalone process', () => {
   it('inference refuses a header for another service, an expired one, a forged one and none', async () => {
     const refused = {
       none: undefined,
-      for_tasks: signIdentity(secret, id, 'tasks'),
-      for_images: signIdentity(secret, id, 'images'),
+      for_quota: signIdentity(tasks, id, 'quota'),
+      for_tasks: signIdentity(gateway, id, 'tasks'),
       expired: signIdentity(
-        secret,
+        tasks,
         id,
         'inference',
         Date.now() - IDENTITY_TTL_MS - IDENTITY_CLOCK_SKEW_MS - 1000,
       ),
-      other_secret: signIdentity('another-secret-of-enough-length', id, 'inference'),
+      // The gateway does not call inference: its own key cannot speak there (the header is made by hand,
+      // as signIdentity refuses to sign out of scope).
+      gateway_key: withClaims(gateway, { iss: 'gateway', aud: 'inference' }),
+      other_key: signIdentity(
+        { issuer: 'tasks', key: generateKeyPairSync('ed25519').privateKey },
+        id,
+        'inference',
+      ),
     };
     for (const [what, header] of Object.entries(refused)) {
       const res = await scenes(header);
       expect({ what, status: res.status }).toEqual({ what, status: 401 });
       expect(((await res.json()) as { error: { code: string } }).error.code).toBe('OP-AUTH-REQUIRED');
     }
-    expect((await scenes(signIdentity(secret, id, 'inference'))).status).toBe(200);
+    expect((await scenes(signIdentity(tasks, id, 'inference'))).status).toBe(200);
   });
 
   it('the public API works through gateway, images, quota, inference and tasks with audience-bound headers', async () => {
@@ -69,8 +95,8 @@ describe('internal identity in the standalone process', () => {
     expect(quota.body.images.used).toBe(1);
   }, 60_000);
 
-  it('inference does not start without an identity secret', async () => {
-    const env = { ...stack.standalone!.env, INTERNAL_SECRET: undefined };
-    await expect(startInference({ env, port: 0, host: '127.0.0.1' })).rejects.toThrow(/INTERNAL_SECRET/);
+  it("inference does not start without its callers' public keys", async () => {
+    const env = { ...stack.standalone!.env, VISION_IDENTITY_DIR: undefined };
+    await expect(startInference({ env, port: 0, host: '127.0.0.1' })).rejects.toThrow(/VISION_IDENTITY_DIR/);
   });
 });

@@ -1,11 +1,11 @@
-import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import path from 'node:path';
 import {
   ConfigError,
   createBus,
   createLogger,
   loadConfig,
+  writeIdentityKeys,
   commonShape,
   env,
   runInService,
@@ -78,14 +78,15 @@ export interface Standalone {
   close(): Promise<void>;
 }
 
-/** The secret that signs internal calls and cursors, kept under the data dir so cursors survive restarts. */
-function internalSecret(dataDir: string): string {
-  const file = path.join(dataDir, 'internal-secret');
-  if (existsSync(file)) return readFileSync(file, 'utf8').trim();
-  mkdirSync(dataDir, { recursive: true });
-  const secret = randomBytes(32).toString('base64url');
-  writeFileSync(file, secret, { mode: 0o600 });
-  return secret;
+/**
+ * The identity keys of the six services (identity-keys.ts): VISION_IDENTITY_DIR when set, else
+ * `<data dir>/identity`, made at first start and kept, so that cursors signed with a key derived from
+ * them survive restarts.
+ */
+function identityDir(configured: string | undefined, dataDir: string): string {
+  const dir = path.resolve(configured ?? path.join(dataDir, 'identity'));
+  if (!configured) writeIdentityKeys(dir);
+  return dir;
 }
 
 /**
@@ -114,7 +115,7 @@ export async function startStandalone(opts: StandaloneOptions = {}): Promise<Sta
     ...source,
     VISION_DATA_DIR: dataDir,
     VISION_MODELS_DIR: modelsDir(cfg.VISION_MODELS_DIR),
-    INTERNAL_SECRET: cfg.INTERNAL_SECRET ?? internalSecret(dataDir),
+    VISION_IDENTITY_DIR: identityDir(cfg.VISION_IDENTITY_DIR, dataDir),
   };
   const bus = createBus(cfg, { clientId: 'standalone', logger });
   const services: Record<string, RunningService> = {};

@@ -89,7 +89,7 @@ gateway:
   program: gateway
   port: 8080
   portVar: PORT
-  secrets: [INTERNAL_SECRET, DATABASE_URL, REDIS_URL]
+  secrets: [DATABASE_URL, REDIS_URL]
   optionalSecrets: [VISION_API_KEYS]
   callers: []
   ingress: true
@@ -98,7 +98,7 @@ tasks:
   program: tasks
   port: 8101
   portVar: TASKS_PORT
-  secrets: [INTERNAL_SECRET, DATABASE_URL, S3_ACCESS_KEY, S3_SECRET_KEY]
+  secrets: [DATABASE_URL, S3_ACCESS_KEY, S3_SECRET_KEY]
   optionalSecrets: [TASKS_ADMIN_TOKEN]
   callers: [gateway, images, results]
   opensStreams: true
@@ -107,7 +107,7 @@ quota:
   program: quota
   port: 8102
   portVar: QUOTA_PORT
-  secrets: [INTERNAL_SECRET, DATABASE_URL]
+  secrets: [DATABASE_URL]
   optionalSecrets: []
   callers: [gateway, tasks, images]
 results:
@@ -115,7 +115,7 @@ results:
   program: results
   port: 8103
   portVar: RESULTS_PORT
-  secrets: [INTERNAL_SECRET, DATABASE_URL]
+  secrets: [DATABASE_URL]
   optionalSecrets: [RESULTS_CURSOR_SECRET]
   callers: [gateway]
 images:
@@ -123,7 +123,7 @@ images:
   program: images
   port: 8104
   portVar: IMAGES_PORT
-  secrets: [INTERNAL_SECRET, DATABASE_URL, S3_ACCESS_KEY, S3_SECRET_KEY]
+  secrets: [DATABASE_URL, S3_ACCESS_KEY, S3_SECRET_KEY]
   optionalSecrets: []
   callers: [gateway]
 inference:
@@ -131,7 +131,7 @@ inference:
   program: inference
   port: 8105
   portVar: INFERENCE_PORT
-  secrets: [INTERNAL_SECRET, S3_ACCESS_KEY, S3_SECRET_KEY]
+  secrets: [S3_ACCESS_KEY, S3_SECRET_KEY]
   optionalSecrets: []
   callers: {{ if .Values.services.inferenceDetect.enabled }}[tasks]{{ else }}[tasks, images]{{ end }}
   models: true
@@ -143,7 +143,7 @@ inference-detect:
   program: inference
   port: 8105
   portVar: INFERENCE_PORT
-  secrets: [INTERNAL_SECRET, S3_ACCESS_KEY, S3_SECRET_KEY]
+  secrets: [S3_ACCESS_KEY, S3_SECRET_KEY]
   optionalSecrets: []
   callers: [images]
   models: true
@@ -176,4 +176,24 @@ capabilities:
   drop: [ALL]
 seccompProfile:
   type: RuntimeDefault
+{{- end -}}
+
+{{- define "vision.identitySecretName" -}}
+{{- default (printf "%s-identity" (include "vision.fullname" .)) .Values.secrets.existingIdentitySecret -}}
+{{- end -}}
+
+{{/*
+The identity keys a component's pod mounts (docs/SECURITY.md): its own Ed25519 private key when its program
+calls other services (gateway, tasks, images, results), and the public keys of its callers, nothing else.
+Input: dict "name" (program) "callers" (list).
+*/}}
+{{- define "vision.identityItems" -}}
+{{- if has .name (list "gateway" "tasks" "images" "results") }}
+- key: {{ .name }}.key
+  path: {{ .name }}.key
+{{- end }}
+{{- range .callers }}
+- key: {{ . }}.pub
+  path: {{ . }}.pub
+{{- end }}
 {{- end -}}

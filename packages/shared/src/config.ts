@@ -105,8 +105,11 @@ export const commonShape = {
   VISION_MODE: z.enum(['standalone', 'distributed']).default('standalone'),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   VISION_DATA_DIR: z.string().default('./data'),
-  /** Shared secret for the signed internal identity header (gateway -> services). */
-  INTERNAL_SECRET: z.string().min(16, 'expected at least 16 characters').optional(),
+  /**
+   * Directory of the identity keys (identity-keys.ts): this service's Ed25519 private key when it
+   * calls others, and the public keys of the services that call it. Standalone: `<VISION_DATA_DIR>/identity`.
+   */
+  VISION_IDENTITY_DIR: z.string().optional(),
   DATABASE_URL: z.string().optional(),
   KAFKA_BROKERS: env.list([]),
   REDIS_URL: z.string().optional(),

@@ -11,7 +11,7 @@ import express, {
 } from 'express';
 import { ApiError, toEnvelope } from './errors';
 import { REASON } from './reasons';
-import { IDENTITY_HEADER, type Identity, verifyIdentity } from './identity';
+import { IDENTITY_HEADER, type Identity, type IdentityVerifier, verifyIdentity } from './identity';
 import type { Logger } from './logger';
 import { httpMetricsMiddleware } from './http-metrics';
 import { requestShapeGuard } from './request-shape';
@@ -33,9 +33,10 @@ export interface ServiceAppOptions {
   readiness?: Record<string, ReadinessCheck>;
   /**
    * Every route except /healthz, /readyz and publicPaths requires a valid signed identity header
-   * (identity.ts) for this service, in every mode: there is no service without one.
+   * (identity.ts) for this service, in every mode: there is no service without one. These are the
+   * public keys of the services allowed to call this one (identity-keys.ts).
    */
-  identitySecret: string;
+  identity: IdentityVerifier;
   /**
    * The audience the identity header must name: the service's name unless set (a test stand-in for
    * several services lists them).
@@ -239,13 +240,12 @@ export function createServiceApp(opts: ServiceAppOptions, mount: (app: Express) 
 
 /** Verifies the signed identity header (identity.ts) for this service; routes read it with identityOf(). */
 function identityMiddleware(opts: ServiceAppOptions): RequestHandler {
-  const secret = opts.identitySecret;
-  if (!secret) throw new Error(`${opts.name}: an identity secret is required`);
+  const verifier = opts.identity;
   const publicPaths = opts.publicPaths ?? [];
   const audience = opts.audience ?? opts.name;
   return (req, res, next) => {
     if (publicPaths.some((p) => req.path.startsWith(p))) return next();
-    const identity = verifyIdentity(secret, req.header(IDENTITY_HEADER), audience);
+    const identity = verifyIdentity(verifier, req.header(IDENTITY_HEADER), audience);
     if (!identity) return next(new ApiError('OP-AUTH-REQUIRED', 'Missing or invalid credentials'));
     res.locals.identity = identity;
     next();

@@ -8,6 +8,7 @@ export * from './redact';
 export * from './logger';
 export * from './config';
 export * from './identity';
+export * from './identity-keys';
 export * from './http';
 export * from './early-answer';
 export * from './crash-handler';

@@ -5,7 +5,7 @@ import { Agent, request } from 'undici';
 import { DEADLINE_HEADER } from './admission/deadline';
 import { ApiError, fromEnvelope } from './errors';
 import { metrics } from './metrics';
-import { IDENTITY_HEADER, type Identity, signIdentity } from './identity';
+import { IDENTITY_HEADER, type Identity, type IdentitySigner, signIdentity } from './identity';
 import { REQUEST_ID_HEADER } from './http';
 
 export interface CallOptions {
@@ -89,7 +89,8 @@ export class ServiceClient {
     /** The service called: also the audience of the identity header it signs. */
     readonly name: string,
     readonly baseUrl: string,
-    private readonly secret: string,
+    /** This service's key: the identity it forwards is signed as coming from it. */
+    private readonly signer: IdentitySigner,
     private readonly defaultTimeoutMs = 10_000,
   ) {}
 
@@ -136,7 +137,7 @@ export class ServiceClient {
 
   private async send<T>(path: string, opts: CallOptions, timeoutMs: number): Promise<CallResult<T>> {
     const headers: Record<string, string> = {
-      [IDENTITY_HEADER]: signIdentity(this.secret, opts.identity, this.name),
+      [IDENTITY_HEADER]: signIdentity(this.signer, opts.identity, this.name),
       [REQUEST_ID_HEADER]: opts.identity.requestId,
       ...(opts.deadline !== undefined ? { [DEADLINE_HEADER]: String(opts.deadline) } : {}),
       ...opts.headers,

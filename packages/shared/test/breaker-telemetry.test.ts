@@ -15,6 +15,7 @@ import { ServiceClient } from '../src/service-client';
 import { createLogger } from '../src/logger';
 import { metricsRegistry } from '../src/metrics';
 import { runInService } from '../src/service-context';
+import { signerOf } from '../../../test/helpers/identity';
 
 const identity = { subject: 'acme', requestId: 'req-1' };
 const job = {
@@ -54,7 +55,7 @@ describe('inference breaker and timeout telemetry', () => {
       'tasks',
       () =>
         new InferenceClient(
-          new ServiceClient('inference', url, 'secret-0123456789abcdef'),
+          new ServiceClient('inference', url, signerOf('tasks')),
           { timeoutMs: 200, errorThresholdPercentage: 50, resetTimeoutMs: 300, volumeThreshold: 2 },
           createLogger('tasks', { level: 'silent' }),
         ),

@@ -1,3 +1,4 @@
+import { generateKeyPairSync } from 'node:crypto';
 import { Writable } from 'node:stream';
 import request from 'supertest';
 import {
@@ -13,8 +14,11 @@ import {
   closeServer,
   type ServiceAppOptions,
 } from '../src';
+import { signerOf, verifierOf } from '../../../test/helpers/identity';
 
-const secret = 'internal-secret-for-tests';
+// The app stands for quota, which the gateway calls: headers signed with the gateway's key, for quota.
+const gateway = signerOf('gateway');
+const impostor = { issuer: 'gateway', key: generateKeyPairSync('ed25519').privateKey };
 
 function makeApp(extra: Partial<ServiceAppOptions> = {}) {
   const lines: string[] = [];
@@ -27,37 +31,40 @@ function makeApp(extra: Partial<ServiceAppOptions> = {}) {
       },
     }),
   });
-  const app = createServiceApp({ name: 'svc', logger, identitySecret: secret, ...extra }, (a) => {
-    a.post(
-      '/echo',
-      route(async (req, res) => {
-        res.json({ subject: identityOf(res).subject, body: req.body as unknown });
-      }),
-    );
-    a.get(
-      '/boom',
-      route(async () => {
-        throw new Error('secret internals at /srv/app.js rtsp://u:p@h');
-      }),
-    );
-    a.get(
-      '/conflict',
-      route(async () => {
-        throw new ApiError('OP-TASK-NOT-STOPPABLE', 'Task already ended');
-      }),
-    );
-    a.get(
-      '/db-down',
-      route(async () => {
-        throw Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' });
-      }),
-    );
-    a.get('/open/ping', (_req, res) => void res.json({ ok: true }));
-  });
+  const app = createServiceApp(
+    { name: 'svc', audience: 'quota', logger, identity: verifierOf('quota'), ...extra },
+    (a) => {
+      a.post(
+        '/echo',
+        route(async (req, res) => {
+          res.json({ subject: identityOf(res).subject, body: req.body as unknown });
+        }),
+      );
+      a.get(
+        '/boom',
+        route(async () => {
+          throw new Error('secret internals at /srv/app.js rtsp://u:p@h');
+        }),
+      );
+      a.get(
+        '/conflict',
+        route(async () => {
+          throw new ApiError('OP-TASK-NOT-STOPPABLE', 'Task already ended');
+        }),
+      );
+      a.get(
+        '/db-down',
+        route(async () => {
+          throw Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' });
+        }),
+      );
+      a.get('/open/ping', (_req, res) => void res.json({ ok: true }));
+    },
+  );
   return { app, lines };
 }
 
-const auth = () => signIdentity(secret, { subject: 'sub-1', requestId: 'r-1' }, 'svc');
+const auth = () => signIdentity(gateway, { subject: 'sub-1', requestId: 'r-1' }, 'quota');
 
 describe('createServiceApp', () => {
   it('answers /healthz without identity', async () => {
@@ -99,10 +106,10 @@ describe('createServiceApp', () => {
     for (const header of [
       undefined,
       'garbage',
-      signIdentity('some-other-secret-value', { subject: 's', requestId: 'r' }, 'svc'),
+      signIdentity(impostor, { subject: 's', requestId: 'r' }, 'quota'),
       // for another service, or expired
-      signIdentity(secret, { subject: 's', requestId: 'r' }, 'tasks'),
-      signIdentity(secret, { subject: 's', requestId: 'r' }, 'svc', Date.now() - 60_000),
+      signIdentity(gateway, { subject: 's', requestId: 'r' }, 'tasks'),
+      signIdentity(gateway, { subject: 's', requestId: 'r' }, 'quota', Date.now() - 60_000),
     ]) {
       const req = request(app).post('/echo').send({ a: 1 });
       const res = header ? await req.set(IDENTITY_HEADER, header) : await req;

@@ -7,6 +7,8 @@ import {
   openDb,
   runReadiness,
   type Db,
+  type IdentitySigner,
+  loadCallingIdentity,
   type Limiter,
   type Logger,
   type ReadinessReport,
@@ -43,7 +45,9 @@ export async function openKeyStore(
 }
 
 export interface GatewayDeps {
-  cfg: GatewayConfig & { INTERNAL_SECRET: string };
+  cfg: GatewayConfig;
+  /** The gateway's key: it alone signs a caller's identity toward tasks, quota, results and images. */
+  signer: IdentitySigner;
   logger: Logger;
   db: Db;
   keys: KeyStore;
@@ -72,7 +76,7 @@ export function createGateway(deps: GatewayDeps): GatewayParts {
     keys: deps.keys,
     authCacheMs: cfg.GATEWAY_AUTH_CACHE_MS,
     limiter,
-    internalSecret: cfg.INTERNAL_SECRET,
+    signer: deps.signer,
     upstreams: {
       tasks: cfg.TASKS_URL,
       quota: cfg.QUOTA_URL,
@@ -93,8 +97,7 @@ export function createGateway(deps: GatewayDeps): GatewayParts {
 export async function start(opts: StartOptions = {}): Promise<RunningGateway> {
   const cfg = loadGatewayConfig(opts.env ?? process.env);
   const logger = opts.logger ?? createLogger('gateway', { level: cfg.LOG_LEVEL });
-  const internalSecret = cfg.INTERNAL_SECRET;
-  if (!internalSecret) throw new Error('INTERNAL_SECRET is required (at least 16 characters)');
+  const { signer } = loadCallingIdentity(cfg.VISION_IDENTITY_DIR, 'gateway');
   const openapi = loadOpenApi(resolveOpenApiFile(cfg.GATEWAY_OPENAPI_FILE));
   const { db, keys } = await openKeyStore(cfg, logger);
   const clockNow = opts.clock ? () => opts.clock!.now() : undefined;
@@ -103,7 +106,8 @@ export async function start(opts: StartOptions = {}): Promise<RunningGateway> {
 
   const limiter = createLimiter(cfg, { logger, keyPrefix: 'gw' });
   const { app, forward, readiness } = createGateway({
-    cfg: { ...cfg, INTERNAL_SECRET: internalSecret },
+    cfg,
+    signer,
     logger,
     db,
     keys: keyStore,

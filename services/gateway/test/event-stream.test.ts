@@ -2,8 +2,8 @@ import type http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { closeServer, createLogger, createServiceApp, listen } from '@vision/shared';
 import { start, type RunningGateway } from '../src/index';
+import { identityDir, verifierOfAll } from '../../../test/helpers/identity';
 
-const SECRET = 'gateway-sse-secret-0123456789';
 const KEY = 'key-sse-aaaaaaaa';
 const logger = createLogger('test', { level: 'silent' });
 const STREAM = '/v1/vision/tasks/t1/results/stream';
@@ -16,7 +16,7 @@ describe('an event stream through the gateway', () => {
 
   beforeAll(async () => {
     const app = createServiceApp(
-      { name: 'sse', audience: ['tasks', 'quota', 'results', 'images'], logger, identitySecret: SECRET },
+      { name: 'sse', audience: ['tasks', 'quota', 'results', 'images'], logger, identity: verifierOfAll() },
       (a) => {
         a.get(STREAM, (_req, res) => {
           res.writeHead(200, { 'content-type': 'text/event-stream', 'x-accel-buffering': 'no' });
@@ -31,7 +31,7 @@ describe('an event stream through the gateway', () => {
     gw = await start({
       env: {
         VISION_DATA_DIR: ':memory:',
-        INTERNAL_SECRET: SECRET,
+        VISION_IDENTITY_DIR: identityDir(),
         LOG_LEVEL: 'silent',
         VISION_API_KEYS: `${KEY}:sse`,
         GATEWAY_CONCURRENCY: '1',

@@ -1,3 +1,4 @@
+import { generateKeyPairSync } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Readable } from 'node:stream';
@@ -15,8 +16,8 @@ import {
 } from '@vision/shared';
 import { start, type RunningGateway } from '../src/index';
 import { assertMatchesOpenApi } from '../../../test/helpers/openapi';
+import { identityDir, verifierOfAll } from '../../../test/helpers/identity';
 
-const SECRET = 'gateway-test-secret-0123456789';
 const logger = createLogger('test', { level: 'silent' });
 
 /** The sum of a counter's series with these labels (vision_gateway_*: docs/OPERATIONS.md section 8). */
@@ -42,7 +43,7 @@ interface Upstream {
 async function upstream(): Promise<Upstream> {
   const u = { hits: 0, seen: [] } as unknown as Upstream;
   const app = createServiceApp(
-    { name: 'echo', audience: ['tasks', 'quota', 'results', 'images'], logger, identitySecret: SECRET },
+    { name: 'echo', audience: ['tasks', 'quota', 'results', 'images'], logger, identity: verifierOfAll() },
     (a) => {
       a.all('/{*any}', (req, res, next) => {
         u.hits++;
@@ -79,7 +80,7 @@ describe('gateway', () => {
     gw = await start({
       env: {
         VISION_DATA_DIR: ':memory:',
-        INTERNAL_SECRET: SECRET,
+        VISION_IDENTITY_DIR: identityDir(),
         LOG_LEVEL: 'silent',
         VISION_API_KEYS:
           'key-acme-aaaaaaaa:acme,key-acme-bbbbbbbb:acme,key-other-cccccccc:other,key-limited-dddddddd:limited,key-conc-eeeeeeee:conc',
@@ -176,7 +177,7 @@ describe('gateway', () => {
 
   it('routes to the owning service with a signed identity, stripping client-sent identity and the key', async () => {
     const forged = signIdentity(
-      'not-the-secret-not-the-secret',
+      { issuer: 'gateway', key: generateKeyPairSync('ed25519').privateKey },
       { subject: 'other', requestId: 'x' },
       'tasks',
     );
@@ -196,7 +197,7 @@ describe('gateway', () => {
 
   it('a forged identity header sent straight to a service does not reach another subject', async () => {
     const forged = signIdentity(
-      'not-the-secret-not-the-secret',
+      { issuer: 'gateway', key: generateKeyPairSync('ed25519').privateKey },
       { subject: 'acme', requestId: 'x' },
       'tasks',
     );
@@ -374,7 +375,7 @@ describe('gateway', () => {
     const shared = await start({
       env: {
         VISION_DATA_DIR: ':memory:',
-        INTERNAL_SECRET: SECRET,
+        VISION_IDENTITY_DIR: identityDir(),
         LOG_LEVEL: 'silent',
         VISION_API_KEYS: 'key-one-aaaaaaaa:team,key-two-bbbbbbbb:team',
         GATEWAY_QPS: '0.1',

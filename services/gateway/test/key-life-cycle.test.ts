@@ -3,6 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { createLogger } from '@vision/shared';
 import { start } from '../src/index';
+import { identityDir } from '../../../test/helpers/identity';
 
 const logger = createLogger('test', { level: 'silent' });
 const A = 'key-acme-aaaaaaaa';
@@ -15,7 +16,7 @@ describe('configured API keys', () => {
     start({
       env: {
         VISION_DATA_DIR: dataDir,
-        INTERNAL_SECRET: 'key-life-cycle-secret-000',
+        VISION_IDENTITY_DIR: identityDir(),
         LOG_LEVEL: 'silent',
         VISION_API_KEYS: keys,
       },

@@ -4,6 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { createLogger } from '@vision/shared';
 import { start } from '../src/index';
+import { identityDir } from '../../../test/helpers/identity';
 
 const cli = path.resolve(__dirname, '../dist/keys-cli.js');
 
@@ -37,7 +38,7 @@ describe('npm run keys', () => {
     expect(listed.stdout).not.toContain(key);
 
     const gw = await start({
-      env: { VISION_DATA_DIR: dataDir, INTERNAL_SECRET: 'keys-cli-test-secret-000', LOG_LEVEL: 'silent' },
+      env: { VISION_DATA_DIR: dataDir, VISION_IDENTITY_DIR: identityDir(), LOG_LEVEL: 'silent' },
       port: 0,
       host: '127.0.0.1',
       logger: createLogger('test', { level: 'silent' }),
@@ -56,7 +57,7 @@ describe('npm run keys', () => {
     expect(run('bogus').status).toBe(1);
 
     const gw2 = await start({
-      env: { VISION_DATA_DIR: dataDir, INTERNAL_SECRET: 'keys-cli-test-secret-000', LOG_LEVEL: 'silent' },
+      env: { VISION_DATA_DIR: dataDir, VISION_IDENTITY_DIR: identityDir(), LOG_LEVEL: 'silent' },
       port: 0,
       host: '127.0.0.1',
       logger: createLogger('test', { level: 'silent' }),

@@ -12,6 +12,7 @@ import {
   type MetricsServer,
 } from '@vision/shared';
 import { createGateway, loadGatewayConfig, openKeyStore, start } from '../src/index';
+import { identityDir, signerOf } from '../../../test/helpers/identity';
 
 const logger = createLogger('test', { level: 'silent' });
 
@@ -30,7 +31,7 @@ describe('gateway readiness', () => {
 
   it('answers up and nothing more; the internal port lists each dependency', async () => {
     const gw = await start({
-      env: { VISION_DATA_DIR: dataDir, INTERNAL_SECRET: 'readiness-test-secret-0000', LOG_LEVEL: 'silent' },
+      env: { VISION_DATA_DIR: dataDir, VISION_IDENTITY_DIR: identityDir(), LOG_LEVEL: 'silent' },
       port: 0,
       host: '127.0.0.1',
       logger,
@@ -51,13 +52,14 @@ describe('gateway readiness', () => {
   it('answers 503 down with no error text when the key database is gone', async () => {
     const cfg = loadGatewayConfig({
       VISION_DATA_DIR: dataDir,
-      INTERNAL_SECRET: 'readiness-test-secret-0000',
+      VISION_IDENTITY_DIR: identityDir(),
       LOG_LEVEL: 'silent',
     });
     const { db, keys } = await openKeyStore(cfg, logger);
     const limiter = createLimiter(cfg, { logger, keyPrefix: 'gw' });
     const { app, forward, readiness } = createGateway({
-      cfg: { ...cfg, INTERNAL_SECRET: 'readiness-test-secret-0000' },
+      cfg,
+      signer: signerOf('gateway'),
       logger,
       db,
       keys,

@@ -2,8 +2,8 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { closeServer, createLogger, createServiceApp, listen } from '@vision/shared';
 import { start, type RunningGateway } from '../src/index';
+import { identityDir, verifierOfAll } from '../../../test/helpers/identity';
 
-const SECRET = 'gateway-test-secret-0123456789';
 const KEY = 'key-upload-aaaaaaaa';
 const IDLE_MS = 600;
 const logger = createLogger('test', { level: 'silent' });
@@ -12,7 +12,7 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 /** An upstream (shared createServiceApp) that counts the bytes of each upload and notes aborted ones. */
 async function upstream() {
   const seen = { completed: [] as number[], aborted: 0 };
-  const app = createServiceApp({ name: 'tasks', logger, identitySecret: SECRET }, (a) => {
+  const app = createServiceApp({ name: 'tasks', logger, identity: verifierOfAll() }, (a) => {
     a.post('/v1/vision/video-tasks', (req, res) => {
       let bytes = 0;
       req.on('data', (c: Buffer) => (bytes += c.length));
@@ -75,7 +75,7 @@ describe('gateway: upload pacing', () => {
     gw = await start({
       env: {
         VISION_DATA_DIR: ':memory:',
-        INTERNAL_SECRET: SECRET,
+        VISION_IDENTITY_DIR: identityDir(),
         LOG_LEVEL: 'silent',
         VISION_API_KEYS: `${KEY}:acme`,
         GATEWAY_UPLOAD_IDLE_MS: String(IDLE_MS),

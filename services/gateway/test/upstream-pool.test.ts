@@ -4,8 +4,8 @@ import request from 'supertest';
 import { closeServer, createLogger, createServiceApp, listen } from '@vision/shared';
 import { start, type RunningGateway } from '../src/index';
 import { dropHopByHopHeaders, isBodiless } from '../src/http/proxy';
+import { identityDir, verifierOfAll } from '../../../test/helpers/identity';
 
-const SECRET = 'gateway-pool-secret-0123456789';
 const KEY = 'key-pool-aaaaaaaa';
 const logger = createLogger('test', { level: 'silent' });
 
@@ -15,7 +15,7 @@ function gatewayInFrontOf(server: http.Server, env: Record<string, string> = {})
   return start({
     env: {
       VISION_DATA_DIR: ':memory:',
-      INTERNAL_SECRET: SECRET,
+      VISION_IDENTITY_DIR: identityDir(),
       LOG_LEVEL: 'silent',
       VISION_API_KEYS: `${KEY}:pool`,
       GATEWAY_QPS: '1000',
@@ -70,7 +70,7 @@ describe('gateway upstream connections', () => {
 
   beforeAll(async () => {
     const app = createServiceApp(
-      { name: 'echo', audience: ['tasks', 'quota', 'results', 'images'], logger, identitySecret: SECRET },
+      { name: 'echo', audience: ['tasks', 'quota', 'results', 'images'], logger, identity: verifierOfAll() },
       (a) => {
         a.all('/{*any}', (req, res, next) => {
           ports.push({ path: req.path, port: req.socket.remotePort ?? -1 });

@@ -17,6 +17,8 @@ import {
   listen,
   openDb,
   systemClock,
+  loadCallingIdentity,
+  type CallingIdentity,
 } from '@vision/shared';
 import { createApp } from './http/app';
 import { QuotaClient } from './clients/quota-client';
@@ -51,7 +53,8 @@ export interface ImagesParts {
 }
 
 export interface ImagesPartsDeps {
-  cfg: ImagesConfig & { INTERNAL_SECRET: string };
+  cfg: ImagesConfig;
+  identity: CallingIdentity;
   db: Db;
   store: ObjectStore;
   clock: Clock;
@@ -61,10 +64,10 @@ export interface ImagesPartsDeps {
 /** Wires the images service over an open database and object store. */
 export function createImages(deps: ImagesPartsDeps): ImagesParts {
   const { cfg, db, store, clock, logger } = deps;
-  const secret = cfg.INTERNAL_SECRET;
+  const { signer } = deps.identity;
   const calls = new CallStore(db.knex);
   const inference = new InferenceClient(
-    new ServiceClient('inference', cfg.INFERENCE_URL, secret),
+    new ServiceClient('inference', cfg.INFERENCE_URL, signer),
     {
       timeoutMs: cfg.IMAGES_DETECT_TIMEOUT_MS,
       errorThresholdPercentage: cfg.IMAGES_BREAKER_ERROR_PERCENT,
@@ -83,8 +86,8 @@ export function createImages(deps: ImagesPartsDeps): ImagesParts {
   const detections = new ImageDetections({
     calls,
     store,
-    quota: new QuotaClient(new ServiceClient('quota', cfg.QUOTA_URL, secret)),
-    tasks: new TasksClient(new ServiceClient('tasks', cfg.TASKS_URL, secret)),
+    quota: new QuotaClient(new ServiceClient('quota', cfg.QUOTA_URL, signer)),
+    tasks: new TasksClient(new ServiceClient('tasks', cfg.TASKS_URL, signer)),
     inference,
     scenes,
     clock,
@@ -99,7 +102,7 @@ export function createImages(deps: ImagesPartsDeps): ImagesParts {
   const janitor = new RetentionJanitor(store, calls, clock, cfg.IMAGES_RETENTION_DAYS, logger);
   const app = createApp({
     logger,
-    identitySecret: secret,
+    identity: deps.identity.verifier,
     detections,
     admission: new AdmissionQueue({
       queue: 'image_calls',
@@ -154,8 +157,7 @@ export interface RunningImages extends RunningService {
 /** Starts the images service: config, database (schema `images`), object store, loops, HTTP. */
 export async function start(opts: StartOptions & { store?: ObjectStore } = {}): Promise<RunningImages> {
   const cfg = loadImagesConfig(opts.env ?? process.env);
-  const secret = cfg.INTERNAL_SECRET;
-  if (!secret) throw new Error('INTERNAL_SECRET is required');
+  const identity = loadCallingIdentity(cfg.VISION_IDENTITY_DIR, 'images');
   const logger = opts.logger ?? createLogger('images', { level: cfg.LOG_LEVEL });
   const clock = opts.clock ?? systemClock;
   const store = opts.store ?? createObjectStore(cfg, { logger });
@@ -163,7 +165,7 @@ export async function start(opts: StartOptions & { store?: ObjectStore } = {}): 
   // Not awaited: an unreachable store must not keep the service from starting (readiness reports it).
   void ensureImagesLifecycle(store, cfg.IMAGES_RETENTION_DAYS, logger);
   try {
-    const parts = createImages({ cfg: { ...cfg, INTERNAL_SECRET: secret }, db, store, clock, logger });
+    const parts = createImages({ cfg, identity, db, store, clock, logger });
     const host = opts.host ?? '0.0.0.0';
     const server = await listen(parts.app, opts.port ?? cfg.IMAGES_PORT, host);
     parts.startLoops();

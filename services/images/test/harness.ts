@@ -19,14 +19,13 @@ import {
   identityOf,
   listen,
   route,
-  signIdentity,
 } from '@vision/shared';
 import { DirectoryObjectStore } from '@vision/shared/adapters/directory-object-store';
 import { start as startQuota } from '@vision/quota';
 import { start as startInference } from '@vision/inference';
 import { type RunningImages, start as startImages } from '../src/index';
+import { identityDir, signFor, verifierOfAll } from '../../../test/helpers/identity';
 
-export const SECRET = 'test-secret-0123456789abcdef';
 export const sharedDir = process.env.VISION_SHARED_DIR ?? path.resolve(__dirname, '../../../../shared');
 export const mediaPath = (name: string): string => path.join(sharedDir, 'media/images', name);
 export const media = (name: string): Buffer => readFileSync(mediaPath(name));
@@ -47,7 +46,7 @@ export class FakeInference {
 
   async start(): Promise<void> {
     const app = createServiceApp(
-      { name: 'inference-fake', audience: 'inference', logger, identitySecret: SECRET },
+      { name: 'inference-fake', audience: 'inference', logger, identity: verifierOfAll() },
       (a) => {
         a.get('/internal/v1/scenes', (_req, res) => {
           const codes: SceneCode[] = ['person_vehicle', 'ship', 'fishing', 'fire_smoke', 'cow_sheep'];
@@ -132,7 +131,7 @@ export class FakeTasks {
 
   async start(): Promise<void> {
     const app = createServiceApp(
-      { name: 'tasks-fake', audience: 'tasks', logger, identitySecret: SECRET },
+      { name: 'tasks-fake', audience: 'tasks', logger, identity: verifierOfAll() },
       (a) => {
         a.post('/internal/v1/image-tasks', (req, res) => {
           if (this.down) {
@@ -211,7 +210,7 @@ export async function startStack(
   const dir = mkdtempSync(path.join(os.tmpdir(), 'images-test-'));
   const quota = await startQuota({
     env: {
-      INTERNAL_SECRET: SECRET,
+      VISION_IDENTITY_DIR: identityDir(),
       VISION_DATA_DIR: ':memory:',
       LOG_LEVEL: 'silent',
       QUOTA_OVERRIDES: JSON.stringify({ fifty: { image: 50 }, none: { image: 0 } }),
@@ -228,7 +227,7 @@ export async function startStack(
   } else {
     real = await startInference({
       env: {
-        INTERNAL_SECRET: SECRET,
+        VISION_IDENTITY_DIR: identityDir(),
         VISION_DATA_DIR: path.join(dir, 'inference'),
         VISION_MODELS_DIR: path.join(sharedDir, 'models'),
         LOG_LEVEL: 'silent',
@@ -245,7 +244,7 @@ export async function startStack(
   const store = new FaultyStore(new DirectoryObjectStore(path.join(dir, 'objects')));
   const images = await startImages({
     env: {
-      INTERNAL_SECRET: SECRET,
+      VISION_IDENTITY_DIR: identityDir(),
       VISION_DATA_DIR: ':memory:',
       LOG_LEVEL: 'silent',
       QUOTA_URL: quota.url,
@@ -287,7 +286,7 @@ export async function startStack(
 
 /** A signed identity for `audience` (the images service unless named: the tests also call quota). */
 export function identityHeader(subject: string, audience = 'images'): string {
-  return signIdentity(SECRET, { subject, requestId: `req-${subject}` }, audience);
+  return signFor({ subject, requestId: `req-${subject}` }, audience);
 }
 
 export { IDENTITY_HEADER };

@@ -2,7 +2,6 @@ import type { Express } from 'express';
 import {
   AdmissionQueue,
   closeServer,
-  ConfigError,
   createBus,
   createLogger,
   createObjectStore,
@@ -16,6 +15,7 @@ import {
   type ObjectStore,
   type RunningService,
   type StartOptions,
+  loadServiceIdentity,
 } from '@vision/shared';
 import { createApp } from './http/app';
 import { SceneCatalogue } from './catalogue/catalogue';
@@ -59,9 +59,8 @@ export interface InferenceDeps {
 /** Composition root of the inference service: loads the scenes' models, wires the job manager and the app. */
 export async function createInference(deps: InferenceDeps): Promise<InferenceParts> {
   const { cfg } = deps;
-  const identitySecret = cfg.INTERNAL_SECRET;
-  if (!identitySecret)
-    throw new ConfigError(['INTERNAL_SECRET: required by the inference service in every mode (not set)']);
+  // Public keys only: inference calls no one, so it holds no key that could sign a caller's identity.
+  const identity = loadServiceIdentity(cfg.VISION_IDENTITY_DIR, 'inference').verifier;
   // Callers' stream hosts: bounded, off the thread pool (a slow name server is the caller's problem).
   const resolve =
     deps.resolve ?? streamResolver({ servers: cfg.STREAM_DNS_SERVERS, timeoutMs: cfg.STREAM_DNS_TIMEOUT_MS });
@@ -111,7 +110,7 @@ export async function createInference(deps: InferenceDeps): Promise<InferencePar
     logger: deps.logger,
     catalogue,
     jobs,
-    identitySecret,
+    identity,
     maxImagePixels: cfg.INFERENCE_MAX_IMAGE_PIXELS,
     admission: new AdmissionQueue({
       queue: 'detections',

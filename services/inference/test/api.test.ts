@@ -3,11 +3,12 @@ import { copyFileSync, mkdtempSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import request from 'supertest';
-import { IDENTITY_HEADER, IMAGE_UPLOAD, REASON, signIdentity } from '@vision/shared';
+import { IDENTITY_HEADER, IMAGE_UPLOAD, REASON } from '@vision/shared';
 import { pngOfSize } from '../../../test/helpers/png-pad';
 import { BUNDLED_MODELS_DIR, SceneCatalogue } from '../src/catalogue/catalogue';
 import { FIRE_SMOKE_DEFAULT_LOWER_BOUND, FIRE_SMOKE_DEFAULT_MODEL } from '../src/catalogue/scene-config';
-import { SECRET, image, startTestInference, type TestInference } from './support/helpers';
+import { image, startTestInference, type TestInference } from './support/helpers';
+import { signFor } from '../../../test/helpers/identity';
 
 let svc: TestInference;
 beforeAll(async () => {
@@ -15,7 +16,7 @@ beforeAll(async () => {
 });
 afterAll(() => svc.close());
 
-const auth = () => signIdentity(SECRET, { subject: 'svc-images', requestId: 'req-1' }, 'inference');
+const auth = () => signFor({ subject: 'svc-images', requestId: 'req-1' }, 'inference');
 
 describe('GET /internal/v1/scenes', () => {
   it('lists every scene with its engine, labels and lower bound', async () => {

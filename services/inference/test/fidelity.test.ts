@@ -13,18 +13,12 @@ import path from 'node:path';
 import * as ort from 'onnxruntime-node';
 import sharp from 'sharp';
 import request from 'supertest';
-import { IDENTITY_HEADER, signIdentity } from '@vision/shared';
+import { IDENTITY_HEADER } from '@vision/shared';
 import { OnnxModel, parseLabels, sessionOptions } from '../src/model/onnx-model';
 import { prepareImage } from '../src/model/preprocess';
 import { SessionPool } from '../src/model/session-pool';
-import {
-  IMAGES_DIR,
-  MODELS_DIR,
-  SECRET,
-  image,
-  startTestInference,
-  type TestInference,
-} from './support/helpers';
+import { IMAGES_DIR, MODELS_DIR, image, startTestInference, type TestInference } from './support/helpers';
+import { signFor } from '../../../test/helpers/identity';
 
 const SIZE = 416;
 const NAMES = readdirSync(IMAGES_DIR).filter((n) => /\.(jpe?g|png|webp)$/i.test(n));
@@ -177,7 +171,7 @@ describe('fidelity of the image path to the raw model', () => {
       svc = await startTestInference();
     });
     afterAll(() => svc.close());
-    const auth = () => signIdentity(SECRET, { subject: 'svc-images', requestId: 'req-1' }, 'inference');
+    const auth = () => signFor({ subject: 'svc-images', requestId: 'req-1' }, 'inference');
 
     it.each([
       ['person_vehicle', 'street_doubledecker_bus_coco1584.jpg', 'image/jpeg'],

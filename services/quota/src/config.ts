@@ -31,8 +31,6 @@ const overridesVar = z
 /** Variables of the quota service (on top of the common ones). */
 export const quotaShape = {
   ...commonShape,
-  /** Required here: every call is authenticated with the signed identity header. */
-  INTERNAL_SECRET: z.string({ required_error: 'required' }).min(16, 'expected at least 16 characters'),
   QUOTA_PORT: env.port(8102),
   QUOTA_VIDEO_DAILY: env.int(5, 0, 1_000_000),
   QUOTA_IMAGE_DAILY: env.int(100, 0, 1_000_000),

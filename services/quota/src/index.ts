@@ -13,6 +13,8 @@ import {
   type RunningService,
   type StartOptions,
   systemClock,
+  type IdentityVerifier,
+  loadServiceIdentity,
 } from '@vision/shared';
 import { createApp } from './http/app';
 import { loadQuotaConfig, type QuotaConfig } from './config';
@@ -48,7 +50,7 @@ export interface QuotaPartsDeps {
   bus: Bus;
   clock: Clock;
   logger: Logger;
-  identitySecret: string;
+  identity: IdentityVerifier;
   limits: Limits;
   holdTtlMs: number;
   sweepIntervalMs: number;
@@ -80,7 +82,7 @@ export function createQuota(deps: QuotaPartsDeps): QuotaParts {
   const app = createApp({
     ledger,
     logger: deps.logger,
-    identitySecret: deps.identitySecret,
+    identity: deps.identity,
     readiness: { database: () => deps.db.check(), bus: () => deps.bus.check() },
   });
   return {
@@ -117,7 +119,7 @@ export async function start(opts: StartOptions): Promise<RunningService> {
       bus,
       clock,
       logger,
-      identitySecret: cfg.INTERNAL_SECRET,
+      identity: loadServiceIdentity(cfg.VISION_IDENTITY_DIR, 'quota').verifier,
       limits: limitsOf(cfg),
       holdTtlMs: cfg.QUOTA_HOLD_TTL_MS,
       sweepIntervalMs: cfg.QUOTA_SWEEP_INTERVAL_MS,

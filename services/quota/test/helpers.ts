@@ -9,7 +9,6 @@ import {
   InProcessBus,
   type IncomingMessage,
   openDb,
-  signIdentity,
   TOPICS,
   type Subscription,
 } from '@vision/shared';
@@ -17,8 +16,7 @@ import { createQuota, type QuotaParts } from '../src/index';
 import { migrations } from '../src/store/migrations';
 import type { Overrides } from '../src/domain/limits';
 import type { QuotaEvent } from '../src/domain/events';
-
-export const SECRET = 'quota-test-secret-0123456789';
+import { signFor, verifierOfAll } from '../../../test/helpers/identity';
 
 export interface Harness {
   clock: FakeClock;
@@ -62,7 +60,7 @@ export async function startHarness(o: HarnessOptions = {}): Promise<Harness> {
     bus,
     clock,
     logger,
-    identitySecret: SECRET,
+    identity: verifierOfAll(),
     limits: { video: o.video ?? 5, image: o.image ?? 100, overrides: o.overrides ?? {} },
     holdTtlMs: 600_000,
     sweepIntervalMs: 3_600_000,
@@ -82,7 +80,7 @@ export async function startHarness(o: HarnessOptions = {}): Promise<Harness> {
     events,
     http: request(`http://127.0.0.1:${port}`),
     auth: (subject: string) => ({
-      [IDENTITY_HEADER]: signIdentity(SECRET, { subject, requestId: `req-${++n}` }, 'quota'),
+      [IDENTITY_HEADER]: signFor({ subject, requestId: `req-${++n}` }, 'quota'),
     }),
     close: async () => {
       await new Promise<void>((r) => {

@@ -1,8 +1,9 @@
-import { ConfigError, FakeClock, IDENTITY_HEADER, InProcessBus, signIdentity } from '@vision/shared';
+import { ConfigError, FakeClock, IDENTITY_HEADER, InProcessBus } from '@vision/shared';
 import { start } from '../src/index';
+import { identityDir, signFor } from '../../../test/helpers/identity';
 
 const env = {
-  INTERNAL_SECRET: 'start-test-secret-0123456789',
+  VISION_IDENTITY_DIR: identityDir(),
   VISION_DATA_DIR: ':memory:',
   LOG_LEVEL: 'silent',
   QUOTA_OVERRIDES: '{"acme":{"video":2}}',
@@ -23,7 +24,7 @@ describe('quota start()', () => {
       const ready = await fetch(`${svc.url}/readyz`);
       expect(ready.status).toBe(200);
       const headers = {
-        [IDENTITY_HEADER]: signIdentity(env.INTERNAL_SECRET, { subject: 'acme', requestId: 'r1' }, 'quota'),
+        [IDENTITY_HEADER]: signFor({ subject: 'acme', requestId: 'r1' }, 'quota'),
       };
       const q = await fetch(`${svc.url}/v1/vision/quota`, { headers });
       expect(q.status).toBe(200);

@@ -1,5 +1,12 @@
 import { z } from 'zod';
-import { ConfigError, commonShape, env, loadConfig } from '@vision/shared';
+import {
+  commonShape,
+  deriveSecret,
+  env,
+  loadCallingIdentity,
+  loadConfig,
+  type CallingIdentity,
+} from '@vision/shared';
 import { DEFAULT_LIMIT, MAX_LIMIT, MIN_LIMIT } from './domain/read-query';
 
 const DAY_MS = 24 * 60 * 60 * 1000;
@@ -9,7 +16,10 @@ export const resultsShape = {
   ...commonShape,
   RESULTS_PORT: env.port(8103),
   TASKS_URL: env.url().default('http://127.0.0.1:8101'),
-  /** Key for cursor signatures; INTERNAL_SECRET when unset. Changing it invalidates cursors in flight. */
+  /**
+   * Key for cursor signatures; when unset, one derived from the results service's identity key (the same
+   * for every replica). Changing either invalidates cursors in flight.
+   */
   RESULTS_CURSOR_SECRET: z.string().min(16, 'expected at least 16 characters').optional(),
   /** Page size when a read gives no `limit`. */
   RESULTS_DEFAULT_LIMIT: env.int(DEFAULT_LIMIT, MIN_LIMIT, MAX_LIMIT),
@@ -37,18 +47,18 @@ export const resultsShape = {
 export type ResultsConfig = z.infer<z.ZodObject<typeof resultsShape>>;
 
 export interface ResolvedResultsConfig extends ResultsConfig {
-  INTERNAL_SECRET: string;
+  identity: CallingIdentity;
   cursorSecret: string;
   orphanRetentionMs: number;
 }
 
 export function loadResultsConfig(source: Record<string, string | undefined>): ResolvedResultsConfig {
   const cfg = loadConfig(resultsShape, source);
-  if (!cfg.INTERNAL_SECRET) throw new ConfigError(['INTERNAL_SECRET: required (not set)']);
+  const identity = loadCallingIdentity(cfg.VISION_IDENTITY_DIR, 'results');
   return {
     ...cfg,
-    INTERNAL_SECRET: cfg.INTERNAL_SECRET,
-    cursorSecret: cfg.RESULTS_CURSOR_SECRET ?? cfg.INTERNAL_SECRET,
+    identity,
+    cursorSecret: cfg.RESULTS_CURSOR_SECRET ?? deriveSecret(identity.signer, 'results-cursor'),
     orphanRetentionMs: cfg.RESULTS_ORPHAN_RETENTION_DAYS * DAY_MS,
   };
 }

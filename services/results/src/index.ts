@@ -76,7 +76,7 @@ export function createResults(deps: ResultsDeps): ResultsParts {
   });
   const app = createApp({
     logger,
-    identitySecret: cfg.INTERNAL_SECRET,
+    identity: cfg.identity.verifier,
     reader,
     defaultLimit: cfg.RESULTS_DEFAULT_LIMIT,
     stream: {
@@ -139,7 +139,7 @@ export async function start(opts: StartOptions = {}): Promise<RunningResults> {
   let parts: ResultsParts | undefined;
   try {
     db = await openDb(cfg, { schema: 'results', migrations, logger });
-    const tasksClient = new ServiceClient('tasks', cfg.TASKS_URL, cfg.INTERNAL_SECRET);
+    const tasksClient = new ServiceClient('tasks', cfg.TASKS_URL, cfg.identity.signer);
     parts = createResults({ db, bus, clock, logger, cfg, tasksClient });
     await parts.startWorkers();
     const host = opts.host ?? (opts.port === 0 ? '127.0.0.1' : '0.0.0.0');

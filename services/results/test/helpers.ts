@@ -8,13 +8,12 @@ import {
   createLogger,
   createServiceApp,
   listen,
-  signIdentity,
   type Bus,
 } from '@vision/shared';
 import type { PublicFrame } from '../src/domain/frames';
 import { start, type RunningResults } from '../src/index';
+import { identityDir, signFor, verifierOfAll } from '../../../test/helpers/identity';
 
-export const SECRET = 'results-test-internal-secret';
 export const logger = createLogger('results-test', { level: 'silent' });
 
 export interface Obj {
@@ -129,7 +128,7 @@ export class TasksStub {
 
   async start(): Promise<void> {
     const app = createServiceApp(
-      { name: 'tasks-stub', audience: 'tasks', logger, identitySecret: SECRET },
+      { name: 'tasks-stub', audience: 'tasks', logger, identity: verifierOfAll() },
       (a) => {
         a.get('/internal/v1/tasks/:id', (req, res) => {
           const id = String(req.params.id);
@@ -184,7 +183,7 @@ export async function startHarness(env: Record<string, string> = {}): Promise<Ha
   await tasksStub.start();
   const svc = await start({
     env: {
-      INTERNAL_SECRET: SECRET,
+      VISION_IDENTITY_DIR: identityDir(),
       VISION_DATA_DIR: ':memory:',
       TASKS_URL: tasksStub.url,
       RESULTS_JANITOR_INTERVAL_MS: '0',
@@ -208,7 +207,7 @@ export async function startHarness(env: Record<string, string> = {}): Promise<Ha
       const res = await fetch(
         `${svc.url}/v1/vision/tasks/${encodeURIComponent(taskId)}/results${qs ? `?${qs}` : ''}`,
         {
-          headers: { [IDENTITY_HEADER]: signIdentity(SECRET, { subject, requestId: `req-${n}` }, 'results') },
+          headers: { [IDENTITY_HEADER]: signFor({ subject, requestId: `req-${n}` }, 'results') },
         },
       );
       return { status: res.status, body: (await res.json()) as ReplyBody, headers: res.headers };

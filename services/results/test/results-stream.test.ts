@@ -1,14 +1,7 @@
-import { IDENTITY_HEADER, TOPICS, signIdentity } from '@vision/shared';
+import { IDENTITY_HEADER, TOPICS } from '@vision/shared';
 import type { PublicFrame } from '../src/domain/frames';
-import {
-  SECRET,
-  endMessage,
-  publishFrames,
-  publishTaskEvent,
-  startHarness,
-  waitFor,
-  type Harness,
-} from './helpers';
+import { endMessage, publishFrames, publishTaskEvent, startHarness, waitFor, type Harness } from './helpers';
+import { signFor } from '../../../test/helpers/identity';
 
 let h: Harness;
 
@@ -53,11 +46,7 @@ async function readStream(
   const qs = new URLSearchParams(opts.query ?? {}).toString();
   const ac = new AbortController();
   const headers: Record<string, string> = {
-    [IDENTITY_HEADER]: signIdentity(
-      SECRET,
-      { subject: opts.subject ?? 'alice', requestId: `s-${n}` },
-      'results',
-    ),
+    [IDENTITY_HEADER]: signFor({ subject: opts.subject ?? 'alice', requestId: `s-${n}` }, 'results'),
   };
   if (opts.lastEventId !== undefined) headers['Last-Event-ID'] = opts.lastEventId;
   const res = await fetch(`${h.svc.url}/v1/vision/tasks/${taskId}/results/stream${qs ? `?${qs}` : ''}`, {

@@ -1,3 +1,4 @@
+import { generateKeyPairSync } from 'node:crypto';
 import { IDENTITY_HEADER, TOPICS, signIdentity } from '@vision/shared';
 import { FrameWriter } from '../src/workers/frame-writer';
 import { framesBatchHandler } from '../src/workers/ingest';
@@ -331,7 +332,7 @@ describe('ownership, lookup fallback and retention', () => {
     const forged = await fetch(`${h.svc.url}/v1/vision/tasks/x/results`, {
       headers: {
         [IDENTITY_HEADER]: signIdentity(
-          'some-other-secret-value',
+          { issuer: 'gateway', key: generateKeyPairSync('ed25519').privateKey },
           { subject: 'alice', requestId: 'r' },
           'results',
         ),

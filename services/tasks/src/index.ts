@@ -3,7 +3,6 @@ import {
   AdmissionQueue,
   type Bus,
   type Clock,
-  ConfigError,
   type Db,
   type HostResolver,
   InferenceClient,
@@ -23,6 +22,8 @@ import {
   startEgressProxy,
   streamResolver,
   systemClock,
+  loadCallingIdentity,
+  type CallingIdentity,
 } from '@vision/shared';
 import type { AddressInfo } from 'node:net';
 import { QuotaClient } from './clients/quota-client';
@@ -42,7 +43,8 @@ export * from './domain/state-machine';
 export { classifyAddress } from '@vision/shared';
 
 export interface TasksDeps {
-  cfg: TasksConfig & { INTERNAL_SECRET: string };
+  cfg: TasksConfig;
+  identity: CallingIdentity;
   db: Db;
   bus: Bus;
   objects: ObjectStore;
@@ -73,7 +75,7 @@ export function createTasks(deps: TasksDeps): TasksParts {
   const inference =
     deps.inference ??
     new InferenceClient(
-      new ServiceClient('inference', cfg.INFERENCE_URL, cfg.INTERNAL_SECRET, cfg.TASKS_BACKEND_TIMEOUT_MS),
+      new ServiceClient('inference', cfg.INFERENCE_URL, deps.identity.signer, cfg.TASKS_BACKEND_TIMEOUT_MS),
       {
         timeoutMs: cfg.TASKS_BACKEND_TIMEOUT_MS,
         errorThresholdPercentage: cfg.TASKS_BREAKER_ERROR_PERCENT,
@@ -85,7 +87,7 @@ export function createTasks(deps: TasksDeps): TasksParts {
     );
   const quota =
     deps.quota ??
-    new QuotaClient(new ServiceClient('quota', cfg.QUOTA_URL, cfg.INTERNAL_SECRET, 10_000), clock);
+    new QuotaClient(new ServiceClient('quota', cfg.QUOTA_URL, deps.identity.signer, 10_000), clock);
   // Bound once the workers exist (they are what the signals wake).
   const signals: Signals = { eventsWritten: () => undefined, driveStops: async () => undefined };
   const ctx: TaskContext = {
@@ -127,7 +129,7 @@ export function createTasks(deps: TasksDeps): TasksParts {
   const app = createApp(
     {
       logger,
-      identitySecret: cfg.INTERNAL_SECRET,
+      identity: deps.identity.verifier,
       readiness: {
         database: () => db.check(),
         bus: () => bus.check(),
@@ -174,8 +176,7 @@ export interface TasksService extends RunningService {
 /** Starts the tasks service: config, adapters, migrations, background workers, HTTP. */
 export async function start(opts: StartOptions = {}): Promise<TasksService> {
   const cfg = loadTasksConfig(opts.env ?? process.env);
-  const secret = cfg.INTERNAL_SECRET;
-  if (!secret) throw new ConfigError(['INTERNAL_SECRET: required by the tasks service (not set)']);
+  const identity = loadCallingIdentity(cfg.VISION_IDENTITY_DIR, 'tasks');
   const logger = opts.logger ?? createLogger('tasks', { level: cfg.LOG_LEVEL });
   const clock = opts.clock ?? systemClock;
   const db = await openDb(cfg, { schema: 'tasks', migrations, logger });
@@ -186,7 +187,8 @@ export async function start(opts: StartOptions = {}): Promise<TasksService> {
   const resolve = streamResolver({ servers: cfg.STREAM_DNS_SERVERS, timeoutMs: cfg.STREAM_DNS_TIMEOUT_MS });
   const egress = await startEgressProxy({ allowPrivate: cfg.STREAM_ALLOW_PRIVATE_NETWORKS, resolve, logger });
   const parts = createTasks({
-    cfg: { ...cfg, INTERNAL_SECRET: secret },
+    cfg,
+    identity,
     db,
     bus,
     objects,

@@ -16,12 +16,11 @@ import {
   InProcessBus,
   type RunningService,
   createLogger,
-  signIdentity,
 } from '@vision/shared';
 import { start as startQuota } from '@vision/quota';
 import { type TasksService, start } from '../src/index';
+import { identityDir, signFor } from '../../../test/helpers/identity';
 
-export const SECRET = 'tasks-test-secret-0123456789';
 export const ADMIN_TOKEN = 'admin-token-0123456789abcdef';
 export const MEDIA = path.resolve(
   process.env.VISION_SHARED_DIR ?? path.resolve(__dirname, '../../../../shared'),
@@ -192,7 +191,7 @@ export async function startStack(
   const logger = opts.logger ?? createLogger('test', { level: 'silent' });
   const quota = await startQuota({
     env: {
-      INTERNAL_SECRET: SECRET,
+      VISION_IDENTITY_DIR: identityDir(),
       VISION_DATA_DIR: dataDir,
       LOG_LEVEL: 'silent',
       QUOTA_VIDEO_DAILY: String(opts.quotaDaily ?? 5),
@@ -205,7 +204,7 @@ export async function startStack(
   const inference = new FakeInference();
   await inference.listen();
   const env: Record<string, string> = {
-    INTERNAL_SECRET: SECRET,
+    VISION_IDENTITY_DIR: identityDir(),
     VISION_DATA_DIR: dataDir,
     LOG_LEVEL: 'silent',
     QUOTA_URL: quota.url,
@@ -235,7 +234,7 @@ export async function startStack(
       return request(tasks.url);
     },
     as: (subject, audience = 'tasks') => ({
-      [IDENTITY_HEADER]: signIdentity(SECRET, { subject, requestId: `req-${Math.random()}` }, audience),
+      [IDENTITY_HEADER]: signFor({ subject, requestId: `req-${Math.random()}` }, audience),
     }),
     objectFiles: () => listFiles(path.join(dataDir, 'objects')),
     restartTasks: async (clock) => {

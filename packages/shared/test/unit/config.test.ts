@@ -38,14 +38,14 @@ describe('loadConfig', () => {
 
   it('reports every bad variable at once', () => {
     expect(() =>
-      loadConfig(shape, { PORT: '70000', WORKERS: '0', VISION_MODE: 'cluster', INTERNAL_SECRET: 'short' }),
+      loadConfig(shape, { PORT: '70000', WORKERS: '0', VISION_MODE: 'cluster', STREAM_DNS_TIMEOUT_MS: '1' }),
     ).toThrow(
       expect.objectContaining({
         problems: expect.arrayContaining([
           expect.stringContaining('PORT'),
           expect.stringContaining('WORKERS'),
           expect.stringContaining('VISION_MODE'),
-          expect.stringContaining('INTERNAL_SECRET'),
+          expect.stringContaining('STREAM_DNS_TIMEOUT_MS'),
         ]),
       }),
     );
@@ -59,21 +59,21 @@ describe('loadConfig', () => {
 describe('configuration errors never echo secrets', () => {
   it('hides values of sensitive variables and redacts URLs in others', () => {
     const shape = {
-      INTERNAL_SECRET: z.string().min(16),
+      SOME_SECRET: z.string().min(16),
       DATABASE_URL: z.string().url(),
       SOME_LIST: z.enum(['a', 'b']),
     };
     let message = '';
     try {
       loadConfig(shape, {
-        INTERNAL_SECRET: 'short-secret',
+        SOME_SECRET: 'short-secret',
         DATABASE_URL: 'not a url pass:word',
         SOME_LIST: 'rtsp://u:p@h',
       });
     } catch (err) {
       message = (err as Error).message;
     }
-    expect(message).toContain('INTERNAL_SECRET');
+    expect(message).toContain('SOME_SECRET');
     expect(message).toContain('DATABASE_URL');
     expect(message).not.toContain('short-secret');
     expect(message).not.toContain('pass:word');

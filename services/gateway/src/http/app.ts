@@ -17,6 +17,7 @@ import {
   runReadiness,
   requestIdMiddleware,
   requestShapeGuard,
+  type IdentitySigner,
 } from '@vision/shared';
 import { allowHeader, allows, matchRoute, routeTemplate, type Method, type Upstream } from '../domain/routes';
 import { limitsFor, type LimitOverrides, type SubjectLimits } from '../domain/limits';
@@ -33,7 +34,8 @@ export interface GatewayDeps {
   /** How long a successful key lookup is reused (0: look up every request); revocation lag at most this. */
   authCacheMs?: number;
   limiter: Limiter;
-  internalSecret: string;
+  /** Signs the caller's identity for the upstream (the gateway's private key). */
+  signer: IdentitySigner;
   upstreams: Record<Upstream, string>;
   limits: SubjectLimits;
   limitOverrides: LimitOverrides;
@@ -155,7 +157,7 @@ export function createApp(deps: GatewayDeps): Express {
     delete req.headers[IDENTITY_HEADER];
     delete req.headers.authorization;
     req.headers[IDENTITY_HEADER] = signIdentity(
-      deps.internalSecret,
+      deps.signer,
       { subject: res.locals.subject as string, requestId },
       route.upstream,
     );

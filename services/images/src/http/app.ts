@@ -9,6 +9,7 @@ import {
   identityOf,
   parseIdempotencyKey,
   route,
+  type IdentityVerifier,
 } from '@vision/shared';
 import type { ImageDetections } from '../use-cases/detect-images';
 import { type UploadLimits, parseImageUpload } from './upload/multipart';
@@ -16,7 +17,7 @@ import { checkPixelCounts } from './upload/pixel-limit';
 
 export interface AppDeps {
   logger: Logger;
-  identitySecret: string;
+  identity: IdentityVerifier;
   detections: ImageDetections;
   /** The bounded, fair queue every call waits in for its turn, before its body is read. */
   admission: AdmissionQueue;
@@ -28,7 +29,7 @@ export const IMAGE_DETECTIONS_PATH = '/v1/vision/image-detections';
 
 export function createApp(deps: AppDeps): Express {
   return createServiceApp(
-    { name: 'images', logger: deps.logger, identitySecret: deps.identitySecret, readiness: deps.readiness },
+    { name: 'images', logger: deps.logger, identity: deps.identity, readiness: deps.readiness },
     (app) => {
       app.post(
         IMAGE_DETECTIONS_PATH,

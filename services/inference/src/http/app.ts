@@ -1,5 +1,11 @@
 import type { Express } from 'express';
-import { type AdmissionQueue, createServiceApp, type Logger, type ReadinessCheck } from '@vision/shared';
+import {
+  type AdmissionQueue,
+  createServiceApp,
+  type Logger,
+  type ReadinessCheck,
+  type IdentityVerifier,
+} from '@vision/shared';
 import type { SceneCatalogue } from '../catalogue/catalogue';
 import type { JobManager } from '../jobs/job-manager';
 import { mountDetectRoutes } from './detect-routes';
@@ -9,8 +15,8 @@ export interface AppDeps {
   logger: Logger;
   catalogue: SceneCatalogue;
   jobs: JobManager;
-  /** INTERNAL_SECRET: every route but /healthz and /readyz requires the signed identity, in every mode. */
-  identitySecret: string;
+  /** Its callers' public keys: every route but /healthz and /readyz requires the signed identity, in every mode. */
+  identity: IdentityVerifier;
   maxImagePixels: number;
   /** The bounded, fair queue detect requests wait in for their turn. */
   admission: AdmissionQueue;
@@ -22,7 +28,7 @@ export function createApp(deps: AppDeps): Express {
     {
       name: 'inference',
       logger: deps.logger,
-      identitySecret: deps.identitySecret,
+      identity: deps.identity,
       readiness: deps.readiness,
     },
     (app) => {

@@ -11,12 +11,12 @@ import {
   type Subscription,
 } from '@vision/shared';
 import { createInference, loadInferenceConfig, type InferenceParts } from '../../src/index';
+import { identityDir } from '../../../../test/helpers/identity';
 
 export const SHARED_DIR = process.env.VISION_SHARED_DIR ?? path.resolve(__dirname, '../../../../../shared');
 export const MODELS_DIR = path.join(SHARED_DIR, 'models');
 export const IMAGES_DIR = path.join(SHARED_DIR, 'media/images');
 export const VIDEOS_DIR = path.join(SHARED_DIR, 'media/videos');
-export const SECRET = 'test-internal-secret-0123456789';
 
 export const image = (name: string): Buffer => readFileSync(path.join(IMAGES_DIR, name));
 
@@ -111,7 +111,7 @@ export async function startTestInference(
   const dir = mkdtempSync(path.join(os.tmpdir(), 'inference-test-'));
   const cfg = loadInferenceConfig({
     VISION_MODELS_DIR: MODELS_DIR,
-    INTERNAL_SECRET: SECRET,
+    VISION_IDENTITY_DIR: identityDir(),
     VISION_DATA_DIR: dir,
     LOG_LEVEL: 'silent',
     ...env,

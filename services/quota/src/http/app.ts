@@ -1,13 +1,20 @@
 import type { Express } from 'express';
-import { createServiceApp, identityOf, type Logger, type ReadinessCheck, route } from '@vision/shared';
+import {
+  createServiceApp,
+  identityOf,
+  type Logger,
+  type ReadinessCheck,
+  route,
+  type IdentityVerifier,
+} from '@vision/shared';
 import type { QuotaUseCases } from '../use-cases';
 import { chargeBody, holdBody, idSchema, parseWith, settleBody } from './schemas';
 
 export interface QuotaAppDeps {
   ledger: QuotaUseCases;
   logger: Logger;
-  /** INTERNAL_SECRET: every route but /healthz and /readyz requires the signed identity. */
-  identitySecret: string;
+  /** Its callers' public keys: every route but /healthz and /readyz requires the signed identity. */
+  identity: IdentityVerifier;
   readiness?: Record<string, ReadinessCheck>;
 }
 
@@ -15,7 +22,7 @@ export interface QuotaAppDeps {
 export function createApp(deps: QuotaAppDeps): Express {
   const { ledger } = deps;
   return createServiceApp(
-    { name: 'quota', logger: deps.logger, identitySecret: deps.identitySecret, readiness: deps.readiness },
+    { name: 'quota', logger: deps.logger, identity: deps.identity, readiness: deps.readiness },
     (app) => {
       app.get(
         '/v1/vision/quota',

@@ -1,6 +1,13 @@
 import { once } from 'node:events';
 import type { Express } from 'express';
-import { createServiceApp, identityOf, route, type Logger, type ReadinessCheck } from '@vision/shared';
+import {
+  createServiceApp,
+  identityOf,
+  route,
+  type Logger,
+  type ReadinessCheck,
+  type IdentityVerifier,
+} from '@vision/shared';
 import { parseReadQuery } from '../domain/read-query';
 import { resumeCursor } from '../domain/sse';
 import type { ResultsReader } from '../use-cases/read-results';
@@ -8,7 +15,7 @@ import { streamResults, type StreamSettings } from '../use-cases/stream-results'
 
 export interface AppDeps {
   logger: Logger;
-  identitySecret: string;
+  identity: IdentityVerifier;
   reader: ResultsReader;
   defaultLimit: number;
   stream: StreamSettings;
@@ -20,7 +27,7 @@ export const APPLIED_MIN_SCORE_HEADER = 'X-Min-Score-Applied';
 
 export function createApp(deps: AppDeps): Express {
   return createServiceApp(
-    { name: 'results', logger: deps.logger, identitySecret: deps.identitySecret, readiness: deps.readiness },
+    { name: 'results', logger: deps.logger, identity: deps.identity, readiness: deps.readiness },
     (app) => {
       app.get(
         '/v1/vision/tasks/:taskId/results',

@@ -1,5 +1,5 @@
 import type { Express } from 'express';
-import { type Logger, type ReadinessCheck, createServiceApp } from '@vision/shared';
+import { type Logger, type ReadinessCheck, createServiceApp, type IdentityVerifier } from '@vision/shared';
 import { ADMIN_PREFIX, mountAdminRoutes } from './admin-routes';
 import { mountCreateRoutes } from './create-routes';
 import type { HttpDeps } from './deps';
@@ -9,7 +9,7 @@ import { mountUploadDownload } from './upload-download';
 
 export interface AppOptions {
   logger: Logger;
-  identitySecret: string;
+  identity: IdentityVerifier;
   readiness?: Record<string, ReadinessCheck>;
 }
 
@@ -18,7 +18,7 @@ export function createApp(o: AppOptions, d: HttpDeps): Express {
     {
       name: 'tasks',
       logger: o.logger,
-      identitySecret: o.identitySecret,
+      identity: o.identity,
       publicPaths: [ADMIN_PREFIX],
       readiness: o.readiness,
     },
