@@ -23,10 +23,9 @@
 const path = require('node:path');
 const fs = require('node:fs');
 const os = require('node:os');
-const { execFileSync, spawn } = require('node:child_process');
-const net = require('node:net');
 const { parseArgs } = require('./lib/args');
 const limits = require('./lib/limits');
+const { startRtspServer } = require('./lib/rtsp-server');
 
 const root = path.resolve(__dirname, '..');
 const shared = require(path.join(root, 'packages/shared/dist/index.js'));
@@ -65,37 +64,6 @@ async function rawModelMeter() {
     median: () => rawLimits.summary().model,
     close: () => model.close(),
   };
-}
-
-async function freePort() {
-  const srv = net.createServer();
-  await new Promise((r) => srv.listen(0, '127.0.0.1', r));
-  const { port } = srv.address();
-  await new Promise((r) => srv.close(r));
-  return port;
-}
-
-async function startRtspServer() {
-  const media = execFileSync('bash', [path.join(root, 'scripts/stack/live/media.sh')], {
-    encoding: 'utf8',
-  }).trim();
-  const port = await freePort();
-  const child = spawn(
-    '/usr/bin/python3',
-    [
-      path.join(root, 'scripts/stack/live/rtsp-server.py'),
-      '--port',
-      String(port),
-      '--clip',
-      path.join(media, 'camera.ts'),
-    ],
-    { stdio: ['ignore', 'pipe', 'inherit'] },
-  );
-  await new Promise((resolve, reject) => {
-    child.stdout.on('data', (d) => d.toString().includes('ready ') && resolve());
-    child.once('exit', (code) => reject(new Error(`rtsp server exited ${code}`)));
-  });
-  return { url: `rtsp://127.0.0.1:${port}/cam`, stop: () => child.kill('SIGTERM') };
 }
 
 async function main() {

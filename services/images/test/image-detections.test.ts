@@ -1,6 +1,6 @@
 /** @jest-environment ./services/inference/test/support/onnx-environment.js */
 import { IMAGE_UPLOAD, REASON } from '@vision/shared';
-import { pngOfSize } from '../../../test/helpers/png-pad';
+import { pngDeclaring, pngOfSize } from '../../../test/helpers/png-pad';
 import { randomBytes, randomUUID } from 'node:crypto';
 import http from 'node:http';
 import request from 'supertest';
@@ -48,6 +48,11 @@ async function storedSeqs(taskId: string): Promise<number[]> {
     .filter((o) => o.key.split('/')[2] === taskId)
     .map((o) => Number(o.key.split('/')[3].split('.')[0]))
     .sort((a, b) => a - b);
+}
+
+/** Images in object storage, whatever their task. */
+async function storedCount(): Promise<number> {
+  return (await stack.store.listOlderThan('images/', new Date(Date.now() + 86_400_000), 10_000)).length;
 }
 
 function expectInvalid(r: request.Response, reason: string) {
@@ -168,12 +173,20 @@ describe('request validation', () => {
   });
 
   it('caps decoded pixels (decompression bombs)', async () => {
-    const r = await post('val').attach(
+    const before = { quota: await quotaOf('bomb'), stored: await storedCount() };
+    // A 3072 x 1728 photo over the stack's 4 Mpx cap.
+    let r = await post('bomb').attach('files', media('fire_small_campfire_person_cameratrap.jpg'), 'big.jpg');
+    expectInvalid(r, REASON.too_many_pixels);
+    expect(r.body.error.details).toMatchObject({ seq: 0, width: 3072, height: 1728, max_pixels: 4_000_000 });
+    // Under 100 bytes that declare 30000 x 30000, after an image that alone would be detected and charged.
+    r = await attachAll(post('bomb').field('scene_code', 'cow_sheep'), [JPG]).attach(
       'files',
-      media('fire_small_campfire_person_cameratrap.jpg'),
-      'big.jpg',
+      pngDeclaring(30_000, 30_000),
+      'bomb.png',
     );
     expectInvalid(r, REASON.too_many_pixels);
+    expect(r.body.error.details).toMatchObject({ seq: 1, width: 30_000, height: 30_000 });
+    expect({ quota: await quotaOf('bomb'), stored: await storedCount() }).toEqual(before);
   });
 
   it('refuses a body over 81 MiB by its Content-Length, before reading it', async () => {

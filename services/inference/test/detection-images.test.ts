@@ -2,6 +2,8 @@
 import type { DetectedObject, SceneCode } from '@vision/shared';
 import { SceneCatalogue } from '../src/catalogue/catalogue';
 import { detectImages, type ImageResult } from '../src/detect/detect-images';
+import { PixelBudget } from '../src/detect/pixel-budget';
+import { pngDeclaring } from '../../../test/helpers/png-pad';
 import { IMAGES_DIR, MODELS_DIR, image } from './support/helpers';
 import { readdirSync } from 'node:fs';
 
@@ -145,9 +147,35 @@ describe('COCO scenes on ../shared/media/images', () => {
   it('refuses an image over the pixel limit (decompression bomb guard)', async () => {
     const engine = catalogue.engine('ship');
     if (!engine) throw new Error('disabled');
-    const [r] = await detectImages(engine, [{ ok: true, data: image('boat_sailboat_kodim06.png') }], {
-      maxPixels: 100_000,
-    });
-    expect(r.status).toBe('failed');
+    const boat = image('boat_sailboat_kodim06.png'); // 768 x 512
+    // Under 100 bytes that declare 30000 x 30000 (900 Mpx, 2.7 GB of RGB once decoded), beside a real image.
+    const bomb = pngDeclaring(30_000, 30_000);
+    expect(bomb.length).toBeLessThan(100);
+    const budget = new PixelBudget(80_000_000);
+    const acquire = jest.spyOn(budget, 'acquire');
+    const run = jest.spyOn(engine, 'detectImage');
+    try {
+      const res = await detectImages(
+        engine,
+        [
+          { ok: true, data: bomb },
+          { ok: true, data: boat },
+        ],
+        { maxPixels: 40e6, budget },
+      );
+      expect(res[0]).toEqual({ seq: 0, status: 'failed', reason: 'image exceeds the pixel limit' });
+      expect(res[1]).toMatchObject({ seq: 1, status: 'succeeded', image: { width: 768, height: 512 } });
+      // Refused from its header: no share of the decode budget asked for it, the model ran for the boat only.
+      expect(acquire.mock.calls).toEqual([[768 * 512]]);
+      expect(run).toHaveBeenCalledTimes(1);
+      expect(budget.usage()).toEqual({ inUse: 0, waiting: 0 });
+
+      // A real image over a lower limit is refused the same way, without reaching the model.
+      const [r] = await detectImages(engine, [{ ok: true, data: boat }], { maxPixels: 100_000 });
+      expect(r).toEqual({ seq: 0, status: 'failed', reason: 'image exceeds the pixel limit' });
+      expect(run).toHaveBeenCalledTimes(1);
+    } finally {
+      run.mockRestore();
+    }
   });
 });
