@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { ConfigError, commonShape, env, loadConfig } from '@vision/shared';
 import { DEFAULT_LIMIT, MAX_LIMIT, MIN_LIMIT } from './domain/read-query';
+import { webhookShape } from './webhook-config';
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 
@@ -32,6 +33,7 @@ export const resultsShape = {
   RESULTS_DELETE_BATCH: env.int(5_000, 1, 100_000),
   /** Retention for frames whose task never became known (and for tombstones of purged tasks). */
   RESULTS_ORPHAN_RETENTION_DAYS: env.int(90, 1),
+  ...webhookShape,
 };
 
 export type ResultsConfig = z.infer<z.ZodObject<typeof resultsShape>>;
@@ -39,6 +41,8 @@ export type ResultsConfig = z.infer<z.ZodObject<typeof resultsShape>>;
 export interface ResolvedResultsConfig extends ResultsConfig {
   INTERNAL_SECRET: string;
   cursorSecret: string;
+  /** Key that seals webhook signing secrets at rest (RESULTS_WEBHOOK_SECRET_KEY, else derived from INTERNAL_SECRET). */
+  webhookSealKey: string;
   orphanRetentionMs: number;
 }
 
@@ -49,6 +53,7 @@ export function loadResultsConfig(source: Record<string, string | undefined>): R
     ...cfg,
     INTERNAL_SECRET: cfg.INTERNAL_SECRET,
     cursorSecret: cfg.RESULTS_CURSOR_SECRET ?? cfg.INTERNAL_SECRET,
+    webhookSealKey: cfg.RESULTS_WEBHOOK_SECRET_KEY ?? cfg.INTERNAL_SECRET,
     orphanRetentionMs: cfg.RESULTS_ORPHAN_RETENTION_DAYS * DAY_MS,
   };
 }
