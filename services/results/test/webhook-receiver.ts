@@ -59,7 +59,7 @@ export class Receiver {
           res.writeHead(a.status, a.headers ?? {});
           res.end();
         };
-        if (a.delayMs) setTimeout(send, a.delayMs);
+        if (a.delayMs) setTimeout(send, a.delayMs).unref();
         else send();
       });
     });
