@@ -222,6 +222,7 @@ function checkPrometheusRule(ms: Manifest[], runbookBase: string) {
       'VisionRefundSpike',
       'VisionTasksStuckResolving',
       'VisionUpstreamTimeouts',
+      'VisionWebhookBacklogGrowing',
     ].sort(),
   );
   const doc = readFileSync(path.join(repoRoot, 'docs/OPERATIONS.md'), 'utf8');

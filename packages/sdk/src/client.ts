@@ -1,11 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import createClient from 'openapi-fetch';
-import { errorFromResponse } from './errors';
+import { errorFromResponse, parseJson } from './errors';
 import { multipartBody, type FormField, type ProgressCallback, type UploadSource } from './multipart';
 import { sendWithRetries, type FetchLike, type RetryOptions } from './retry';
 import { iterateResultPages, type ResultsOptions } from './results';
 import { followFrames, type FollowOptions } from './stream';
 import { waitForTask, type WaitOptions } from './wait';
+import { WebhooksApi } from './webhooks';
 import type {
   Frame,
   ImageDetection,
@@ -74,6 +75,8 @@ export class VisionClient {
   private readonly fetchImpl: FetchLike;
   private readonly baseUrl: string;
   private readonly headers: Record<string, string>;
+  /** Webhook endpoints of this key's subject and their delivery logs. */
+  readonly webhooks: WebhooksApi;
 
   constructor(private readonly options: VisionClientOptions) {
     if (!options.baseUrl) throw new TypeError('baseUrl is required');
@@ -95,6 +98,7 @@ export class VisionClient {
           signal: req.signal,
         }),
     });
+    this.webhooks = new WebhooksApi(this.api, (call) => this.unwrap(call));
   }
 
   private get retry(): RetryOptions {
@@ -287,12 +291,4 @@ function clean<T extends object>(o: T): { [K in keyof T]: Exclude<T[K], undefine
   return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined && v !== '')) as {
     [K in keyof T]: Exclude<T[K], undefined>;
   };
-}
-
-function parseJson(text: string): unknown {
-  try {
-    return JSON.parse(text);
-  } catch {
-    return text;
-  }
 }

@@ -72,3 +72,12 @@ export function errorFromResponse(status: number, headers: Headers, body: unknow
     requestId,
   );
 }
+
+/** A body as JSON when it is JSON, else the text itself (error bodies of proxies are not always JSON). */
+export function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text;
+  }
+}

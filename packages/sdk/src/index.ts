@@ -13,3 +13,12 @@ export type { RetryOptions } from './retry';
 export type { ResultsOptions } from './results';
 export type { FollowOptions } from './stream';
 export type { WaitOptions } from './wait';
+export { WebhooksApi, verifyWebhook } from './webhooks';
+export type {
+  WebhookEventType,
+  WebhookEndpoint,
+  WebhookEndpointWithSecret,
+  WebhookDelivery,
+  WebhookEvent,
+  DeliveryPage,
+} from './webhooks';

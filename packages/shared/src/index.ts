@@ -15,6 +15,7 @@ export * from './crash-handler';
 export * from './admission/admission-queue';
 export * from './admission/deadline';
 export * from './request-shape';
+export * from './strict-body';
 export * from './unparsable-request';
 export * from './scenes';
 export * from './service-client';

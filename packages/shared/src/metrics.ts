@@ -191,6 +191,32 @@ export const metrics = {
     [],
     [0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60, 300],
   ),
+  // Webhooks (results service).
+  webhookAttempts: new ServiceCounter(
+    'vision_webhook_attempts_total',
+    'Webhook delivery attempts, by outcome (delivered, http_error, rate_limited, gone, redirect, timeout, unreachable, refused_address, secret_unavailable)',
+    ['outcome'],
+  ),
+  webhookDeliveries: new ServiceCounter(
+    'vision_webhook_deliveries_total',
+    'Webhook deliveries that ended, by result (delivered, dead, endpoint_disabled)',
+    ['result'],
+  ),
+  webhookAttemptDuration: new ServiceHistogram(
+    'vision_webhook_attempt_duration_seconds',
+    'Time of one webhook delivery attempt (resolve, connect, send, status line), by outcome',
+    ['outcome'],
+    LATENCY,
+  ),
+  webhookBacklog: new ServiceGauge(
+    'vision_webhook_backlog',
+    'Webhook deliveries not yet delivered, by state (pending: all of them; retrying: those with a failed attempt), read at scrape time',
+    ['state'],
+  ),
+  webhookDead: new ServiceGauge(
+    'vision_webhook_dead_deliveries',
+    'Dead webhook deliveries kept in the delivery log (retries given up after the horizon), read at scrape time',
+  ),
   // Message bus (both adapters).
   busPublished: new ServiceCounter(
     'vision_bus_messages_published_total',

@@ -62,6 +62,13 @@ export const REASONS = [
   'probe_unavailable',
   'overloaded',
   'deadline_exceeded',
+  // webhooks
+  'webhook_url_invalid',
+  'webhook_unreachable',
+  'webhook_verification_failed',
+  'too_many_webhooks',
+  'delivery_not_dead',
+  'webhook_disabled',
   // internal and operator endpoints
   'not_resolving',
   'task_id_taken',

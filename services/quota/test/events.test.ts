@@ -53,6 +53,39 @@ describe('quota events through the transactional outbox', () => {
     expect(h.events).toHaveLength(4);
   });
 
+  it('the change that uses up the last unit of a day writes the exhausted event with it, once', async () => {
+    const a = h.auth('carol');
+    for (let i = 1; i <= 6; i++)
+      await h.http
+        .post('/internal/v1/charges')
+        .set(a)
+        .send({ charge_id: `c${i}`, kind: 'video', units: 1 });
+    await h.http.post('/internal/v1/holds').set(a).send({ hold_id: 'img', kind: 'image', units: 100 });
+    await h.http.post('/internal/v1/holds/img/settle').set(a).send({ units: 100 });
+    await h.parts.relay.flush();
+    await eventually(() => h.events.length >= 9);
+    const exhausted = h.events.filter((e) => e.type === 'exhausted');
+    expect(exhausted).toEqual([
+      expect.objectContaining({
+        subject: 'carol',
+        kind: 'video',
+        day: '2026-03-09',
+        limit: 5,
+        used: 5,
+        resets_at: '2026-03-09T16:00:00.000Z',
+      }),
+      expect.objectContaining({ subject: 'carol', kind: 'image', day: '2026-03-09', limit: 100, used: 100 }),
+    ]);
+    // It follows the charge of the fifth unit; the refused sixth charge writes nothing.
+    expect(h.events.map((e) => e.type)).toEqual([
+      ...Array(5).fill('charged'),
+      'exhausted',
+      'held',
+      'settled',
+      'exhausted',
+    ]);
+  });
+
   it('the relay loop publishes on its own after a commit', async () => {
     h.parts.startLoops();
     await h.http

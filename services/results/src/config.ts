@@ -8,6 +8,7 @@ import {
   type CallingIdentity,
 } from '@vision/shared';
 import { DEFAULT_LIMIT, MAX_LIMIT, MIN_LIMIT } from './domain/read-query';
+import { webhookShape } from './webhook-config';
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 
@@ -42,6 +43,7 @@ export const resultsShape = {
   RESULTS_DELETE_BATCH: env.int(5_000, 1, 100_000),
   /** Retention for frames whose task never became known (and for tombstones of purged tasks). */
   RESULTS_ORPHAN_RETENTION_DAYS: env.int(90, 1),
+  ...webhookShape,
 };
 
 export type ResultsConfig = z.infer<z.ZodObject<typeof resultsShape>>;
@@ -49,6 +51,8 @@ export type ResultsConfig = z.infer<z.ZodObject<typeof resultsShape>>;
 export interface ResolvedResultsConfig extends ResultsConfig {
   identity: CallingIdentity;
   cursorSecret: string;
+  /** Key that seals webhook signing secrets at rest (RESULTS_WEBHOOK_SECRET_KEY, else derived from results' identity key). */
+  webhookSealKey: string;
   orphanRetentionMs: number;
 }
 
@@ -59,6 +63,7 @@ export function loadResultsConfig(source: Record<string, string | undefined>): R
     ...cfg,
     identity,
     cursorSecret: cfg.RESULTS_CURSOR_SECRET ?? deriveSecret(identity.signer, 'results-cursor'),
+    webhookSealKey: cfg.RESULTS_WEBHOOK_SECRET_KEY ?? deriveSecret(identity.signer, 'results-webhook-seal'),
     orphanRetentionMs: cfg.RESULTS_ORPHAN_RETENTION_DAYS * DAY_MS,
   };
 }

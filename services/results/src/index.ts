@@ -26,6 +26,7 @@ import { TaskResolver } from './use-cases/resolve-task';
 import { FrameWriter } from './workers/frame-writer';
 import { subscribeIngest } from './workers/ingest';
 import { Janitor } from './workers/janitor';
+import { createWebhooks, type WebhookParts } from './webhooks';
 
 export { createApp } from './http/app';
 export { resultsShape, loadResultsConfig } from './config';
@@ -40,6 +41,8 @@ export { frameMessageSchema, taskEventSchema } from './domain/messages';
 export { TasksStore } from './store/tasks-store';
 export { migrations } from './store/migrations';
 export { TaskResolver } from './use-cases/resolve-task';
+export { createWebhooks, type WebhookParts } from './webhooks';
+export { EVENT_TYPES } from './domain/webhooks/events';
 
 export interface ResultsDeps {
   db: Db;
@@ -56,6 +59,7 @@ export interface ResultsParts {
   frames: FramesStore;
   tasks: TasksStore;
   janitor: Janitor;
+  webhooks: WebhookParts;
   /** Subscribes the ingest handlers to the bus and starts the retention timer. */
   startWorkers(): Promise<void>;
   /** Stops retention (waits for a pass in progress) and closes the bus subscriptions. */
@@ -67,10 +71,12 @@ export function createResults(deps: ResultsDeps): ResultsParts {
   const { db, bus, clock, logger, cfg } = deps;
   const frames = new FramesStore(db.knex);
   const tasks = new TasksStore(db.knex);
+  const cursors = new CursorCodec(cfg.cursorSecret);
+  const webhooks = createWebhooks({ db, bus, clock, logger, cfg, cursors });
   const reader = new ResultsReader({
     frames,
     resolver: new TaskResolver(tasks, deps.tasksClient, clock, logger),
-    cursors: new CursorCodec(cfg.cursorSecret),
+    cursors,
     clock,
     endGraceMs: cfg.RESULTS_END_GRACE_MS,
   });
@@ -85,6 +91,7 @@ export function createResults(deps: ResultsDeps): ResultsParts {
       maxDurationMs: cfg.RESULTS_STREAM_MAX_MS,
     },
     readiness: { database: () => db.check(), bus: () => bus.check() },
+    webhooks: webhooks.routes,
   });
   const janitor = new Janitor({
     frames,
@@ -108,13 +115,16 @@ export function createResults(deps: ResultsDeps): ResultsParts {
     frames,
     tasks,
     janitor,
+    webhooks,
     startWorkers: async () => {
       const writer = new FrameWriter(frames, tasks, clock, { lingerMs: cfg.RESULTS_INGEST_LINGER_MS });
       subs = await subscribeIngest(bus, { frames, tasks, writer, clock, logger });
+      await webhooks.start();
       janitor.start();
     },
     stopWorkers: async () => {
       await janitor.stop();
+      await webhooks.stop();
       await Promise.allSettled(subs.map((s) => s.close()));
     },
   };
@@ -126,6 +136,7 @@ export interface RunningResults extends RunningService {
   janitor: Janitor;
   frames: FramesStore;
   tasks: TasksStore;
+  webhooks: WebhookParts;
 }
 
 /** Starts the results service: config, database (schema `results`), bus, workers, HTTP. */
@@ -157,6 +168,7 @@ export async function start(opts: StartOptions = {}): Promise<RunningResults> {
       janitor: running.janitor,
       frames: running.frames,
       tasks: running.tasks,
+      webhooks: running.webhooks,
       close: () =>
         (closing ??= (async () => {
           await closeServer(server);

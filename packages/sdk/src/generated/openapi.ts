@@ -183,6 +183,110 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/v1/vision/webhooks': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** List the subject's webhook endpoints (never their secrets) */
+    get: operations['listWebhooks'];
+    put?: never;
+    /** Register a webhook endpoint (after a signed `vision.webhook.verification` event answered 2xx) */
+    post: operations['createWebhook'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/vision/webhooks/{endpoint_id}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** Read one webhook endpoint */
+    get: operations['getWebhook'];
+    put?: never;
+    post?: never;
+    /** Delete a webhook endpoint with its delivery log; nothing more is sent to it */
+    delete: operations['deleteWebhook'];
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/vision/webhooks/{endpoint_id}/rotate-secret': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** Replace the signing secret; the old one keeps signing beside it until previous_secret_expires_at */
+    post: operations['rotateWebhookSecret'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/vision/webhooks/{endpoint_id}/deliveries': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** The endpoint's delivery log, newest first */
+    get: operations['listWebhookDeliveries'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/vision/webhooks/{endpoint_id}/deliveries/{delivery_id}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** One delivery with its attempts and the event it carries */
+    get: operations['getWebhookDelivery'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/vision/webhooks/{endpoint_id}/deliveries/{delivery_id}/redeliver': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** Put a dead delivery back in line (same webhook-id, a fresh retry horizon) */
+    post: operations['redeliverWebhook'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/openapi.json': {
     parameters: {
       query?: never;
@@ -204,6 +308,90 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
   schemas: {
+    /** @enum {string} */
+    WebhookEventType:
+      | 'vision.task.status_changed'
+      | 'vision.task.frames_available'
+      | 'vision.image_detection.completed'
+      | 'vision.quota.exhausted';
+    WebhookEndpoint: {
+      endpoint_id: string;
+      url: string;
+      event_types: components['schemas']['WebhookEventType'][];
+      description?: string;
+      /** @enum {string} */
+      status: 'enabled' | 'disabled';
+      /** @description `gone`: the receiver answered 410 */
+      disabled_reason?: string;
+      /**
+       * Format: date-time
+       * @description while a rotated-out secret still signs
+       */
+      previous_secret_expires_at?: string;
+      /** Format: date-time */
+      created_at: string;
+      /** Format: date-time */
+      updated_at: string;
+    };
+    WebhookEndpointWithSecret: {
+      endpoint_id: string;
+      url: string;
+      event_types: components['schemas']['WebhookEventType'][];
+      description?: string;
+      /** @enum {string} */
+      status: 'enabled' | 'disabled';
+      /** @description `gone`: the receiver answered 410 */
+      disabled_reason?: string;
+      /**
+       * Format: date-time
+       * @description while a rotated-out secret still signs
+       */
+      previous_secret_expires_at?: string;
+      /** Format: date-time */
+      created_at: string;
+      /** Format: date-time */
+      updated_at: string;
+      /** @description the signing secret (Standard Webhooks), shown at creation and rotation only */
+      secret: string;
+    };
+    WebhookDelivery: {
+      /** @description the webhook-id header of every attempt */
+      delivery_id: string;
+      event_type: string;
+      /** @enum {string} */
+      status: 'pending' | 'delivered' | 'dead';
+      attempts: number;
+      /** Format: date-time */
+      created_at: string;
+      /** Format: date-time */
+      next_attempt_at?: string;
+      /** Format: date-time */
+      delivered_at?: string;
+      /** Format: date-time */
+      dead_at?: string;
+      last_status_code?: number;
+      last_outcome?: string;
+      attempt_log: {
+        attempt: number;
+        /** Format: date-time */
+        started_at: string;
+        latency_ms: number;
+        status_code?: number;
+        /** @enum {string} */
+        outcome:
+          | 'delivered'
+          | 'http_error'
+          | 'rate_limited'
+          | 'gone'
+          | 'redirect'
+          | 'timeout'
+          | 'unreachable'
+          | 'refused_address'
+          | 'secret_unavailable';
+      }[];
+      /** @description the CloudEvents 1.0 envelope sent (single delivery reads only) */
+      event?: Record<string, never>;
+    };
     /** @enum {string} */
     SceneCode: 'person_vehicle' | 'ship' | 'fishing' | 'fire_smoke' | 'cow_sheep';
     /** @enum {string} */
@@ -364,6 +552,12 @@ export interface components {
             | 'probe_unavailable'
             | 'overloaded'
             | 'deadline_exceeded'
+            | 'webhook_url_invalid'
+            | 'webhook_unreachable'
+            | 'webhook_verification_failed'
+            | 'too_many_webhooks'
+            | 'delivery_not_dead'
+            | 'webhook_disabled'
             | 'not_resolving'
             | 'task_id_taken';
         };
@@ -372,6 +566,22 @@ export interface components {
     };
   };
   responses: {
+    /**
+     * @description OP-TASK-REQUEST-INVALID: a body that is not the register shape (`unknown_field`, `invalid_field`,
+     *     `malformed_body`), a refused URL (`webhook_url_invalid`), a host that does not resolve
+     *     (`webhook_unreachable`), a verification not answered 2xx (`webhook_verification_failed`), too many
+     *     endpoints (`too_many_webhooks`), a redelivery of a delivery that is not dead (`delivery_not_dead`) or on
+     *     a disabled endpoint (`webhook_disabled`).
+     */
+    InvalidWebhookRequest: {
+      headers: {
+        'X-Request-Id': components['headers']['RequestId'];
+        [name: string]: unknown;
+      };
+      content: {
+        'application/json': components['schemas']['ErrorEnvelope'];
+      };
+    };
     /**
      * @description OP-TASK-REQUEST-INVALID (`details.reason` names the problem: idempotency key missing or not a UUID,
      *     unknown or repeated field, file type or size, image count, invalid or unreachable `stream_url`
@@ -520,6 +730,9 @@ export interface components {
      * @example 7d9f1c3e-2b4a-4e8f-9a1b-0c2d3e4f5a6b
      */
     TaskId: string;
+    EndpointId: string;
+    /** @description the delivery's webhook-id (the CloudEvents `id` of its event) */
+    DeliveryId: string;
   };
   requestBodies: never;
   headers: {
@@ -1032,6 +1245,241 @@ export interface operations {
         };
       };
       401: components['responses']['Unauthorized'];
+      429: components['responses']['TooManyRequests'];
+      503: components['responses']['Unavailable'];
+    };
+  };
+  listWebhooks: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The endpoints, oldest first */
+      200: {
+        headers: {
+          'X-Request-Id': components['headers']['RequestId'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            items: components['schemas']['WebhookEndpoint'][];
+          };
+        };
+      };
+      401: components['responses']['Unauthorized'];
+      429: components['responses']['TooManyRequests'];
+      503: components['responses']['Unavailable'];
+    };
+  };
+  createWebhook: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': {
+          /** @description http or https, no user information, no fragment; must resolve to an address the egress policy allows */
+          url: string;
+          event_types: components['schemas']['WebhookEventType'][];
+          description?: string;
+        };
+      };
+    };
+    responses: {
+      /** @description The endpoint, with its signing secret (shown this once) */
+      201: {
+        headers: {
+          'X-Request-Id': components['headers']['RequestId'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['WebhookEndpointWithSecret'];
+        };
+      };
+      400: components['responses']['InvalidWebhookRequest'];
+      401: components['responses']['Unauthorized'];
+      429: components['responses']['TooManyRequests'];
+      503: components['responses']['Unavailable'];
+    };
+  };
+  getWebhook: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        endpoint_id: components['parameters']['EndpointId'];
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The endpoint */
+      200: {
+        headers: {
+          'X-Request-Id': components['headers']['RequestId'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['WebhookEndpoint'];
+        };
+      };
+      401: components['responses']['Unauthorized'];
+      404: components['responses']['NotFound'];
+      429: components['responses']['TooManyRequests'];
+      503: components['responses']['Unavailable'];
+    };
+  };
+  deleteWebhook: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        endpoint_id: components['parameters']['EndpointId'];
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Deleted */
+      204: {
+        headers: {
+          'X-Request-Id': components['headers']['RequestId'];
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      401: components['responses']['Unauthorized'];
+      404: components['responses']['NotFound'];
+      429: components['responses']['TooManyRequests'];
+      503: components['responses']['Unavailable'];
+    };
+  };
+  rotateWebhookSecret: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        endpoint_id: components['parameters']['EndpointId'];
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The endpoint with its new secret (shown this once) */
+      200: {
+        headers: {
+          'X-Request-Id': components['headers']['RequestId'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['WebhookEndpointWithSecret'];
+        };
+      };
+      401: components['responses']['Unauthorized'];
+      404: components['responses']['NotFound'];
+      429: components['responses']['TooManyRequests'];
+      503: components['responses']['Unavailable'];
+    };
+  };
+  listWebhookDeliveries: {
+    parameters: {
+      query?: {
+        status?: 'pending' | 'delivered' | 'dead';
+        limit?: number;
+        /** @description opaque: the next_cursor of the previous page */
+        cursor?: string;
+      };
+      header?: never;
+      path: {
+        endpoint_id: components['parameters']['EndpointId'];
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description A page of deliveries with their attempts */
+      200: {
+        headers: {
+          'X-Request-Id': components['headers']['RequestId'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            items: components['schemas']['WebhookDelivery'][];
+            /** @description empty on the last page */
+            next_cursor: string;
+          };
+        };
+      };
+      400: components['responses']['InvalidQuery'];
+      401: components['responses']['Unauthorized'];
+      404: components['responses']['NotFound'];
+      429: components['responses']['TooManyRequests'];
+      503: components['responses']['Unavailable'];
+    };
+  };
+  getWebhookDelivery: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        endpoint_id: components['parameters']['EndpointId'];
+        /** @description the delivery's webhook-id (the CloudEvents `id` of its event) */
+        delivery_id: components['parameters']['DeliveryId'];
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The delivery */
+      200: {
+        headers: {
+          'X-Request-Id': components['headers']['RequestId'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['WebhookDelivery'];
+        };
+      };
+      401: components['responses']['Unauthorized'];
+      404: components['responses']['NotFound'];
+      429: components['responses']['TooManyRequests'];
+      503: components['responses']['Unavailable'];
+    };
+  };
+  redeliverWebhook: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        endpoint_id: components['parameters']['EndpointId'];
+        /** @description the delivery's webhook-id (the CloudEvents `id` of its event) */
+        delivery_id: components['parameters']['DeliveryId'];
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The delivery, pending again */
+      202: {
+        headers: {
+          'X-Request-Id': components['headers']['RequestId'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['WebhookDelivery'];
+        };
+      };
+      400: components['responses']['InvalidWebhookRequest'];
+      401: components['responses']['Unauthorized'];
+      404: components['responses']['NotFound'];
       429: components['responses']['TooManyRequests'];
       503: components['responses']['Unavailable'];
     };

@@ -3,7 +3,7 @@ import { IMAGE_UPLOAD, VIDEO_UPLOAD } from '@vision/shared';
 
 export type Upstream = 'tasks' | 'quota' | 'results' | 'images';
 
-export type Method = 'GET' | 'POST';
+export type Method = 'GET' | 'POST' | 'DELETE';
 
 export interface RouteMatch {
   upstream: Upstream;
@@ -43,6 +43,17 @@ const ROUTES: readonly RouteRule[] = [
   rule('/v1/vision/image-detections', 'images', ['POST'], IMAGE_BODY_LIMIT),
   rule('/api/op/v1/scenes', 'tasks', ['GET'], 0),
   rule('/v1/vision/quota', 'quota', ['GET'], 0),
+  rule('/v1/vision/webhooks', 'results', ['GET', 'POST'], DEFAULT_BODY_LIMIT),
+  rule('/v1/vision/webhooks/{endpoint_id}', 'results', ['GET', 'DELETE'], 0),
+  rule('/v1/vision/webhooks/{endpoint_id}/rotate-secret', 'results', ['POST'], DEFAULT_BODY_LIMIT),
+  rule('/v1/vision/webhooks/{endpoint_id}/deliveries', 'results', ['GET'], 0),
+  rule('/v1/vision/webhooks/{endpoint_id}/deliveries/{delivery_id}', 'results', ['GET'], 0),
+  rule(
+    '/v1/vision/webhooks/{endpoint_id}/deliveries/{delivery_id}/redeliver',
+    'results',
+    ['POST'],
+    DEFAULT_BODY_LIMIT,
+  ),
 ];
 
 export function matchRoute(path: string): RouteMatch | undefined {
@@ -68,5 +79,9 @@ export function allows(methods: readonly Method[], method: string): boolean {
  */
 export function routeTemplate(path: string): string {
   if (!matchRoute(path)) return 'unmatched';
-  return path.replace(/\/+$/, '').replace(/^\/v1\/vision\/tasks\/[^/]+/, '/v1/vision/tasks/{task_id}');
+  return path
+    .replace(/\/+$/, '')
+    .replace(/^\/v1\/vision\/tasks\/[^/]+/, '/v1/vision/tasks/{task_id}')
+    .replace(/^\/v1\/vision\/webhooks\/[^/]+/, '/v1/vision/webhooks/{endpoint_id}')
+    .replace(/^(\/v1\/vision\/webhooks\/\{endpoint_id\}\/deliveries)\/[^/]+/, '$1/{delivery_id}');
 }

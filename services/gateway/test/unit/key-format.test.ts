@@ -1,5 +1,5 @@
 import { generateKey, hashKey, parseBearer, parseConfiguredKeys } from '../../src/domain/key-format';
-import { matchRoute, IMAGE_BODY_LIMIT, VIDEO_BODY_LIMIT } from '../../src/domain/routes';
+import { matchRoute, routeTemplate, IMAGE_BODY_LIMIT, VIDEO_BODY_LIMIT } from '../../src/domain/routes';
 import { limitsFor, retryAfterSeconds } from '../../src/domain/limits';
 
 describe('API key format', () => {
@@ -51,8 +51,21 @@ describe('routing table', () => {
     ['/api/op/v1/scenes', 'tasks'],
     ['/v1/vision/tasks/t1/results/stream', 'results'],
     ['/v1/vision/quota', 'quota'],
+    ['/v1/vision/webhooks', 'results'],
+    ['/v1/vision/webhooks/ep_1', 'results'],
+    ['/v1/vision/webhooks/ep_1/rotate-secret', 'results'],
+    ['/v1/vision/webhooks/ep_1/deliveries', 'results'],
+    ['/v1/vision/webhooks/ep_1/deliveries/d1/redeliver', 'results'],
   ])('%s -> %s', (p, upstream) => {
     expect(matchRoute(p)?.upstream).toBe(upstream);
+  });
+
+  it('names webhook routes by their templates, and DELETE only where the path has it', () => {
+    expect(routeTemplate('/v1/vision/webhooks/ep_1/deliveries/d1/redeliver')).toBe(
+      '/v1/vision/webhooks/{endpoint_id}/deliveries/{delivery_id}/redeliver',
+    );
+    expect(matchRoute('/v1/vision/webhooks/ep_1')?.methods).toEqual(['GET', 'DELETE']);
+    expect(matchRoute('/v1/vision/webhooks')?.methods).not.toContain('DELETE');
   });
 
   it('has no route for unknown paths', () => {

@@ -178,6 +178,7 @@ function countEvent(type: QuotaEventType, kind: Kind, units: number): void {
   if (type === 'charged') metrics.quotaCharges.inc({ kind }, units);
   else if (type === 'refunded') metrics.quotaRefunds.inc({ kind }, units);
   else if (type === 'held') metrics.quotaHolds.inc({ kind, outcome: 'placed' });
+  else if (type === 'exhausted') return;
   else {
     // A settled hold charges the units that succeeded; the rest is released.
     metrics.quotaHolds.inc({ kind, outcome: 'settled' });

@@ -10,7 +10,15 @@ import { dayOf } from '../domain/day';
 import { fits, type Kind } from '../domain/ledger';
 import type { ChargeView, RefundView } from '../domain/views';
 import { isTombstone, TOMBSTONE_UNITS } from '../store/ledger-store';
-import { type LedgerContext, limitOf, newEvent, rateFigures, refuseExhausted } from './context';
+import { fillsTheDay } from '../domain/events';
+import {
+  type LedgerContext,
+  exhaustedEvent,
+  limitOf,
+  newEvent,
+  rateFigures,
+  refuseExhausted,
+} from './context';
 
 /** Charges `units` to today. Answers `created: false` with the stored charge when `chargeId` exists. */
 export async function charge(
@@ -36,6 +44,8 @@ export async function charge(
     if (!fits(usage, units)) throw refuseExhausted(kind, usage, now);
     await q.addUsed(subject, kind, day, units);
     await q.appendEvent(newEvent('charged', subject, kind, units, day, now), now);
+    if (fillsTheDay(used, units, usage.limit))
+      await q.appendEvent(exhaustedEvent(subject, kind, day, usage.limit, now), now);
     return true;
   });
   const row = await ctx.store.read.findCharge(subject, chargeId);

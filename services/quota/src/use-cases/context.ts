@@ -64,3 +64,13 @@ export function refuseExhausted(...args: Parameters<typeof exhausted>): ApiError
   metrics.quotaExhausted.inc({ kind: args[0] });
   return exhausted(...args);
 }
+
+/** The day's `exhausted` event, written with the change that used up its last unit (docs/INTERNAL.md). */
+export function exhaustedEvent(subject: string, kind: Kind, day: Day, limit: number, at: Date): QuotaEvent {
+  return {
+    ...newEvent('exhausted', subject, kind, 0, day, at),
+    limit,
+    used: limit,
+    resets_at: nextResetAt(at),
+  };
+}

@@ -2,7 +2,16 @@ import { invalidRequest, notFound } from '@vision/shared';
 import { dayOf } from '../domain/day';
 import { decideSettle, fits, type Kind } from '../domain/ledger';
 import type { HoldView, SettleView } from '../domain/views';
-import { type LedgerContext, limitOf, newEvent, rateFigures, rateOf, refuseExhausted } from './context';
+import { fillsTheDay } from '../domain/events';
+import {
+  type LedgerContext,
+  exhaustedEvent,
+  limitOf,
+  newEvent,
+  rateFigures,
+  rateOf,
+  refuseExhausted,
+} from './context';
 
 const toDate = (v: Date | string): Date => (v instanceof Date ? v : new Date(v));
 
@@ -118,6 +127,9 @@ export async function settle(
       now,
       newEvent('settled', subject, row.kind, units, row.day, now),
     );
+    const limit = limitOf(ctx, subject, row.kind);
+    if (fillsTheDay(used, units, limit))
+      await q.appendEvent(exhaustedEvent(subject, row.kind, row.day, limit, now), now);
     return view;
   });
 }

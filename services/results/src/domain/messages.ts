@@ -64,6 +64,32 @@ export const taskEventSchema = z.object({
   lower_bound: unit,
   result_expires_at: z.string().datetime({ offset: true }),
   occurred_at: z.string().datetime({ offset: true }),
+  /** Additive fields (webhook events): the status before the change, the reason code of an end, the creating request. */
+  previous_status: z.string().min(1).max(50).optional(),
+  reason: z.string().max(200).nullable().optional(),
+  request_id: z.string().max(200).optional(),
+  /** Image calls: how many images the call carried and how many succeeded. */
+  images: z
+    .object({
+      total: z.number().int().min(0),
+      succeeded: z.number().int().min(0),
+      failed: z.number().int().min(0),
+    })
+    .optional(),
+});
+
+/** `vision.quota-events` of type `exhausted` (the other types are not read by results). */
+export const quotaExhaustedSchema = z.object({
+  schema: z.literal(1),
+  event_id: z.string().min(1).max(200),
+  type: z.literal('exhausted'),
+  subject: z.string().min(1).max(500),
+  kind: z.enum(['video', 'image']),
+  day: z.string().min(1).max(20),
+  limit: z.number().int().min(0),
+  used: z.number().int().min(0),
+  resets_at: z.string().datetime({ offset: true }),
+  occurred_at: z.string().datetime({ offset: true }),
 });
 
 /** The tasks service's answer to GET /internal/v1/tasks/{task_id}. */
@@ -107,6 +133,12 @@ export function parseFramesTopicMessage(value: unknown): FramesTopicMessage {
     return r.success ? { kind: 'end', end: r.data } : { kind: 'invalid', problem: describe(r.error) };
   }
   return { kind: 'invalid', problem: `unknown message type ${JSON.stringify(type)}` };
+}
+
+/** A quota event results acts on (`exhausted`), or undefined for any other value. Never throws. */
+export function parseQuotaExhausted(value: unknown): z.infer<typeof quotaExhaustedSchema> | undefined {
+  const r = quotaExhaustedSchema.safeParse(value);
+  return r.success ? r.data : undefined;
 }
 
 export function parseTaskEvent(

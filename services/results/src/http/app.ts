@@ -12,6 +12,7 @@ import { parseReadQuery } from '../domain/read-query';
 import { resumeCursor } from '../domain/sse';
 import type { ResultsReader } from '../use-cases/read-results';
 import { streamResults, type StreamSettings } from '../use-cases/stream-results';
+import { mountWebhookRoutes, type WebhookRouteDeps } from './webhook-routes';
 
 export interface AppDeps {
   logger: Logger;
@@ -20,6 +21,7 @@ export interface AppDeps {
   defaultLimit: number;
   stream: StreamSettings;
   readiness?: Record<string, ReadinessCheck>;
+  webhooks?: WebhookRouteDeps;
 }
 
 /** Response header naming the score filter a read applied (default threshold, or min_score after clamping). */
@@ -29,6 +31,7 @@ export function createApp(deps: AppDeps): Express {
   return createServiceApp(
     { name: 'results', logger: deps.logger, identity: deps.identity, readiness: deps.readiness },
     (app) => {
+      if (deps.webhooks) mountWebhookRoutes(app, deps.webhooks);
       app.get(
         '/v1/vision/tasks/:taskId/results',
         route(async (req, res) => {

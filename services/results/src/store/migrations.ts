@@ -1,4 +1,5 @@
 import type { Migration } from '@vision/shared';
+import { webhooksMigration } from './webhook-migration';
 
 /**
  * result_frames is keyed (task_id, seq): a redelivered frame conflicts and is dropped, and a page is a
@@ -54,4 +55,5 @@ export const migrations: Migration[] = [
       await knex.raw('DROP TABLE IF EXISTS result_tasks');
     },
   },
+  webhooksMigration,
 ];

@@ -1,31 +1,9 @@
 /** Request checks shared by the create endpoints. */
 import type { Request } from 'express';
-import { z } from 'zod';
-import { REASON, invalidRequest, parseIdempotencyKey } from '@vision/shared';
+import { parseIdempotencyKey } from '@vision/shared';
+
+export { strictBody } from '@vision/shared';
 
 export function idempotencyKeyOf(req: Request): string {
   return parseIdempotencyKey(req.headers['idempotency-key']);
-}
-
-/** Parses a JSON body against a strict zod object; unknown fields give reason `unknown_field`. */
-export function strictBody<S extends z.ZodRawShape>(shape: S, body: unknown): z.infer<z.ZodObject<S>> {
-  if (typeof body !== 'object' || body === null || Array.isArray(body))
-    throw invalidRequest('Request body must be a JSON object', REASON.malformed_body);
-  const parsed = z.object(shape).strict().safeParse(body);
-  if (!parsed.success) {
-    const unknown = parsed.error.issues.find((i) => i.code === 'unrecognized_keys');
-    if (unknown && unknown.code === 'unrecognized_keys')
-      throw invalidRequest(
-        `Unknown field(s): ${unknown.keys.map((k) => k.slice(0, 64)).join(', ')}`,
-        REASON.unknown_field,
-        {
-          fields: unknown.keys.map((k) => k.slice(0, 64)),
-        },
-      );
-    const first = parsed.error.issues[0];
-    throw invalidRequest(`Invalid field ${first.path.join('.')}: ${first.message}`, REASON.invalid_field, {
-      field: first.path.join('.'),
-    });
-  }
-  return parsed.data;
 }

@@ -76,6 +76,14 @@ export interface TaskEvent {
   lower_bound: number;
   result_expires_at: string;
   occurred_at: string;
+  /** The creating request's idempotency key. */
+  request_id?: string;
+  /** The status before this change (absent on an image record). */
+  previous_status?: string;
+  /** Reason code (packages/shared task-reasons) of a task that ended failed or refunded. */
+  reason?: string;
+  /** Image calls: images carried, succeeded and failed. */
+  images?: { total: number; succeeded: number; failed: number };
 }
 
 function toDate(v: unknown): Date {

@@ -6,6 +6,7 @@ import {
   TOPICS,
   metrics,
   toTaskReason,
+  taskReasonCode,
   type Knex,
   outboxRow,
 } from '@vision/shared';
@@ -128,15 +129,27 @@ export class TaskStore extends TaskQueueStore {
         })
         .returning('*');
       const next = rowToTask(updated as Record<string, unknown>);
-      await this.writeEvent(trx, next, task.announced ? 'task.status_changed' : 'task.created', now);
+      await this.writeEvent(
+        trx,
+        next,
+        task.announced ? 'task.status_changed' : 'task.created',
+        now,
+        task.status,
+      );
       return next;
     });
     if (moved && from) metrics.taskTransitions.inc({ from, to: moved.status });
     return moved;
   }
 
-  private async writeEvent(trx: Knex, task: TaskRow, type: TaskEvent['type'], now: Date): Promise<void> {
-    await trx('outbox').insert(eventRow(task, type, now));
+  private async writeEvent(
+    trx: Knex,
+    task: TaskRow,
+    type: TaskEvent['type'],
+    now: Date,
+    previous?: string,
+  ): Promise<void> {
+    await trx('outbox').insert(eventRow(task, type, now, previous));
   }
 
   /**
@@ -221,8 +234,21 @@ function storedReason(reason: string | null): string | null {
   return reason === null ? null : toTaskReason(reason);
 }
 
-/** The outbox row of a task event, keyed by task id. */
-function eventRow(task: TaskRow, type: TaskEvent['type'], now: Date) {
+/** An image call's counts from its results summary (`{images, succeeded, failed}`), when it has one. */
+function imageCounts(summary: unknown): TaskEvent['images'] {
+  const s = (typeof summary === 'string' ? JSON.parse(summary) : summary) as
+    { images?: unknown; succeeded?: unknown; failed?: unknown } | null | undefined;
+  if (!s || typeof s.images !== 'number' || typeof s.succeeded !== 'number' || typeof s.failed !== 'number')
+    return undefined;
+  return { total: s.images, succeeded: s.succeeded, failed: s.failed };
+}
+
+/**
+ * The outbox row of a task event, keyed by task id: the task's state, and for webhooks the status it left
+ * (`previous_status`), the reason code of its end and the request that created it.
+ */
+function eventRow(task: TaskRow, type: TaskEvent['type'], now: Date, previous?: string) {
+  const images = task.kind === 'image' ? imageCounts(task.results_summary) : undefined;
   const event: TaskEvent = {
     schema: 1,
     event_id: randomUUID(),
@@ -236,6 +262,10 @@ function eventRow(task: TaskRow, type: TaskEvent['type'], now: Date) {
     lower_bound: task.lower_bound,
     result_expires_at: task.result_expires_at.toISOString(),
     occurred_at: now.toISOString(),
+    request_id: task.request_id,
+    ...(previous !== undefined ? { previous_status: previous } : {}),
+    ...(task.reason && taskReasonCode(task.reason) ? { reason: taskReasonCode(task.reason) } : {}),
+    ...(images ? { images } : {}),
   };
   return outboxRow(TASKS_OUTBOX, TOPICS.taskEvents, task.task_id, event, now);
 }

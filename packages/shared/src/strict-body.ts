@@ -1,0 +1,28 @@
+import { z } from 'zod';
+import { invalidRequest } from './errors';
+import { REASON } from './reasons';
+
+/**
+ * Parses a JSON body against a strict zod object: not an object → `malformed_body`; an unknown field →
+ * `unknown_field` (with `details.fields`); any other bad value → `invalid_field` (with `details.field`).
+ * Every answer is 400 OP-TASK-REQUEST-INVALID.
+ */
+export function strictBody<S extends z.ZodRawShape>(shape: S, body: unknown): z.infer<z.ZodObject<S>> {
+  if (typeof body !== 'object' || body === null || Array.isArray(body))
+    throw invalidRequest('Request body must be a JSON object', REASON.malformed_body);
+  const parsed = z.object(shape).strict().safeParse(body);
+  if (!parsed.success) {
+    const unknown = parsed.error.issues.find((i) => i.code === 'unrecognized_keys');
+    if (unknown && unknown.code === 'unrecognized_keys')
+      throw invalidRequest(
+        `Unknown field(s): ${unknown.keys.map((k) => k.slice(0, 64)).join(', ')}`,
+        REASON.unknown_field,
+        { fields: unknown.keys.map((k) => k.slice(0, 64)) },
+      );
+    const first = parsed.error.issues[0];
+    throw invalidRequest(`Invalid field ${first.path.join('.')}: ${first.message}`, REASON.invalid_field, {
+      field: first.path.join('.'),
+    });
+  }
+  return parsed.data;
+}

@@ -1,0 +1,131 @@
+/**
+ * Webhooks on the distributed deployment: events leave tasks and quota through their outboxes and Kafka,
+ * two results replicas dispatch from one Postgres table, and a dispatcher killed mid-attempt leaves its
+ * lease to lapse: the delivery is sent again with the same webhook-id, and no attempt runs twice at once.
+ */
+import { randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { Receiver } from '../../services/results/test/webhook-receiver';
+import type { DistributedStack } from '../helpers/distributed';
+import { MEDIA } from '../helpers/stack';
+import { describeDistributed, KEY, startFaultStack, waitFor } from './support';
+
+describeDistributed('webhooks with two results replicas on Kafka and Postgres', () => {
+  let stack: DistributedStack;
+  let rx: Receiver;
+  /** Requests in flight per webhook-id right now, and the most ever seen at once. */
+  const inFlight = new Map<string, number>();
+  let overlap = 0;
+  beforeAll(async () => {
+    rx = await new Receiver().start();
+    stack = await startFaultStack({
+      replicas: { results: 2 },
+      env: {
+        WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true',
+        RESULTS_WEBHOOK_RETRY_BASE_MS: '200',
+        RESULTS_WEBHOOK_RETRY_MAX_MS: '1000',
+        RESULTS_WEBHOOK_POLL_MS: '100',
+        RESULTS_WEBHOOK_TIMEOUT_MS: '3000',
+        RESULTS_WEBHOOK_CONCURRENCY: '4',
+      },
+    });
+  }, 180_000);
+  afterAll(async () => {
+    await stack?.close();
+    await rx?.close();
+  });
+
+  async function register(types: string[]) {
+    const r = await stack.api('POST', '/v1/vision/webhooks', {
+      key: KEY,
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ url: rx.url, event_types: types }),
+    });
+    expect(r.status).toBe(201);
+    rx.secrets = [r.body.secret];
+    return r.body.endpoint_id as string;
+  }
+
+  async function detect(): Promise<string> {
+    const form = new FormData();
+    form.append(
+      'files',
+      new Blob([readFileSync(path.join(MEDIA, 'images', 'none_bedroom_coco632.jpg'))]),
+      'a.jpg',
+    );
+    const r = await stack.api('POST', '/v1/vision/image-detections', {
+      key: KEY,
+      headers: { 'idempotency-key': randomUUID() },
+      body: form,
+    });
+    expect(r.status).toBe(201);
+    return r.body.task_id as string;
+  }
+
+  it('a receiver down then back gets every event once after dedup; replicas never send one delivery at once', async () => {
+    const endpointId = await register(['vision.image_detection.completed']);
+    let down = true;
+    rx.answer = (r) => {
+      const n = (inFlight.get(r.id) ?? 0) + 1;
+      inFlight.set(r.id, n);
+      overlap = Math.max(overlap, n);
+      setTimeout(() => inFlight.set(r.id, (inFlight.get(r.id) ?? 1) - 1), 150).unref();
+      return down ? { status: 503, delayMs: 150 } : { status: 200, delayMs: 150 };
+    };
+    const tasks: string[] = [];
+    for (let i = 0; i < 8; i++) tasks.push(await detect());
+    await waitFor('failed attempts', async () => (rx.received.length >= 16 ? true : undefined), 60_000);
+    down = false;
+    await waitFor('every event', async () => (rx.events().length >= tasks.length ? true : undefined), 60_000);
+    expect(
+      rx
+        .events()
+        .map((e) => e.subject)
+        .sort(),
+    ).toEqual([...tasks].sort());
+    expect(overlap).toBe(1);
+    const log = await stack.api('GET', `/v1/vision/webhooks/${endpointId}/deliveries?limit=100`, {
+      key: KEY,
+    });
+    expect(log.body.items).toHaveLength(tasks.length);
+    expect(log.body.items.every((d: { attempts: number }) => d.attempts >= 2)).toBe(true);
+    await stack.api('DELETE', `/v1/vision/webhooks/${endpointId}`, { key: KEY });
+  }, 180_000);
+
+  it('a dispatcher killed mid-attempt: after its lease lapses the delivery is sent again with the same webhook-id', async () => {
+    // A receiver of its own: the previous endpoint (same events, another secret) may still exist.
+    await rx.close();
+    rx = await new Receiver().start();
+    const endpointId = await register(['vision.image_detection.completed']);
+    let hold = true;
+    rx.answer = () => (hold ? { status: 200, delayMs: 2500 } : { status: 200 });
+    const taskId = await detect();
+    await waitFor(
+      'the first attempt',
+      async () => (rx.events().some((e) => e.subject === taskId) ? true : undefined),
+      60_000,
+    );
+    // The attempt is in flight in one of the replicas: both die before it gets its answer.
+    await Promise.all([stack.kill('results', { index: 0 }), stack.kill('results', { index: 1 })]);
+    hold = false;
+    await Promise.all([stack.restart('results', { index: 0 }), stack.restart('results', { index: 1 })]);
+    const id = rx.events().find((e) => e.subject === taskId)!.id;
+    await waitFor(
+      'the attempt again, after the lease',
+      async () => (rx.received.filter((r) => r.id === id).length >= 2 ? true : undefined),
+      90_000,
+    );
+    await waitFor(
+      'delivered in the log',
+      async () => {
+        const d = await stack.api('GET', `/v1/vision/webhooks/${endpointId}/deliveries/${id}`, { key: KEY });
+        return d.body.status === 'delivered' ? d.body : undefined;
+      },
+      30_000,
+    );
+    const d = await stack.api('GET', `/v1/vision/webhooks/${endpointId}/deliveries/${id}`, { key: KEY });
+    expect(d.body.attempts).toBeGreaterThanOrEqual(2);
+    expect(new Set(rx.received.filter((r) => r.id === id).map((r) => r.verified))).toEqual(new Set([true]));
+  }, 240_000);
+});
