@@ -24,9 +24,15 @@ export interface StandaloneProcess {
   stop(): Promise<void>;
 }
 
-/** Starts the process with `env` on top of a minimal environment; resolves once it says it is up. */
-export async function startStandaloneProcess(env: Record<string, string>): Promise<StandaloneProcess> {
-  const dataDir = mkdtempSync(path.join(os.tmpdir(), 'vision-child-'));
+/**
+ * Starts the process with `env` on top of a minimal environment; resolves once it says it is up. Its
+ * data directory is a fresh one, removed by stop(), unless `dataDir` names one to keep (restarts).
+ */
+export async function startStandaloneProcess(
+  env: Record<string, string>,
+  opts: { dataDir?: string } = {},
+): Promise<StandaloneProcess> {
+  const dataDir = opts.dataDir ?? mkdtempSync(path.join(os.tmpdir(), 'vision-child-'));
   // Below the ephemeral range: the gateway listens last, after every migration, seconds from now.
   const [port, metrics, tasks] = [await freePort(), await freePort(), await freePort()];
   const child: ChildProcess = spawn(process.execPath, [MAIN], {
@@ -53,7 +59,7 @@ export async function startStandaloneProcess(env: Record<string, string>): Promi
       await exited;
       clearTimeout(killer);
     }
-    rmSync(dataDir, { recursive: true, force: true });
+    if (!opts.dataDir) rmSync(dataDir, { recursive: true, force: true });
   };
   const until = Date.now() + 120_000;
   while (!out.includes(' is up at ')) {
