@@ -2,12 +2,14 @@
  * No secret of a stream URL reaches a span, a log line or an answer. The standalone process
  * (apps/standalone/dist/main.js) exports its spans over OTLP/HTTP to a receiver in this test and logs at
  * debug level to its stdout; video tasks are created with stream URLs that carry user information, a
- * presigned S3 query (X-Amz-Credential, X-Amz-Security-Token, X-Amz-Signature) and an RTMP stream key
- * in the path. Some run (a progressive MP4 over http, a live RTMP stream that is then lost), some are
- * refused (a host that does not resolve, the cloud metadata address, a missing file, an RTMP stream
- * nobody publishes). Every string of every span batch (attributes, events, status, resource), every
- * log line and every answer (bodies and headers, the operator's view included) is searched for each
- * planted value. docs/SECURITY.md "Secrets in URLs" states the rule.
+ * presigned S3 query (X-Amz-Credential, X-Amz-Security-Token, X-Amz-Signature) with a CDN `token`,
+ * and an RTMP stream key in the path. Some run (a progressive MP4 over http, read by ffprobe and ffmpeg
+ * through the egress proxy; a live RTMP stream that is then lost), some are refused (a host that does
+ * not resolve, the cloud metadata address, a missing file, an RTMP stream nobody publishes); a request
+ * to the service itself carries a token in its query. Every string of every span batch (attributes,
+ * events, status, resource), every log line and every answer (bodies and headers, the operator's view
+ * included) is searched for each planted value, and the stream host must receive no trace header.
+ * docs/SECURITY.md "Secrets in URLs" states the rule.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
