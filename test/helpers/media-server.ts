@@ -14,9 +14,14 @@ export interface MediaServer {
  * - `/file/<name>` the file as is (progressive HTTP, with Content-Length): a finite stream;
  * - `/live/<name>` an endless MPEG-TS stream at real-time pace (ffmpeg -re, looped), one ffmpeg per client.
  */
-export async function startMediaServer(files: Record<string, string>): Promise<MediaServer> {
+export async function startMediaServer(
+  files: Record<string, string>,
+  /** Sees each request first (its headers, what reached the stream host). */
+  onRequest?: (req: http.IncomingMessage) => void,
+): Promise<MediaServer> {
   const children = new Set<ChildProcess>();
   const server = http.createServer((req, res) => {
+    onRequest?.(req);
     const m = /^\/(file|live)\/([^/?]+)/.exec(req.url ?? '');
     const file = m ? files[m[2]] : undefined;
     if (!m || !file) {

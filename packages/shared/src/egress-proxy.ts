@@ -1,6 +1,8 @@
 import http from 'node:http';
 import net from 'node:net';
 import type { Duplex } from 'node:stream';
+import { context, ROOT_CONTEXT } from '@opentelemetry/api';
+import { suppressTracing } from '@opentelemetry/core';
 import { checkHostAddresses, type HostResolver } from './host-check';
 import type { Logger } from './logger';
 
@@ -40,7 +42,8 @@ type Destination = { ok: true; address: string } | { ok: false; status: number; 
  * between a check and the connection is impossible. Plain HTTP arrives as absolute-form GET/HEAD
  * requests, HTTPS as CONNECT tunnels (TLS stays end to end between ffmpeg and the origin).
  *
- * Listens on loopback only. Logs name the host, never the path or credentials.
+ * Listens on loopback only. Logs name the host, never the path or credentials; no span is made for a
+ * proxied request (telemetry.ts ignores absolute-form targets) nor for the request sent on.
  */
 export async function startEgressProxy(opts: EgressProxyOptions): Promise<EgressProxy> {
   const connectTimeoutMs = opts.connectTimeoutMs ?? 10_000;
@@ -76,27 +79,30 @@ export async function startEgressProxy(opts: EgressProxyOptions): Promise<Egress
       const headers = { ...req.headers };
       delete headers['proxy-connection'];
       delete headers['proxy-authorization'];
-      const upstream = http.request(
-        {
-          host: d.address,
-          port: target.port || 80,
-          method: req.method,
-          path: `${target.pathname}${target.search}`,
-          headers: { ...headers, host: target.host },
-          setHost: false,
-          agent: false,
-          timeout: connectTimeoutMs,
-        },
-        (up) => {
-          res.writeHead(up.statusCode ?? 502, up.headers);
-          up.pipe(res);
-          // The origin went away mid-answer (restarted, killed): cut ffmpeg's connection too, at once,
-          // rather than leave it waiting for bytes that never come until its read timeout.
-          up.on('error', () => res.destroy());
-          up.on('close', () => {
-            if (!up.complete) res.destroy();
-          });
-        },
+      // Tracing suppressed: no client span records the caller's URL, no trace header reaches the host.
+      const upstream = context.with(suppressTracing(ROOT_CONTEXT), () =>
+        http.request(
+          {
+            host: d.address,
+            port: target.port || 80,
+            method: req.method,
+            path: `${target.pathname}${target.search}`,
+            headers: { ...headers, host: target.host },
+            setHost: false,
+            agent: false,
+            timeout: connectTimeoutMs,
+          },
+          (up) => {
+            res.writeHead(up.statusCode ?? 502, up.headers);
+            up.pipe(res);
+            // The origin went away mid-answer (restarted, killed): cut ffmpeg's connection too, at once,
+            // rather than leave it waiting for bytes that never come until its read timeout.
+            up.on('error', () => res.destroy());
+            up.on('close', () => {
+              if (!up.complete) res.destroy();
+            });
+          },
+        ),
       );
       upstream.on('timeout', () => upstream.destroy(new Error('timeout')));
       upstream.on('error', () => refuse(502, 'upstream unreachable'));

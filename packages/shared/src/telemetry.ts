@@ -97,7 +97,17 @@ export function startTelemetry(
           client: { requestHeaders: CAPTURED_HEADERS, responseHeaders: [] },
           server: { requestHeaders: CAPTURED_HEADERS, responseHeaders: CAPTURED_HEADERS },
         },
-        ignoreIncomingRequestHook: (req) => UNTRACED.has((req.url ?? '').split('?')[0]),
+        // The query of a request a server received is recorded under the same rule as every other URL
+        // (redact.ts), not only under the instrumentation's short list of parameter names.
+        requestHook: (span, req) => {
+          const target = 'url' in req && typeof req.url === 'string' ? req.url : '';
+          const q = target.indexOf('?');
+          if (q >= 0) span.setAttribute('url.query', redactText(target.slice(q)).slice(1));
+        },
+        // A proxy request (absolute-form target: ffmpeg through the egress proxy, egress-proxy.ts) names a
+        // caller's stream URL: it is not traced, and what it sends on runs with tracing suppressed.
+        ignoreIncomingRequestHook: (req) =>
+          !(req.url ?? '').startsWith('/') || UNTRACED.has((req.url ?? '').split('?')[0]),
       }),
       new UndiciInstrumentation({
         requestHook: (span, req) => scrubUrl(span, `${req.origin}${req.path}`),

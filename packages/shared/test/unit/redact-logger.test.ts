@@ -20,6 +20,43 @@ describe('redaction', () => {
       'failed to open rtsp://***@10.0.0.1:554/s1 (timeout)',
     );
     expect(redactText('http://h/x?api_key=abc&y=1&token=t')).toBe('http://h/x?api_key=***&y=1&token=***');
+    // An unencoded `@` in a password: everything up to the last `@` before the path is user information.
+    expect(redactUrl('rtsp://admin:p@ss@10.0.0.1/s1')).toBe('rtsp://***@10.0.0.1/s1');
+  });
+
+  it('removes the secret parameters of presigned and signed URLs, and only those', () => {
+    const presigned =
+      'https://b.s3.amazonaws.com/v.m3u8?X-Amz-Algorithm=AWS4-HMAC-SHA256' +
+      '&X-Amz-Credential=AKIAEXAMPLE%2F20250101%2Fus-east-1%2Fs3%2Faws4_request&X-Amz-Date=20250101T000000Z' +
+      '&X-Amz-Expires=900&X-Amz-Security-Token=IQoJtoken&X-Amz-Signature=abcdef0123&x-id=GetObject';
+    expect(redactText(presigned)).toBe(
+      'https://b.s3.amazonaws.com/v.m3u8?X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Credential=***' +
+        '&X-Amz-Date=20250101T000000Z&X-Amz-Expires=900&X-Amz-Security-Token=***&X-Amz-Signature=***&x-id=GetObject',
+    );
+    expect(redactText('https://a.blob.core.windows.net/c/v.mp4?sv=2022&se=2025&sp=r&sig=AZSIG')).toBe(
+      'https://a.blob.core.windows.net/c/v.mp4?sv=2022&se=2025&sp=r&sig=***',
+    );
+    expect(redactText('https://g/v.mp4?X-Goog-Credential=GOOG1&X-Goog-Signature=GSIG&StreamKey=K')).toBe(
+      'https://g/v.mp4?X-Goog-Credential=***&X-Goog-Signature=***&StreamKey=***',
+    );
+    expect(redactText('https://h/cb#access_token=TOK&state=1 then more')).toBe(
+      'https://h/cb#access_token=***&state=1 then more',
+    );
+    expect(redactText('http://h/x?width=640&fps=25')).toBe('http://h/x?width=640&fps=25');
+  });
+
+  it('removes the play path of RTMP URLs, where stream keys live, and keeps the application name', () => {
+    expect(redactText('rtmp://live.example.com/live/sk_abc123')).toBe('rtmp://live.example.com/live/***');
+    expect(redactText('rtmps://h:443/app/inst/sk_abc123?token=t')).toBe('rtmps://h:443/app/***');
+    expect(redactText('ffmpeg: rtmp://u:pw@h/live/sk_abc123: I/O error')).toBe(
+      'ffmpeg: rtmp://***@h/live/*** I/O error',
+    );
+    expect(redactText('{"url":"rtmp://h/live/sk_abc123"}')).toBe('{"url":"rtmp://h/live/***"}');
+    // The application name alone is no key; its query parameters follow the query rule.
+    expect(redactText('rtmp://h/live')).toBe('rtmp://h/live');
+    expect(redactText('rtmp://h/live?key=sk_abc123')).toBe('rtmp://h/live?key=***');
+    // Other schemes keep their paths.
+    expect(redactText('rtsp://h/live/cam1')).toBe('rtsp://h/live/cam1');
   });
 
   it('fingerprints keys without revealing them', () => {

@@ -1,5 +1,5 @@
 import { setTimeout as wait } from 'node:timers/promises';
-import { metrics, redactUrl, taskReason, type PinnedRelay } from '@vision/shared';
+import { metrics, redactText, taskReason, type PinnedRelay } from '@vision/shared';
 import { FrameDetector } from './frame-detector';
 import type { SourceKind } from '../net/playlist';
 import { jobDecoder } from './ffmpeg-args';
@@ -177,7 +177,7 @@ export class Job {
         return { status: 'failed', reason: gaveUpReason(reason, this.rt.giveupMs, everConnected) };
       }
       this.rt.logger.warn(
-        { job_id: this.spec.jobId, reason, retry_in_ms: delay, url: redactUrl(this.input.input) },
+        { job_id: this.spec.jobId, reason, retry_in_ms: delay, url: redactText(this.input.input) },
         'stream lost, reconnecting',
       );
       await this.sleep(Math.min(delay, Math.max(0, this.rt.giveupMs - gone)));

@@ -2,7 +2,7 @@
 import { timingSafeEqual } from 'node:crypto';
 import type { Express, NextFunction, Request, Response } from 'express';
 import { z } from 'zod';
-import { ApiError, route } from '@vision/shared';
+import { ApiError, redactText, route } from '@vision/shared';
 import { toPublicTask } from '../domain/task-view';
 import { verifyTask } from '../use-cases/verify-task';
 import type { HttpDeps } from './deps';
@@ -44,7 +44,8 @@ export function mountAdminRoutes(app: Express, d: HttpDeps): void {
         ...toPublicTask(task),
         subject: task.subject,
         source_type: task.source_type,
-        stream_url: task.stream_url_redacted,
+        // Redacted again on the way out: a row stored under an older rule shows no more than the current one.
+        stream_url: task.stream_url_redacted === null ? null : redactText(task.stream_url_redacted),
         object_key: task.object_key,
         stop_requested: task.stop_requested,
         refund_pending: task.refund_pending,
