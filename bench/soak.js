@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 'use strict';
 /**
- * Soak (issue 20): mixed traffic from five subjects at their limits against the distributed deployment
+ * Soak: mixed traffic from five subjects at their limits against the distributed deployment
  * (six service processes on the real Postgres, Kafka, Redis and MinIO of scripts/stack), with a Kafka
  * broker restart in the middle. Loopback only. Checks at the end:
  *   - no 5xx other than SPEC.md section 7's 503 codes, no dropped connection;

@@ -1,5 +1,5 @@
 /**
- * Internal identity through the real services of the standalone process (issue 20): every internal
+ * Internal identity through the real services of the standalone process: every internal
  * call carries a header signed for the service it is for, expiring within seconds. Inference checks it
  * in standalone mode too: a header made for tasks, an expired one, one signed with another secret, or
  * none, are refused; the public API (gateway -> images -> quota, inference, tasks) keeps working.

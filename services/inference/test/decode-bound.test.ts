@@ -8,9 +8,9 @@ import { PixelBudget } from '../src/detect/pixel-budget';
 import { SECRET, startTestInference, type TestInference } from './support/helpers';
 
 /**
- * Issue 20: many concurrent batches of huge single-colour JPEGs (a few KB each, tens of megapixels
+ * Many concurrent batches of huge single-colour JPEGs (a few KB each, tens of megapixels
  * once decoded) must not exhaust memory, and a live job (a real RTSP stream from gst-rtsp-server) keeps
- * publishing frames meanwhile. CI runs REQUESTS x IMAGES scaled down; the issue's figure is
+ * publishing frames meanwhile. CI runs REQUESTS x IMAGES scaled down; the full-size run is
  *   DECODE_TEST_REQUESTS=16 DECODE_TEST_IMAGES=10 npx jest services/inference/test/decode-bound.test.ts
  */
 const REQUESTS = Number(process.env.DECODE_TEST_REQUESTS ?? 16);
