@@ -13,6 +13,7 @@
  */
 const path = require('node:path');
 const fs = require('node:fs');
+const { report } = require('./targets');
 
 const root = path.resolve(__dirname, '../..');
 const inference = require(path.join(root, 'services/inference/dist/index.js'));
@@ -207,16 +208,6 @@ async function rawModel(model, images, reps) {
   await raw.warmUp();
   for (let r = 0; r < reps; r++) await raw.modelRound();
   return raw.summary().model;
-}
-
-/** Counts met targets and prints the closing line. `checks`: [{ name, value, limit, ok }]. */
-function report(checks) {
-  let met = 0;
-  for (const c of checks) {
-    if (c.ok) met++;
-    console.log(`target ${c.name}: ${c.value} (limit ${c.limit}) ${c.ok ? 'MET' : 'MISSED'}`);
-  }
-  console.log(`targets: ${met} met, ${checks.length - met} missed`);
 }
 
 /**
