@@ -118,7 +118,7 @@ class RawLimits {
   /**
    * One `session.run` for a loop (`lane`): the output comes back in the lane's array, as the service's do
    * (OnnxModel.detect keeps its output arrays). A new 1.2 MB output per run left the bench's process
-   * collecting garbage throughout the service measurements that followed (docs/MODELS.md, "File jobs").
+   * collecting garbage throughout the service measurements that followed (docs/PERFORMANCE.md, "Session settings": output arrays kept).
    */
   async run(lane, tensor, lend = false) {
     const out = await this.model.runRaw(tensor, { lend, into: this.outs[lane] });
