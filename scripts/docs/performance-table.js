@@ -141,7 +141,8 @@ async function runAndRecord(name, extra) {
   const command = [...bench.command, ...extra];
   const git = (...a) => execFileSync('git', a, { cwd: root, encoding: 'utf8' }).trim();
   const commit =
-    git('rev-parse', '--short', 'HEAD') + (git('status', '--porcelain') ? ' with local changes' : '');
+    git('rev-parse', '--short', 'HEAD') +
+    (git('status', '--porcelain', '--untracked-files=no') ? ' with local changes' : '');
   const loadAtStart = os.loadavg()[0].toFixed(1);
   const child = spawn(command[0], command.slice(1), { cwd: root, stdio: ['ignore', 'pipe', 'inherit'] });
   let out = '';
