@@ -8,7 +8,7 @@
  *             set by scripts/test-distributed.sh) the distributed deployment and its fault tests.
  * Jest runs the TypeScript sources directly (ts-jest transpiles each file alone; `npm run build` type-checks).
  */
-// --- live stream tests (issue 14): the https test server's certificate is signed by a test CA
+// --- live stream tests: the https test server's certificate is signed by a test CA
 // (scripts/stack/live/tls.sh); jest workers trust it. Node reads NODE_EXTRA_CA_CERTS once, when a process
 // starts, and takes one file: tls.sh --trust makes the CA now (before any worker starts; on a fresh machine
 // it did not exist yet) and names a file holding it plus whatever NODE_EXTRA_CA_CERTS named already (a

@@ -21,6 +21,7 @@ const path = require('node:path');
 const { parseArgs } = require('./lib/args');
 const { startStandaloneChild } = require('./lib/standalone-child');
 const { openLoop, quantile } = require('../scripts/overload/open-loop');
+const { report } = require('./lib/targets');
 
 const root = path.resolve(__dirname, '..');
 const args = parseArgs(process.argv.slice(2));
@@ -140,14 +141,7 @@ async function main() {
         after.status === 201 && after.ms <= 2 * uP99,
       ],
     ];
-    console.log('| target | ratio | limit | met |');
-    console.log('|---|---|---|---|');
-    let met = 0;
-    for (const [name, value, limit, ok] of rows) {
-      console.log(`| ${name} | ${Number(value).toFixed(2)} | ${limit} | ${ok ? 'yes' : 'no'} |`);
-      if (ok) met++;
-    }
-    console.log(`targets: ${met} met, ${rows.length - met} missed`);
+    report(rows.map(([name, value, limit, ok]) => ({ name, value: Number(value).toFixed(2), limit, ok })));
   } finally {
     svc.stop();
   }

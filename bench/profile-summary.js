@@ -1,5 +1,5 @@
 /**
- * Summarises a V8 CPU profile written by `node --cpu-prof` (docs/MODELS.md, "Where the time goes"):
+ * Summarises a V8 CPU profile written by `node --cpu-prof` (docs/PERFORMANCE.md, "Running the benches"):
  *
  *   node bench/profile-summary.js PROFILE.cpuprofile [--top 25]
  *

@@ -31,7 +31,7 @@
  *
  * measures the same reads directly and through the gateway and prints the overhead ratio p50/p99
  * (target <= 1.3). Latencies are measured from a client in this process; compare them only within
- * one run.
+ * one run. Every way ends with `targets: N met, M missed`.
  */
 const path = require('node:path');
 
@@ -44,6 +44,7 @@ const { frameValue, taskCreated, endOf } = require('./lib/results-messages');
 const { measureReads, measureAlternating } = require('./lib/read-load');
 const gateway = require('./lib/results-gateway');
 const { benchIdentityDir, signerOf } = require('./lib/identity');
+const { report } = require('./lib/targets');
 
 const args = parseArgs(process.argv.slice(2));
 const num = (name, def) => (args[name] === undefined ? def : Number(args[name]));
@@ -159,6 +160,17 @@ const settings = {
 };
 const benchGatewayOverhead = () => gateway.benchGatewayOverhead(settings);
 const benchGatewayDistributed = () => gateway.benchGatewayDistributed(settings);
+/** The targets of the gateway comparison: reads through the gateway within 1.3x of direct reads, p50 and p99. */
+const gatewayTargets = ({ p50, p99 }) =>
+  [
+    ['p50', p50],
+    ['p99', p99],
+  ].map(([q, ratio]) => ({
+    name: `results reads through the gateway / direct, ${q}`,
+    value: fmt(ratio, 2),
+    limit: '<= 1.3',
+    ok: ratio <= 1.3,
+  }));
 
 async function main() {
   if (args['gateway-url']) {
@@ -184,11 +196,13 @@ async function main() {
     console.log(
       `gateway overhead: p50 ratio ${fmt(p50, 2)}, p99 ratio ${fmt(p99, 2)} (target <= 1.3) ${p50 <= 1.3 && p99 <= 1.3 ? 'PASS' : 'FAIL'}`,
     );
+    report(gatewayTargets({ p50, p99 }));
     return;
   }
 
-  if (args.distributed === 'true') return benchGatewayDistributed();
-  if (args.only === 'gateway') return benchGatewayOverhead();
+  if (args.distributed === 'true') return void report(gatewayTargets(await benchGatewayDistributed()));
+  if (args.only === 'gateway') return void report(gatewayTargets(await benchGatewayOverhead()));
+  const checks = [];
   const logger = shared.createLogger('results-bench', { level: 'silent' });
   const bus = new shared.InProcessBus({ logger });
   const database = args['database-url'] ? await createBenchDatabase(args['database-url']) : undefined;
@@ -214,6 +228,12 @@ async function main() {
     console.log(
       `ingest: ${ingest.total} frames, bus->db ${fmt(ingest.ingestFps, 0)} frames/s, raw bulk insert ${fmt(ingest.rawFps, 0)} frames/s, ratio ${fmt(ingest.ratio, 2)} (target >= 0.5) ${ingest.ratio >= 0.5 ? 'PASS' : 'FAIL'}`,
     );
+    checks.push({
+      name: 'results ingest, bus -> database / raw bulk INSERT',
+      value: fmt(ingest.ratio, 2),
+      limit: '>= 0.5',
+      ok: ingest.ratio >= 0.5,
+    });
     await svc.janitor.runOnce(); // as in steady state: refreshes planner statistics
     const reads = await measureReads({
       label: 'direct',
@@ -234,7 +254,8 @@ async function main() {
     await bus.close();
     if (database) await database.drop();
   }
-  if (args['no-gateway'] !== 'true') await benchGatewayOverhead();
+  if (args['no-gateway'] !== 'true') checks.push(...gatewayTargets(await benchGatewayOverhead()));
+  report(checks);
 }
 
 main().catch((err) => {

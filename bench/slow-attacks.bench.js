@@ -15,6 +15,7 @@
 const { parseArgs } = require('./lib/args');
 const { startStandaloneChild } = require('./lib/standalone-child');
 const { runAttack, wellBehaved, quantile } = require('../scripts/transport/slow-attack');
+const { report } = require('./lib/targets');
 
 const args = parseArgs(process.argv.slice(2));
 const SECONDS = Number(args.seconds ?? 30);
@@ -36,20 +37,24 @@ async function main() {
     );
     console.log('| attack | connections held | calls | p99 (ms) | p99 / limit | not 200 | 5xx |');
     console.log('|---|---|---|---|---|---|---|');
-    let met = 0;
-    let missed = 0;
+    const checks = [];
     for (const attack of ['slowloris', 'slow-body', 'slow-read']) {
       const r = await runAttack(svc.url, KEY, attack, { seconds: SECONDS, connections: CONNECTIONS });
       const ratio = r.p99 / (2 * baseP99);
       console.log(
         `| ${attack} | ${r.connectionsHeld} | ${r.calls} | ${r.p99.toFixed(1)} | ${ratio.toFixed(2)} | ${r.failed} | ${r.fiveXx} |`,
       );
-      for (const ok of [ratio <= 1, r.failed === 0]) {
-        if (ok) met++;
-        else missed++;
-      }
+      checks.push(
+        {
+          name: `${attack}: p99 / 2 x p99 without an attack`,
+          value: ratio.toFixed(2),
+          limit: '<= 1',
+          ok: ratio <= 1,
+        },
+        { name: `${attack}: calls not answered 200`, value: r.failed, limit: '= 0', ok: r.failed === 0 },
+      );
     }
-    console.log(`targets: ${met} met, ${missed} missed`);
+    report(checks);
   } finally {
     svc.stop();
   }

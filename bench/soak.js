@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 'use strict';
 /**
- * Soak (issue 20): mixed traffic from five subjects at their limits against the distributed deployment
+ * Soak: mixed traffic from five subjects at their limits against the distributed deployment
  * (six service processes on the real Postgres, Kafka, Redis and MinIO of scripts/stack), with a Kafka
  * broker restart in the middle. Loopback only. Checks at the end:
  *   - no 5xx other than SPEC.md section 7's 503 codes, no dropped connection;
@@ -11,7 +11,8 @@
  *     images that succeeded (images); replays of an Idempotency-Key answer the original;
  *   - RSS of every service flat after warm-up: mean of the last fifth / mean of the samples between
  *     30 % and 50 % of the run, each service against --rss-limit (1.3).
- * Prints its figures and ends with `targets: N met, M missed` (exit 1 when one is missed).
+ * Prints its figures, one `target ...` line each, and ends with `targets: N met, M missed` (exit 1 when one is
+ * missed).
  *
  * Run (it takes the shared servers for its whole length; ~10 min + 2 min set-up and drain):
  *   flock /tmp/vision-stack.lock bash scripts/soak.sh                 # the 10-minute soak
@@ -26,6 +27,7 @@ const { SoakClient } = require('./lib/soak-client');
 const { startLiveServer } = require('./lib/soak-live');
 const { checkFrames, checkQuota, rssSampler } = require('./lib/soak-checks');
 const t = require('./lib/soak-traffic');
+const { report } = require('./lib/targets');
 
 const args = parseArgs(process.argv.slice(2));
 const minutes = Number(args.minutes ?? 10);
@@ -152,43 +154,33 @@ function figures({ c, subjects, frames, quota, rss, kafkaDown, drainMs, started,
       `  ${r.name.padEnd(12)} ${r.warm.toFixed(0).padStart(6)} -> ${r.end.toFixed(0).padStart(6)}  ${r.ratio.toFixed(2)}  <= ${rssLimit}`,
     );
   const problems = subjects.flatMap((s) => s.problems.map((p) => `${s.name}: ${p}`));
-  const targets = [
+  const duplicatePages = subjects.reduce((n, s) => n + s.duplicatePages, 0);
+  const notEnded = all.filter((x) => !x.final);
+  // [name, problems found (each must be 0), the first few to print when there are any]
+  const counted = [
+    ['5xx beyond the documented 503s, and dropped connections', c.violations.length, c.violations],
+    ['frames lost or duplicated', frames.problems.length + duplicatePages, frames.problems],
     [
-      'no 5xx beyond the documented 503s, no dropped connection',
-      c.violations.length === 0,
-      c.violations.slice(0, 5),
-    ],
-    [
-      'no frame lost or duplicated',
-      frames.problems.length === 0 && subjects.every((s) => s.duplicatePages === 0),
-      frames.problems.slice(0, 5),
-    ],
-    [
-      'no double charge (quota used = tasks not refunded, images succeeded)',
-      quota.problems.length === 0,
+      'double charges (quota used = tasks not refunded, images succeeded)',
+      quota.problems.length,
       quota.problems,
     ],
-    ['replays answer the original; no unexpected answer', problems.length === 0, problems.slice(0, 5)],
-    [
-      'every task ended',
-      all.every((x) => x.final),
-      all.filter((x) => !x.final).map((x) => `${x.id} (${x.kind}) last seen ${x.last}`),
-    ],
-    ...rssRows.map((r) => [
-      `RSS of ${r.name} flat after warm-up (ratio ${r.ratio.toFixed(2)} <= ${rssLimit})`,
-      r.ratio <= rssLimit,
-      [],
-    ]),
+    ['replays not answering the original, unexpected answers', problems.length, problems],
+    ['tasks not ended', notEnded.length, notEnded.map((x) => `${x.id} (${x.kind}) last seen ${x.last}`)],
   ];
-  let met = 0;
-  for (const [name, ok, details] of targets) {
-    console.log(`  ${ok ? 'met   ' : 'MISSED'} ${name}`);
-    if (!ok)
-      for (const d of details) console.log(`         ${typeof d === 'string' ? d : JSON.stringify(d)}`);
-    if (ok) met++;
-  }
-  const missed = targets.length - met;
-  console.log(`targets: ${met} met, ${missed} missed`);
+  for (const [name, n, details] of counted)
+    if (n > 0)
+      for (const d of details.slice(0, 5))
+        console.log(`  ${name}: ${typeof d === 'string' ? d : JSON.stringify(d)}`);
+  const { missed } = report([
+    ...counted.map(([name, n]) => ({ name, value: n, limit: '= 0', ok: n === 0 })),
+    ...rssRows.map((r) => ({
+      name: `RSS of ${r.name}, end / warm`,
+      value: r.ratio.toFixed(2),
+      limit: `<= ${rssLimit}`,
+      ok: r.ratio <= rssLimit,
+    })),
+  ]);
   return { missed };
 }
 

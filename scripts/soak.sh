@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The soak of issue 20 (bench/soak.js) on the distributed deployment: installs and starts the servers of
+# The soak (bench/soak.js) on the distributed deployment: installs and starts the servers of
 # scripts/stack when needed (like scripts/test-distributed.sh), builds, runs the soak, stops the servers
 # this run started. Takes the shared servers for its whole length: run it under the stack lock, e.g.
 #   flock /tmp/vision-stack.lock bash scripts/soak.sh               # 10 minutes of traffic (+ ~3 min)

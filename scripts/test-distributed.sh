@@ -14,7 +14,7 @@ source scripts/stack/session.sh
 echo "[test-distributed] servers ready after $((SECONDS - t0))s" >&2
 npm run build --silent
 if [ "$#" -eq 0 ]; then set -- test/e2e test/transport test/distributed; fi
-# --- live stream tests (issue 14): trust the test CA of the https stream server (jest and the services it starts).
+# --- live stream tests: trust the test CA of the https stream server (jest and the services it starts).
 # (--trust: the test CA plus the bundle NODE_EXTRA_CA_CERTS already names, if any; Node takes one file.)
 NODE_EXTRA_CA_CERTS="$(bash scripts/stack/live/tls.sh --trust)"
 export NODE_EXTRA_CA_CERTS

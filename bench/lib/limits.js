@@ -13,6 +13,7 @@
  */
 const path = require('node:path');
 const fs = require('node:fs');
+const { report } = require('./targets');
 
 const root = path.resolve(__dirname, '../..');
 const inference = require(path.join(root, 'services/inference/dist/index.js'));
@@ -117,7 +118,7 @@ class RawLimits {
   /**
    * One `session.run` for a loop (`lane`): the output comes back in the lane's array, as the service's do
    * (OnnxModel.detect keeps its output arrays). A new 1.2 MB output per run left the bench's process
-   * collecting garbage throughout the service measurements that followed (docs/MODELS.md, "File jobs").
+   * collecting garbage throughout the service measurements that followed (docs/PERFORMANCE.md, "Session settings": output arrays kept).
    */
   async run(lane, tensor, lend = false) {
     const out = await this.model.runRaw(tensor, { lend, into: this.outs[lane] });
@@ -207,16 +208,6 @@ async function rawModel(model, images, reps) {
   await raw.warmUp();
   for (let r = 0; r < reps; r++) await raw.modelRound();
   return raw.summary().model;
-}
-
-/** Counts met targets and prints the closing line. `checks`: [{ name, value, limit, ok }]. */
-function report(checks) {
-  let met = 0;
-  for (const c of checks) {
-    if (c.ok) met++;
-    console.log(`target ${c.name}: ${c.value} (limit ${c.limit}) ${c.ok ? 'MET' : 'MISSED'}`);
-  }
-  console.log(`targets: ${met} met, ${checks.length - met} missed`);
 }
 
 /**

@@ -15,7 +15,7 @@ const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
  * Feeds the frames of a few tasks owned by SUBJECT through `bus` (task events, frames, end markers),
  * waits until the results service at `resultsUrl` serves them, then issues the same page reads
  * directly to it (signed identity) and through the gateway at `gatewayUrl` (API key), each with
- * READERS concurrent readers, and prints the ratio gateway/direct of p50 and p99 (target <= 1.3).
+ * READERS concurrent readers, and prints the ratio gateway/direct of p50 and p99 (target <= 1.3), which it returns.
  */
 async function compareThroughGateway(o, { where, bus, signer, resultsUrl, gatewayUrl, key }) {
   const {
@@ -88,6 +88,7 @@ async function compareThroughGateway(o, { where, bus, signer, resultsUrl, gatewa
     `  mean latency direct ${fmt(d.mean_ms)} ms vs gateway ${fmt(g.mean_ms)} ms (ratio ${fmt(g.mean_ms / d.mean_ms, 2)}); throughput ${fmt(d.pages_per_s, 0)} vs ${fmt(g.pages_per_s, 0)} pages/s`,
   );
   if (d.errors + g.errors > 0) process.exitCode = 1;
+  return { p50, p99 };
 }
 
 const gatewayLimits = (o) => ({
@@ -120,7 +121,7 @@ async function benchGatewayOverhead(o) {
     },
   });
   try {
-    await compareThroughGateway(o, {
+    return await compareThroughGateway(o, {
       where: 'standalone stack',
       bus: stack.bus,
       signer: shared.loadCallingIdentity(stack.env.VISION_IDENTITY_DIR, 'gateway').signer,
@@ -147,7 +148,7 @@ async function benchGatewayDistributed(o) {
   await deployment.start();
   const bus = new shared.KafkaBus({ brokers: [deployment.stack.kafkaBrokers], clientId: 'results-bench' });
   try {
-    await compareThroughGateway(o, {
+    return await compareThroughGateway(o, {
       where: 'distributed deployment',
       bus,
       // The gateway's key, from the launcher's per-service identity directories.

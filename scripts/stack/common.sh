@@ -32,7 +32,7 @@ SEAWEEDFS_PORT_BASE="${VISION_SEAWEEDFS_PORT_BASE:-29010}"
 S3_ACCESS_KEY="${VISION_S3_ACCESS_KEY:-visionstack}"
 S3_SECRET_KEY="${VISION_S3_SECRET_KEY:-visionstack-secret}"
 TOXIPROXY_PORT="${VISION_TOXIPROXY_PORT:-28474}"
-# Observability backends (issue 15): Jaeger's OTLP/HTTP receiver, query API/UI (+ its gRPC), health check; Prometheus.
+# Observability backends: Jaeger's OTLP/HTTP receiver, query API/UI (+ its gRPC), health check; Prometheus.
 JAEGER_OTLP_PORT="${VISION_JAEGER_OTLP_PORT:-24318}"
 JAEGER_QUERY_PORT="${VISION_JAEGER_QUERY_PORT:-26686}"
 JAEGER_QUERY_GRPC_PORT="${VISION_JAEGER_QUERY_GRPC_PORT:-26685}"

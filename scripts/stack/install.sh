@@ -114,7 +114,7 @@ go_build_module() {
 # SeaweedFS: about 10 minutes on 2 cores.
 install_s3() { go_build_module weed github.com/seaweedfs/seaweedfs "$SEAWEEDFS_VERSION" weed; }
 
-# --- observability backends (issue 15: traces and metrics in the distributed suite) ---------------------------------
+# --- observability backends (traces and metrics in the distributed suite) -------------------------------------------
 # jaeger      Jaeger $JAEGER_VERSION (the v2 binary, cmd/jaeger), built by go_build_module (its module has a replace
 #             directive; about 6 minutes on 2 cores). Cached in $BIN_DIR/jaeger.
 # prometheus  Debian package `prometheus` (brings promtool); the packaged service is not used.

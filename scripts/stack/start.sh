@@ -144,7 +144,7 @@ start_toxiproxy() {
   started toxiproxy
 }
 
-# --- observability backends (issue 15) ---------------------------------------------------------------------------
+# --- observability backends ----------------------------------------------------------------------------------------
 # Jaeger v2 with in-memory storage, its own configuration (the built-in one listens on every interface and on ports
 # other tools use): OTLP/HTTP in, the query API + UI, loopback only, no self-tracing, no own metrics endpoint.
 start_jaeger() {

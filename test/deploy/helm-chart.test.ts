@@ -179,7 +179,7 @@ function checkEnvironment(ms: Manifest[], existingSecret: boolean) {
   }
 }
 
-/** Metric families documented in docs/OPERATIONS.md (section 8's table). */
+/** Metric families documented in docs/OPERATIONS.md (the table under "Metrics"). */
 function documentedMetrics(): Set<string> {
   const doc = readFileSync(path.join(repoRoot, 'docs/OPERATIONS.md'), 'utf8');
   return new Set([...doc.matchAll(/^\| `(vision_[a-z_]+)` \|/gm)].map((m) => m[1]));

@@ -35,7 +35,7 @@ describeDistributed('fault: the Kafka broker is restarted while a file task publ
         return r.body.items.length > 0 ? true : undefined;
       });
     // A live task too: while the broker is down its publishing waits, so its newest frames push out the
-    // waiting ones (issue 15: vision_inference_frames_dropped_total). It is started first: its first frames
+    // waiting ones (counted in vision_inference_frames_dropped_total). It is started first: its first frames
     // can take longer than the whole file job, which must still be running when the broker goes.
     const live = await c.createByUrl(`${media.url}/live/pedestrians.mov`);
     expect(live.status).toBe(201);

@@ -9,7 +9,7 @@ import { clip, describeDistributed, KEY, sleep, startFaultStack } from './suppor
  * Uploads through the gateway to MinIO (SPEC 4.2): memory stays bounded however large the file, a slow
  * but steady upload completes, a stalled one is cut and leaves nothing stored.
  *
- * Sizes are scaled down for CI; the full-size run of issue 20 is
+ * Sizes are scaled down for CI; the full-size run is
  *   UPLOAD_TEST_MB=400 SLOW_UPLOAD_MB=512 SLOW_UPLOAD_MBPS=1.5 \
  *     bash scripts/test-distributed.sh test/distributed/uploads.test.ts
  * (the slow upload then takes about 6 minutes, longer than Node's default 300 s request timeout).

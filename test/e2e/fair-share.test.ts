@@ -1,5 +1,5 @@
 /**
- * Capacity and fair share (issue 20, docs/API.md "Capacity and fair share"), through the gateway:
+ * Capacity and fair share (docs/OVERLOAD.md "Capacity and fair share"), through the gateway:
  * with INFERENCE_MAX_JOBS 4 and TASKS_MAX_ACTIVE 3, one key holding 3 live tasks no longer makes the
  * second key's file upload a 503: it is accepted (201, charged once) and waits in the queue as
  * `submitting`; it starts when a slot frees, survives a restart of the tasks and inference services,

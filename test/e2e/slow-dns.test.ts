@@ -1,5 +1,5 @@
 /**
- * A slow answer from the name server of a caller's stream host (issue 20): it cannot stall admission
+ * A slow answer from the name server of a caller's stream host: it cannot stall admission
  * (other creates proceed meanwhile) and does not count as an inference failure that opens the shared
  * breaker. The name server is one this test controls (dns2 on loopback, STREAM_DNS_SERVERS): it holds
  * the answers for the slow names until the test ends. The stream is a real RTSP server

@@ -14,7 +14,7 @@ import { startMediaServer, waitFor } from '../helpers/media-server';
 const KEY = 'metrics-acme-0123456789abcdef';
 const repoRoot = path.resolve(__dirname, '../..');
 
-/** Families of the table in docs/OPERATIONS.md section 8. */
+/** Families of the table in docs/OPERATIONS.md, "Metrics". */
 function documentedFamilies(): string[] {
   const doc = readFileSync(path.join(repoRoot, 'docs/OPERATIONS.md'), 'utf8');
   return [...doc.matchAll(/^\| `(vision_[a-z_]+)` \| (counter|gauge|histogram) \|/gm)].map((m) => m[1]);

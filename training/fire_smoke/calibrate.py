@@ -2,7 +2,7 @@
 letterbox 416, BGR 0-255) and chooses the scene lower bound there. Records the figures in the model's
 provenance JSON. Never reads dfire-valid.
 
-The rule follows the issue's targets (image-level fire precision >= 0.9 and recall >= 0.85 at the lower
+The rule follows the service's quality targets (image-level fire precision >= 0.9 and recall >= 0.85 at the lower
 bound, box AP50 as high as possible): the LOWEST bound on the 0.05 grid whose firesmoke-val fire image
 precision is >= 0.95 (the 0.9 target plus a margin for the domain shift to other cameras) and recall is
 >= 0.85. Only returned objects (scores >= the bound) reach a caller, so the box AP a caller sees is

@@ -73,7 +73,7 @@ export function timeoutRecorder(upstream: string, timeoutMs: number, counted = t
 /**
  * The connections of every internal call of this process (keep-alive, a pool per service). undici's
  * `request` rather than `fetch`: the same client without the WHATWG streams and Request/Response
- * objects, about a third of the CPU time per call (docs/MODELS.md, "Internal calls"). Its requests are
+ * objects, about a third of the CPU time per call (docs/PERFORMANCE.md, "The request path"). Its requests are
  * traced like fetch's (UndiciInstrumentation listens to undici's diagnostics channels).
  */
 const internalCalls = new Agent();

@@ -20,7 +20,7 @@ import { identityDir, verifierOfAll } from '../../../test/helpers/identity';
 
 const logger = createLogger('test', { level: 'silent' });
 
-/** The sum of a counter's series with these labels (vision_gateway_*: docs/OPERATIONS.md section 8). */
+/** The sum of a counter's series with these labels (vision_gateway_*: docs/OPERATIONS.md, "Metrics"). */
 async function counted(
   counter: typeof metrics.authFailures | typeof metrics.rateLimited,
   labels: Record<string, string>,

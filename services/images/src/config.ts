@@ -17,7 +17,7 @@ export const imagesShape = {
   IMAGES_MAX_PIXELS: env.int(50_000_000, 1),
   /**
    * Inference calls in flight for one request: by default one more than the backend's two model sessions,
-   * so that an image is read and decoded while the model runs on two others (docs/MODELS.md).
+   * so that an image is read and decoded while the model runs on two others (docs/PERFORMANCE.md).
    */
   IMAGES_DETECT_CONCURRENCY: env.int(3, 1, 32),
   /** Image calls that run at once; more wait their turn (docs/OVERLOAD.md). */

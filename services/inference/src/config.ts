@@ -23,7 +23,7 @@ export const inferenceShape = {
   STREAM_ALLOW_PRIVATE_NETWORKS: env.bool(false),
   INFERENCE_MAX_IMAGE_PIXELS: env.int(40_000_000, 1),
   /**
-   * onnxruntime sessions per model, each in its own worker thread, running at the same time (docs/MODELS.md,
+   * onnxruntime sessions per model, each in its own worker thread, running at the same time (docs/PERFORMANCE.md,
    * "Session settings"): two keep the cores busy under concurrent load where one session's runs wait in line.
    */
   INFERENCE_MODEL_SESSIONS: env.int(2, 1, 64),

@@ -1,6 +1,6 @@
 /** @jest-environment ./services/inference/test/support/onnx-environment.js */
 /**
- * Fidelity (issue 16): the faster image path gives exactly what the raw model gives on the same image.
+ * Fidelity: the faster image path gives exactly what the raw model gives on the same image.
  * - The tensor prepareImage builds (resize + pad in one libvips pass, one-pass packing) is bit-identical
  *   to the reference letterbox of PROVENANCE.md 1.1 written out plainly here (resize, then paste at the
  *   top-left of a canvas of 114, BGR planes), for every image of ../shared/media/images.

@@ -2,7 +2,7 @@ import { metrics, runInService } from '@vision/shared';
 import { type Harness, startHarness } from './helpers';
 
 /**
- * vision_quota_* (docs/OPERATIONS.md section 8) move with the ledger: charges and refunds by kind,
+ * vision_quota_* (docs/OPERATIONS.md, "Metrics") move with the ledger: charges and refunds by kind,
  * holds placed, settled and expired, and requests refused because the day's quota was used up. Each
  * series carries the `service` label of the code that counted it (here the quota service).
  */

@@ -2,7 +2,7 @@ import { Readable } from 'node:stream';
 import { VisionApiError, VisionClient, VisionNetworkError } from '../../src';
 
 /**
- * The retry policy of every create (issue 17): a 5xx, a 429 after its Retry-After and a network error
+ * The retry policy of every create: a 5xx, a 429 after its Retry-After and a network error
  * are sent again with the same Idempotency-Key; a used-up daily quota and a request whose body is a
  * caller's stream are not sent twice. The service is a scripted fetch here (the retries against the
  * real stack, with a cut connection and real 429s, are in ../client.test.ts).

@@ -19,7 +19,7 @@ describe('task reasons (closed list)', () => {
   });
 
   it('maps anything else into the list, never longer than the bound', () => {
-    // The junk-upload reason of the issue: an internal path and an ffmpeg line.
+    // A junk upload's decoder error: an internal path and an ffmpeg line.
     expect(
       toTaskReason('/var/lib/vision/objects/videos/ab12/5f3c: Invalid data found when processing input'),
     ).toBe('internal_error: internal error');

@@ -62,7 +62,7 @@ export async function runCall(
   // The hold is asked for while the first images are detected (their detection waits for nothing); nothing
   // is written and no further image is taken before it is granted (processImages). It goes out one turn of
   // the event loop after the first images: in the standalone process inference then reads the first image
-  // and starts decoding it before the hold's statements take the thread (docs/MODELS.md).
+  // and starts decoding it before the hold's statements take the thread (docs/PERFORMANCE.md, "The request path").
   const held = nextTurn().then(() => quota.hold(identity, holdId, files.length, settings.holdTtlMs));
   const holdError = held.then(
     () => undefined,

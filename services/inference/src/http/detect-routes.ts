@@ -25,8 +25,8 @@ export function mountDetectRoutes(
     videoStatus: () => { video_enabled: boolean; video_reason?: string };
   },
 ): void {
-  // Two images at the cap decode at once, whatever the number of requests (issue 20: 16 requests of
-  // ten 6000x6600 images must not exhaust memory while live jobs run).
+  // Two images at the cap decode at once, whatever the number of requests: 16 requests of ten 6000x6600
+  // images must not exhaust memory while live jobs run (services/inference/test/decode-bound.test.ts).
   const budget = new PixelBudget(2 * deps.maxPixels);
   app.get('/internal/v1/scenes', (_req, res) => {
     const video = deps.videoStatus();

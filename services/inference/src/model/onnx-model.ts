@@ -26,7 +26,7 @@ export interface SessionSettings {
 }
 
 /**
- * The session settings of every model (docs/MODELS.md, "Session settings"): all graph optimisations;
+ * The session settings of every model (docs/PERFORMANCE.md, "Session settings"): all graph optimisations;
  * one run at a time per session (runs are queued in the session's worker), each spread over the
  * intra-op threads (default: one per core); operators of one run executed in order, so no inter-op pool.
  * Idle pool threads sleep instead of spinning: a spinning thread takes a core from the decoding, the

@@ -2,8 +2,8 @@
  * Several onnxruntime sessions of one model file, each in its own worker thread (session-worker.ts), and
  * a run given to the session with the fewest runs in flight. One session runs one model call at a time
  * over its intra-op threads; on a small machine two single-thread sessions keep both cores busy where
- * one two-thread session leaves them waiting on each other at every operator (docs/MODELS.md, "Session
- * settings"). With one session this is the plain session worker.
+ * one two-thread session leaves them waiting on each other at every operator (docs/PERFORMANCE.md,
+ * "Session settings"). With one session this is the plain session worker.
  */
 import type { InferenceSession } from 'onnxruntime-node';
 import { SessionWorker, type RawOutput, type SessionInfo } from './session-worker';

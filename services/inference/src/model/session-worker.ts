@@ -3,7 +3,7 @@
  * calling thread (its async `run` only defers the call with setImmediate), so a session on the main
  * thread stops the event loop for every model run: no request is read, no image decoded (sharp is
  * scheduled from the loop), no frame published while the model works. In a worker the loop stays free
- * and decoding overlaps the model (docs/MODELS.md, "Where the time goes").
+ * and decoding overlaps the model (docs/PERFORMANCE.md, "Session settings").
  *
  * Runs are queued in the worker and execute one at a time, each with the session's intra-op threads.
  * Inputs are copied to the worker (callers may reuse their arrays), or lent: moved to the worker without a

@@ -42,8 +42,8 @@ export interface SceneEngine {
 /**
  * Frames of a file job in detection at once per model session: one running and one queued in the session's
  * worker, which starts it as soon as the run before ends, without waiting for the event loop to take that
- * output and pack the next frame (docs/MODELS.md, "Frame buffers reused, two frames per session": 5-18 %
- * more frames per second once the main thread's garbage was gone). A live job keeps one per session: a
+ * output and pack the next frame (docs/PERFORMANCE.md, "Frames": 0.85-0.91 of the raw model's frames per
+ * second became 0.86-0.98). A live job keeps one per session: a
  * queued frame waits behind the other streams' frames too, and near capacity that doubled the delay from
  * capture to stored (live bench, p95 975 ms against 284-457 ms).
  */

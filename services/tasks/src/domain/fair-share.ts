@@ -1,5 +1,5 @@
 /**
- * Sharing the inference backend's job slots between subjects (docs/API.md "Capacity and fair share").
+ * Sharing the inference backend's job slots between subjects (docs/OVERLOAD.md "Capacity and fair share").
  * Pure: the counts come from the task store, the decisions are carried out by use-cases/admission.ts
  * and workers/dispatcher.ts.
  *

@@ -48,7 +48,7 @@ describe('shares', () => {
 });
 
 describe('live tasks (need a slot now)', () => {
-  test('the issue-20 scenario: the second key gets a slot while the first holds 3 of 4', () => {
+  test('the second key gets a slot while the first holds 3 of 4', () => {
     expect(decideLive(view(4, { a: 3 }), 'b')).toEqual({ kind: 'start' });
   });
 
