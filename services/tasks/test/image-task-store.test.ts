@@ -108,7 +108,9 @@ test('a status change event names the status it left and, on a failure, the reas
       result_expires_at: new Date('2027-02-22T05:00:00Z'),
     });
     await store.move(taskId, 'submission_accepted');
-    await store.move(taskId, 'job_failed', { reason: 'stream_lost: the stream was lost and did not come back in time' });
+    await store.move(taskId, 'job_failed', {
+      reason: 'stream_lost: the stream was lost and did not come back in time',
+    });
     const values = (await db.knex('outbox').orderBy('id').select('value')).map((r) =>
       typeof r.value === 'string' ? JSON.parse(r.value) : r.value,
     );
