@@ -145,9 +145,10 @@ async function runAndRecord(name, extra) {
   if (!bench) throw new Error(`unknown bench ${name}: one of ${BENCHES.map((b) => b.name).join(', ')}`);
   const command = [...bench.command, ...extra];
   const git = (...a) => execFileSync('git', a, { cwd: root, encoding: 'utf8' }).trim();
+  // Changed docs (this script rewrites the table after each run) do not change what a bench measures.
   const commit =
     git('rev-parse', '--short', 'HEAD') +
-    (git('status', '--porcelain', '--untracked-files=no') ? ' with local changes' : '');
+    (git('status', '--porcelain', '--untracked-files=no', '--', '.', ':!*.md') ? ' with local changes' : '');
   const loadAtStart = os.loadavg()[0].toFixed(1);
   const child = spawn(command[0], command.slice(1), { cwd: root, stdio: ['ignore', 'pipe', 'inherit'] });
   let out = '';
