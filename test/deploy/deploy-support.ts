@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { z } from 'zod';
-import { loadConfig, callersOf } from '@vision/shared';
+import { callersOf, IDENTITY_SERVICES, loadConfig } from '@vision/shared';
 import { gatewayShape } from '../../services/gateway/src/config';
 import { fullShape as tasksShape } from '../../services/tasks/src/config';
 import { quotaShape } from '../../services/quota/src/config';
@@ -11,7 +11,7 @@ import { inferenceShape } from '../../services/inference/src/config';
 
 export const repoRoot = path.resolve(__dirname, '../..');
 
-export const SERVICES = ['gateway', 'tasks', 'quota', 'results', 'images', 'inference'] as const;
+export const SERVICES = IDENTITY_SERVICES;
 export type ServiceName = (typeof SERVICES)[number];
 
 /** The configuration schema each service validates its environment with (its config.ts). */
@@ -26,10 +26,7 @@ export const SHAPES: Record<ServiceName, z.ZodRawShape> = {
 
 /** Who calls whom (docs/INTERNAL.md): the callers whose identity keys each service accepts (identity.ts). */
 export const CALLERS = Object.fromEntries(
-  (['tasks', 'quota', 'results', 'images', 'inference'] as const).map((s) => [
-    s,
-    callersOf(s) as ServiceName[],
-  ]),
+  SERVICES.filter((s) => s !== 'gateway').map((s) => [s, callersOf(s) as ServiceName[]]),
 ) as Record<Exclude<ServiceName, 'gateway'>, ServiceName[]>;
 
 /** Variables an adapter factory needs in distributed mode (packages/shared/src/adapters). */

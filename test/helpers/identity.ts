@@ -7,6 +7,7 @@ import os from 'node:os';
 import path from 'node:path';
 import {
   callersOf,
+  IDENTITY_SERVICES,
   loadCallingIdentity,
   signIdentity,
   type Identity,
@@ -40,7 +41,7 @@ export function verifierOf(service: string): IdentityVerifier {
 /** A verifier that accepts every issuer's key (a test stand-in for several services). */
 export function verifierOfAll(): IdentityVerifier {
   const keys = new Map();
-  for (const s of ['tasks', 'quota', 'results', 'images', 'inference'])
+  for (const s of IDENTITY_SERVICES)
     for (const [k, v] of loadServiceIdentity(identityDir(), s).verifier.keys) keys.set(k, v);
   return { keys };
 }
