@@ -178,6 +178,11 @@ seccompProfile:
   type: RuntimeDefault
 {{- end -}}
 
+{{/* The services that call others, each with an identity key pair (IDENTITY_CALLS in packages/shared/src/identity.ts). */}}
+{{- define "vision.identityIssuers" -}}
+[gateway, tasks, images, results]
+{{- end -}}
+
 {{- define "vision.identitySecretName" -}}
 {{- default (printf "%s-identity" (include "vision.fullname" .)) .Values.secrets.existingIdentitySecret -}}
 {{- end -}}
@@ -188,7 +193,7 @@ calls other services (gateway, tasks, images, results), and the public keys of i
 Input: dict "name" (program) "callers" (list).
 */}}
 {{- define "vision.identityItems" -}}
-{{- if has .name (list "gateway" "tasks" "images" "results") }}
+{{- if has .name (include "vision.identityIssuers" . | fromYamlArray) }}
 - key: {{ .name }}.key
   path: {{ .name }}.key
 {{- end }}
