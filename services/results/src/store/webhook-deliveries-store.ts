@@ -4,14 +4,10 @@ import type { AttemptRow, DeliveryRow } from '../domain/webhooks/rows';
 
 export type { AttemptRow, DeliveryRow };
 
-export interface NewDelivery {
-  endpoint_id: string;
-  delivery_id: string;
-  event_type: string;
-  order_key: string;
-  body: string;
-  trace_headers: Record<string, string> | null;
-}
+export type NewDelivery = Pick<
+  DeliveryRow,
+  'endpoint_id' | 'delivery_id' | 'event_type' | 'order_key' | 'body' | 'trace_headers'
+>;
 
 const date = (v: unknown): Date | null => (v === null || v === undefined ? null : new Date(v as string));
 
