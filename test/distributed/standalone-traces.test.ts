@@ -7,89 +7,39 @@
  * they were written in; its start banner prints the one metrics address of the six services. Runs in
  * the distributed suite because it needs that Jaeger.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import net from 'node:net';
-import os from 'node:os';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { readStackEnv } from '../../scripts/distributed/launcher';
 import { jaegerUrl, newTraceparent, waitForTrace, type Span } from '../helpers/observability';
-import { SHARED_DIR, MEDIA } from '../helpers/stack';
+import { MEDIA } from '../helpers/stack';
+import { startStandaloneProcess, type StandaloneProcess } from '../helpers/standalone-process';
 import { describeDistributed, waitFor } from './support';
 
 const KEY = 'traces-acme-0123456789abcdef';
-const MAIN = path.resolve(__dirname, '../../apps/standalone/dist/main.js');
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = net.createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address() as net.AddressInfo;
-      srv.close(() => resolve(port));
-    });
-  });
-}
 
 const services = (spans: Span[]) => new Set(spans.map((s) => s.service));
 const named = (spans: Span[], service: string) =>
   spans.filter((s) => s.service === service).map((s) => s.operationName);
 
 describeDistributed('standalone traces in the real Jaeger', () => {
-  let child: ChildProcess;
+  let proc: StandaloneProcess;
   let url = '';
-  let metricsPort = 0;
-  let out = '';
-  const dataDir = mkdtempSync(path.join(os.tmpdir(), 'vision-traces-'));
+  const out = () => proc.output();
 
   beforeAll(async () => {
     const otlp = readStackEnv().otlpEndpoint;
     if (!otlp) throw new Error('Jaeger is not running: scripts/stack/start.sh jaeger');
-    const [port, metrics, tasks, quota, results, images, inference] = await Promise.all(
-      Array.from({ length: 7 }, freePort),
-    );
-    metricsPort = metrics;
-    child = spawn(process.execPath, [MAIN], {
-      env: {
-        PATH: process.env.PATH,
-        HOME: process.env.HOME,
-        PORT: String(port),
-        METRICS_PORT: String(metrics),
-        TASKS_PORT: String(tasks),
-        QUOTA_PORT: String(quota),
-        RESULTS_PORT: String(results),
-        IMAGES_PORT: String(images),
-        INFERENCE_PORT: String(inference),
-        VISION_DATA_DIR: dataDir,
-        VISION_MODELS_DIR: path.join(SHARED_DIR, 'models'),
-        VISION_API_KEYS: `${KEY}:acme`,
-        LOG_LEVEL: 'info',
-        OTEL_EXPORTER_OTLP_ENDPOINT: otlp,
-        OTEL_BSP_SCHEDULE_DELAY: '300',
-      },
-      stdio: ['ignore', 'pipe', 'pipe'],
+    proc = await startStandaloneProcess({
+      VISION_API_KEYS: `${KEY}:acme`,
+      LOG_LEVEL: 'info',
+      OTEL_EXPORTER_OTLP_ENDPOINT: otlp,
+      OTEL_BSP_SCHEDULE_DELAY: '300',
     });
-    child.stdout?.on('data', (b: Buffer) => (out += b.toString()));
-    child.stderr?.on('data', (b: Buffer) => (out += b.toString()));
-    url = await waitFor(
-      'the standalone banner',
-      async () => {
-        if (child.exitCode !== null) throw new Error(`standalone exited ${child.exitCode}:\n${out}`);
-        return /is up at (http:\S+)/.exec(out)?.[1];
-      },
-      120_000,
-    );
+    url = proc.url;
   }, 150_000);
 
-  afterAll(async () => {
-    if (child && child.exitCode === null) {
-      const exited = new Promise((r) => child.once('exit', r));
-      child.kill('SIGTERM');
-      await exited;
-    }
-    rmSync(dataDir, { recursive: true, force: true });
-  });
+  afterAll(() => proc?.stop());
 
   const post = (urlPath: string, traceparent: string, body: FormData) =>
     fetch(`${url}${urlPath}`, {
@@ -168,7 +118,7 @@ describeDistributed('standalone traces in the real Jaeger', () => {
     const line = await waitFor(
       "the job's end in the log",
       async () =>
-        out
+        out()
           .split('\n')
           .filter((l) => l.startsWith('{'))
           .map((l) => JSON.parse(l) as Record<string, unknown>)
@@ -195,8 +145,8 @@ describeDistributed('standalone traces in the real Jaeger', () => {
   }, 120_000);
 
   it('the start banner prints the metrics address; it serves all six services by label, the gateway does not', async () => {
-    const shown = /^Metrics \(Prometheus.*: (http:\S+)$/m.exec(out)?.[1];
-    expect(shown).toBe(`http://127.0.0.1:${metricsPort}/metrics`);
+    const shown = /^Metrics \(Prometheus.*: (http:\S+)$/m.exec(out())?.[1];
+    expect(shown).toBe(proc.metricsUrl);
     const res = await fetch(shown as string);
     expect([res.status, res.headers.get('content-type')]).toEqual([
       200,

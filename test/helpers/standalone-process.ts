@@ -18,6 +18,8 @@ export interface StandaloneProcess {
   url: string;
   /** The tasks service on loopback (its operator routes). */
   tasksUrl: string;
+  /** The one metrics endpoint of the six services (METRICS_PORT). */
+  metricsUrl: string;
   /** Everything the process wrote to stdout and stderr so far. */
   output(): string;
   /** SIGTERM, and waits for the exit (the process flushes its spans on the way out). */
@@ -69,5 +71,11 @@ export async function startStandaloneProcess(
     }
     await new Promise((r) => setTimeout(r, 200));
   }
-  return { url: `http://127.0.0.1:${port}`, tasksUrl: `http://127.0.0.1:${tasks}`, output: () => out, stop };
+  return {
+    url: `http://127.0.0.1:${port}`,
+    tasksUrl: `http://127.0.0.1:${tasks}`,
+    metricsUrl: `http://127.0.0.1:${metrics}/metrics`,
+    output: () => out,
+    stop,
+  };
 }
