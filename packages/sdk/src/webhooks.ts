@@ -1,5 +1,5 @@
 /**
- * Webhook endpoints of this key's subject (docs/API.md, "Webhooks"), and `verifyWebhook()` for receivers:
+ * Webhook endpoints of this key's subject (docs/WEBHOOKS.md), and `verifyWebhook()` for receivers:
  * the Standard Webhooks signature check (the `standardwebhooks` package) over the raw body.
  */
 import type { Client } from 'openapi-fetch';

@@ -1,4 +1,4 @@
-/** /v1/vision/webhooks: endpoints of the caller's subject and their delivery logs (docs/API.md, "Webhooks"). */
+/** /v1/vision/webhooks: endpoints of the caller's subject and their delivery logs (docs/WEBHOOKS.md). */
 import type { Express, Request } from 'express';
 import { identityOf, notFound, route } from '@vision/shared';
 import { DELIVERY_ID, ENDPOINT_ID } from '../domain/webhooks/requests';

@@ -4,7 +4,7 @@
  */
 import type { TaskEvent } from '../messages';
 
-/** Event types an endpoint can subscribe to (docs/API.md, "Webhooks"). */
+/** Event types an endpoint can subscribe to (docs/WEBHOOKS.md). */
 export const EVENT_TYPES = [
   'vision.task.status_changed',
   'vision.task.frames_available',

@@ -1,4 +1,4 @@
-/** Shapes of the webhook endpoints' requests (docs/API.md, "Webhooks"). Pure. */
+/** Shapes of the webhook endpoints' requests (docs/WEBHOOKS.md). Pure. */
 import { z } from 'zod';
 import { EVENT_TYPES } from './events';
 
