@@ -1,3 +1,4 @@
+import { readFileSync, statSync } from 'node:fs';
 import { z } from 'zod';
 import { redactText } from './redact';
 
@@ -14,23 +15,77 @@ export class ConfigError extends Error {
 
 type Env = Record<string, string | undefined>;
 
+/** Suffix of the variable naming a file that holds a setting's value (`DATABASE_URL_FILE`). */
+const FILE_SUFFIX = '_FILE';
+/** The largest file a `*_FILE` variable may name. */
+const MAX_FILE_BYTES = 1024 * 1024;
+
+/** The text of the file `X_FILE` names, trimmed; or why it cannot be read (never its content). */
+function readSettingFile(path: string): { ok: true; text: string } | { ok: false; why: string } {
+  try {
+    const st = statSync(path);
+    if (!st.isFile()) return { ok: false, why: 'not a regular file' };
+    if (st.size > MAX_FILE_BYTES) return { ok: false, why: `larger than ${MAX_FILE_BYTES} bytes` };
+    return { ok: true, text: readFileSync(path, 'utf8').trim() };
+  } catch (err) {
+    return { ok: false, why: (err as NodeJS.ErrnoException).code ?? 'unreadable' };
+  }
+}
+
+/**
+ * The raw value of each variable of the schema: `X` from the environment, or, when `X_FILE` is set
+ * instead, the trimmed content of the file it names (a mounted Secret keeps the value out of the
+ * process environment). Setting both is a problem, as is a file that cannot be read.
+ */
+function collectInput(
+  keys: string[],
+  env: Env,
+): { input: Record<string, string>; fromFile: Set<string>; problems: string[] } {
+  const input: Record<string, string> = {};
+  const fromFile = new Set<string>();
+  const problems: string[] = [];
+  for (const key of keys) {
+    const v = env[key];
+    const fileVar = `${key}${FILE_SUFFIX}`;
+    const file = key.endsWith(FILE_SUFFIX) || keys.includes(fileVar) ? undefined : env[fileVar];
+    const direct = v !== undefined && v !== '';
+    if (file === undefined || file === '') {
+      if (direct) input[key] = v;
+      continue;
+    }
+    if (direct) {
+      problems.push(`${key}: both ${key} and ${fileVar} are set; set only one`);
+      continue;
+    }
+    const read = readSettingFile(file);
+    if (!read.ok) {
+      problems.push(`${fileVar}: cannot read ${JSON.stringify(redactText(file))} (${read.why})`);
+      continue;
+    }
+    if (read.text !== '') {
+      input[key] = read.text;
+      fromFile.add(key);
+    }
+  }
+  return { input, fromFile, problems };
+}
+
 /**
  * Validates environment variables against a zod object schema whose keys are the variable names.
- * Empty strings count as unset so that `FOO= npm start` falls back to the default.
+ * Empty strings count as unset so that `FOO= npm start` falls back to the default. Any variable `X`
+ * may come from a file instead: `X_FILE=/path` reads it from there (trimmed).
  */
 export function loadConfig<S extends z.ZodRawShape>(
   shape: S,
   env: Env = process.env,
 ): z.infer<z.ZodObject<S>> {
-  const input: Record<string, string> = {};
-  for (const key of Object.keys(shape)) {
-    const v = env[key];
-    if (v !== undefined && v !== '') input[key] = v;
-  }
+  const { input, fromFile, problems } = collectInput(Object.keys(shape), env);
   const parsed = z.object(shape).safeParse(input);
-  if (!parsed.success) {
-    throw new ConfigError(
-      parsed.error.issues.map((i) => {
+  if (!parsed.success || problems.length > 0) {
+    const issues = parsed.success ? [] : parsed.error.issues;
+    throw new ConfigError([
+      ...problems,
+      ...issues.map((i) => {
         const name = i.path.join('.');
         const got = input[name];
         const sensitive = SENSITIVE_NAME.test(name);
@@ -44,9 +99,10 @@ export function loadConfig<S extends z.ZodRawShape>(
         const message = redactText(
           got === undefined ? i.message : i.message.split(got).join(sensitive ? '***' : redactText(got)),
         );
-        return `${name}: ${message}${shown}`;
+        const label = fromFile.has(name) ? `${name} (from ${name}${FILE_SUFFIX})` : name;
+        return `${label}: ${message}${shown}`;
       }),
-    );
+    ]);
   }
   return parsed.data;
 }

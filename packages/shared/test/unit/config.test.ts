@@ -1,3 +1,6 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { z } from 'zod';
 import { commonShape, ConfigError, env, loadConfig } from '../../src';
 
@@ -79,5 +82,76 @@ describe('configuration errors never echo secrets', () => {
     expect(message).not.toContain('pass:word');
     expect(message).toContain('rtsp://***@h');
     expect(message).not.toContain('u:p@');
+  });
+});
+
+describe('settings read from files (X_FILE)', () => {
+  let dir = '';
+  beforeAll(() => {
+    dir = mkdtempSync(path.join(os.tmpdir(), 'vision-config-files-'));
+  });
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+  const file = (name: string, content: string) => {
+    const p = path.join(dir, name);
+    writeFileSync(p, content);
+    return p;
+  };
+  const shape = {
+    DATABASE_URL: z.string().url('expected a URL').optional(),
+    S3_SECRET_KEY: z.string().min(16, 'expected at least 16 characters').optional(),
+    WORKERS: env.int(2, 1, 64),
+  };
+
+  it('reads the value from the named file, trimmed, and validates it like the variable', () => {
+    const cfg = loadConfig(shape, {
+      DATABASE_URL_FILE: file('db', '  postgres://u:p@db:5432/vision\n'),
+      WORKERS_FILE: file('workers', '8\n'),
+    });
+    expect(cfg.DATABASE_URL).toBe('postgres://u:p@db:5432/vision');
+    expect(cfg.WORKERS).toBe(8);
+    // An empty X_FILE counts as unset, as an empty X does.
+    expect(loadConfig(shape, { WORKERS_FILE: '', WORKERS: '3' }).WORKERS).toBe(3);
+  });
+
+  it('refuses X and X_FILE both set, naming both variables and neither value', () => {
+    let err: unknown;
+    try {
+      loadConfig(shape, {
+        S3_SECRET_KEY: 'direct-secret-value-123',
+        S3_SECRET_KEY_FILE: file('s3', 'file-secret-value-456'),
+      });
+    } catch (e) {
+      err = e;
+    }
+    expect(err).toBeInstanceOf(ConfigError);
+    const message = (err as Error).message;
+    expect(message).toMatch(/S3_SECRET_KEY\b.*S3_SECRET_KEY_FILE/);
+    expect(message).not.toContain('direct-secret-value-123');
+    expect(message).not.toContain('file-secret-value-456');
+  });
+
+  it('names the file variable when the file cannot be read, and never echoes a bad value from a file', () => {
+    expect(() => loadConfig(shape, { DATABASE_URL_FILE: path.join(dir, 'missing') })).toThrow(
+      /DATABASE_URL_FILE: cannot read .*missing.*ENOENT/,
+    );
+    expect(() => loadConfig(shape, { DATABASE_URL_FILE: dir })).toThrow(
+      /DATABASE_URL_FILE.*not a regular file/,
+    );
+    let message = '';
+    try {
+      loadConfig(shape, { S3_SECRET_KEY_FILE: file('short', 'tooshort\n') });
+    } catch (e) {
+      message = (e as Error).message;
+    }
+    expect(message).toContain('S3_SECRET_KEY (from S3_SECRET_KEY_FILE)');
+    expect(message).not.toContain('tooshort');
+  });
+
+  it('leaves a schema key that itself ends in _FILE alone', () => {
+    const own = { GATEWAY_OPENAPI_FILE: z.string().optional() };
+    const env = { GATEWAY_OPENAPI_FILE: '/app/docs/openapi.yaml', GATEWAY_OPENAPI_FILE_FILE: file('o', 'x') };
+    expect(loadConfig(own, env)).toEqual({
+      GATEWAY_OPENAPI_FILE: '/app/docs/openapi.yaml',
+    });
   });
 });
