@@ -18,6 +18,7 @@ import {
   createServiceApp,
   identityOf,
   listen,
+  overloaded,
   route,
 } from '@vision/shared';
 import { DirectoryObjectStore } from '@vision/shared/adapters/directory-object-store';
@@ -37,6 +38,8 @@ export const logger = createLogger('images-test', { level: 'silent' });
 export class FakeInference {
   /** Images (by sha256) for which detect answers 500, as a crashed backend would. */
   readonly poisoned = new Set<string>();
+  /** Images (by sha256) that detect refuses as a full backend does: 503 `overloaded`, Retry-After 7. */
+  readonly shedding = new Set<string>();
   disabled = new Set<SceneCode>(['fishing']);
   detectCalls = 0;
   /** Runs before each detect answer (to make time pass or change quota while a call is in progress). */
@@ -67,6 +70,8 @@ export class FakeInference {
             this.detectCalls += 1;
             const files = await readFiles(req);
             await this.beforeDetect?.();
+            // As inference's own detect queue refuses (503 overloaded, Retry-After from the backlog).
+            if (files.some((f) => this.shedding.has(sha256(f)))) throw overloaded(7000, 'detect');
             if (files.some((f) => this.poisoned.has(sha256(f)))) {
               res.status(500).json({ error: { code: 'OP-SYS-INTERNAL', message: 'boom', request_id: 'x' } });
               return;
@@ -205,7 +210,13 @@ export interface Stack {
 }
 
 export async function startStack(
-  opts: { clock?: Clock; env?: Record<string, string>; inference?: 'real' | 'fake' } = {},
+  opts: {
+    clock?: Clock;
+    env?: Record<string, string>;
+    inference?: 'real' | 'fake';
+    /** Settings of the real inference (its detect queue, for example). */
+    inferenceEnv?: Record<string, string>;
+  } = {},
 ): Promise<Stack> {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'images-test-'));
   const quota = await startQuota({
@@ -231,6 +242,7 @@ export async function startStack(
         VISION_DATA_DIR: path.join(dir, 'inference'),
         VISION_MODELS_DIR: path.join(sharedDir, 'models'),
         LOG_LEVEL: 'silent',
+        ...opts.inferenceEnv,
       },
       port: 0,
       host: '127.0.0.1',

@@ -11,6 +11,8 @@ import type { Logger } from '../logger';
 import { type CallResult, type ServiceClient, UnreachableError } from '../service-client';
 import { observeBreaker } from '../breaker-telemetry';
 import { REASON } from '../reasons';
+import type { ApiError } from '../errors';
+import { deadlineExceeded, overloaded } from '../admission/admission-queue';
 
 export interface JobView {
   job_id: string;
@@ -34,7 +36,13 @@ export type SubmitOutcome =
 /** What inference said about one image. */
 export type DetectOutcome =
   | { status: 'succeeded'; objects: DetectedObject[] }
-  | { status: 'failed'; failure: 'inference_unavailable' | 'inference_rejected'; reason: string };
+  | { status: 'failed'; failure: 'inference_unavailable' | 'inference_rejected'; reason: string }
+  /**
+   * Inference had no room or no time left for the image (503 `overloaded` or `deadline_exceeded`): not
+   * the image's fault, nor a failure of the backend. `refusal` is the call-level answer to give instead
+   * (503 OP-SYS-UNAVAILABLE with the same reason, and inference's Retry-After).
+   */
+  | { status: 'shed'; refusal: ApiError };
 
 export interface BreakerSettings {
   /** Time limit of one call. */
@@ -182,6 +190,7 @@ export class InferenceClient {
     } catch (err) {
       return { status: 'failed', failure: 'inference_unavailable', reason: errorReason(err) };
     }
+    if (isShed(r)) return { status: 'shed', refusal: shedRefusal(r) };
     if (r.status !== 200)
       return { status: 'failed', failure: 'inference_rejected', reason: `refused_${r.status}` };
     const results = (r.body as { results?: WireResult[] } | undefined)?.results;
@@ -205,6 +214,16 @@ function isShed(r: CallResult): boolean {
   const reason = (r.body as { error?: { details?: { reason?: unknown } } } | undefined)?.error?.details
     ?.reason;
   return r.status === 503 && (reason === REASON.overloaded || reason === REASON.deadline_exceeded);
+}
+
+/** The call-level refusal for a shed answer, keeping inference's reason and Retry-After. */
+function shedRefusal(r: CallResult): ApiError {
+  const reason = (r.body as { error?: { details?: { reason?: unknown } } } | undefined)?.error?.details
+    ?.reason;
+  if (reason === REASON.deadline_exceeded) return deadlineExceeded('the image detection');
+  const header = r.headers['retry-after'];
+  const seconds = Number(Array.isArray(header) ? header[0] : header);
+  return overloaded(Number.isFinite(seconds) && seconds > 0 ? seconds * 1000 : 0, 'image detection');
 }
 
 function isBreakerOpenError(err: unknown): boolean {

@@ -122,6 +122,10 @@ export async function runCall(
  * image's failure is its own. Until the quota hold is granted only the first image of each worker is
  * detected (at most detectConcurrency images of a refused call are detected for nothing) and nothing
  * is written; a refused hold fails the whole call.
+ *
+ * The whole call is refused (nothing charged, the key free again) when its caller has gone, its deadline
+ * passed, or inference shed one of its images for want of room or time (docs/OVERLOAD.md): no further
+ * image goes to inference, the images in flight are awaited, and the images already relayed are deleted.
  */
 async function processImages(
   ctx: DetectionDeps,
@@ -135,12 +139,16 @@ async function processImages(
   const { store, inference, clock, logger } = ctx;
   const at = clock.now();
   const results: ImageResult[] = [];
+  const relayed: string[] = [];
+  /** Why the call stops early: the first refusal seen. */
+  let stop: unknown;
   let next = 0;
   const worker = async (): Promise<void> => {
-    while (next < files.length) {
-      // A call whose caller has gone or whose deadline passed stops before inference, not after: the
-      // whole call is then refused (nothing charged, the key free again).
-      if (control.signal?.aborted) throw control.signal.reason;
+    while (next < files.length && stop === undefined) {
+      if (control.signal?.aborted) {
+        stop = control.signal.reason;
+        return;
+      }
       const f = files[next++];
       const outcome = await inference.detect(
         identity,
@@ -150,6 +158,10 @@ async function processImages(
         control.deadline,
       );
       await held;
+      if (outcome.status === 'shed') {
+        stop ??= outcome.refusal;
+        return;
+      }
       if (outcome.status !== 'succeeded') {
         logger.warn({ task_id: taskId, seq: f.seq, reason: outcome.reason }, 'image detection failed');
         results.push({ seq: f.seq, status: 'failed', error_code: errorCodeFor(outcome.failure) });
@@ -163,12 +175,22 @@ async function processImages(
         results.push({ seq: f.seq, status: 'failed', error_code: errorCodeFor('relay_failed') });
         continue;
       }
+      relayed.push(key);
       results.push({ seq: f.seq, status: 'succeeded', objects: outcome.objects.map(toImageObject) });
     }
   };
-  await Promise.all(
+  const ended = await Promise.allSettled(
     Array.from({ length: Math.min(ctx.settings.detectConcurrency, files.length) }, () => worker()),
   );
+  const thrown = ended.find((e): e is PromiseRejectedResult => e.status === 'rejected');
+  if (thrown || stop !== undefined) {
+    // Nothing of a refused call is kept: its relayed images would otherwise stay for free.
+    if (relayed.length > 0)
+      await store.delete(relayed).catch((err: unknown) => {
+        logger.warn({ err, task_id: taskId }, 'the images of a refused call could not be deleted');
+      });
+    throw thrown ? thrown.reason : stop;
+  }
   return inUploadOrder(results, files.length);
 }
 
