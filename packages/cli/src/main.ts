@@ -4,6 +4,7 @@ import { detectCommand } from './commands/detect';
 import { quotaCommand, scenesCommand } from './commands/info';
 import { resultsCommand } from './commands/results';
 import { taskCommand, tasksCommand } from './commands/tasks';
+import { webhooksCommand } from './commands/webhooks';
 import { EXIT, EXIT_HELP, describeFailure } from './exit-codes';
 
 /** The `vision` program; every command and sub-command answers --help. */
@@ -24,6 +25,7 @@ export function program(): Command {
     tasksCommand(),
     resultsCommand(),
     quotaCommand(),
+    webhooksCommand(),
   ])
     root.addCommand(cmd);
   const strict = (cmd: Command) => {

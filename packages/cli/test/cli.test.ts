@@ -7,42 +7,21 @@ import { SDK_VERSION, VisionClient, type ImageDetection, type Task } from '@visi
 import { MEDIA, startStack, type TestStack } from '../../../test/helpers/stack';
 import { startMediaServer, type MediaServer } from '../../../test/helpers/media-server';
 import { colorFor } from '../src/draw';
+import { BIN, runVision } from './support/vision-process';
 
 const KEY = 'cli-main-key-0123456789';
 const LOW = 'cli-low-key-0123456789';
 const ROOT = path.resolve(__dirname, '../../..');
-const BIN = path.resolve(__dirname, '../bin/vision.js');
 const PARKING = path.join(MEDIA, 'videos', 'person_bicycle_car_parkinglot_intel.mp4');
 const image = (name: string) => path.join(MEDIA, 'images', name);
-
-interface Run {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
 
 describe('the vision command, spawned as a process, against the standalone stack', () => {
   let stack: TestStack;
   let media: MediaServer;
   let tmp: string;
 
-  /** Runs `node packages/cli/bin/vision.js ARGS` (stdout and stderr are pipes, not terminals). */
   const vision = (args: string[], env: Record<string, string | undefined> = {}) =>
-    new Promise<Run>((resolve) => {
-      execFile(
-        process.execPath,
-        [BIN, ...args],
-        {
-          env: { PATH: process.env.PATH, VISION_BASE_URL: stack.url, VISION_API_KEY: KEY, ...env },
-          maxBuffer: 64 * 1024 * 1024,
-          timeout: 240_000,
-        },
-        (err, stdout, stderr) => {
-          const code = err ? (typeof err.code === 'number' ? err.code : null) : 0;
-          resolve({ code, stdout, stderr });
-        },
-      );
-    });
+    runVision(args, { VISION_BASE_URL: stack.url, VISION_API_KEY: KEY, ...env });
 
   beforeAll(async () => {
     if (!existsSync(path.resolve(__dirname, '../dist/main.js')))
