@@ -69,7 +69,13 @@ describe('web console in chromium', () => {
       keys: `${KEY}:console`,
       // The live create probes the stream (ffmpeg's first frames): generous on a busy machine, as in the
       // other live tests (with the 5 s default, one run at load 9 never reached the live task's page).
-      env: { TASKS_POLL_INTERVAL_MS: '500', QUOTA_VIDEO_DAILY: '20', TASKS_PROBE_TIMEOUT_MS: '45000' },
+      // A results stream lives 4 s here, so that the console's reconnects with Last-Event-ID are exercised.
+      env: {
+        TASKS_POLL_INTERVAL_MS: '500',
+        QUOTA_VIDEO_DAILY: '20',
+        TASKS_PROBE_TIMEOUT_MS: '45000',
+        RESULTS_STREAM_MAX_MS: '4000',
+      },
     });
     media = await startMediaServer({ 'parking.mp4': PARKING });
     browser = await launchChromium();
@@ -451,7 +457,7 @@ describe('web console in chromium', () => {
     await ctx.close();
   }, 120_000);
 
-  it('live task: created from a stream URL, chart and latest objects update, the stop button stops it', async () => {
+  it('live task: frames come over the results stream (resumed with Last-Event-ID), never from the page endpoint', async () => {
     await enterKey(page, stack.url, KEY, '#/tasks');
     await page.locator('form.create-url select').waitFor();
     await page.fill('form.create-url input[name=stream_url]', `${media.url}/live/parking.mp4`);
@@ -467,6 +473,7 @@ describe('web console in chromium', () => {
         `the create was refused: ${await page.locator('.error[data-code]').first().textContent()}`,
       );
     const id = decodeURIComponent(page.url().split('#/tasks/')[1]);
+    const isStream = (url: string) => new URL(url).pathname === `/v1/vision/tasks/${id}/results/stream`;
     await page.locator('.live').waitFor();
     // Everything stored, so that the chart has lines to draw whatever the scores.
     await page.evaluate(() => {
@@ -483,10 +490,40 @@ describe('web console in chromium', () => {
       first,
       { timeout: 30_000 },
     );
+    // Each stream ends after 4 s (RESULTS_STREAM_MAX_MS): the console reopens it after its last frame.
+    await page.waitForRequest((r) => isStream(r.url()) && Boolean(r.headers()['last-event-id']), {
+      timeout: 30_000,
+    });
     await screenshots(page, '7-live-task');
     await page.click('button:has-text("Stop")');
     await page.locator('.task-status [data-status="stopped"]').waitFor({ timeout: 60_000 });
     expect((await api('GET', `/v1/vision/tasks/${id}`)).body.status).toBe('stopped');
+    // The stream's `end`: every frame of the task, each once, as the page endpoint has them.
+    await page.locator('.frame-count[data-ended="true"]').waitFor({ timeout: 60_000 });
+    const stored: Frame[] = [];
+    let cursor = '';
+    do {
+      const r = await api('GET', `/v1/vision/tasks/${id}/results?limit=500&min_score=0&cursor=${cursor}`);
+      stored.push(...(r.body.items as Frame[]));
+      cursor = r.body.next_cursor as string;
+    } while (cursor);
+    expect(Number(await page.locator('.frame-count').getAttribute('data-frames'))).toBe(stored.length);
+    const shown = await page
+      .locator('.live ul.frames li')
+      .evaluateAll((li) => li.map((e) => e.getAttribute('data-frame')));
+    expect(shown).toEqual(
+      stored
+        .slice(-5)
+        .reverse()
+        .map((f) => f.frame_id),
+    );
+    // Where the frames came from: the stream, with the key in its header; the page endpoint never.
+    const reads = sent.filter((r) => new URL(r.url).pathname.startsWith(`/v1/vision/tasks/${id}/results`));
+    const streams = reads.filter((r) => isStream(r.url));
+    expect(streams.length).toBeGreaterThan(1);
+    expect(reads.filter((r) => !isStream(r.url)).map((r) => r.url)).toEqual([]);
+    for (const r of streams)
+      expect([r.headers.authorization, r.headers.accept]).toEqual([`Bearer ${KEY}`, 'text/event-stream']);
     await screenshots(page, '8-live-task-stopped');
     expect(realErrors(errors)).toEqual([]);
   }, 240_000);

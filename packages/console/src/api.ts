@@ -81,6 +81,32 @@ export async function api<T>(
 }
 
 /**
+ * Opens a Server-Sent Events stream (GET, the key in the header, resuming after `lastEventId`). Resolves
+ * with the open response; rejects with an ApiFailure for an error answer or no connection.
+ */
+export async function openEventStream(
+  path: string,
+  lastEventId: string | undefined,
+  signal: AbortSignal,
+): Promise<Response & { body: ReadableStream<Uint8Array> }> {
+  const headers: Record<string, string> = {
+    authorization: `Bearer ${getKey()}`,
+    accept: 'text/event-stream',
+  };
+  if (lastEventId) headers['last-event-id'] = lastEventId;
+  let res: Response;
+  try {
+    res = await fetch(path, { headers, signal, credentials: 'omit', cache: 'no-store' });
+  } catch (err) {
+    if (signal.aborted) throw err;
+    throw new ApiFailure(0, 'NETWORK', 'The service could not be reached');
+  }
+  if (!res.ok) throw failureOf(res.status, await res.text());
+  if (!res.body) throw new ApiFailure(0, 'NETWORK', 'The service sent no stream');
+  return res as Response & { body: ReadableStream<Uint8Array> };
+}
+
+/**
  * A multipart POST with upload progress (fetch reports none): `onProgress(sent, total)` while the body
  * goes out. Resolves with the JSON answer; rejects with an ApiFailure.
  */

@@ -129,7 +129,8 @@ export function taskPage(taskId: string): Page {
           live = createLiveView(feed);
           fill(view, live.el);
         }
-        feed.start();
+        // A running task's frames are followed over the results stream; an ended one's are paged in.
+        feed.start(!TERMINAL.has(first.body.status));
       } catch (err) {
         if (!gone) {
           showError(errors, err);
