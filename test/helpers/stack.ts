@@ -1,7 +1,8 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { createLogger } from '@vision/shared';
+import vm from 'node:vm';
+import { createLogger, installCrashHandler } from '@vision/shared';
 import { startStandalone, type Standalone } from '../../apps/standalone/src/index';
 import { assertMatchesOpenApi } from './openapi';
 
@@ -53,6 +54,29 @@ export async function startStack(opts: StackOptions = {}): Promise<TestStack> {
   return startStandaloneStack(opts);
 }
 
+// The process-wide crash handler, as every service process installs it, on the real process (jest's
+// `process` is a copy that Node never emits on), with an exit that records instead of exiting. It is
+// installed while a standalone stack is open; closing the last one fails if it was ever reached.
+const realProcess = vm.runInThisContext('process') as NodeJS.Process;
+const crash = { open: 0, exits: [] as number[], uninstall: () => undefined as void };
+
+function openCrashWatch(): void {
+  if (crash.open++ === 0)
+    crash.uninstall = installCrashHandler(
+      createLogger('e2e', { level: 'fatal' }),
+      (code) => crash.exits.push(code),
+      realProcess,
+    );
+}
+
+function closeCrashWatch(): void {
+  if (--crash.open > 0) return;
+  crash.uninstall();
+  const exits = crash.exits.splice(0);
+  if (exits.length)
+    throw new Error(`the process-wide crash handler was reached ${exits.length} time(s) (exit ${exits[0]})`);
+}
+
 /**
  * Starts the whole standalone stack in this process on ephemeral ports, with a temporary data dir
  * (or the given one, to test restarts), the shared models, and the given API keys.
@@ -73,6 +97,7 @@ export async function startStandaloneStack(opts: StackOptions = {}): Promise<Tes
     },
   });
   const url = standalone.url;
+  openCrashWatch();
   return {
     kind: 'standalone',
     url,
@@ -91,6 +116,7 @@ export async function startStandaloneStack(opts: StackOptions = {}): Promise<Tes
     async close(o = {}) {
       await standalone.close();
       if (!o.keepData && !opts.dataDir) rmSync(dataDir, { recursive: true, force: true });
+      closeCrashWatch();
     },
   };
 }
