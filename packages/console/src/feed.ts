@@ -103,7 +103,11 @@ export class FrameFeed {
   private changed(): void {
     this.redraw ??= setTimeout(() => {
       this.redraw = undefined;
-      this.onChange(this);
+      try {
+        this.onChange(this);
+      } catch (err) {
+        this.onError(err);
+      }
     }, 0);
   }
 
