@@ -78,6 +78,7 @@ describe('vision webhooks, spawned as a process, against the standalone stack', 
       [['rotate', 'x'.repeat(65)], /endpoint_id/],
       [['deliveries', 'ep_1', '--status', 'lost'], /Allowed choices/],
       [['deliveries', 'ep_1', '--limit', '0'], /--limit/],
+      [['deliveries', 'ep_1', '--page-size', '101'], /--page-size/],
       [['deliveries', 'ep_1', 'd1', '--status', 'dead'], /leave them out/],
       [['redeliver', 'ep_1'], /delivery_id/],
     ];
@@ -138,22 +139,40 @@ describe('vision webhooks, spawned as a process, against the standalone stack', 
     const secret = (JSON.parse(rotated.stdout) as WebhookEndpointWithSecret).secret;
     expect(secret).not.toBe(created.secret);
 
-    // An image call's event, refused by the receiver until the delivery is dead.
-    const detect = await runVision(['detect', IMAGE, '--scene', 'person_vehicle'], {
-      VISION_BASE_URL: stack.url,
-      VISION_API_KEY: KEY,
+    // Three image calls' events, refused by the receiver until each delivery is dead.
+    for (let i = 0; i < 3; i++) {
+      const detect = await runVision(['detect', IMAGE, '--scene', 'person_vehicle'], {
+        VISION_BASE_URL: stack.url,
+        VISION_API_KEY: KEY,
+      });
+      expect(detect.code).toBe(0);
+    }
+    const jsonLines = (out: string) =>
+      out
+        .trim()
+        .split('\n')
+        .filter((l) => l !== '')
+        .map((l) => JSON.parse(l) as WebhookDelivery);
+    const logged = await until('three dead deliveries', async () => {
+      const log = jsonLines((await vision(['deliveries', id, '--status', 'dead', '--json'])).stdout);
+      return log.length === 3 ? log : undefined;
     });
-    expect(detect.code).toBe(0);
-    const dead = await until('a dead delivery', async () => {
-      const log = await vision(['deliveries', id, '--status', 'dead', '--json']);
-      return log.stdout.trim() ? (JSON.parse(log.stdout.trim()) as WebhookDelivery) : undefined;
-    });
+    // Page after page (one delivery each), or up to --limit: the same log, newest first.
+    const paged = jsonLines((await vision(['deliveries', id, '--page-size', '1', '--json'])).stdout);
+    expect(paged.map((d) => d.delivery_id)).toEqual(logged.map((d) => d.delivery_id));
+    const two = jsonLines(
+      (await vision(['deliveries', id, '--page-size', '1', '--limit', '2', '--json'])).stdout,
+    );
+    expect(two.map((d) => d.delivery_id)).toEqual(logged.slice(0, 2).map((d) => d.delivery_id));
+    const dead = logged[0];
     const log = await vision(['deliveries', id]);
-    expect(log.stdout.trimEnd().split('\n')).toEqual([
-      expect.stringMatching(
-        new RegExp(`^${dead.delivery_id} +dead +${EVENT} +attempts \\d+ +last http_error 500 `),
+    expect(log.stdout.trimEnd().split('\n')).toEqual(
+      logged.map((d) =>
+        expect.stringMatching(
+          new RegExp(`^${d.delivery_id} +dead +${EVENT} +attempts ${d.attempts} +last http_error 500 `),
+        ),
       ),
-    ]);
+    );
     const detail = await vision(['deliveries', id, dead.delivery_id]);
     expect(detail.stdout).toMatch(/^status\s+dead$/m);
     expect(detail.stdout.match(/^attempt \d+ .* http_error 500 {2}\d+ ms$/gm)).toHaveLength(dead.attempts);

@@ -149,12 +149,18 @@ function deliveriesCommand(): Command {
     .argument('[delivery_id]', 'one delivery (its webhook-id)', deliveryArg)
     .addOption(new Option('--status <status>', 'only deliveries in this status').choices(DELIVERY_STATUSES))
     .option('--limit <n>', 'at most this many deliveries', numberIn('--limit', 1, 1_000_000, true))
+    .option('--page-size <n>', 'deliveries per request', numberIn('--page-size', 1, 100, true), 100)
     .option('--json', 'print JSON (one delivery per line for the log)')
     .action(
       async (
         endpointId: string,
         deliveryId: string | undefined,
-        opts: { status?: (typeof DELIVERY_STATUSES)[number]; limit?: number; json?: boolean },
+        opts: {
+          status?: (typeof DELIVERY_STATUSES)[number];
+          limit?: number;
+          pageSize: number;
+          json?: boolean;
+        },
         cmd: Command,
       ) => {
         if (deliveryId !== undefined && (opts.status !== undefined || opts.limit !== undefined))
@@ -165,7 +171,7 @@ function deliveriesCommand(): Command {
         let n = 0;
         let cursor = '';
         do {
-          const want = opts.limit === undefined ? 100 : Math.min(100, opts.limit - n);
+          const want = opts.limit === undefined ? opts.pageSize : Math.min(opts.pageSize, opts.limit - n);
           const page = await client.webhooks.deliveries(endpointId, {
             limit: want,
             ...(opts.status ? { status: opts.status } : {}),
