@@ -6,18 +6,27 @@ A schema can say that `file` is an MP4 or MOV, that `files` are JPG/PNG/WEBP ima
 `stream_url` must be reachable from the service, but no generator can make a playable clip or a
 reachable stream from that. So in *positive* cases only (schema-valid data that the server must
 accept) these three are replaced by real ones: a clip served on loopback by scripts/fuzz/target.js and
-real files from the shared test data. Negative cases are sent exactly as generated.
+real files from the shared test data. Likewise a webhook `url` must answer the registration's verification:
+positive registrations point at the loopback receiver of scripts/fuzz/target.js, negative ones at a closed
+loopback port (never the internet). Negative cases are otherwise sent exactly as generated.
+
+Opaque ids: an endpoint_id or delivery_id is real only when the API gave it out. Positive cases use one of
+those most of the time (so that rotate, deliveries and redeliver reach a stored endpoint and a logged
+delivery) and a generated one otherwise (a 404).
 
 A second check: any 503 must carry one of the three 503 codes of SPEC.md section 7 and a Retry-After.
 """
 import json
 import os
+import random
 import re
+import threading
 import uuid
 
 import schemathesis
 
 MEDIA_URL = os.environ["FUZZ_MEDIA_URL"]
+RECEIVER_URL = os.environ["FUZZ_RECEIVER_URL"]
 SHARED = os.environ["FUZZ_SHARED_DIR"]
 CLIP_NAME = "person_bicycle_car_parkinglot_intel.mp4"
 with open(os.path.join(SHARED, "media", "videos", CLIP_NAME), "rb") as f:
@@ -36,20 +45,65 @@ def _positive(case) -> bool:
 # Cursors are opaque tokens the API hands out (signed for results): a schema-valid string is a valid
 # cursor only when the API gave it out, so positive cases use those (or none) and negative ones anything.
 GIVEN_CURSORS: set = set()
+# Webhook endpoint ids the API gave out, and (endpoint_id, delivery_id) pairs of their delivery logs.
+GIVEN_ENDPOINTS: set = set()
+GIVEN_DELIVERIES: set = set()
+# schemathesis's workers are threads: the two sets change and are read under this lock.
+IDS_LOCK = threading.Lock()
+WEBHOOKS = "/v1/vision/webhooks"
+
+
+def _remember_webhook_ids(case, body) -> None:
+    items = body.get("items") if isinstance(body.get("items"), list) else [body]
+    endpoint = (case.path_parameters or {}).get("endpoint_id")
+    with IDS_LOCK:
+        for item in items:
+            if not isinstance(item, dict):
+                continue
+            if isinstance(item.get("endpoint_id"), str):
+                GIVEN_ENDPOINTS.add(item["endpoint_id"])
+            if isinstance(item.get("delivery_id"), str) and isinstance(endpoint, str):
+                GIVEN_DELIVERIES.add((endpoint, item["delivery_id"]))
 
 
 @schemathesis.hook
 def after_call(context, case, response):
+    if case.method.upper() == "DELETE" and response.status_code == 204:
+        gone = (case.path_parameters or {}).get("endpoint_id")
+        with IDS_LOCK:
+            GIVEN_ENDPOINTS.discard(gone)
+            GIVEN_DELIVERIES.difference_update({d for d in GIVEN_DELIVERIES if d[0] == gone})
     # Only JSON answers, parsed here with json.loads: schemathesis's response.json() caches its result as
     # the deserialized body, and the schema check would then judge a video byte range ("0") as JSON.
     if not (response.headers.get("content-type") or [""])[0].startswith("application/json"):
         return
     try:
-        cursor = json.loads(response.content).get("next_cursor")
+        body = json.loads(response.content)
+        cursor = body.get("next_cursor")
     except Exception:  # noqa: BLE001 - not a JSON object
         return
     if isinstance(cursor, str) and cursor:
         GIVEN_CURSORS.add(cursor)
+    if case.operation.path.startswith(WEBHOOKS) and 200 <= response.status_code < 300:
+        _remember_webhook_ids(case, body)
+
+
+def _given_webhook_ids(case) -> bool:
+    """In most positive cases, a real endpoint id (and delivery id) for the path's generated ones."""
+    params = case.path_parameters
+    if not isinstance(params, dict) or "endpoint_id" not in params or random.random() < 0.2:
+        return False
+    with IDS_LOCK:
+        pairs, endpoints = sorted(GIVEN_DELIVERIES), sorted(GIVEN_ENDPOINTS)
+    if "delivery_id" in params:
+        if not pairs:
+            return False
+        params["endpoint_id"], params["delivery_id"] = random.choice(pairs)
+        return True
+    if not endpoints:
+        return False
+    params["endpoint_id"] = random.choice(endpoints)
+    return True
 
 
 URL_HOST = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*://)([^/?#]*)(.*)$", re.S)
@@ -111,11 +165,19 @@ def before_call(context, case, kwargs):
             if name.lower() == "idempotency-key":
                 case.headers[name] = str(uuid.uuid4())
                 changed = True
+    if _positive(case) and path.startswith(f"{WEBHOOKS}/") and _given_webhook_ids(case):
+        changed = True
     if isinstance(case.body, dict):
         if not _positive(case):
             if "stream_url" in case.body:
                 case.body["stream_url"] = _loopback_only(case.body["stream_url"])
                 changed = True
+            if path == WEBHOOKS and "url" in case.body:
+                case.body["url"] = _loopback_only(case.body["url"])
+                changed = True
+        elif path == WEBHOOKS and method == "POST" and "url" in case.body:
+            case.body["url"] = RECEIVER_URL
+            changed = True
         elif path == "/v1/vision/tasks" and method == "POST" and "stream_url" in case.body:
             case.body["stream_url"] = f"{MEDIA_URL}/{CLIP_NAME}"
             changed = True

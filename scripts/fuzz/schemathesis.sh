@@ -44,6 +44,7 @@ done
 [ -s "$work/ready.json" ] || { cat "$work/target.log" >&2; echo "target not ready after 240 s" >&2; exit 1; }
 url="$(node -p "require('$work/ready.json').url")"
 export FUZZ_MEDIA_URL="$(node -p "require('$work/ready.json').media")"
+export FUZZ_RECEIVER_URL="$(node -p "require('$work/ready.json').receiver")"
 export FUZZ_SHARED_DIR="$SHARED_DIR"
 echo "[fuzz] target $url"
 

@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // The instance schemathesis fuzzes: the standalone service (all six services in this process, ephemeral
-// loopback ports, a fresh data directory) plus a loopback HTTP server for the clips that positive
-// stream_url cases point at. Writes {"url", "media"} to the file named by argv[2] once ready; stops on SIGTERM.
+// loopback ports, a fresh data directory), a loopback HTTP server for the clips that positive stream_url
+// cases point at, and a loopback webhook receiver that positive registrations point at. Writes
+// {"url", "media", "receiver"} to the file named by argv[2] once ready; stops on SIGTERM.
 // Needs `npm run build` first.
 'use strict';
 const { mkdtempSync, rmSync, writeFileSync, createReadStream, statSync } = require('node:fs');
@@ -33,6 +34,22 @@ async function main() {
     createReadStream(file).pipe(res);
   });
   await new Promise((r) => media.listen(0, '127.0.0.1', r));
+  // The webhook receiver: 204 to a registration's verification event, so that a positive registration is
+  // stored and its endpoint id reaches rotate, deliveries and redeliver. Events are answered 204 or 500 by the
+  // last digit of their webhook-id, so that the delivery log holds delivered deliveries and, past the short
+  // retry horizon below, dead ones that can be redelivered.
+  const receiver = http.createServer((req, res) => {
+    const chunks = [];
+    req.on('data', (c) => chunks.push(c));
+    req.on('error', () => res.destroy());
+    req.on('end', () => {
+      const verification = Buffer.concat(chunks).includes('"vision.webhook.verification"');
+      const id = String(req.headers['webhook-id'] ?? '');
+      const refuse = !verification && parseInt(id.slice(-1), 16) % 2 === 1;
+      res.writeHead(refuse ? 500 : 204).end();
+    });
+  });
+  await new Promise((r) => receiver.listen(0, '127.0.0.1', r));
   const s = await startStandalone({
     ports: 'ephemeral',
     env: {
@@ -41,8 +58,19 @@ async function main() {
       VISION_DATA_DIR: dataDir,
       VISION_MODELS_DIR: path.join(shared, 'models'),
       VISION_API_KEYS: `${process.env.FUZZ_API_KEY}:fuzz,${process.env.FUZZ_OTHER_KEY}:fuzz-other`,
-      // Loopback clips are the only streams this run may reach.
+      // Loopback clips are the only streams this run may reach, and the loopback receiver the only webhook
+      // (hooks.py points every other webhook URL at a closed loopback port).
       STREAM_ALLOW_PRIVATE_NETWORKS: 'true',
+      WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true',
+      // Each positive registration stores an endpoint: room for every one of them.
+      RESULTS_WEBHOOK_MAX_ENDPOINTS: '1000',
+      // A refused delivery is dead after a second (the shortest horizon), so redeliver meets dead ones.
+      RESULTS_WEBHOOK_RETRY_BASE_MS: '50',
+      RESULTS_WEBHOOK_RETRY_MAX_MS: '200',
+      RESULTS_WEBHOOK_RETRY_HORIZON_MS: '1000',
+      // A results stream of a running task ends after 5 s: well inside schemathesis's request timeout.
+      RESULTS_STREAM_MAX_MS: '5000',
+      RESULTS_STREAM_HEARTBEAT_MS: '1000',
       // The fuzzer sends thousands of requests: generous limits so that it explores more than 429s.
       GATEWAY_QPS: '500',
       GATEWAY_BURST: '1000',
@@ -59,9 +87,17 @@ async function main() {
     },
   });
   const { port } = media.address();
-  writeFileSync(out, JSON.stringify({ url: s.url, media: `http://127.0.0.1:${port}` }));
+  writeFileSync(
+    out,
+    JSON.stringify({
+      url: s.url,
+      media: `http://127.0.0.1:${port}`,
+      receiver: `http://127.0.0.1:${receiver.address().port}/hook`,
+    }),
+  );
   const stop = () => {
     media.close();
+    receiver.close();
     s.close()
       .catch(() => undefined)
       .finally(() => {
