@@ -10,8 +10,21 @@ import os from 'node:os';
 import { BlockList, isIPv4 } from 'node:net';
 import path from 'node:path';
 import { parseAllDocuments } from 'yaml';
-import { IDENTITY_ISSUERS, loadServiceIdentity, signIdentity, verifyIdentity } from '@vision/shared';
-import { CALLERS, type ServiceName, repoRoot, requiredVariables, validateEnv } from './deploy-support';
+import {
+  IDENTITY_ISSUERS,
+  loadConfig,
+  loadServiceIdentity,
+  signIdentity,
+  verifyIdentity,
+} from '@vision/shared';
+import {
+  CALLERS,
+  SHAPES,
+  type ServiceName,
+  repoRoot,
+  requiredVariables,
+  validateEnv,
+} from './deploy-support';
 
 jest.setTimeout(20 * 60 * 1000);
 
@@ -54,7 +67,7 @@ interface Container {
     value?: string;
     valueFrom?: { secretKeyRef?: { name: string; key: string; optional?: boolean } };
   }[];
-  envFrom?: { configMapRef?: { name: string } }[];
+  envFrom?: { configMapRef?: { name: string }; secretRef?: { name: string } }[];
   livenessProbe?: { httpGet?: { path: string; port: string | number } };
   readinessProbe?: { httpGet?: { path: string; port: string | number } };
   resources?: { requests?: Obj; limits?: Obj };
@@ -64,7 +77,7 @@ interface Container {
     allowPrivilegeEscalation?: boolean;
     capabilities?: { drop?: string[] };
   };
-  volumeMounts?: { name: string; mountPath: string }[];
+  volumeMounts?: { name: string; mountPath: string; readOnly?: boolean }[];
 }
 interface PodSpec {
   securityContext?: { runAsNonRoot?: boolean };
@@ -117,35 +130,132 @@ function checkDeployments(ms: Manifest[]) {
   }
 }
 
-/** The environment a Deployment's main container gets, resolved against the rendered ConfigMap and Secret. */
+/** A Secret volume: its Secret and the files (item paths) it projects from the Secret's keys. */
+interface SecretVolume {
+  name: string;
+  secret?: { secretName: string; items?: { key: string; path: string }[] };
+}
+
+/**
+ * The Secret files a container's `<KEY>_FILE` variables name: variable, Secret, key, and the rendered
+ * Secret's data for it (undefined for a Secret the chart does not render).
+ */
+function secretFilesOf(ms: Manifest[], pod: PodSpec, c: Container) {
+  return (c.env ?? [])
+    .filter((e) => e.name.endsWith('_FILE') && e.value?.startsWith('/var/run/'))
+    .map((e) => {
+      const file = e.value as string;
+      const mount = c.volumeMounts?.find((m) => path.dirname(file) === m.mountPath);
+      const volume = pod.volumes?.find((v) => v.name === mount?.name) as SecretVolume | undefined;
+      const item = volume?.secret?.items?.find((i) => i.path === path.basename(file));
+      if (!mount || !volume?.secret || !item)
+        throw new Error(`${c.name}: ${e.name}=${file} is no mounted Secret file`);
+      expect({ variable: e.name, readOnly: mount.readOnly }).toEqual({ variable: e.name, readOnly: true });
+      const secret = ofKind(ms, 'Secret').find((m) => m.metadata.name === volume.secret?.secretName);
+      const raw = secret?.data?.[item.key];
+      if (secret && raw === undefined)
+        throw new Error(`${c.name}: Secret ${secret.metadata.name} has no key ${item.key}`);
+      return {
+        variable: e.name,
+        setting: e.name.slice(0, -'_FILE'.length),
+        secretName: volume.secret.secretName,
+        key: item.key,
+        value: raw === undefined ? undefined : Buffer.from(raw, 'base64').toString('utf8'),
+      };
+    });
+}
+
+/**
+ * The environment a Deployment's main container gets, resolved against the rendered ConfigMap and Secret:
+ * a `<KEY>_FILE` variable naming a mounted Secret file counts as KEY with the file's content.
+ */
 function environmentOf(ms: Manifest[], d: Manifest): Record<string, string> {
-  const [c] = podOf(d).spec.containers;
+  const pod = podOf(d).spec;
+  const [c] = pod.containers;
   const env: Record<string, string> = {};
   for (const from of c.envFrom ?? []) {
     const cm = ofKind(ms, 'ConfigMap').find((m) => m.metadata.name === from.configMapRef?.name);
     if (!cm) throw new Error(`${d.metadata.name}: ConfigMap ${from.configMapRef?.name} is not rendered`);
     Object.assign(env, cm.data);
   }
-  for (const e of c.env ?? []) {
-    if (e.value !== undefined) env[e.name] = e.value;
-    const ref = e.valueFrom?.secretKeyRef;
-    if (!ref) continue;
-    const secret = ofKind(ms, 'Secret').find(
-      (m) => m.metadata.name === ref.name && !m.metadata.annotations?.['helm.sh/hook'],
-    );
-    if (!secret) {
-      env[e.name] = `<from existing Secret ${ref.name}>`;
-      continue;
-    }
-    const raw = secret.data?.[ref.key];
-    if (raw === undefined) {
-      if (!ref.optional) throw new Error(`${d.metadata.name}: Secret ${ref.name} has no key ${ref.key}`);
-      continue;
-    }
-    env[e.name] = Buffer.from(raw, 'base64').toString('utf8');
+  for (const e of c.env ?? []) if (e.value !== undefined) env[e.name] = e.value;
+  for (const f of secretFilesOf(ms, pod, c)) {
+    delete env[f.variable];
+    env[f.setting] = f.value ?? `<from existing Secret ${f.secretName}>`;
   }
   return env;
 }
+
+/**
+ * The service's own loader reading a pod's Secret files: each file written out as the kubelet projects it,
+ * `<KEY>_FILE` pointed there, and the schema validated with every other variable the pod gets.
+ */
+function loadWithSecretFiles(ms: Manifest[], d: Manifest): Record<string, unknown> {
+  const pod = podOf(d).spec;
+  const [c] = pod.containers;
+  const env = environmentOf(ms, d);
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'vision-chart-secrets-'));
+  try {
+    for (const f of secretFilesOf(ms, pod, c)) {
+      delete env[f.setting];
+      const file = path.join(dir, f.key);
+      writeFileSync(file, `${f.value ?? ''}\n`);
+      env[f.variable] = file;
+    }
+    return loadConfig(SHAPES[serviceOf(c)], env);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** Every key the chart's Secret may hold. */
+const SECRET_KEYS = [
+  'DATABASE_URL',
+  'REDIS_URL',
+  'S3_ACCESS_KEY',
+  'S3_SECRET_KEY',
+  'TASKS_ADMIN_TOKEN',
+  'VISION_API_KEYS',
+  'RESULTS_CURSOR_SECRET',
+  'RESULTS_WEBHOOK_SECRET_KEY',
+];
+
+/** No Secret key reaches a container as an environment value (env, secretKeyRef or envFrom). */
+function checkNoSecretEnv(ms: Manifest[]) {
+  const pods = [
+    ...ofKind(ms, 'Deployment').map((d) => ({ name: d.metadata.name, spec: podOf(d).spec })),
+    ...ofKind(ms, 'Job').map((j) => ({
+      name: j.metadata.name,
+      spec: (j.spec as { template: { spec: PodSpec } }).template.spec,
+    })),
+  ];
+  expect(pods.length).toBeGreaterThan(6);
+  for (const pod of pods)
+    for (const c of [...pod.spec.containers, ...(pod.spec.initContainers ?? [])]) {
+      const where = `${pod.name}/${c.name}`;
+      const fromSecret = (c.env ?? []).filter((e) => e.valueFrom?.secretKeyRef).map((e) => e.name);
+      const plain = (c.env ?? []).filter((e) => SECRET_KEYS.includes(e.name)).map((e) => e.name);
+      expect({ where, fromSecret, plain }).toEqual({ where, fromSecret: [], plain: [] });
+      expect({ where, envFrom: (c.envFrom ?? []).filter((e) => e.secretRef) }).toEqual({
+        where,
+        envFrom: [],
+      });
+    }
+}
+
+/** The Secret keys each component's pod mounts as files. */
+const secretKeysByComponent = (ms: Manifest[]) =>
+  Object.fromEntries(
+    ofKind(ms, 'Deployment').map((d) => {
+      const pod = podOf(d).spec;
+      return [
+        componentOf(d),
+        secretFilesOf(ms, pod, pod.containers[0])
+          .map((f) => f.key)
+          .sort(),
+      ];
+    }),
+  );
 
 function checkEnvironment(ms: Manifest[], existingSecret: boolean) {
   for (const d of ofKind(ms, 'Deployment')) {
@@ -155,7 +265,11 @@ function checkEnvironment(ms: Manifest[], existingSecret: boolean) {
     const missing = requiredVariables(service).filter((v) => !env[v]);
     expect({ deployment: d.metadata.name, missing }).toEqual({ deployment: d.metadata.name, missing: [] });
     expect(env.VISION_MODE).toBe('distributed');
-    if (!existingSecret) expect(() => validateEnv(service, env)).not.toThrow();
+    if (!existingSecret) {
+      expect(() => validateEnv(service, env)).not.toThrow();
+      // Read through <KEY>_FILE, the service gets the configuration it would get from the values themselves.
+      expect(loadWithSecretFiles(ms, d)).toEqual(loadConfig(SHAPES[service], env));
+    }
     // Peer URLs name the peer's Service and port.
     for (const [name, value] of Object.entries(env)) {
       const m = /^(TASKS|QUOTA|RESULTS|IMAGES|INFERENCE)_URL$/.exec(name);
@@ -173,8 +287,14 @@ function checkEnvironment(ms: Manifest[], existingSecret: boolean) {
       ).toBe(m[1].toLowerCase());
     }
     if (service === 'inference') {
+      // A models volume, when there is one, is where the service reads; without one, the image's own copies.
       const mount = c.volumeMounts?.find((v) => v.mountPath === env.VISION_MODELS_DIR);
-      expect(mount?.name).toBe('models');
+      const volume = podOf(d).spec.volumes?.find((v) => v.name === 'models');
+      expect(mount?.name).toBe(volume ? 'models' : undefined);
+      if (!volume)
+        expect(readFileSync(path.join(repoRoot, 'Dockerfile'), 'utf8')).toContain(
+          `COPY --from=models ${env.VISION_MODELS_DIR} ${env.VISION_MODELS_DIR}`,
+        );
     }
   }
 }
@@ -480,8 +600,13 @@ describe('rendered with the default values', () => {
     expect(job.metadata.annotations?.['helm.sh/hook']).toBe('pre-install,pre-upgrade');
     const pod = (job.spec as { template: { spec: PodSpec } }).template.spec;
     expect(pod.containers[0].command).toEqual(['node', 'scripts/migrate.js']);
-    const ref = pod.containers[0].env?.find((e) => e.name === 'DATABASE_URL')?.valueFrom?.secretKeyRef;
-    const hookSecret = ofKind(ms, 'Secret').find((s) => s.metadata.name === ref?.name);
+    const [file] = secretFilesOf(ms, pod, pod.containers[0]);
+    expect(file).toMatchObject({
+      setting: 'DATABASE_URL',
+      key: 'DATABASE_URL',
+      value: expect.stringMatching(/^postgres:/),
+    });
+    const hookSecret = ofKind(ms, 'Secret').find((s) => s.metadata.name === file.secretName);
     expect(hookSecret?.metadata.annotations?.['helm.sh/hook']).toBe('pre-install,pre-upgrade');
     expect(Number(hookSecret?.metadata.annotations?.['helm.sh/hook-weight'])).toBeLessThan(
       Number(job.metadata.annotations?.['helm.sh/hook-weight']),
@@ -493,6 +618,31 @@ describe('rendered with the default values', () => {
     expect(ofKind(ms, 'ConfigMap').filter((c) => c.metadata.labels?.grafana_dashboard)).toEqual([]);
     for (const s of ofKind(ms, 'Service'))
       expect((s.spec as { ports: { name: string }[] }).ports.map((p) => p.name)).toContain('metrics');
+  });
+  test('secrets reach the pods as read-only files, each pod only the keys it reads; none as an environment value', () => {
+    checkNoSecretEnv(ms);
+    expect(secretKeysByComponent(ms)).toEqual({
+      gateway: ['DATABASE_URL', 'REDIS_URL'],
+      tasks: ['DATABASE_URL', 'S3_ACCESS_KEY', 'S3_SECRET_KEY', 'TASKS_ADMIN_TOKEN'],
+      quota: ['DATABASE_URL'],
+      results: ['DATABASE_URL'],
+      images: ['DATABASE_URL', 'S3_ACCESS_KEY', 'S3_SECRET_KEY'],
+      // Video jobs on uploads stat the object and hand ffmpeg a presigned URL.
+      inference: ['S3_ACCESS_KEY', 'S3_SECRET_KEY'],
+      'inference-detect': ['S3_ACCESS_KEY', 'S3_SECRET_KEY'],
+    });
+  });
+  test("no models volume: the image's default models in /models serve", () => {
+    const inference = ofKind(ms, 'Deployment').filter(
+      (d) => serviceOf(podOf(d).spec.containers[0]) === 'inference',
+    );
+    expect(inference).toHaveLength(2);
+    for (const d of inference) {
+      const pod = podOf(d).spec;
+      expect(pod.volumes?.map((v) => v.name)).not.toContain('models');
+      expect(pod.containers[0].volumeMounts?.map((m) => m.mountPath)).not.toContain('/models');
+      expect(environmentOf(ms, d).VISION_MODELS_DIR).toBe('/models');
+    }
   });
   test('no Ingress unless enabled; no ServiceMonitor unless enabled', () => {
     expect(ofKind(ms, 'Ingress')).toEqual([]);
@@ -585,9 +735,34 @@ describe('rendered with the production-like values', () => {
   test('every service gets every variable it requires (secrets from the existing Secret)', () => {
     checkEnvironment(ms, true);
     expect(ofKind(ms, 'Secret')).toEqual([]); // nothing secret rendered: all from secrets.existingSecret
-    for (const d of ofKind(ms, 'Deployment'))
-      for (const e of podOf(d).spec.containers[0].env ?? [])
-        if (e.valueFrom?.secretKeyRef) expect(e.valueFrom.secretKeyRef.name).toBe('vision-secrets');
+    checkNoSecretEnv(ms);
+    for (const d of ofKind(ms, 'Deployment')) {
+      const pod = podOf(d).spec;
+      for (const f of secretFilesOf(ms, pod, pod.containers[0])) expect(f.secretName).toBe('vision-secrets');
+    }
+    expect(secretKeysByComponent(ms)).toMatchObject({
+      gateway: ['DATABASE_URL', 'REDIS_URL'],
+      tasks: ['DATABASE_URL', 'S3_ACCESS_KEY', 'S3_SECRET_KEY'],
+      results: ['DATABASE_URL'],
+    });
+  });
+  test('the optional keys listed as held by the existing Secret are mounted, to the pods that read them', () => {
+    const withKeys = render(
+      '-f',
+      productionValues,
+      '--set',
+      'secrets.existingSecretOptionalKeys={VISION_API_KEYS,TASKS_ADMIN_TOKEN,RESULTS_WEBHOOK_SECRET_KEY}',
+    );
+    checkNoSecretEnv(withKeys);
+    expect(secretKeysByComponent(withKeys)).toEqual({
+      gateway: ['DATABASE_URL', 'REDIS_URL', 'VISION_API_KEYS'],
+      tasks: ['DATABASE_URL', 'S3_ACCESS_KEY', 'S3_SECRET_KEY', 'TASKS_ADMIN_TOKEN'],
+      quota: ['DATABASE_URL'],
+      results: ['DATABASE_URL', 'RESULTS_WEBHOOK_SECRET_KEY'],
+      images: ['DATABASE_URL', 'S3_ACCESS_KEY', 'S3_SECRET_KEY'],
+      inference: ['S3_ACCESS_KEY', 'S3_SECRET_KEY'],
+      'inference-detect': ['S3_ACCESS_KEY', 'S3_SECRET_KEY'],
+    });
   });
   test('Service selectors match exactly their Deployment pods', () => checkServices(ms));
   test('stream egress: tasks and the job-running inference pod reach DNS, the release, the configured subnet and public addresses only', () => {
@@ -665,6 +840,13 @@ describe('rendered with the production-like values', () => {
       rules: { host: string; http: { paths: { backend: { service: { name: string } } }[] } }[];
     };
     expect(spec.tls).toEqual([{ hosts: ['vision.example.com'], secretName: 'vision-tls' }]);
+    // The values' annotations are kept, their read timeout wins over the chart's; buffering stays off.
+    expect(ingresses[0].metadata.annotations).toEqual({
+      'cert-manager.io/cluster-issuer': 'letsencrypt',
+      'nginx.ingress.kubernetes.io/proxy-body-size': '600m',
+      'nginx.ingress.kubernetes.io/proxy-read-timeout': '300',
+      'nginx.ingress.kubernetes.io/proxy-buffering': 'off',
+    });
     const backends = spec.rules.flatMap((r) => r.http.paths.map((p) => p.backend.service.name));
     expect(backends).toEqual(['vis-vision-gateway']);
   });
@@ -701,6 +883,65 @@ describe('rendered with the production-like values', () => {
         persistentVolumeClaim: { claimName: 'vision-models', readOnly: true },
       });
     }
+  });
+});
+
+test('a models volume from values is mounted read-only at /models over the image copies', () => {
+  const ms = render(
+    '--set',
+    'models.volume.nfs.server=nfs.example.com',
+    '--set',
+    'models.volume.nfs.path=/vision',
+  );
+  checkEnvironment(ms, false);
+  for (const d of ofKind(ms, 'Deployment').filter(
+    (x) => serviceOf(podOf(x).spec.containers[0]) === 'inference',
+  )) {
+    const pod = podOf(d).spec;
+    expect(pod.volumes?.find((v) => v.name === 'models')).toEqual({
+      name: 'models',
+      nfs: { server: 'nfs.example.com', path: '/vision' },
+    });
+    expect(pod.containers[0].volumeMounts?.find((m) => m.name === 'models')).toEqual({
+      name: 'models',
+      mountPath: '/models',
+      readOnly: true,
+    });
+  }
+});
+
+test('the Ingress passes Server-Sent Events unbuffered, with a read timeout above the longest heartbeat', () => {
+  const ms = render(
+    '--set',
+    'ingress.enabled=true',
+    '--set',
+    'ingress.annotations.example\\.com/team=vision',
+  );
+  const [ingress] = ofKind(ms, 'Ingress');
+  const annotations = ingress.metadata.annotations ?? {};
+  expect(annotations['nginx.ingress.kubernetes.io/proxy-buffering']).toBe('off');
+  expect(annotations['example.com/team']).toBe('vision');
+  const timeoutMs = Number(annotations['nginx.ingress.kubernetes.io/proxy-read-timeout']) * 1000;
+  // Longer than any heartbeat pause the results service accepts (RESULTS_STREAM_HEARTBEAT_MS).
+  const heartbeat = SHAPES.results.RESULTS_STREAM_HEARTBEAT_MS;
+  expect(heartbeat.safeParse(String(timeoutMs - 30_000)).success).toBe(false);
+  expect(heartbeat.safeParse('15000').success).toBe(true);
+});
+
+test("the chart Secret's optional keys are mounted when given, to the pods that read them", () => {
+  const ms = render(
+    '--set',
+    'secrets.apiKeys=k_0123456789abcdef:alice',
+    '--set',
+    'secrets.resultsCursorSecret=0123456789abcdef0',
+    '--set',
+    'secrets.resultsWebhookSecretKey=0123456789abcdef1',
+  );
+  checkNoSecretEnv(ms);
+  checkEnvironment(ms, false);
+  expect(secretKeysByComponent(ms)).toMatchObject({
+    gateway: ['DATABASE_URL', 'REDIS_URL', 'VISION_API_KEYS'],
+    results: ['DATABASE_URL', 'RESULTS_CURSOR_SECRET', 'RESULTS_WEBHOOK_SECRET_KEY'],
   });
 });
 

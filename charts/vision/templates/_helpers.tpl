@@ -73,7 +73,8 @@ app.kubernetes.io/component: {{ .component }}
 {{/*
 The components and what they need. These are facts of the code, not settings:
   port/portVar  the port each service listens on and the variable that sets it
-  secrets       Secret keys the component reads (required); optionalSecrets may be absent
+  secrets       Secret keys the component reads (required); optionalSecrets may be absent. Each reaches
+                the pod as a file of the mounted Secret, named by <KEY>_FILE (vision.secretFiles)
   callers       components allowed to reach it (NetworkPolicy); the gateway is reached from the ingress
   opensStreams  opens caller-given stream URLs (ffprobe/ffmpeg): egress limited by networkPolicy.streamEgress
   models        mounts the models volume
@@ -116,7 +117,7 @@ results:
   port: 8103
   portVar: RESULTS_PORT
   secrets: [DATABASE_URL]
-  optionalSecrets: [RESULTS_CURSOR_SECRET]
+  optionalSecrets: [RESULTS_CURSOR_SECRET, RESULTS_WEBHOOK_SECRET_KEY]
   callers: [gateway]
 images:
   values: images
@@ -131,6 +132,8 @@ inference:
   program: inference
   port: 8105
   portVar: INFERENCE_PORT
+  # Video jobs on uploads stat the object and hand ffmpeg a presigned URL; the object store client
+  # is required in distributed mode (ffmpeg itself runs with an empty environment).
   secrets: [S3_ACCESS_KEY, S3_SECRET_KEY]
   optionalSecrets: []
   callers: {{ if .Values.services.inferenceDetect.enabled }}[tasks]{{ else }}[tasks, images]{{ end }}
@@ -201,4 +204,35 @@ Input: dict "name" (program) "callers" (list).
 - key: {{ . }}.pub
   path: {{ . }}.pub
 {{- end }}
+{{- end -}}
+
+
+{{/* Where each pod mounts its keys of the release's Secret (or secrets.existingSecret). */}}
+{{- define "vision.secretsDir" -}}
+/var/run/vision/secrets
+{{- end -}}
+
+{{/*
+The optional keys the Secret holds: those the chart's own Secret is given, or, with secrets.existingSecret,
+those listed in secrets.existingSecretOptionalKeys (a file named by <KEY>_FILE must exist).
+*/}}
+{{- define "vision.optionalSecretKeys" -}}
+{{- $s := .Values.secrets -}}
+{{- if $s.existingSecret -}}
+{{- $s.existingSecretOptionalKeys | default list | toYaml -}}
+{{- else -}}
+{{- $keys := list "TASKS_ADMIN_TOKEN" -}}
+{{- if $s.apiKeys }}{{ $keys = append $keys "VISION_API_KEYS" }}{{ end -}}
+{{- if $s.resultsCursorSecret }}{{ $keys = append $keys "RESULTS_CURSOR_SECRET" }}{{ end -}}
+{{- if $s.resultsWebhookSecretKey }}{{ $keys = append $keys "RESULTS_WEBHOOK_SECRET_KEY" }}{{ end -}}
+{{- $keys | toYaml -}}
+{{- end -}}
+{{- end -}}
+
+{{/* The Secret keys one component's pod gets as files: dict "root" $ "c" (its entry of vision.components). */}}
+{{- define "vision.secretFiles" -}}
+{{- $held := include "vision.optionalSecretKeys" .root | fromYamlArray -}}
+{{- $keys := .c.secrets | default list -}}
+{{- range .c.optionalSecrets }}{{ if has . $held }}{{ $keys = append $keys . }}{{ end }}{{ end -}}
+{{- $keys | toYaml -}}
 {{- end -}}
