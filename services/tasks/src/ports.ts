@@ -10,8 +10,8 @@ import type { ChargeOutcome } from './clients/quota-client';
 import type { TaskStore } from './store/task-store';
 
 export interface QuotaPort {
-  /** Charges one video task unit under `chargeId` (idempotent: the task id). */
-  charge(identity: Identity, chargeId: string): Promise<ChargeOutcome>;
+  /** Charges one video task unit under `chargeId` (idempotent: the task id); `deadline`: the caller's (epoch ms). */
+  charge(identity: Identity, chargeId: string, deadline?: number): Promise<ChargeOutcome>;
   /** Refunds to the original day (idempotent); false when quota could not be reached (retried later). */
   refund(identity: Identity, chargeId: string): Promise<boolean>;
 }

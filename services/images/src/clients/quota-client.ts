@@ -7,11 +7,21 @@ export type SettleOutcome = 'settled' | 'retry_later' | 'exhausted' | 'gone';
 export class QuotaClient {
   constructor(private readonly client: ServiceClient) {}
 
-  /** Holds `units` images; throws 429 OP-QUOTA-DAILY-EXHAUSTED when fewer remain, 503 when quota is unreachable. */
-  async hold(identity: Identity, holdId: string, units: number, ttlMs: number): Promise<void> {
+  /**
+   * Holds `units` images; throws 429 OP-QUOTA-DAILY-EXHAUSTED when fewer remain, 503 when quota is
+   * unreachable. The hold carries the caller's deadline; the settle never does (it must happen anyway).
+   */
+  async hold(
+    identity: Identity,
+    holdId: string,
+    units: number,
+    ttlMs: number,
+    deadline?: number,
+  ): Promise<void> {
     await this.client.request(`/internal/v1/holds`, {
       identity,
       json: { hold_id: holdId, kind: 'image', units, ttl_ms: ttlMs },
+      ...(deadline !== undefined ? { deadline } : {}),
     });
   }
 

@@ -63,7 +63,9 @@ export async function runCall(
   // is written and no further image is taken before it is granted (processImages). It goes out one turn of
   // the event loop after the first images: in the standalone process inference then reads the first image
   // and starts decoding it before the hold's statements take the thread (docs/PERFORMANCE.md, "The request path").
-  const held = nextTurn().then(() => quota.hold(identity, holdId, files.length, settings.holdTtlMs));
+  const held = nextTurn().then(() =>
+    quota.hold(identity, holdId, files.length, settings.holdTtlMs, control.deadline),
+  );
   const holdError = held.then(
     () => undefined,
     (err: unknown) => err,

@@ -30,13 +30,14 @@ export class QuotaClient {
     return h;
   }
 
-  /** Charges one video task unit under `chargeId` (idempotent: the task id). */
-  async charge(identity: Identity, chargeId: string): Promise<ChargeOutcome> {
+  /** Charges one video task unit under `chargeId` (idempotent: the task id), carrying the caller's deadline. */
+  async charge(identity: Identity, chargeId: string, deadline?: number): Promise<ChargeOutcome> {
     let r;
     try {
       r = await this.client.call<unknown>('/internal/v1/charges', {
         identity,
         json: { charge_id: chargeId, kind: 'video', units: 1 },
+        ...(deadline !== undefined ? { deadline } : {}),
       });
     } catch (err) {
       if (err instanceof UnreachableError) return { kind: 'unavailable', maybeCharged: err.maybeDelivered };

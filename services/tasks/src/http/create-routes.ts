@@ -12,7 +12,7 @@ import { toPublicTask } from '../domain/task-view';
 import { receiveVideoUpload } from '../media/video-upload';
 import { probeStream } from '../probe/ffprobe';
 import { guardStreamUrl } from '../probe/stream-guard';
-import type { Admission } from '../use-cases/create-task';
+import type { Admission, CreateControl } from '../use-cases/create-task';
 import type { HttpDeps } from './deps';
 import { idempotencyKeyOf, strictBody } from './validation';
 
@@ -40,8 +40,8 @@ export function mountCreateRoutes(app: Express, d: HttpDeps): void {
         scene_code: sceneCode,
         stream_url: parsed.url.href,
       });
-      const admission = await inTurn(d.admission, req, res, identity.subject, 0, () =>
-        create.create(identity, { key, fingerprint }, async () => {
+      const admission = await inTurn(d.admission, req, res, identity.subject, 0, (control) =>
+        create.create(identity, { key, fingerprint, ...control }, async () => {
           create.assertAcceptingNewTasks();
           const scene = await scenes.requireVideoScene(body.scene_code);
           const guard = await guardStreamUrl(parsed.url, {
@@ -86,8 +86,8 @@ export function mountCreateRoutes(app: Express, d: HttpDeps): void {
     route(async (req, res) => {
       const identity = identityOf(res);
       const key = idempotencyKeyOf(req);
-      await inTurn(d.admission, req, res, identity.subject, settings.maxVideoBytes, () =>
-        createFromUpload(identity, key, req, res),
+      await inTurn(d.admission, req, res, identity.subject, settings.maxVideoBytes, (control) =>
+        createFromUpload(identity, key, req, res, control),
       );
     }),
   );
@@ -97,6 +97,7 @@ export function mountCreateRoutes(app: Express, d: HttpDeps): void {
     key: string,
     req: Request,
     res: Response,
+    control: CreateControl,
   ): Promise<void> => {
     // The fingerprint needs the file's hash, so the upload comes first; a replay deletes its copy.
     const video = await receiveVideoUpload(req, d.objects, {
@@ -110,7 +111,7 @@ export function mountCreateRoutes(app: Express, d: HttpDeps): void {
         scene_code: video.sceneCode ?? '',
         file_sha256: video.sha256,
       });
-      admission = await create.create(identity, { key, fingerprint }, async () => {
+      admission = await create.create(identity, { key, fingerprint, ...control }, async () => {
         create.assertAcceptingNewTasks();
         const scene = await scenes.requireVideoScene(video.sceneCode);
         await create.assertActiveRoom(identity.subject);

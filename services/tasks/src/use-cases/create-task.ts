@@ -27,6 +27,14 @@ export interface Admission {
 
 export type NewTask = Omit<NewVideoTask, 'task_id' | 'subject' | 'request_id'>;
 
+/** What may stop a create early: its caller went away or its deadline passed (callSignal), and that deadline. */
+export interface CreateControl {
+  /** Aborted with the reason the create stops; checked before the charge. */
+  signal?: AbortSignal;
+  /** The caller's deadline (epoch ms), carried by the charge. */
+  deadline?: number;
+}
+
 export class CreateTask {
   private maintenance: boolean;
   private readonly claims: CreateClaims;
@@ -85,13 +93,15 @@ export class CreateTask {
    * the first request (at most TASKS_IDEMPOTENCY_WAIT_MS, then 503 in_progress) and answers 200 with its
    * task once that left `submitting`; another meaning under the key is 400 idempotency_mismatch. Only
    * the request that owns the claim runs `prepare` (the request's checks: scene, stream probe, ...) and
-   * then admits the task it gives; any refusal before the charge frees the key.
+   * then admits the task it gives; any refusal before the charge frees the key. A create whose caller
+   * has gone or whose deadline passed stops before the charge, leaving nothing behind (docs/OVERLOAD.md).
    */
   create(
     identity: Identity,
-    idem: { key: string; fingerprint: string },
+    idem: { key: string; fingerprint: string } & CreateControl,
     prepare: () => Promise<NewTask>,
   ): Promise<Admission> {
+    const control: CreateControl = { signal: idem.signal, deadline: idem.deadline };
     return this.claims.handle(
       { subject: identity.subject, key: idem.key, fingerprint: idem.fingerprint, data: {} },
       {
@@ -99,11 +109,12 @@ export class CreateTask {
           let t: NewTask;
           try {
             t = await prepare();
+            if (control.signal?.aborted) throw control.signal.reason;
           } catch (err) {
             await owned.release();
             throw err;
           }
-          return this.admit(identity, owned, t);
+          return this.admit(identity, owned, t, control);
         },
         replay: (claim) => this.replayOf(claim),
         finish: (claim) => finishCreate(this.ctx, claim),
@@ -119,7 +130,12 @@ export class CreateTask {
   }
 
   /** Writes, charges and submits the claim's task; any refusal leaves no task and no charge behind. */
-  private async admit(identity: Identity, owned: OwnedClaim<ClaimRecord>, t: NewTask): Promise<Admission> {
+  private async admit(
+    identity: Identity,
+    owned: OwnedClaim<ClaimRecord>,
+    t: NewTask,
+    control: CreateControl,
+  ): Promise<Admission> {
     const { store, settings, inflight } = this.ctx;
     const outcome = await store.insertSubmitting(
       { ...t, task_id: owned.taskId, subject: identity.subject, request_id: owned.ref.key },
@@ -137,7 +153,7 @@ export class CreateTask {
       );
     inflight.add(owned.taskId);
     try {
-      const admission = await this.chargeAndSubmit(identity, outcome.task);
+      const admission = await this.chargeAndSubmit(identity, outcome.task, control);
       await store.claims.markCompleted(owned.ref);
       return admission;
     } finally {
@@ -145,16 +161,22 @@ export class CreateTask {
     }
   }
 
-  private async chargeAndSubmit(identity: Identity, task: TaskRow): Promise<Admission> {
+  private async chargeAndSubmit(
+    identity: Identity,
+    task: TaskRow,
+    control: CreateControl,
+  ): Promise<Admission> {
     const { store, quota } = this.ctx;
     let plan;
     try {
       plan = await planAdmission(this.ctx, task);
+      // The last moment to drop a create whose caller has gone or whose deadline passed: nothing is charged yet.
+      if (control.signal?.aborted) throw control.signal.reason;
     } catch (err) {
       await store.discard(task.task_id);
       throw err;
     }
-    const charge = await quota.charge(identity, task.task_id);
+    const charge = await quota.charge(identity, task.task_id, control.deadline);
     if (charge.kind === 'exhausted') {
       await store.discard(task.task_id);
       throw new ApiError(charge.error.code, charge.error.message, charge.error.details, charge.headers);
