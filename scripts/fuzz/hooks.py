@@ -1,6 +1,7 @@
 """schemathesis hooks for the vision API (loaded through SCHEMATHESIS_HOOKS=hooks).
 
-Opaque cursors: a positive case keeps a `cursor` only when the API gave that value out before.
+Opaque cursors: a positive case keeps a `cursor` only when the API gave that value out before, and a results
+stream's Last-Event-ID only when that task's stream gave it out.
 
 A schema can say that `file` is an MP4 or MOV, that `files` are JPG/PNG/WEBP images and that
 `stream_url` must be reachable from the service, but no generator can make a playable clip or a
@@ -48,7 +49,9 @@ GIVEN_CURSORS: set = set()
 # Webhook endpoint ids the API gave out, and (endpoint_id, delivery_id) pairs of their delivery logs.
 GIVEN_ENDPOINTS: set = set()
 GIVEN_DELIVERIES: set = set()
-# schemathesis's workers are threads: the two sets change and are read under this lock.
+# Stream event ids per task_id: a Last-Event-ID is a cursor of one task.
+GIVEN_STREAM_IDS: dict = {}
+# schemathesis's workers are threads: these change and are read under this lock.
 IDS_LOCK = threading.Lock()
 WEBHOOKS = "/v1/vision/webhooks"
 
@@ -73,9 +76,18 @@ def after_call(context, case, response):
         with IDS_LOCK:
             GIVEN_ENDPOINTS.discard(gone)
             GIVEN_DELIVERIES.difference_update({d for d in GIVEN_DELIVERIES if d[0] == gone})
+    content_type = (response.headers.get("content-type") or [""])[0]
+    if content_type.startswith("text/event-stream"):
+        # Each event's `id:` on a task's results stream is a cursor of that task (for its Last-Event-ID).
+        task = (case.path_parameters or {}).get("task_id")
+        lines = response.content.decode("utf-8", "replace").splitlines()
+        ids = {ln[3:].strip() for ln in lines if ln.startswith("id:")}
+        with IDS_LOCK:
+            GIVEN_STREAM_IDS.setdefault(task, set()).update(ids - {""})
+        return
     # Only JSON answers, parsed here with json.loads: schemathesis's response.json() caches its result as
     # the deserialized body, and the schema check would then judge a video byte range ("0") as JSON.
-    if not (response.headers.get("content-type") or [""])[0].startswith("application/json"):
+    if not content_type.startswith("application/json"):
         return
     try:
         body = json.loads(response.content)
@@ -158,6 +170,15 @@ def before_call(context, case, kwargs):
         if cursor not in (None, "") and cursor not in GIVEN_CURSORS:
             case.query["cursor"] = ""
             changed = True
+    if _positive(case) and case.headers is not None:
+        # Last-Event-ID of the results stream is a cursor too: one the API did not give out is left out.
+        for name in list(case.headers.keys()):
+            task = (case.path_parameters or {}).get("task_id")
+            with IDS_LOCK:
+                given = case.headers[name] in GIVEN_STREAM_IDS.get(task, ()) or case.headers[name] == ""
+            if name.lower() == "last-event-id" and not given:
+                del case.headers[name]
+                changed = True
     if _positive(case) and method == "POST" and case.headers is not None:
         # A generator reuses values (examples, boundaries): the same key with another body is, rightly,
         # refused. A positive case is a new request, so it gets a key of its own.
