@@ -20,6 +20,7 @@ import { createForwarder, type Forwarder } from './http/proxy';
 import { loadGatewayConfig, type GatewayConfig } from './config';
 import { resolveConsoleDir } from './http/console';
 import { loadOpenApi, resolveOpenApiFile } from './http/openapi';
+import { openKeysInbox, type KeysInbox } from './keys-inbox';
 import { KeyStore, keyMigrations } from './store/key-store';
 import { provisionKeys, type ProvisionedKey } from './use-cases/provision-keys';
 
@@ -103,6 +104,11 @@ export async function start(opts: StartOptions = {}): Promise<RunningGateway> {
   const clockNow = opts.clock ? () => opts.clock!.now() : undefined;
   const keyStore = clockNow ? new KeyStore(db.knex, clockNow) : keys;
   const devKey = await provisionKeys(keyStore, cfg.VISION_API_KEYS ?? [], cfg.VISION_MODE === 'standalone');
+  // Standalone on disk: `npm run keys` reaches this process's key database through the inbox.
+  const inbox: KeysInbox | undefined =
+    db.kind === 'pglite' && cfg.VISION_DATA_DIR !== ':memory:'
+      ? openKeysInbox({ dataDir: cfg.VISION_DATA_DIR, keys: keyStore, logger })
+      : undefined;
 
   const limiter = createLimiter(cfg, { logger, keyPrefix: 'gw' });
   const { app, forward, readiness } = createGateway({
@@ -114,7 +120,12 @@ export async function start(opts: StartOptions = {}): Promise<RunningGateway> {
     limiter,
     openapi,
   });
-  const server = await listen(app, opts.port ?? cfg.PORT, opts.host ?? cfg.HOST);
+  const server = await listen(app, opts.port ?? cfg.PORT, opts.host ?? cfg.HOST).catch(
+    async (err: unknown) => {
+      await inbox?.close();
+      throw err;
+    },
+  );
   const address = server.address();
   const port = typeof address === 'object' && address ? address.port : cfg.PORT;
   return {
@@ -128,6 +139,7 @@ export async function start(opts: StartOptions = {}): Promise<RunningGateway> {
       await closeServer(server);
       forward.close();
       await limiter.close();
+      await inbox?.close();
       await db.close();
     },
   };

@@ -62,14 +62,19 @@ export class KeyStore {
   /** Creates a key for a subject; the returned key is shown once and never stored. */
   async create(subject: string, source = 'cli'): Promise<{ keyId: string; key: string }> {
     const k = generateKey();
+    await this.add({ keyId: k.keyId, subject, hash: k.hash, source });
+    return { keyId: k.keyId, key: k.key };
+  }
+
+  /** Stores a key made elsewhere (the key CLI sends a running standalone gateway its id and hash only). */
+  async add(k: { keyId: string; subject: string; hash: string; source: string }): Promise<void> {
     await this.knex('api_keys').insert({
       key_id: k.keyId,
-      subject,
+      subject: k.subject,
       key_hash: k.hash,
-      source,
+      source: k.source,
       created_at: this.now(),
     });
-    return { keyId: k.keyId, key: k.key };
   }
 
   /**
