@@ -1,5 +1,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
+import type { DistributedStackOptions } from '../helpers/distributed';
+import { type Sample, matching, scrape, total } from '../helpers/scrape';
 import { MEDIA, startStack, type TestStack } from '../helpers/stack';
 
 interface Result {
@@ -43,8 +45,11 @@ const IMAGE = readFileSync(path.join(MEDIA, 'images', 'street_people_car_coco989
 describe('overload: the excess is refused at once, nothing is lost', () => {
   let stack: TestStack;
   let results: Result[];
+  /** The metrics of the stack before and after the load. */
+  let before: Sample[];
+  let after: Sample[];
   beforeAll(async () => {
-    stack = await startStack({
+    const options: DistributedStackOptions = {
       keys: KEYS.map((k, i) => `${k}:overload-${i}`).join(','),
       env: {
         IMAGES_MAX_IN_FLIGHT: '2',
@@ -54,9 +59,12 @@ describe('overload: the excess is refused at once, nothing is lost', () => {
         GATEWAY_BURST: '1000',
         GATEWAY_CONCURRENCY: '1000',
       },
-    });
+    };
+    stack = await startStack(options);
+    before = await scrape(stack);
     // About twice what two cores serve, for 12 s, from five subjects each within its own limits.
     results = await openLoop({ url: stack.url, rate: 40, seconds: 12, keys: KEYS, image: IMAGE });
+    after = await scrape(stack);
   }, 180_000);
   afterAll(async () => {
     await stack?.close();
@@ -87,6 +95,29 @@ describe('overload: the excess is refused at once, nothing is lost', () => {
         used: served,
         held: 0,
       });
+    }
+  });
+
+  it("counts every refusal by reason, every admitted call's wait, and shows what runs now", () => {
+    const grew = (name: string, labels: Record<string, string>) =>
+      total(after, name, labels) - total(before, name, labels);
+    const served = results.filter((r) => r.status === 201).length;
+    const refused = results.filter((r) => r.status === 503).length;
+    // Each refused call was counted once by the queue that refused it (the images service's, or
+    // inference's detect queue).
+    expect(grew('vision_admission_shed_total', {})).toBeGreaterThanOrEqual(refused);
+    expect(grew('vision_admission_shed_total', { reason: 'overloaded' })).toBeGreaterThan(0);
+    // Each served call waited its turn once, and so did each of its images at inference.
+    expect(
+      grew('vision_admission_queue_wait_seconds_count', { queue: 'image_calls' }),
+    ).toBeGreaterThanOrEqual(served);
+    expect(grew('vision_admission_queue_wait_seconds_count', { queue: 'detections' })).toBeGreaterThanOrEqual(
+      served,
+    );
+    // The in-flight gauge is exported per queue, and nothing is left running once every call was answered.
+    for (const queue of ['image_calls', 'detections']) {
+      expect(matching(after, 'vision_admission_in_flight', { queue }).length).toBeGreaterThan(0);
+      expect(total(after, 'vision_admission_in_flight', { queue })).toBe(0);
     }
   });
 
