@@ -730,6 +730,7 @@ export interface components {
      * @example 7d9f1c3e-2b4a-4e8f-9a1b-0c2d3e4f5a6b
      */
     TaskId: string;
+    /** @description The `id` of one of the subject's endpoints; any other value of this shape answers 404 */
     EndpointId: string;
     /** @description the delivery's webhook-id (the CloudEvents `id` of its event) */
     DeliveryId: string;
@@ -1135,7 +1136,14 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'text/event-stream': string;
+          'text/event-stream': {
+            /** @enum {string} */
+            event: 'frame' | 'end';
+            /** @description JSON: the result frame for `frame`, `{}` for `end` */
+            data: string;
+            /** @description the cursor after this frame: a Last-Event-ID */
+            id?: string;
+          };
         };
       };
       400: components['responses']['InvalidQuery'];
@@ -1314,6 +1322,7 @@ export interface operations {
       query?: never;
       header?: never;
       path: {
+        /** @description The `id` of one of the subject's endpoints; any other value of this shape answers 404 */
         endpoint_id: components['parameters']['EndpointId'];
       };
       cookie?: never;
@@ -1330,6 +1339,7 @@ export interface operations {
           'application/json': components['schemas']['WebhookEndpoint'];
         };
       };
+      400: components['responses']['InvalidQuery'];
       401: components['responses']['Unauthorized'];
       404: components['responses']['NotFound'];
       429: components['responses']['TooManyRequests'];
@@ -1341,6 +1351,7 @@ export interface operations {
       query?: never;
       header?: never;
       path: {
+        /** @description The `id` of one of the subject's endpoints; any other value of this shape answers 404 */
         endpoint_id: components['parameters']['EndpointId'];
       };
       cookie?: never;
@@ -1355,6 +1366,7 @@ export interface operations {
         };
         content?: never;
       };
+      400: components['responses']['InvalidQuery'];
       401: components['responses']['Unauthorized'];
       404: components['responses']['NotFound'];
       429: components['responses']['TooManyRequests'];
@@ -1366,6 +1378,7 @@ export interface operations {
       query?: never;
       header?: never;
       path: {
+        /** @description The `id` of one of the subject's endpoints; any other value of this shape answers 404 */
         endpoint_id: components['parameters']['EndpointId'];
       };
       cookie?: never;
@@ -1382,6 +1395,7 @@ export interface operations {
           'application/json': components['schemas']['WebhookEndpointWithSecret'];
         };
       };
+      400: components['responses']['InvalidQuery'];
       401: components['responses']['Unauthorized'];
       404: components['responses']['NotFound'];
       429: components['responses']['TooManyRequests'];
@@ -1398,6 +1412,7 @@ export interface operations {
       };
       header?: never;
       path: {
+        /** @description The `id` of one of the subject's endpoints; any other value of this shape answers 404 */
         endpoint_id: components['parameters']['EndpointId'];
       };
       cookie?: never;
@@ -1430,6 +1445,7 @@ export interface operations {
       query?: never;
       header?: never;
       path: {
+        /** @description The `id` of one of the subject's endpoints; any other value of this shape answers 404 */
         endpoint_id: components['parameters']['EndpointId'];
         /** @description the delivery's webhook-id (the CloudEvents `id` of its event) */
         delivery_id: components['parameters']['DeliveryId'];
@@ -1448,6 +1464,7 @@ export interface operations {
           'application/json': components['schemas']['WebhookDelivery'];
         };
       };
+      400: components['responses']['InvalidQuery'];
       401: components['responses']['Unauthorized'];
       404: components['responses']['NotFound'];
       429: components['responses']['TooManyRequests'];
@@ -1459,6 +1476,7 @@ export interface operations {
       query?: never;
       header?: never;
       path: {
+        /** @description The `id` of one of the subject's endpoints; any other value of this shape answers 404 */
         endpoint_id: components['parameters']['EndpointId'];
         /** @description the delivery's webhook-id (the CloudEvents `id` of its event) */
         delivery_id: components['parameters']['DeliveryId'];
