@@ -2,7 +2,7 @@
 'use strict';
 // Starts one distributed deployment (six service processes on the scripts/stack servers) and keeps it up until
 // SIGINT/SIGTERM, then stops the services and drops its database and bucket (unless --keep-data).
-//   node scripts/distributed/launch.js [--keys key:subject,...] [--toxiproxy] [--replicas gateway=2,results=2] [--keep-data]
+//   node scripts/distributed/launch.js [--keys key:subject,...] [--toxiproxy] [--replicas gateway=2,results=2,images=2] [--keep-data]
 // Needs `npm run build` and the servers (scripts/stack/install.sh && scripts/stack/start.sh).
 const { Deployment } = require('./launcher');
 

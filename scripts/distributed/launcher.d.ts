@@ -10,7 +10,7 @@ export interface DeploymentOptions {
   keys?: string;
   env?: Record<string, string>;
   serviceEnv?: Partial<Record<ServiceName, Record<string, string>>>;
-  replicas?: Partial<Record<'gateway' | 'results', number>>;
+  replicas?: Partial<Record<'gateway' | 'results' | 'images', number>>;
   toxiproxy?: boolean;
   logDir?: string;
   logLevel?: string;

@@ -39,6 +39,7 @@ const {
   STACK_DIR,
 } = require('./stack-servers');
 const { serviceEnv, runLogged, tailLog } = require('./service-env');
+const { startBalancer } = require('./balancer');
 const { writeServiceIdentityDirs } = require('../../packages/shared/dist/identity-keys');
 
 /**
@@ -49,7 +50,7 @@ const { writeServiceIdentityDirs } = require('../../packages/shared/dist/identit
  *   keys        VISION_API_KEYS for the gateway(s)
  *   env         extra environment for every service (overrides the defaults below)
  *   serviceEnv  { <service>: { VAR: value } } extra environment for one service
- *   replicas    { gateway?: n, results?: n } (default 1 each)
+ *   replicas    { gateway?: n, results?: n, images?: n } (default 1 each; images replicas behind balancer.js)
  *   toxiproxy   route Postgres, Redis, Kafka, S3 and inference links through toxiproxy (default false)
  *   logDir      where each process's output goes (default a temp dir); logLevel (default 'warn')
  */
@@ -139,6 +140,7 @@ class Deployment {
           let url = this.procs[name][0].url;
           if (name === 'inference' && this.useToxiproxy)
             url = `http://${await this.proxy('inference', `127.0.0.1:${this.procs[name][0].port}`)}`;
+          if (name === 'images' && n > 1) url = (this.balancer = await startBalancer(this.procs.images)).url;
           this.env[URL_VAR[name]] = url;
         }
         await Promise.all(this.procs[name].map((p) => this.spawnService(p)));
@@ -272,6 +274,7 @@ class Deployment {
       );
     await stop(['gateway']);
     await stop(SERVICES.filter((n) => n !== 'gateway'));
+    if (this.balancer) await this.balancer.close();
     for (const proxy of Object.values(this.proxies))
       await this.toxiproxy.remove(proxy).catch(() => undefined);
     if (this.targetsFile) fs.rmSync(this.targetsFile, { force: true });

@@ -59,6 +59,8 @@ describe('overload: the excess is refused at once, nothing is lost', () => {
         GATEWAY_BURST: '1000',
         GATEWAY_CONCURRENCY: '1000',
       },
+      // Distributed: two images replicas behind one address share one inference (standalone ignores it).
+      replicas: { images: 2 },
     };
     stack = await startStack(options);
     before = await scrape(stack);
