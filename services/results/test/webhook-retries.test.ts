@@ -2,6 +2,7 @@ import { TOPICS } from '@vision/shared';
 import { frameMessage } from './helpers';
 import { Receiver } from './webhook-receiver';
 import { startWebhookHarness, waitFor, type WebhookHarness } from './webhook-harness';
+import { WebhookDeliveriesStore } from '../src/store/webhook-deliveries-store';
 
 let h: WebhookHarness;
 let rx: Receiver;
@@ -76,6 +77,34 @@ describe('webhook retries', () => {
       `/v1/vision/webhooks/${ep}/deliveries/${dead.body.items[0].delivery_id}/redeliver`,
     );
     expect([again.status, again.body.error.details.reason]).toEqual([400, 'webhook_disabled']);
+  });
+
+  it('an attempt that comes back after its endpoint was deleted records nothing and does not throw', async () => {
+    const ep = await setUp();
+    rx.answer = () => ({ status: 500 });
+    const id = await h.taskEvent('t-1', 'running', { type: 'task.created' });
+    await waitFor('a failed attempt', async () => rx.received.some((r) => r.id === id));
+    const store = new WebhookDeliveriesStore(h.svc.db.knex);
+    const delivery = await store.get(ep, id);
+    if (!delivery) throw new Error('the delivery was not stored');
+    expect(await h.api('DELETE', `/v1/vision/webhooks/${ep}`)).toMatchObject({ status: 204 });
+    // What the dispatcher does when an attempt that was in flight during the delete comes back.
+    const recorded = await store.complete(
+      {
+        endpoint_id: ep,
+        delivery_id: id,
+        attempt: delivery.attempts + 1,
+        started_at: new Date(),
+        duration_ms: 5,
+        status_code: 500,
+        outcome: 'http_error',
+      },
+      { status: 'pending', at: new Date() },
+      new Date(),
+    );
+    expect(recorded).toBe(false);
+    const left = await h.svc.db.knex('webhook_attempts').where({ endpoint_id: ep }).count({ n: '*' });
+    expect(Number(left[0].n)).toBe(0);
   });
 
   it('a 429 with Retry-After is retried no sooner than it asks', async () => {

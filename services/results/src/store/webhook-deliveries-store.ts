@@ -96,6 +96,13 @@ export class WebhookDeliveriesStore {
     now: Date,
   ): Promise<boolean> {
     return this.knex.transaction(async (trx) => {
+      // The delivery may be gone with its endpoint (deleted while the attempt ran): then there is nothing to
+      // log. The row lock keeps a delete from removing it between this check and the attempt's insert.
+      const delivery = await trx('webhook_deliveries')
+        .where({ endpoint_id: a.endpoint_id, delivery_id: a.delivery_id })
+        .forUpdate()
+        .first('delivery_id');
+      if (delivery === undefined) return false;
       await trx('webhook_attempts').insert(a).onConflict(['endpoint_id', 'delivery_id', 'attempt']).ignore();
       const common = {
         lease_until: null,
