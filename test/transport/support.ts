@@ -1,6 +1,6 @@
-import { readdirSync, readlinkSync } from 'node:fs';
 import net from 'node:net';
 import { startStack, type TestStack } from '../helpers/stack';
+import { fatalErrors } from './processes';
 
 /** What came back on a raw connection: the first response, parsed, and how the connection ended. */
 export interface RawAnswer {
@@ -162,20 +162,6 @@ export async function serving(stack: TestStack, key: string): Promise<boolean> {
   return (await stack.api('GET', '/api/op/v1/scenes', { key })).status === 200;
 }
 
-/** Paths this process holds open under `dir` (standalone runs in the test's process). */
-export function openFilesUnder(dir: string): string[] {
-  const held: string[] = [];
-  for (const fd of readdirSync('/proc/self/fd')) {
-    try {
-      const target = readlinkSync(`/proc/self/fd/${fd}`);
-      if (target.startsWith(dir)) held.push(target);
-    } catch {
-      // closed while listing
-    }
-  }
-  return held;
-}
-
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** Polls `check` until it holds or `ms` pass; returns its last value. */
@@ -195,7 +181,8 @@ export async function eventually<T>(
 
 /**
  * The stack of one transport test file, with one key: started before its cases; after them, the file
- * checks that the service still serves and that the key's quota did not move, then closes it.
+ * checks that the service still serves, that the key's quota did not move and that nothing reached
+ * the crash handler, then closes it.
  */
 export function transportStack(key: string, subject: string, env?: Record<string, string>): () => TestStack {
   let stack: TestStack | undefined;
@@ -208,6 +195,8 @@ export function transportStack(key: string, subject: string, env?: Record<string
     if (!stack) return;
     expect(await serving(stack, key)).toBe(true);
     expect(await quotaOf(stack, key)).toEqual(quotaBefore);
+    // Nothing reached the process-wide crash handler, and no service process exited.
+    expect(await fatalErrors(stack)).toEqual({ count: 0, exited: [] });
     await stack.close();
   });
   return () => {
