@@ -117,6 +117,23 @@ describe('transport: malformed and slow clients', () => {
     expect(await serving(stack(), KEY)).toBe(true);
   }, 60_000);
 
+  it('a thousand keep-alive connections left idle after one answer each are closed by the keep-alive deadline, while others are served', async () => {
+    const clients = await Promise.all(Array.from({ length: 1000 }, () => rawClient(stack().url)));
+    const closed = clients.map((c) => new Promise<void>((r) => c.socket.once('close', () => r())));
+    await Promise.all(clients.map((c) => c.write('GET /healthz HTTP/1.1\r\nHost: t\r\n\r\n')));
+    const answers = await Promise.all(clients.map((c) => c.answer()));
+    expect(answers.filter((a) => a.status === 200 && a.ended === 'open')).toHaveLength(1000);
+    // Kept alive: still open after the answer, and a well-behaved client is served meanwhile.
+    expect(clients.filter((c) => !c.socket.destroyed)).toHaveLength(1000);
+    expect(await serving(stack(), KEY)).toBe(true);
+    // Well before the head deadline (20 s) of a connection that never sent a request: the server ended
+    // each one (FIN) when its keep-alive deadline passed.
+    await Promise.race([Promise.all(closed), sleep(SERVER_LIMITS.keepAliveTimeoutMs + 5000)]);
+    expect(clients.filter((c) => !c.socket.destroyed)).toHaveLength(0);
+    expect(clients.filter((c) => !c.socket.readableEnded)).toHaveLength(0);
+    expect(await serving(stack(), KEY)).toBe(true);
+  }, 60_000);
+
   it('an unauthenticated upload under 1 MiB is answered 401; its body is discarded and the connection stays usable', async () => {
     const { contentType, body } = imageForm(600_000, 'person_vehicle');
     const c = await rawClient(stack().url);
