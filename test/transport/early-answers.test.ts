@@ -1,18 +1,74 @@
 import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, truncateSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { VisionApiError, VisionClient } from '@vision/sdk';
+import { IMAGE_UPLOAD } from '@vision/shared';
 import { IMAGE_BODY_LIMIT, VIDEO_BODY_LIMIT } from '../../services/gateway/src/domain/routes';
+import { MEDIA } from '../helpers/stack';
+import { curlUpload, fetchUpload, pythonUpload, sdkUpload, type Read, type Upload } from './clients';
 import { head, imageForm, rawClient, serving, sleep, transportStack } from './support';
 
 const KEY = 'transport-early-0123456789';
 const IMAGES = '/v1/vision/image-detections';
 const VIDEO = '/v1/vision/video-tasks';
 const IDLE_MS = 1500;
+const MiB = 1024 * 1024;
 const run = promisify(execFile);
+
+// The largest image upload the endpoint takes (ten images of 8 MiB: 80 MiB of its 81 MiB limit), and
+// a video of 128 MiB: a quarter of the 512 MB limit, sent by each client in turn; the raw client below
+// sends the whole 512 MB. Sending and discarding 512 MB for each of four clients would add about a minute.
+const IMAGES_AT_LIMIT = { size: IMAGE_UPLOAD.maxFileBytes, count: IMAGE_UPLOAD.maxFiles };
+const LARGE_VIDEO = { size: 128 * MiB, count: 1 };
+const CLIENTS: Record<string, (u: Upload) => Promise<Read>> = {
+  curl: curlUpload,
+  'Node fetch (a stream from a generator)': fetchUpload,
+  'Python requests': pythonUpload,
+  'the SDK': sdkUpload,
+};
+/** Refusals given on the first bytes of an upload: what is sent, and what each client must read. */
+const REFUSALS: Array<[string, 'images' | 'video', { idem: string; fields: Record<string, string> }, Read]> =
+  [
+    [
+      'a bad Idempotency-Key',
+      'images',
+      { idem: 'abc', fields: { scene_code: 'person_vehicle' } },
+      { status: 400, code: 'OP-TASK-REQUEST-INVALID', reason: 'idempotency_key' },
+    ],
+    [
+      'a bad Idempotency-Key',
+      'video',
+      { idem: 'abc', fields: { scene_code: 'person_vehicle' } },
+      { status: 400, code: 'OP-TASK-REQUEST-INVALID', reason: 'idempotency_key' },
+    ],
+    [
+      'an unknown form field',
+      'images',
+      { idem: randomUUID(), fields: { colour: 'red', scene_code: 'person_vehicle' } },
+      { status: 400, code: 'OP-TASK-REQUEST-INVALID', reason: 'unknown_field' },
+    ],
+    [
+      'an unknown scene_code',
+      'video',
+      { idem: randomUUID(), fields: { scene_code: 'no_such_scene' } },
+      { status: 400, code: 'OP-TASK-SCENE-UNAVAILABLE', reason: 'unknown_scene' },
+    ],
+    [
+      'an unknown scene_code',
+      'images',
+      { idem: randomUUID(), fields: { scene_code: 'no_such_scene' } },
+      { status: 400, code: 'OP-TASK-SCENE-UNAVAILABLE', reason: 'unknown_scene' },
+    ],
+    [
+      'an unknown form field',
+      'video',
+      { idem: randomUUID(), fields: { colour: 'red', scene_code: 'person_vehicle' } },
+      { status: 400, code: 'OP-TASK-REQUEST-INVALID', reason: 'unknown_field' },
+    ],
+  ];
 
 /**
  * A refusal given before the request's body has all arrived reaches every kind of client as that
@@ -87,6 +143,46 @@ describe('transport: early answers reach the client', () => {
     const { stdout } = await run('python3', ['-c', script, `${stack().url}${IMAGES}`, KEY]);
     expect(stdout.trim()).toBe('400 idempotency_key');
   });
+
+  /** A file of `size` bytes: a real `kind` file's first bytes, then a sparse run of zeros (no disk). */
+  const padded = (kind: 'images' | 'video', size: number): string => {
+    const file = path.join(dir, `${kind}-${size}.bin`);
+    const real =
+      kind === 'images'
+        ? 'images/street_bus_pedestrians_coco2006.jpg'
+        : 'videos/pedestrians_vtest_opencv.mp4';
+    writeFileSync(file, readFileSync(path.join(MEDIA, real)).subarray(0, 64 * 1024));
+    truncateSync(file, size);
+    return file;
+  };
+
+  // Every kind of client reads each refusal at the largest sizes, images and video alike. (The SDK
+  // sends only the fields the API knows, so it has no unknown field to send.)
+  const matrix = REFUSALS.flatMap(([what, kind, sent, expected]) =>
+    Object.keys(CLIENTS)
+      .filter((client) => !(client === 'the SDK' && Object.keys(sent.fields).some((f) => f !== 'scene_code')))
+      .map((client) => [client, what, kind, sent, expected] as const),
+  );
+  it.each(matrix)(
+    '%s reads the refusal of %s on the %s endpoint at the largest size',
+    async (client, _what, kind, sent, expected) => {
+      const { size, count } = kind === 'images' ? IMAGES_AT_LIMIT : LARGE_VIDEO;
+      const read = await CLIENTS[client]({
+        base: stack().url,
+        route: kind === 'images' ? IMAGES : VIDEO,
+        key: KEY,
+        idempotencyKey: sent.idem,
+        fields: sent.fields,
+        fileField: kind === 'images' ? 'files' : 'file',
+        path: padded(kind, size),
+        size,
+        count,
+      });
+      expect(read).toMatchObject(expected);
+      expect(read.code).not.toBe('OP-SYS-UNAVAILABLE');
+    },
+    120_000,
+  );
 
   // A client that sends everything, then reads, at each size up to the endpoint's limit; the
   // connection is kept alive afterwards and serves the next request.
