@@ -40,9 +40,10 @@ export async function* parseEventStream(body: ReadableStream<Uint8Array>): Async
   try {
     for (;;) {
       const { done, value } = await reader.read();
-      if (done) return;
-      let text = cr + decoder.decode(value, { stream: true });
-      cr = text.endsWith('\r') ? '\r' : '';
+      // A CR held back from the last chunk ends its line: the body ended right after it.
+      if (done && !cr) return;
+      let text = cr + (done ? '' : decoder.decode(value, { stream: true }));
+      cr = !done && text.endsWith('\r') ? '\r' : '';
       if (cr) text = text.slice(0, -1);
       buf += text.replace(/\r\n?/g, '\n');
       let at: number;
@@ -51,6 +52,7 @@ export async function* parseEventStream(body: ReadableStream<Uint8Array>): Async
         buf = buf.slice(at + 2);
         if (ev) yield ev;
       }
+      if (done) return;
     }
   } finally {
     await reader.cancel().catch(() => undefined);

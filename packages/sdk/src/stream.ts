@@ -12,11 +12,17 @@ export async function* parseEventStream(body: ReadableStream<Uint8Array>): Async
   const decoder = new TextDecoder();
   const reader = body.getReader();
   let buf = '';
+  /** A chunk's last CR: the first half of a CRLF cut in two, or a line end of its own. */
+  let cr = '';
   try {
     for (;;) {
       const { done, value } = await reader.read();
-      if (done) return;
-      buf += decoder.decode(value, { stream: true }).replace(/\r\n?/g, '\n');
+      // A CR held back from the last chunk ends its line: the body ended right after it.
+      if (done && !cr) return;
+      let text = cr + (done ? '' : decoder.decode(value, { stream: true }));
+      cr = !done && text.endsWith('\r') ? '\r' : '';
+      if (cr) text = text.slice(0, -1);
+      buf += text.replace(/\r\n?/g, '\n');
       let at: number;
       while ((at = buf.indexOf('\n\n')) >= 0) {
         const block = buf.slice(0, at);
@@ -36,6 +42,7 @@ export async function* parseEventStream(body: ReadableStream<Uint8Array>): Async
         ev.data = data.join('\n');
         yield ev;
       }
+      if (done) return;
     }
   } finally {
     await reader.cancel().catch(() => undefined);

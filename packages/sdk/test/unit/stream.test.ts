@@ -30,6 +30,28 @@ describe('parseEventStream', () => {
   });
 });
 
+describe('parseEventStream with CRLF cut between chunks', () => {
+  it('reads a CR at the end of one chunk and its LF at the start of the next as one line end', async () => {
+    const text = 'event: frame\r\nid: c1\r\ndata: {}\r\n\r\nevent: end\r\ndata: {}\r\n\r\n';
+    const cuts = [...text.matchAll(/\r/g)].map((m) => m.index! + 1);
+    const chunks = [...cuts, text.length].map((c, i) => text.slice(i === 0 ? 0 : cuts[i - 1], c));
+    const out = [];
+    for await (const ev of parseEventStream(sse(chunks).body!)) out.push(ev);
+    expect(out).toEqual([
+      { event: 'frame', id: 'c1', data: '{}' },
+      { event: 'end', data: '{}' },
+    ]);
+  });
+});
+
+describe('parseEventStream at the end of the body', () => {
+  it('takes a CR that is the last byte of the body as the line end that completes the event', async () => {
+    const out = [];
+    for await (const ev of parseEventStream(sse(['event: end\rdata: {}\r', '\r']).body!)) out.push(ev);
+    expect(out).toEqual([{ event: 'end', data: '{}' }]);
+  });
+});
+
 describe('followFrames', () => {
   it('reopens a dropped stream with the last event id and yields every frame once, until `end`', async () => {
     const asked: (string | undefined)[] = [];
