@@ -8,8 +8,10 @@ import { VisionApiError, VisionClient } from '@vision/sdk';
 import { IMAGE_UPLOAD } from '@vision/shared';
 import { IMAGE_BODY_LIMIT, VIDEO_BODY_LIMIT } from '../../services/gateway/src/domain/routes';
 import { MEDIA } from '../helpers/stack';
+import { storedObjects } from '../helpers/stored-objects';
 import { curlUpload, fetchUpload, pythonUpload, sdkUpload, type Read, type Upload } from './clients';
-import { head, imageForm, rawClient, serving, sleep, transportStack } from './support';
+import { openTemporaryFiles } from './processes';
+import { eventually, head, imageForm, rawClient, serving, sleep, transportStack } from './support';
 
 const KEY = 'transport-early-0123456789';
 const IMAGES = '/v1/vision/image-detections';
@@ -274,5 +276,22 @@ describe('transport: early answers reach the client', () => {
     expect(a.status).toBe(400);
     expect(JSON.parse(a.body).error.details.reason).toBe('body_too_large');
     c.socket.destroy();
+  });
+
+  // Last: the refusals above stored nothing (the video endpoint stores an upload before it checks the
+  // scene, and deletes it when the scene is refused) and left no temporary file open.
+  it('no refusal left a stored object or an open temporary file behind', async () => {
+    expect(
+      await eventually(
+        () => storedObjects(stack()),
+        (o) => o.length === 0,
+      ),
+    ).toEqual([]);
+    expect(
+      await eventually(
+        () => openTemporaryFiles(stack()),
+        (f) => f.length === 0,
+      ),
+    ).toEqual([]);
   });
 });
