@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Builds the binaries a local kwok cluster needs and caches them outside the repository (only when missing):
-#   kube-apiserver, kube-controller-manager, kube-scheduler (v1.32.4), etcd (3.5), kwok and kwokctl (v0.7.0).
+#   kube-apiserver, kube-controller-manager, kube-scheduler, kubectl (v1.32.4), etcd (3.5), kwok and kwokctl
+#   (v0.7.0), and the ServiceMonitor and PrometheusRule CRDs of prometheus-operator (from its Go module's
+#   example/prometheus-operator-crd/) in $VISION_KUBE_DIR/crds.
 #   VISION_KUBE_DIR  cache root (default: $HOME/.cache/vision-kube); binaries land in $VISION_KUBE_DIR/bin
 # Needs Go on PATH. Cold: about 15 minutes on two cores; cached: a few seconds. Prints the bin directory.
 set -euo pipefail
@@ -9,6 +11,7 @@ KUBE_VERSION="${KUBE_VERSION:-v1.32.4}"
 STAGING_VERSION="v0.${KUBE_VERSION#v1.}"
 ETCD_VERSION="${ETCD_VERSION:-v3.5.21}"
 KWOK_VERSION="${KWOK_VERSION:-v0.7.0}"
+PROMETHEUS_OPERATOR_VERSION="${PROMETHEUS_OPERATOR_VERSION:-v0.81.0}"
 CACHE="${VISION_KUBE_DIR:-${HOME:-/tmp}/.cache/vision-kube}"
 BIN="$CACHE/bin"
 mkdir -p "$BIN"
@@ -19,7 +22,8 @@ build() { nice -n 10 env GOFLAGS="-mod=mod -buildvcs=false" CGO_ENABLED=0 go bui
 
 # Kubernetes: a throwaway module that requires k8s.io/kubernetes and pins every staging module to the
 # matching v0 tag (the kubernetes go.mod replaces them with ./staging, which a dependent module cannot use).
-if [ ! -x "$BIN/kube-apiserver" ] || [ ! -x "$BIN/kube-controller-manager" ] || [ ! -x "$BIN/kube-scheduler" ]; then
+if [ ! -x "$BIN/kube-apiserver" ] || [ ! -x "$BIN/kube-controller-manager" ] || [ ! -x "$BIN/kube-scheduler" ] ||
+  [ ! -x "$BIN/kubectl" ]; then
   mod="$CACHE/src/kubernetes-$KUBE_VERSION"
   mkdir -p "$mod"
   {
@@ -36,7 +40,7 @@ if [ ! -x "$BIN/kube-apiserver" ] || [ ! -x "$BIN/kube-controller-manager" ] || 
   } >"$mod/go.mod"
   ld="-X k8s.io/component-base/version.gitVersion=$KUBE_VERSION -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=${KUBE_VERSION#v1.}"
   ld="${ld%.*}"
-  for c in kube-apiserver kube-controller-manager kube-scheduler; do
+  for c in kube-apiserver kube-controller-manager kube-scheduler kubectl; do
     [ -x "$BIN/$c" ] && continue
     echo "kube-install: building $c $KUBE_VERSION" >&2
     (cd "$mod" && build "$c.tmp" "$ld" "k8s.io/kubernetes/cmd/$c" && mv "$BIN/$c.tmp" "$BIN/$c")
@@ -58,4 +62,16 @@ for c in kwok kwokctl; do
   (cd "$CACHE" && nice -n 10 env GOBIN="$BIN" GO111MODULE=on GOFLAGS="-buildvcs=false" CGO_ENABLED=0 \
     go install -trimpath -ldflags "-s -w" "sigs.k8s.io/kwok/cmd/$c@$KWOK_VERSION")
 done
+# The two prometheus-operator CRDs the chart's ServiceMonitor and PrometheusRule need, from the module zip
+# (the Go module proxy serves it like any module; nothing of it is built).
+CRDS="$CACHE/crds"
+if [ ! -f "$CRDS/monitoring.coreos.com_servicemonitors.yaml" ] || [ ! -f "$CRDS/monitoring.coreos.com_prometheusrules.yaml" ]; then
+  echo "kube-install: fetching prometheus-operator $PROMETHEUS_OPERATOR_VERSION CRDs" >&2
+  dir="$(cd "$CACHE" && go mod download -json "github.com/prometheus-operator/prometheus-operator@$PROMETHEUS_OPERATOR_VERSION" |
+    sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')"
+  mkdir -p "$CRDS"
+  for f in servicemonitors prometheusrules; do
+    install -m 0644 "$dir/example/prometheus-operator-crd/monitoring.coreos.com_$f.yaml" "$CRDS/"
+  done
+fi
 echo "$BIN"
