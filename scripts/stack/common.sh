@@ -13,6 +13,9 @@ BIN_DIR="$STACK_DIR/bin"
 RUN_DIR="$STACK_DIR/run"
 LOG_DIR="$STACK_DIR/log"
 
+# Kafka: 3.9.1 by default; KAFKA_VERSION=4.1.0 (or another 4.x) installs and starts that broker instead. Each
+# version has its own jars and its own KRaft data directory; one broker runs at a time on the ports below
+# ($RUN_DIR/kafka.version names the running one).
 KAFKA_VERSION="${KAFKA_VERSION:-3.9.1}"
 # SeaweedFS 4.53 (its tags are not semver, so the Go proxy knows the release by its pseudo-version).
 SEAWEEDFS_VERSION="${SEAWEEDFS_VERSION:-v0.0.0-20261109003541-7506e5f91cd6}"
@@ -40,6 +43,7 @@ JAEGER_HEALTH_PORT="${VISION_JAEGER_HEALTH_PORT:-23133}"
 PROMETHEUS_PORT="${VISION_PROMETHEUS_PORT:-29090}"
 
 KAFKA_HOME="$STACK_DIR/kafka-$KAFKA_VERSION"
+KAFKA_DATA="$STACK_DIR/kafka-data-$KAFKA_VERSION"
 PG_BIN="${VISION_PG_BIN:-}"
 
 ALL_COMPONENTS="postgres redis kafka s3 toxiproxy jaeger prometheus"
@@ -69,6 +73,10 @@ pg_dir() {
     echo "/var/lib/postgresql/vision-stack"
   fi
 }
+
+# The major version of $KAFKA_VERSION (3, 4, ...): 4.x has no ZooKeeper and no log4j 1 (it logs through log4j2).
+kafka_major() { echo "${KAFKA_VERSION%%.*}"; }
+[[ "$KAFKA_VERSION" =~ ^[0-9]+\.[0-9]+\.[0-9]+$ ]] || die "KAFKA_VERSION '$KAFKA_VERSION' is not a version like 3.9.1 or 4.1.0"
 
 # Is a TCP port on 127.0.0.1 accepting connections?
 port_open() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }

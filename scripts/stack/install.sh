@@ -2,7 +2,8 @@
 # Installs the servers of the distributed deployment, without Docker, idempotently:
 #   postgres   Debian package `postgresql` (apt-get; needs root) + a cluster initialised as the `postgres` user
 #   redis      Debian package `redis-server` (apt-get; needs root; the packaged service is not used)
-#   kafka      Apache Kafka $KAFKA_VERSION jars from Maven Central (mvn + scripts/stack/kafka-pom.xml), KRaft storage formatted
+#   kafka      Apache Kafka $KAFKA_VERSION jars from Maven Central (mvn + scripts/stack/kafka-pom.xml) into
+#              $VISION_STACK_DIR/kafka-$KAFKA_VERSION (versions side by side; 3.x with reload4j, 4.x with log4j2)
 #   s3         SeaweedFS $SEAWEEDFS_VERSION (`weed`), built from its module source into $VISION_STACK_DIR/bin (below)
 #   toxiproxy  `go install github.com/Shopify/toxiproxy/v2/cmd/server@$TOXIPROXY_VERSION` (installed as toxiproxy-server)
 #   ffmpeg     Debian package (checked, installed when missing)
@@ -62,9 +63,11 @@ install_kafka() {
   command -v mvn >/dev/null || apt_install maven
   log "resolving Kafka $KAFKA_VERSION jars from Maven Central"
   rm -rf "$KAFKA_HOME/lib"; mkdir -p "$KAFKA_HOME/lib"
-  mvn -B -q -f "$STACK_SCRIPTS/kafka-pom.xml" -Dkafka.version="$KAFKA_VERSION" -Dmaven.repo.local="$STACK_DIR/m2" \
-    dependency:copy-dependencies -DincludeScope=runtime -DoutputDirectory="$KAFKA_HOME/lib" >"$LOG_DIR/kafka-mvn.log" 2>&1 \
-    || die "mvn dependency:copy-dependencies failed (see $LOG_DIR/kafka-mvn.log)"
+  local profile=reload4j
+  if [ "$(kafka_major)" -ge 4 ]; then profile=log4j2; fi
+  mvn -B -q -f "$STACK_SCRIPTS/kafka-pom.xml" -P "$profile" -Dkafka.version="$KAFKA_VERSION" -Dmaven.repo.local="$STACK_DIR/m2" \
+    dependency:copy-dependencies -DincludeScope=runtime -DoutputDirectory="$KAFKA_HOME/lib" >"$LOG_DIR/kafka-mvn-$KAFKA_VERSION.log" 2>&1 \
+    || die "mvn dependency:copy-dependencies failed (see $LOG_DIR/kafka-mvn-$KAFKA_VERSION.log)"
   ls "$KAFKA_HOME/lib"/kafka_2.13-*.jar >/dev/null 2>&1 || die "kafka_2.13 jar missing after mvn"
   touch "$KAFKA_HOME/.complete"
 }

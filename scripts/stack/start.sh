@@ -65,9 +65,15 @@ CONF
 KAFKA_PROXIED_PORT=$((KAFKA_PORT + 2))
 KAFKA_TOXI_PORT=$((KAFKA_PORT + 3))
 start_kafka() {
-  if pid_alive kafka; then return 0; fi
-  [ -f "$KAFKA_HOME/.complete" ] || die "kafka is not installed (run scripts/stack/install.sh kafka)"
-  local data="$STACK_DIR/kafka-data" conf="$STACK_DIR/kafka/server.properties"
+  if pid_alive kafka; then
+    # One broker at a time on these ports: a running one of another version is refused, not silently reused.
+    local running; running="$(cat "$RUN_DIR/kafka.version" 2>/dev/null || echo unknown)"
+    [ "$running" = "$KAFKA_VERSION" ] || [ "$running" = unknown ] \
+      || die "Kafka $running is running, not $KAFKA_VERSION (stop it first: scripts/stack/stop.sh kafka)"
+    return 0
+  fi
+  [ -f "$KAFKA_HOME/.complete" ] || die "kafka $KAFKA_VERSION is not installed (run KAFKA_VERSION=$KAFKA_VERSION scripts/stack/install.sh kafka)"
+  local data="$KAFKA_DATA" conf="$STACK_DIR/kafka/server.properties"
   mkdir -p "$STACK_DIR/kafka"
   cat >"$conf" <<CONF
 process.roles=broker,controller
@@ -90,7 +96,12 @@ auto.create.topics.enable=false
 delete.topic.enable=true
 log.retention.hours=24
 CONF
-  cat >"$STACK_DIR/kafka/log4j.properties" <<CONF
+  # Logging: 3.x through reload4j (log4j 1 configuration), 4.x through log4j2 (scripts/stack/kafka-log4j2.properties).
+  local log_opts
+  if [ "$(kafka_major)" -ge 4 ]; then
+    log_opts=("-Dlog4j2.configurationFile=$STACK_SCRIPTS/kafka-log4j2.properties" "-Dkafka.logs.dir=$LOG_DIR")
+  else
+    cat >"$STACK_DIR/kafka/log4j.properties" <<CONF
 log4j.rootLogger=WARN, file
 log4j.logger.kafka=INFO
 log4j.logger.org.apache.kafka=INFO
@@ -99,8 +110,11 @@ log4j.appender.file.File=$LOG_DIR/kafka-server.log
 log4j.appender.file.layout=org.apache.log4j.PatternLayout
 log4j.appender.file.layout.ConversionPattern=[%d] %p %m (%c)%n
 CONF
-  local java_opts=(-Xms256m -Xmx768m -XX:+UseG1GC -Djava.awt.headless=true
-    "-Dlog4j.configuration=file:$STACK_DIR/kafka/log4j.properties" -cp "$KAFKA_HOME/lib/*")
+    log_opts=("-Dlog4j.configuration=file:$STACK_DIR/kafka/log4j.properties")
+  fi
+  local java_opts=(-Xms256m -Xmx768m -XX:+UseG1GC -Djava.awt.headless=true "${log_opts[@]}" -cp "$KAFKA_HOME/lib/*")
+  # KRaft storage, formatted once per version (a static controller quorum: controller.quorum.voters above, which
+  # the 4.x storage tool also accepts without --standalone).
   if [ ! -f "$data/meta.properties" ]; then
     local cid
     cid="$(java "${java_opts[@]}" kafka.tools.StorageTool random-uuid 2>>"$LOG_DIR/kafka-format.log")"
@@ -109,6 +123,7 @@ CONF
   fi
   nohup setsid java "${java_opts[@]}" kafka.Kafka "$conf" >>"$LOG_DIR/kafka.out" 2>&1 </dev/null &
   echo $! >"$RUN_DIR/kafka.pid"
+  echo "$KAFKA_VERSION" >"$RUN_DIR/kafka.version"
   wait_for 90 kafka port_open "$KAFKA_PORT"
   wait_for 90 kafka node "$STACK_SCRIPTS/kafka-ready.js" "127.0.0.1:$KAFKA_PORT"
   started kafka
@@ -235,6 +250,7 @@ cat >"$STACK_DIR/stack.env" <<ENV
 VISION_STACK_PG_URL=postgres://postgres:$PG_PASSWORD@127.0.0.1:$PG_PORT
 VISION_STACK_REDIS_URL=redis://127.0.0.1:$REDIS_PORT
 VISION_STACK_KAFKA_BROKERS=127.0.0.1:$KAFKA_PORT
+VISION_STACK_KAFKA_VERSION=$(cat "$RUN_DIR/kafka.version" 2>/dev/null || echo "$KAFKA_VERSION")
 VISION_STACK_KAFKA_PROXIED_UPSTREAM=127.0.0.1:$KAFKA_PROXIED_PORT
 VISION_STACK_KAFKA_PROXIED_LISTEN=127.0.0.1:$KAFKA_TOXI_PORT
 VISION_STACK_S3_ENDPOINT=http://127.0.0.1:$S3_PORT

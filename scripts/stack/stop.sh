@@ -22,6 +22,7 @@ stop_pid() { # <name> <signal> <timeout-s>
 for c in $(components_from_args "$@"); do
   case "$c" in
     postgres) stop_pid postgres INT 60 ;; # fast shutdown
+    kafka) stop_pid kafka TERM 60; rm -f "$RUN_DIR/kafka.version" ;;
     *) stop_pid "$c" TERM 60 ;;
   esac
 done
