@@ -1,0 +1,261 @@
+/**
+ * The Helm chart installed on a real Kubernetes API server: a kwok cluster (scripts/kube/cluster.sh: etcd,
+ * kube-apiserver, controller-manager and scheduler v1.32.4; kwok fakes nodes and pods, so no container runs)
+ * with prometheus-operator's ServiceMonitor and PrometheusRule CRDs. `helm install --wait` with the default
+ * values and the values files of charts/vision/ci; the objects read back from the API server; `helm test`;
+ * `helm upgrade` to a new image tag and `helm rollback`. The commands are those of docs/DEPLOYMENT.md,
+ * "Install on Kubernetes". Needs the binaries of scripts/kube/install.sh (.ci/run builds them).
+ */
+import { execFileSync } from 'node:child_process';
+import { once } from 'node:events';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import path from 'node:path';
+import { readFileSync } from 'node:fs';
+import { repoRoot } from './deploy-support';
+import { chart, createExistingSecrets, install, runTestCommand } from './kube-release';
+import {
+  checkDeploymentsAsStored,
+  checkRolledOut,
+  componentOf,
+  expectLockedDown,
+  IMAGE_USER,
+} from './kube-checks';
+import type { PodSpec } from './kube-checks';
+import { type Cluster, crdFiles, eventually, kubeBin, missingKubeParts, startCluster } from './kube-support';
+
+jest.setTimeout(30 * 60 * 1000);
+
+const ci = (name: string) => `charts/vision/ci/${name}-values.yaml`;
+const COMPONENTS = ['gateway', 'images', 'inference', 'inference-detect', 'quota', 'results', 'tasks'];
+const missing = missingKubeParts();
+
+let k: Cluster;
+
+if (missing.length > 0) {
+  test.skip(`skipped: ${missing.map((f) => path.relative(path.dirname(kubeBin), f)).join(', ')} missing (scripts/kube/install.sh builds them)`, () =>
+    undefined);
+} else {
+  beforeAll(async () => {
+    const helm = execFileSync(path.join(repoRoot, 'scripts/ensure-helm.sh'), {
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'inherit'],
+    }).trim();
+    k = await startCluster(helm);
+    k.run('kubectl', ['apply', '--server-side', ...crdFiles.flatMap((f) => ['-f', f])]);
+    k.run('kubectl', [
+      'wait',
+      '--for=condition=Established',
+      '--timeout=60s',
+      'crd/servicemonitors.monitoring.coreos.com',
+      'crd/prometheusrules.monitoring.coreos.com',
+    ]);
+  });
+  afterAll(async () => {
+    await k?.stop();
+  });
+
+  describe('default values', () => {
+    const ns = 'vision';
+    test('helm install --wait: the migration hook completes, every Deployment becomes available', () => {
+      const kinds = install(k, ns, []);
+      for (const kind of [
+        'Deployment',
+        'Service',
+        'HorizontalPodAutoscaler',
+        'PodDisruptionBudget',
+        'NetworkPolicy',
+        'ConfigMap',
+        'Secret',
+      ])
+        expect(kinds).toContain(kind);
+      expect(checkDeploymentsAsStored(k, ns)).toEqual(COMPONENTS);
+      // The user the pods run as is the image's own.
+      expect(readFileSync(path.join(repoRoot, 'Dockerfile'), 'utf8')).toMatch(
+        new RegExp(`^USER ${IMAGE_USER}:${IMAGE_USER}$`, 'm'),
+      );
+    });
+    test('the HPAs scale their Deployments to minReplicas', async () => {
+      const hpas = k.get(['hpa', '-n', ns]);
+      expect(hpas.map(componentOf).sort()).toEqual(['gateway', 'images', 'inference-detect', 'results']);
+      await eventually(() => {
+        for (const h of hpas) {
+          const { minReplicas, scaleTargetRef } = h.spec as {
+            minReplicas: number;
+            scaleTargetRef: { name: string };
+          };
+          const [d] = k.get(['deployment', scaleTargetRef.name, '-n', ns]);
+          expect({ d: d.metadata.name, available: d.status?.availableReplicas }).toEqual({
+            d: d.metadata.name,
+            available: minReplicas,
+          });
+        }
+      });
+    });
+    test('helm test: its pod, as stored, asks the gateway Service for /readyz and succeeds only on {"status":"up"}', async () => {
+      k.run('helm', ['test', 'vision', '-n', ns, '--timeout', '2m']);
+      const [pod] = k.get(['pod', 'vision-test-gateway-ready', '-n', ns]);
+      expect(pod.status?.phase).toBe('Succeeded');
+      const spec = pod.spec as unknown as PodSpec & { restartPolicy: string };
+      const [c] = spec.containers;
+      expect(spec.restartPolicy).toBe('Never');
+      expect(c.image).toBe('ghcr.io/vision/vision:0.1.0');
+      expectLockedDown('test pod', spec, c);
+      expect(c.command?.slice(0, 2)).toEqual(['node', '-e']);
+      // The target is the gateway Service's http port, which leads to the gateway container's http port.
+      const [svc] = k.get(['service', 'vision-gateway', '-n', ns]);
+      const port = (svc.spec as { ports: { name: string; port: number; targetPort: string }[] }).ports.find(
+        (p) => p.name === 'http',
+      );
+      expect(port?.targetPort).toBe('http');
+      expect(c.command?.[3]).toBe(`http://vision-gateway:${port?.port}/readyz`);
+      // kwok marks the pod succeeded without running it: run its command here against stand-in gateways.
+      const answers: [number, string, number][] = [
+        [200, '{"status":"up"}', 0],
+        [503, '{"status":"down"}', 1],
+        [200, '{"status":"down"}', 1],
+      ];
+      for (const [status, body, code] of answers) {
+        const server = http.createServer((req, res) =>
+          res.writeHead(req.url === '/readyz' ? status : 404).end(body),
+        );
+        server.listen(0, '127.0.0.1');
+        await once(server, 'listening');
+        const { port: p } = server.address() as AddressInfo;
+        const got = await runTestCommand(c.command as string[], `http://127.0.0.1:${p}/readyz`);
+        server.close();
+        expect({ status, body, code: got }).toEqual({ status, body, code });
+      }
+      expect(await runTestCommand(c.command as string[], 'http://127.0.0.1:1/readyz')).toBe(1);
+    });
+    test('helm upgrade to a new image tag rolls every Deployment; helm rollback returns', async () => {
+      const before = Object.fromEntries(
+        k.get(['deployments', '-n', ns]).map((d) => [d.metadata.name, d.metadata.generation]),
+      );
+      k.run('helm', [
+        'upgrade',
+        'vision',
+        chart,
+        '-n',
+        ns,
+        '--reuse-values',
+        '--set',
+        'image.tag=0.1.1',
+        '--wait',
+        '--timeout',
+        '5m',
+      ]);
+      for (const d of k.get(['deployments', '-n', ns]))
+        expect(d.metadata.generation).toBeGreaterThan(before[d.metadata.name] ?? 0);
+      await eventually(() => checkRolledOut(k, ns, 'ghcr.io/vision/vision:0.1.1'));
+      k.run('helm', ['rollback', 'vision', '1', '-n', ns, '--wait', '--timeout', '5m']);
+      await eventually(() => checkRolledOut(k, ns, 'ghcr.io/vision/vision:0.1.0'));
+      const history = JSON.parse(k.run('helm', ['history', 'vision', '-n', ns, '-o', 'json'])) as {
+        revision: number;
+        status: string;
+        description: string;
+      }[];
+      expect(history.map((h) => [h.revision, h.status, h.description])).toEqual([
+        [1, 'superseded', 'Install complete'],
+        [2, 'superseded', 'Upgrade complete'],
+        [3, 'deployed', 'Rollback to 1'],
+      ]);
+    });
+  });
+
+  test('ingress with TLS (ci/ingress-tls-values.yaml): the gateway Ingress as stored', () => {
+    const ns = 'vision-ingress';
+    install(k, ns, [ci('ingress-tls')]);
+    const [ing] = k.get(['ingress', '-n', ns]);
+    expect(ing.metadata.name).toBe('vision-gateway');
+    expect(ing.metadata.annotations).toMatchObject({
+      'nginx.ingress.kubernetes.io/proxy-buffering': 'off',
+      'cert-manager.io/cluster-issuer': 'letsencrypt',
+    });
+    expect(ing.spec).toEqual({
+      ingressClassName: 'nginx',
+      tls: [{ hosts: ['vision.example.com'], secretName: 'vision-tls' }],
+      rules: [
+        {
+          host: 'vision.example.com',
+          http: {
+            paths: [
+              {
+                path: '/',
+                pathType: 'Prefix',
+                backend: { service: { name: 'vision-gateway', port: { name: 'http' } } },
+              },
+            ],
+          },
+        },
+      ],
+    });
+    expect(checkDeploymentsAsStored(k, ns)).toEqual(COMPONENTS);
+  });
+
+  test('autoscaling (ci/autoscaling-values.yaml): HPAs and PDBs as stored, Deployments at minReplicas', async () => {
+    const ns = 'vision-autoscaling';
+    install(k, ns, [ci('autoscaling')]);
+    const hpa = Object.fromEntries(
+      k
+        .get(['hpa', '-n', ns])
+        .map((h) => [
+          componentOf(h),
+          h.spec as { minReplicas: number; maxReplicas: number; metrics: { type: string }[] },
+        ]),
+    );
+    expect(Object.keys(hpa).sort()).toEqual(['gateway', 'images', 'inference-detect', 'results']);
+    expect(hpa.gateway).toMatchObject({ minReplicas: 3, maxReplicas: 12 });
+    expect(hpa.images.metrics.map((m) => m.type)).toEqual(['Resource', 'Pods']);
+    const pdb = Object.fromEntries(
+      k
+        .get(['pdb', '-n', ns])
+        .map((p) => [componentOf(p), (p.spec as { minAvailable?: number }).minAvailable]),
+    );
+    expect(pdb).toMatchObject({ gateway: 2, results: 2, images: 2, 'inference-detect': 1 });
+    await eventually(() => {
+      const replicas = Object.fromEntries(
+        k.get(['deployments', '-n', ns]).map((d) => [componentOf(d), d.status?.availableReplicas]),
+      );
+      expect(replicas).toMatchObject({
+        gateway: 3,
+        results: 3,
+        images: 3,
+        'inference-detect': 2,
+        inference: 1,
+      });
+    });
+    checkDeploymentsAsStored(k, ns);
+  });
+
+  test('existing Secrets and models claim (ci/existing-secrets-values.yaml): pods read them, the chart makes none', () => {
+    const ns = 'vision-existing';
+    createExistingSecrets(k, ns);
+    install(k, ns, [ci('existing-secrets')]);
+    const secrets = k
+      .get(['secrets', '-n', ns])
+      .map((s) => s.metadata.name)
+      .filter((n) => !n.startsWith('sh.helm.'));
+    expect(secrets.sort()).toEqual(['vision-identity', 'vision-secrets']);
+    expect(checkDeploymentsAsStored(k, ns, { claim: 'vision-models' })).toEqual(COMPONENTS);
+    const [tasks] = k.get(['deployment', 'vision-tasks', '-n', ns]);
+    const env = (tasks.spec as { template: { spec: PodSpec } }).template.spec.containers[0].env?.map(
+      (e) => e.name,
+    );
+    expect(env).toContain('TASKS_ADMIN_TOKEN_FILE');
+  });
+
+  test('production-like values (ci/production-values.yaml): stream egress, ServiceMonitor and PrometheusRule accepted', () => {
+    const ns = 'vision-production';
+    createExistingSecrets(k, ns);
+    const kinds = install(k, ns, [ci('production')]);
+    expect(kinds).toEqual(
+      expect.arrayContaining(['ServiceMonitor', 'PrometheusRule', 'Ingress', 'NetworkPolicy']),
+    );
+    const egress = k
+      .get(['networkpolicy', '-n', ns])
+      .filter((p) => (p.spec as { policyTypes: string[] }).policyTypes.includes('Egress'));
+    expect(egress.map(componentOf).sort()).toEqual(['inference', 'tasks']);
+    expect(checkDeploymentsAsStored(k, ns, { claim: 'vision-models' })).toEqual(COMPONENTS);
+  });
+}
