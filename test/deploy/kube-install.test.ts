@@ -32,6 +32,28 @@ const missing = missingKubeParts();
 
 let k: Cluster;
 
+test('docs/DEPLOYMENT.md, "Install on Kubernetes", gives the commands this test runs', () => {
+  const doc = readFileSync(path.join(repoRoot, 'docs/DEPLOYMENT.md'), 'utf8');
+  const section = doc.slice(doc.indexOf('## Install on Kubernetes'));
+  for (const command of [
+    'bash scripts/kube/install.sh',
+    'bash scripts/kube/cluster.sh',
+    'kubectl apply --server-side -f ~/.cache/vision-kube/crds/',
+    'node scripts/identity-keys.js --kubernetes vision-identity | kubectl -n vision apply -f -',
+    'kubectl -n vision create secret generic vision-secrets',
+    `helm install vision ${chart} -n vision -f ${ci('existing-secrets')} --wait --timeout 5m`,
+    'helm status vision -n vision -o json',
+    'kubectl -n vision get events --field-selector involvedObject.kind=Job,involvedObject.name=vision-migrate',
+    'helm get manifest vision -n vision | kubectl -n vision get -f -',
+    'helm test vision -n vision --timeout 2m',
+    `helm upgrade vision ${chart} -n vision --reuse-values --set image.tag=0.1.1 --wait --timeout 5m`,
+    'kubectl -n vision rollout status deployment/vision-gateway --timeout=120s',
+    'helm history vision -n vision',
+    'helm rollback vision 1 -n vision --wait --timeout 5m',
+  ])
+    expect({ command, documented: section.includes(command) }).toEqual({ command, documented: true });
+});
+
 if (missing.length > 0) {
   test.skip(`skipped: ${missing.map((f) => path.relative(path.dirname(kubeBin), f)).join(', ')} missing (scripts/kube/install.sh builds them)`, () =>
     undefined);
@@ -148,6 +170,8 @@ if (missing.length > 0) {
       for (const d of k.get(['deployments', '-n', ns]))
         expect(d.metadata.generation).toBeGreaterThan(before[d.metadata.name] ?? 0);
       await eventually(() => checkRolledOut(k, ns, 'ghcr.io/vision/vision:0.1.1'));
+      for (const name of COMPONENTS)
+        k.run('kubectl', ['-n', ns, 'rollout', 'status', `deployment/vision-${name}`, '--timeout=120s']);
       k.run('helm', ['rollback', 'vision', '1', '-n', ns, '--wait', '--timeout', '5m']);
       await eventually(() => checkRolledOut(k, ns, 'ghcr.io/vision/vision:0.1.0'));
       const history = JSON.parse(k.run('helm', ['history', 'vision', '-n', ns, '-o', 'json'])) as {

@@ -11,16 +11,21 @@ import type { Cluster } from './kube-support';
 
 export const chart = 'charts/vision';
 
+function ensureNamespace(k: Cluster, ns: string) {
+  if (!k.get(['namespaces']).some((n) => n.metadata.name === ns))
+    k.run('kubectl', ['create', 'namespace', ns]);
+}
+
 /** `helm install --wait`, then: the hooks ran and succeeded, every Deployment is available, and every object of
  * the release's manifest is stored. */
 export function install(k: Cluster, ns: string, values: string[]): string[] {
+  ensureNamespace(k, ns);
   k.run('helm', [
     'install',
     'vision',
     chart,
     '-n',
     ns,
-    '--create-namespace',
     ...values.flatMap((v) => ['-f', v]),
     '--wait',
     '--timeout',
@@ -59,7 +64,7 @@ export function install(k: Cluster, ns: string, values: string[]): string[] {
 
 /** The Secrets and the models claim an SRE makes before installing with existing-secrets-values.yaml. */
 export function createExistingSecrets(k: Cluster, ns: string) {
-  k.run('kubectl', ['create', 'namespace', ns]);
+  ensureNamespace(k, ns);
   k.run('kubectl', [
     '-n',
     ns,
