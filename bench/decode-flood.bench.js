@@ -32,6 +32,7 @@ const { randomUUID } = require('node:crypto');
 const { parseArgs } = require('./lib/args');
 const limits = require('./lib/limits');
 const { startRtspServer } = require('./lib/rtsp-server');
+const { benchIdentityDir, signerOf } = require('./lib/identity');
 
 const root = path.resolve(__dirname, '..');
 const shared = require(path.join(root, 'packages/shared/dist/index.js'));
@@ -48,7 +49,9 @@ const W = 6000;
 const H = 6600;
 const DECODED_MB = (W * H * 3) / 2 ** 20;
 const sharedDir = process.env.VISION_SHARED_DIR ?? path.resolve(root, '../shared');
-const SECRET = 'bench-internal-secret-0123456789';
+const IDENTITY_DIR = benchIdentityDir();
+/** Inference is called by images and tasks: the flood signs as images. */
+const SIGNER = signerOf(IDENTITY_DIR, 'images');
 const JOB = 'live-during-flood';
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const fmt = (v, d = 2) => v.toFixed(d);
@@ -73,7 +76,7 @@ async function startService(dataDir) {
   const parts = await inference.createInference({
     cfg: inference.loadInferenceConfig({
       VISION_MODELS_DIR: process.env.VISION_MODELS_DIR ?? path.join(sharedDir, 'models'),
-      INTERNAL_SECRET: SECRET,
+      VISION_IDENTITY_DIR: IDENTITY_DIR,
       ...limits.serviceEnv(),
       VISION_DATA_DIR: dataDir,
       LOG_LEVEL: 'silent',
@@ -119,7 +122,7 @@ async function detect(url, jpeg) {
     body: form,
     headers: {
       [shared.IDENTITY_HEADER]: shared.signIdentity(
-        SECRET,
+        SIGNER,
         { subject: 'svc-images', requestId: randomUUID() },
         'inference',
       ),
