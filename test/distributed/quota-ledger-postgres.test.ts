@@ -30,6 +30,7 @@ describeDistributed('quota ledger on Postgres, two replicas', () => {
   const logger = createLogger('ledger-pg', { level: 'silent' });
   const bus = new InProcessBus();
   const published: string[] = [];
+  const types: string[] = [];
   const dbs: Db[] = [];
   let replicas: QuotaParts[] = [];
 
@@ -39,7 +40,11 @@ describeDistributed('quota ledger on Postgres, two replicas', () => {
       topic: TOPICS.quotaEvents,
       group: 'ledger-pg',
       handleBatch: async (messages: IncomingMessage[]) => {
-        for (const m of messages) published.push((m.value as { event_id: string }).event_id);
+        for (const m of messages) {
+          const e = m.value as { event_id: string; type: string };
+          published.push(e.event_id);
+          types.push(e.type);
+        }
       },
     });
     for (let i = 0; i < 2; i++) {
@@ -95,10 +100,12 @@ describeDistributed('quota ledger on Postgres, two replicas', () => {
       remaining: 0,
     });
 
-    // Both relays drain the outbox at once: every event (a hold or charge each, a settle per hold) once.
+    // Both relays drain the outbox at once: every event (a hold or charge each, a settle per hold, and the
+    // day's one `exhausted`, written with the change that used up its last unit) once.
     await Promise.all([replicas[0].relay.flush(), replicas[1].relay.flush(), replicas[0].relay.flush()]);
     await replicas[1].relay.flush();
-    expect(published).toHaveLength(LIMIT + holds.length);
+    expect(published).toHaveLength(LIMIT + holds.length + 1);
+    expect(types.filter((t) => t === 'exhausted')).toHaveLength(1);
     expect(new Set(published).size).toBe(published.length);
     const unsent = await dbs[0].knex('outbox').whereNull('sent_at').count({ n: '*' }).first();
     expect(Number(unsent?.n)).toBe(0);
