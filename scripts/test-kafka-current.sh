@@ -16,11 +16,7 @@ if [ "$#" -eq 0 ]; then
     test/distributed/kafka-restart.test.ts \
     test/distributed/replicas.test.ts \
     test/distributed/webhooks.test.ts \
-    test/distributed/tasks-killed.test.ts \
-    test/distributed/inference-timeout.test.ts \
-    test/e2e/foundation.test.ts \
-    test/e2e/video-tasks.test.ts \
-    test/e2e/results-stream.test.ts
+    test/distributed/inference-timeout.test.ts
 fi
 
 run_dir="${VISION_STACK_DIR:-${HOME:-/tmp}/.cache/vision-stack}/run"
