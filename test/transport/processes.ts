@@ -112,14 +112,19 @@ export function servicePort(stack: TestStack, name: 'images' | 'results' | 'task
   return Number(new URL(svc.url).port);
 }
 
+/** onnxruntime opens `<tmp>/mat-debug-<pid>.log` when it loads and holds it for the life of the process. */
+const ONNXRUNTIME_LOG = /\/mat-debug-\d+\.log$/;
+
 /**
  * Files the processes serving `stack` hold open where an upload could leave a temporary file: the
  * object directory in standalone; in distributed (objects go to the S3 server) the services' data
- * directory and the system temporary directory, less their own log files.
+ * directory and the system temporary directory, less their own log files and onnxruntime's.
  */
 export function openTemporaryFiles(stack: TestStack): string[] {
   if (stack.kind === 'standalone') return openFilesUnder(stack, path.join(stack.dataDir, 'objects'));
   const d = (stack as DistributedStack).deployment;
   const held = [...openFilesUnder(stack, d.dataDir), ...openFilesUnder(stack, os.tmpdir())];
-  return [...new Set(held)].filter((f) => !(f.includes(d.logDir) && f.endsWith('.log')));
+  return [...new Set(held)].filter(
+    (f) => !(f.includes(d.logDir) && f.endsWith('.log')) && !ONNXRUNTIME_LOG.test(f),
+  );
 }
