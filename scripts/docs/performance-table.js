@@ -24,40 +24,19 @@ const BEGIN =
   '<!-- bench-table:begin (written by scripts/docs/performance-table.js; do not edit by hand) -->';
 const END = '<!-- bench-table:end -->';
 
+/** A bench run as `node bench/NAME.bench.js`. */
+const nodeBench = (name, what) => ({ name, command: ['node', `bench/${name}.bench.js`], what });
+
 /** Every bench with targets: its name (and recording's file name), how to run it, and what it compares. */
 const BENCHES = [
-  {
-    name: 'decode-flood',
-    command: ['node', 'bench/decode-flood.bench.js'],
-    what: 'a live job beside a flood of huge image decodes',
-  },
-  { name: 'images', command: ['node', 'bench/images.bench.js'], what: 'image calls vs the raw pipeline' },
-  {
-    name: 'inference',
-    command: ['node', 'bench/inference.bench.js'],
-    what: '`/detect` and a file job vs the raw model',
-  },
-  {
-    name: 'live',
-    command: ['node', 'bench/live.bench.js'],
-    what: 'live RTSP streams one instance keeps up with',
-  },
-  {
-    name: 'results',
-    command: ['node', 'bench/results.bench.js'],
-    what: 'results ingest and reads through the gateway',
-  },
-  {
-    name: 'overload',
-    command: ['node', 'bench/overload.bench.js'],
-    what: 'four times capacity, offered open-loop',
-  },
-  {
-    name: 'slow-attacks',
-    command: ['node', 'bench/slow-attacks.bench.js'],
-    what: 'slowhttptest beside a client',
-  },
-  { name: 'startup', command: ['node', 'bench/startup.bench.js'], what: 'standalone start to ready' },
+  nodeBench('decode-flood', 'a live job beside a flood of huge image decodes'),
+  nodeBench('images', 'image calls vs the raw pipeline'),
+  nodeBench('inference', '`/detect` and a file job vs the raw model'),
+  nodeBench('live', 'live RTSP streams one instance keeps up with'),
+  nodeBench('results', 'results ingest and reads through the gateway'),
+  nodeBench('overload', 'four times capacity, offered open-loop'),
+  nodeBench('slow-attacks', 'slowhttptest beside a client'),
+  nodeBench('startup', 'standalone start to ready'),
   {
     name: 'soak',
     command: ['bash', 'scripts/soak.sh'],
