@@ -261,6 +261,11 @@ export const metrics = {
     'Calls running now, by queue (the signal to autoscale on)',
     ['queue'],
   ),
+  admissionLimit: new ServiceGauge(
+    'vision_admission_limit',
+    'Calls that may run at once now, by queue (maxInFlight, or the adaptive limit with ADMISSION_LIMIT=gradient)',
+    ['queue'],
+  ),
   admissionQueued: new ServiceGauge('vision_admission_queued', 'Calls waiting for their turn now, by queue', [
     'queue',
   ]),

@@ -1,5 +1,5 @@
 import type { ApiError } from '../src';
-import { AdmissionQueue, REASON } from '../src';
+import { AdmissionQueue, REASON, type Turn } from '../src';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -77,5 +77,69 @@ describe('AdmissionQueue', () => {
     await sleep(5);
     expect(await call(q, 'light', 40)).toBe('ok');
     expect((await Promise.all(heavy)).filter((o) => o !== 'ok').length).toBeGreaterThan(0);
+  });
+
+  it('with the gradient limit, runs more than maxInFlight while calls stay fast, and fewer once they slow', async () => {
+    let t = 0;
+    const q = new AdmissionQueue({
+      queue: 'test_calls',
+      what: 'test calls',
+      maxInFlight: 8,
+      maxWaitMs: 600_000,
+      limit: 'gradient',
+      now: () => t,
+    });
+    const turns: Turn[] = [];
+    const pending = Array.from({ length: 400 }, () => q.enter('a').then((turn) => turns.push(turn)));
+    const flush = () => new Promise((r) => setImmediate(r));
+    /** Lets every running call take `ms`, then ends them together (the waiting ones take their places). */
+    const round = async (ms: number) => {
+      await flush();
+      const batch = turns.splice(0);
+      t += ms;
+      for (const turn of batch) turn.release();
+      await flush();
+    };
+    expect(q.usage().running).toBe(8);
+    for (let i = 0; i < 10; i++) await round(10);
+    expect(q.limit()).toBeGreaterThan(8);
+    expect(q.usage().running).toBe(q.limit());
+    for (let i = 0; i < 10; i++) await round(100);
+    expect(q.limit()).toBeLessThan(8);
+    expect(q.usage().waiting).toBeGreaterThan(0);
+    expect(q.usage().running).toBe(q.limit());
+    expect(q.limit()).toBeGreaterThanOrEqual(1);
+    while (q.usage().waiting > 0 || turns.length > 0) await round(100);
+    await Promise.all(pending);
+    expect(q.usage()).toEqual({ running: 0, waiting: 0 });
+  });
+
+  it('with the fixed limit, runs maxInFlight however fast the calls are', async () => {
+    let t = 0;
+    const q = new AdmissionQueue({
+      queue: 'test_calls',
+      what: 'test calls',
+      maxInFlight: 8,
+      maxWaitMs: 600_000,
+      now: () => t,
+    });
+    const turns: Turn[] = [];
+    const pending = Array.from({ length: 200 }, () => q.enter('a').then((turn) => turns.push(turn)));
+    const flush = () => new Promise((r) => setImmediate(r));
+    for (let i = 0; i < 10; i++) {
+      await flush();
+      const batch = turns.splice(0);
+      t += 10;
+      for (const turn of batch) turn.release();
+      expect(q.usage().running).toBe(8);
+      expect(q.limit()).toBe(8);
+    }
+    while (q.usage().waiting > 0) {
+      await flush();
+      for (const turn of turns.splice(0)) turn.release();
+    }
+    await flush();
+    for (const turn of turns.splice(0)) turn.release();
+    await Promise.all(pending);
   });
 });

@@ -5,10 +5,21 @@ import { deadlineOf } from './deadline';
 import { metrics } from '../metrics';
 import { REASON } from '../reasons';
 import { type QueueView, type Waiting, admit, nextToStart, retryAfterSeconds } from './fair-queue';
+import {
+  type AdmissionLimit,
+  type GradientState,
+  gradientFor,
+  gradientLimit,
+  nextGradient,
+} from './adaptive-limit';
+
+export type { AdmissionLimit } from './adaptive-limit';
 
 export interface AdmissionOptions {
-  /** Calls that run at once. */
+  /** Calls that run at once; with the gradient limit, where it starts (docs/OVERLOAD.md). */
   maxInFlight: number;
+  /** `fixed` (default): maxInFlight run at once; `gradient`: an adaptive limit (adaptive-limit.ts). */
+  limit?: AdmissionLimit;
   /** The longest a call may wait for its turn (ms): one expected to wait longer is refused at once. */
   maxWaitMs: number;
   /** The queue's name in the metrics (`image_calls`, `detections`, `task_creations`). */
@@ -60,9 +71,10 @@ interface Entry extends Waiting {
 const EWMA_WEIGHT = 0.2;
 
 /**
- * A bounded, fair queue in front of work that needs a scarce resource (inference): at most maxInFlight
- * calls run, the others wait their turn for at most maxWaitMs (or their caller's deadline), and a call
- * that could not start in time is refused at once instead of waiting (fair-queue.ts decides).
+ * A bounded, fair queue in front of work that needs a scarce resource (inference): at most its limit of
+ * calls run (maxInFlight, or the adaptive limit of adaptive-limit.ts), the others wait their turn for at
+ * most maxWaitMs (or their caller's deadline), and a call that could not start in time is refused at
+ * once instead of waiting (fair-queue.ts decides).
  */
 export class AdmissionQueue {
   private readonly running = new Map<string, number>();
@@ -70,6 +82,10 @@ export class AdmissionQueue {
   private meanServiceMs = 0;
   private seq = 0;
   private readonly now: () => number;
+  /** The gradient limit's state, with `limit: 'gradient'`. */
+  private gradient?: GradientState;
+  /** Calls that may run at once now. */
+  private slots: number;
 
   readonly what: string;
 
@@ -77,6 +93,14 @@ export class AdmissionQueue {
     this.what = opts.what;
     if (!(opts.maxInFlight >= 1)) throw new RangeError('maxInFlight must be at least 1');
     this.now = opts.now ?? Date.now;
+    this.slots = opts.maxInFlight;
+    if (opts.limit === 'gradient') this.gradient = gradientFor(opts.maxInFlight).state;
+    metrics.admissionLimit.set({ queue: opts.queue }, this.slots);
+  }
+
+  /** Calls that may run at once now: maxInFlight, or the gradient limit's current value. */
+  limit(): number {
+    return this.slots;
   }
 
   /** Calls running and waiting now. */
@@ -144,7 +168,7 @@ export class AdmissionQueue {
 
   private view(): QueueView {
     return {
-      maxInFlight: this.opts.maxInFlight,
+      maxInFlight: this.slots,
       running: this.running,
       waiting: this.waiting,
       meanServiceMs: this.meanServiceMs,
@@ -164,12 +188,24 @@ export class AdmissionQueue {
         const took = this.now() - startedAt;
         this.meanServiceMs =
           this.meanServiceMs === 0 ? took : (1 - EWMA_WEIGHT) * this.meanServiceMs + EWMA_WEIGHT * took;
+        this.adapt(took);
         const left = (this.running.get(subject) ?? 1) - 1;
         if (left > 0) this.running.set(subject, left);
         else this.running.delete(subject);
         this.startNext();
       },
     };
+  }
+
+  /** Feeds a finished call's duration to the gradient limit (before the call leaves the running ones). */
+  private adapt(tookMs: number): void {
+    if (!this.gradient) return;
+    const { opts } = gradientFor(this.opts.maxInFlight);
+    this.gradient = nextGradient(this.gradient, opts, tookMs, this.usage().running);
+    const slots = gradientLimit(this.gradient, opts);
+    if (slots === this.slots) return;
+    this.slots = slots;
+    metrics.admissionLimit.set({ queue: this.opts.queue }, slots);
   }
 
   private startNext(): void {

@@ -20,6 +20,7 @@ export interface Waiting {
 }
 
 export interface QueueView {
+  /** Calls that may run at once now (the queue's fixed or adaptive limit). */
   maxInFlight: number;
   /** Calls running now, per subject. */
   running: ReadonlyMap<string, number>;
