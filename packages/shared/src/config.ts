@@ -179,6 +179,11 @@ export const commonShape = {
   STREAM_DNS_SERVERS: env.list([]),
   /** Deadline of resolving a caller's stream host (host-check.ts streamResolver); under TASKS_BACKEND_TIMEOUT_MS. */
   STREAM_DNS_TIMEOUT_MS: env.int(2000, 50, 30_000),
+  /**
+   * How each admission queue sets the calls that run at once (admission-queue.ts, docs/OVERLOAD.md):
+   * `fixed`, its `*_MAX_IN_FLIGHT`; `gradient`, an adaptive limit starting there.
+   */
+  ADMISSION_LIMIT: z.enum(['fixed', 'gradient']).default('fixed'),
   /** Port of the Prometheus endpoint GET /metrics (own listener, not through the gateway); 0 = a free one. */
   METRICS_PORT: env.int(9464, 0, 65535),
   /** Address it listens on; default 0.0.0.0 for a service process (Prometheus scrapes the pod), 127.0.0.1 for the standalone one. */

@@ -109,6 +109,7 @@ export function createImages(deps: ImagesPartsDeps): ImagesParts {
       what: 'image calls',
       maxInFlight: cfg.IMAGES_MAX_IN_FLIGHT,
       maxWaitMs: cfg.IMAGES_QUEUE_MAX_WAIT_MS,
+      limit: cfg.ADMISSION_LIMIT,
     }),
     limits: {
       maxFileBytes: cfg.IMAGES_MAX_FILE_BYTES,

@@ -117,6 +117,7 @@ export async function createInference(deps: InferenceDeps): Promise<InferencePar
       what: 'detections',
       maxInFlight: cfg.INFERENCE_DETECT_MAX_IN_FLIGHT,
       maxWaitMs: cfg.INFERENCE_DETECT_MAX_WAIT_MS,
+      limit: cfg.ADMISSION_LIMIT,
     }),
     readiness: {
       models: async () => {

@@ -148,6 +148,7 @@ export function createTasks(deps: TasksDeps): TasksParts {
         what: 'task creations',
         maxInFlight: cfg.TASKS_CREATE_MAX_IN_FLIGHT,
         maxWaitMs: cfg.TASKS_CREATE_MAX_WAIT_MS,
+        limit: cfg.ADMISSION_LIMIT,
       }),
       settings: {
         allowPrivateNetworks: cfg.STREAM_ALLOW_PRIVATE_NETWORKS,
