@@ -59,9 +59,9 @@ export function initialGradient(opts: GradientOptions): GradientState {
   return { estimate: clamp(opts.initial, opts.min, opts.max), longMs: 0, samples: 0 };
 }
 
-/** The limit in force: the estimate's integer part, within [min, max]. */
+/** The limit in force: the estimate's integer part (a rounding error short of an integer is it), within [min, max]. */
 export function gradientLimit(state: GradientState, opts: GradientOptions): number {
-  return clamp(Math.floor(state.estimate), Math.ceil(opts.min), Math.floor(opts.max));
+  return clamp(Math.floor(state.estimate + 1e-9), Math.ceil(opts.min), Math.floor(opts.max));
 }
 
 /** The long-term mean with one more call of `durationMs`. */
