@@ -1,11 +1,13 @@
 /**
  * Overload: what the service does when offered four times what it can serve. Run after `npm run build`:
  *
- *   node bench/overload.bench.js [--seconds 60] [--gateway-url URL --keys k1,k2,...]
+ *   node bench/overload.bench.js [--seconds 60] [--limit fixed|gradient] [--gateway-url URL --keys k1,k2,...]
  *
- * Starts `npm start`'s entry point as a child process on free ports with 20 keys (or uses the given
- * gateway and keys), then, with the open-loop generator of scripts/overload/open-loop.js (one 155 KB
- * JPEG a call, a fresh Idempotency-Key each):
+ * Starts `npm start`'s entry point as a child process on free ports with 20 keys and
+ * `ADMISSION_LIMIT=<--limit>` (default fixed; docs/OVERLOAD.md), or uses the given gateway and keys
+ * (whose limit is the one that service was started with; --limit is refused there), then, with the
+ * open-loop generator of scripts/overload/open-loop.js (one 155 KB JPEG a call, a fresh
+ * Idempotency-Key each):
  * 1. unloaded: 2 calls/s for 8 s: the p50 and p99 of a call, and the process's RSS;
  * 2. capacity C: rates rising by 5/s, 8 s each, until one is not served whole (every call 201) with its
  *    p99 under 1 s: C is the last one that was;
@@ -32,6 +34,13 @@ const KEYS = args.keys
   ? args.keys.split(',')
   : Array.from({ length: 20 }, (_, i) => `bench-overload-${i}-0123456789`);
 const QUEUE_BOUND_MS = 1000;
+const LIMIT = args.limit ?? 'fixed';
+if (LIMIT !== 'fixed' && LIMIT !== 'gradient')
+  throw new Error(`--limit: expected fixed or gradient, got ${LIMIT}`);
+if (args.limit && args['gateway-url'])
+  throw new Error('--limit sets the started process; with --gateway-url, start that service with it');
+/** The limit in the header lines. */
+const LIMIT_SHOWN = args['gateway-url'] ? "the given service's" : LIMIT;
 
 const ms = (x) => `${x.toFixed(0)} ms`;
 
@@ -43,7 +52,9 @@ async function main() {
         VISION_API_KEYS: KEYS.map((k, i) => `${k}:overload-${i}`).join(','),
         QUOTA_IMAGE_DAILY: '1000000',
         IMAGES_QUEUE_MAX_WAIT_MS: String(QUEUE_BOUND_MS),
+        ADMISSION_LIMIT: LIMIT,
       });
+  console.log(`overload: ${KEYS.length} keys, ADMISSION_LIMIT ${LIMIT_SHOWN}, 4 x C for ${SECONDS} s`);
   try {
     const every = [];
     const run = async (rate, seconds) => {
@@ -106,7 +117,7 @@ async function main() {
     }
     const charged = every.filter((r) => r.status === 201).length;
     console.log(
-      `offered ${offered}/s for ${SECONDS} s (${rs.length} calls, all answered after ${took.toFixed(1)} s):`,
+      `offered ${offered}/s for ${SECONDS} s, limit ${LIMIT_SHOWN} (${rs.length} calls, all answered after ${took.toFixed(1)} s):`,
     );
     console.log(`  201: ${served.length} (goodput ${goodput.toFixed(1)}/s), p99 ${ms(servedP99)}`);
     console.log(`  503: ${refused.length} (${withRetry.length} with Retry-After), p99 ${ms(refusedP99)}`);
