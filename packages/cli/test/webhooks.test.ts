@@ -7,23 +7,14 @@ import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { Webhook } from 'standardwebhooks';
 import type { WebhookDelivery, WebhookEndpoint, WebhookEndpointWithSecret } from '@vision/sdk';
-import { Receiver, type Received } from '../../../services/results/test/webhook-receiver';
-import { MEDIA, startStack, type TestStack } from '../../../test/helpers/stack';
+import type { Receiver, Received } from '../../../services/results/test/webhook-receiver';
+import { MEDIA, type TestStack } from '../../../test/helpers/stack';
+import { DEAD_IN_TWO_SECONDS, startWebhookStack, until } from '../../../test/helpers/webhooks';
 import { runVision } from './support/vision-process';
 
 const KEY = 'cli-hooks-key-0123456789';
 const IMAGE = path.join(MEDIA, 'images', 'street_people_car_coco9891.jpg');
 const EVENT = 'vision.image_detection.completed';
-
-async function until<T>(what: string, fn: () => Promise<T | undefined> | T | undefined, ms = 60_000) {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const v = await fn();
-    if (v !== undefined) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
 
 describe('vision webhooks, spawned as a process, against the standalone stack', () => {
   let stack: TestStack;
@@ -37,21 +28,13 @@ describe('vision webhooks, spawned as a process, against the standalone stack', 
   beforeAll(async () => {
     if (!existsSync(path.resolve(__dirname, '../dist/main.js')))
       throw new Error('packages/cli is not built: run `npm run build` first');
-    rx = await new Receiver().start();
-    rx.answer = (r: Received) => ({
-      status: r.body.includes('"vision.webhook.verification"') ? verification : events,
-    });
-    stack = await startStack({
+    ({ stack, rx } = await startWebhookStack({
       keys: `${KEY}:cli-hooked`,
-      env: {
-        WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true',
-        RESULTS_WEBHOOK_POLL_MS: '50',
-        RESULTS_WEBHOOK_RETRY_BASE_MS: '50',
-        RESULTS_WEBHOOK_RETRY_MAX_MS: '200',
-        // A refused delivery is dead after about two seconds.
-        RESULTS_WEBHOOK_RETRY_HORIZON_MS: '2000',
-      },
-    });
+      env: DEAD_IN_TWO_SECONDS,
+      answer: (r: Received) => ({
+        status: r.body.includes('"vision.webhook.verification"') ? verification : events,
+      }),
+    }));
   }, 180_000);
   afterAll(async () => {
     await stack?.close();

@@ -6,21 +6,12 @@
  */
 import path from 'node:path';
 import { VisionApiError, VisionClient, verifyWebhook, type WebhookDelivery } from '@vision/sdk';
-import { Receiver, type Received } from '../../../services/results/test/webhook-receiver';
-import { MEDIA, startStack, type TestStack } from '../../../test/helpers/stack';
+import type { Receiver, Received } from '../../../services/results/test/webhook-receiver';
+import { MEDIA, type TestStack } from '../../../test/helpers/stack';
+import { DEAD_IN_TWO_SECONDS, startWebhookStack, until } from '../../../test/helpers/webhooks';
 
 const KEY = 'sdk-webhooks-key-0123456789';
 const IMAGE = path.join(MEDIA, 'images', 'street_people_car_coco9891.jpg');
-
-async function until<T>(what: string, fn: () => Promise<T | undefined> | T | undefined, ms = 60_000) {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const v = await fn();
-    if (v !== undefined) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
 
 describe('client.webhooks against the standalone stack', () => {
   let stack: TestStack;
@@ -30,20 +21,12 @@ describe('client.webhooks against the standalone stack', () => {
   let refusing = true;
 
   beforeAll(async () => {
-    rx = await new Receiver().start();
-    rx.answer = (r: Received) =>
-      refusing && !r.body.includes('"vision.webhook.verification"') ? { status: 500 } : { status: 204 };
-    stack = await startStack({
+    ({ stack, rx } = await startWebhookStack({
       keys: `${KEY}:sdk-hooked`,
-      env: {
-        WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true',
-        RESULTS_WEBHOOK_POLL_MS: '50',
-        RESULTS_WEBHOOK_RETRY_BASE_MS: '50',
-        RESULTS_WEBHOOK_RETRY_MAX_MS: '200',
-        // A refused delivery is dead after about two seconds.
-        RESULTS_WEBHOOK_RETRY_HORIZON_MS: '2000',
-      },
-    });
+      env: DEAD_IN_TWO_SECONDS,
+      answer: (r: Received) =>
+        refusing && !r.body.includes('"vision.webhook.verification"') ? { status: 500 } : { status: 204 },
+    }));
     client = new VisionClient({ baseUrl: stack.url, apiKey: KEY });
   }, 180_000);
   afterAll(async () => {
