@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { parseEventStream } from '../../packages/sdk/src/stream';
 import { MEDIA, startStack, type TestStack } from '../helpers/stack';
+import { uploadVideoTask } from '../helpers/uploads';
 import { streamServer, streamUrls, type StreamServer } from '../helpers/stream-servers';
 
 const KEY = 'e2e-stream-key-0123456789';
@@ -139,16 +139,7 @@ describe('the results stream through the gateway', () => {
   }, 300_000);
 
   it('a reader that disconnects at random while a file task runs gets every frame exactly once', async () => {
-    const form = new FormData();
-    form.append('scene_code', 'person_vehicle');
-    form.append('file', new Blob([readFileSync(PEDESTRIANS_MOV)]), 'pedestrians.mov');
-    const created = await stack.api('POST', '/v1/vision/video-tasks', {
-      key: KEY,
-      headers: { 'idempotency-key': randomUUID() },
-      body: form,
-    });
-    expect(created.status).toBe(201);
-    const taskId = (created.body as { task_id: string }).task_id;
+    const taskId = await uploadVideoTask(stack, KEY, PEDESTRIANS_MOV, 'pedestrians.mov');
 
     const seen: string[] = [];
     let lastEventId: string | undefined;

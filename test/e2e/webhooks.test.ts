@@ -4,45 +4,29 @@
  * `succeeded`), frames-available announcements whose cursors page the stored frames, an image call's
  * completion and the day's video quota running out; the delivery log lists them.
  */
-import { randomUUID } from 'node:crypto';
-import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { Webhook } from 'standardwebhooks';
-import { Receiver } from '../../services/results/test/webhook-receiver';
-import { MEDIA, startStack, type TestStack } from '../helpers/stack';
+import type { Receiver } from '../../services/results/test/webhook-receiver';
+import { MEDIA, type TestStack } from '../helpers/stack';
+import { detectImage, uploadVideoTask } from '../helpers/uploads';
+import { startWebhookStack, until } from '../helpers/webhooks';
 
 const KEY = 'e2e-webhooks-key-0123456789';
 const CLIP = path.join(MEDIA, 'videos', 'pedestrians_vtest_opencv_10s.mov');
-
-async function until<T>(
-  what: string,
-  fn: () => Promise<T | undefined> | T | undefined,
-  ms = 120_000,
-): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const v = await fn();
-    if (v !== undefined) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
 
 describe('webhooks through the gateway', () => {
   let stack: TestStack;
   let rx: Receiver;
   beforeAll(async () => {
-    rx = await new Receiver().start();
-    stack = await startStack({
+    ({ stack, rx } = await startWebhookStack({
       keys: `${KEY}:hooked`,
       env: {
-        WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true',
         RESULTS_WEBHOOK_FRAMES_INTERVAL_MS: '1000',
         RESULTS_WEBHOOK_POLL_MS: '100',
         QUOTA_VIDEO_DAILY: '1',
         TASKS_POLL_INTERVAL_MS: '300',
       },
-    });
+    }));
   }, 300_000);
   afterAll(async () => {
     await stack?.close();
@@ -67,29 +51,10 @@ describe('webhooks through the gateway', () => {
     rx.secrets = [reg.body.secret];
     const endpointId = reg.body.endpoint_id as string;
 
-    const form = new FormData();
-    form.append('scene_code', 'person_vehicle');
-    form.append('file', new Blob([readFileSync(CLIP)]), 'clip.mov');
-    const created = await stack.api('POST', '/v1/vision/video-tasks', {
-      key: KEY,
-      headers: { 'idempotency-key': randomUUID() },
-      body: form,
+    const taskId = await uploadVideoTask(stack, KEY, CLIP, 'clip.mov');
+    const detected = await detectImage(stack, KEY, path.join(MEDIA, 'images', 'none_bedroom_coco632.jpg'), {
+      filename: 'a.jpg',
     });
-    expect(created.status).toBe(201);
-    const taskId = created.body.task_id as string;
-
-    const images = new FormData();
-    images.append(
-      'files',
-      new Blob([readFileSync(path.join(MEDIA, 'images', 'none_bedroom_coco632.jpg'))]),
-      'a.jpg',
-    );
-    const detected = await stack.api('POST', '/v1/vision/image-detections', {
-      key: KEY,
-      headers: { 'idempotency-key': randomUUID() },
-      body: images,
-    });
-    expect(detected.status).toBe(201);
 
     const ofTask = () =>
       rx.events().filter((e) => e.subject === taskId && e.type === 'vision.task.status_changed');

@@ -10,6 +10,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { MEDIA, startStandaloneStack, type TestStack } from '../helpers/stack';
 import { startMediaServer, waitFor } from '../helpers/media-server';
+import { detectImage, uploadVideoTask } from '../helpers/uploads';
 
 const KEY = 'metrics-acme-0123456789abcdef';
 const repoRoot = path.resolve(__dirname, '../..');
@@ -79,31 +80,16 @@ describe('standalone GET /metrics', () => {
     });
     expect(bad.status).toBe(401);
 
-    const form = new FormData();
-    form.append('scene_code', 'person_vehicle');
-    form.append(
-      'files',
-      new Blob([readFileSync(path.join(MEDIA, 'images', 'street_bus_pedestrians_coco2006.jpg'))]),
-      'bus.jpg',
-    );
-    const detected = await stack.api('POST', '/v1/vision/image-detections', {
-      key: KEY,
-      headers: { 'idempotency-key': randomUUID() },
-      body: form,
+    await detectImage(stack, KEY, path.join(MEDIA, 'images', 'street_bus_pedestrians_coco2006.jpg'), {
+      filename: 'bus.jpg',
+      scene: 'person_vehicle',
     });
-    expect(detected.status).toBe(201);
 
-    const video = new FormData();
-    video.append('scene_code', 'person_vehicle');
-    const clip = path.join(MEDIA, 'videos', 'person_bicycle_car_parkinglot_intel.mp4');
-    video.append('file', new Blob([readFileSync(clip)]), path.basename(clip));
-    const created = await stack.api('POST', '/v1/vision/video-tasks', {
-      key: KEY,
-      headers: { 'idempotency-key': randomUUID() },
-      body: video,
-    });
-    expect(created.status).toBe(201);
-    const id = created.body.task_id as string;
+    const id = await uploadVideoTask(
+      stack,
+      KEY,
+      path.join(MEDIA, 'videos', 'person_bicycle_car_parkinglot_intel.mp4'),
+    );
     await waitFor(
       'the video task to end',
       async () => {

@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { MEDIA, startStack, type TestStack } from '../helpers/stack';
 import { storedObjects } from '../helpers/stored-objects';
+import { uploadVideoTask } from '../helpers/uploads';
 import { fatalErrors, openConnections, openTemporaryFiles, servicePort } from './processes';
 import { eventually, head, imageForm, quotaOf, rawClient, serving, sleep, type RawClient } from './support';
 
@@ -148,16 +149,7 @@ describe('transport: clients that vanish leave nothing behind', () => {
 
   // Last: this case creates a task (its own, charged as any task is).
   it('in the middle of its answer: a results stream cut while the task runs', async () => {
-    const form = new FormData();
-    form.append('scene_code', 'person_vehicle');
-    form.append('file', new Blob([readFileSync(CLIP)]), 'pedestrians.mp4');
-    const created = await stack.api('POST', '/v1/vision/video-tasks', {
-      key: KEY,
-      headers: { 'idempotency-key': randomUUID() },
-      body: form,
-    });
-    expect(created.status).toBe(201);
-    const taskId = (created.body as { task_id: string }).task_id;
+    const taskId = await uploadVideoTask(stack, KEY, CLIP, 'pedestrians.mp4');
 
     const c = await rawClient(stack.url);
     await c.write(
