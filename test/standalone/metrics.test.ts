@@ -10,6 +10,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { MEDIA, startStandaloneStack, type TestStack } from '../helpers/stack';
 import { startMediaServer, waitFor } from '../helpers/media-server';
+import { parseSamples, total } from '../helpers/scrape';
 import { detectImage, uploadVideoTask } from '../helpers/uploads';
 
 const KEY = 'metrics-acme-0123456789abcdef';
@@ -19,19 +20,6 @@ const repoRoot = path.resolve(__dirname, '../..');
 function documentedFamilies(): string[] {
   const doc = readFileSync(path.join(repoRoot, 'docs/OPERATIONS.md'), 'utf8');
   return [...doc.matchAll(/^\| `(vision_[a-z_]+)` \| (counter|gauge|histogram) \|/gm)].map((m) => m[1]);
-}
-
-/** Parses the text format into samples: name, labels, value. */
-function samples(text: string): { name: string; labels: Record<string, string>; value: number }[] {
-  const out = [];
-  for (const line of text.split('\n')) {
-    const m = /^([a-z_:]+)(?:\{(.*)\})? (\S+)$/.exec(line);
-    if (!m) continue;
-    const labels: Record<string, string> = {};
-    for (const l of (m[2] ?? '').matchAll(/([a-z_]+)="((?:[^"\\]|\\.)*)"/g)) labels[l[1]] = l[2];
-    out.push({ name: m[1], labels, value: Number(m[3]) });
-  }
-  return out;
 }
 
 describe('standalone GET /metrics', () => {
@@ -54,9 +42,7 @@ describe('standalone GET /metrics', () => {
     return res.text();
   };
   const sum = (text: string, name: string, labels: Record<string, string>) =>
-    samples(text)
-      .filter((s) => s.name === name && Object.entries(labels).every(([k, v]) => s.labels[k] === v))
-      .reduce((a, s) => a + s.value, 0);
+    total(parseSamples(text), name, labels);
 
   it('is served on its own port, not through the gateway', async () => {
     expect(new URL(metricsUrl).port).not.toBe(new URL(stack.url).port);
@@ -157,7 +143,7 @@ describe('standalone GET /metrics', () => {
         sum(text, 'vision_tasks', { service: 'tasks', status: 'failed' }),
     ).toBeGreaterThanOrEqual(1);
     // No series of a family that belongs to one service leaks under another.
-    for (const s of samples(text).filter((x) => x.name.startsWith('vision_inference_frames')))
+    for (const s of parseSamples(text).filter((x) => x.name.startsWith('vision_inference_frames')))
       expect(s.labels.service).toBe('inference');
   }, 300_000);
 
