@@ -72,9 +72,22 @@ RUN cd /models && sha256sum -c /tmp/models.sha256 && chmod 0644 /models/*
 # ---- runtime ----------------------------------------------------------------------------------------
 FROM ${NODE_IMAGE} AS runtime
 # ffmpeg/ffprobe: inference decodes video with ffmpeg, tasks probes uploads with ffprobe.
-RUN apt-get update \
+# Slimmed in the same layer: no docs, manuals or translations (dpkg path-exclude; copyright files stay), no
+# downloaded packages (a debootstrap base keeps them, unlike the official slim images), and none of what
+# Debian's ffmpeg pulls in only for a display: Mesa's GL drivers (dri/) with the LLVM and Z3 they load, and
+# Intel's media SDK runtime (mfx/). ffmpeg and ffprobe link none of those; the ldd check below proves it at
+# build time, so a Debian update that starts linking one fails the build instead of the service.
+RUN printf '%s\n' 'path-exclude=/usr/share/doc/*' 'path-include=/usr/share/doc/*/copyright' \
+      'path-exclude=/usr/share/man/*' 'path-exclude=/usr/share/info/*' 'path-exclude=/usr/share/locale/*' \
+      > /etc/dpkg/dpkg.cfg.d/01-slim \
+ && apt-get update \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends ffmpeg ca-certificates \
- && rm -rf /var/lib/apt/lists/*
+ && apt-get clean \
+ && rm -rf /var/lib/apt/lists/* /var/cache/apt/archives/*.deb \
+ && rm -rf /usr/lib/*-linux-gnu/dri /usr/lib/*-linux-gnu/mfx /usr/lib/*-linux-gnu/libLLVM-*.so* \
+      /usr/lib/*-linux-gnu/libz3.so* /usr/lib/*-linux-gnu/libmfxhw64.so* \
+ && if ldd /usr/bin/ffmpeg /usr/bin/ffprobe | grep 'not found'; then exit 1; fi \
+ && ffmpeg -hide_banner -version >/dev/null && ffprobe -hide_banner -version >/dev/null
 WORKDIR /app
 ENV NODE_ENV=production \
     VISION_MODE=distributed \

@@ -7,6 +7,7 @@
 import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
+import { SHARED_DIR } from '../helpers/stack';
 import { SERVICES, repoRoot } from './deploy-support';
 
 jest.setTimeout(5 * 60 * 1000);
@@ -15,10 +16,11 @@ const image = process.env.VISION_IMAGE ?? 'localhost/vision:dev';
 const maxMb = Number(process.env.VISION_IMAGE_MAX_MB ?? 700);
 const hasImage = spawnSync('podman', ['image', 'exists', image]).status === 0;
 
-function inImage(script: string, input?: string) {
+function inImage(script: string, input?: string, mounts: string[] = []) {
+  const volumes = mounts.flatMap((m) => ['-v', m]);
   const r = spawnSync(
     'podman',
-    ['run', '--rm', '-i', '--read-only', '--network', 'none', image, 'sh', '-c', script],
+    ['run', '--rm', '-i', '--read-only', '--network', 'none', ...volumes, image, 'sh', '-c', script],
     {
       encoding: 'utf8',
       input,
@@ -52,5 +54,18 @@ function inImage(script: string, input?: string) {
         'ls packages/console/dist >/dev/null || echo "missing console"; ffmpeg -version >/dev/null && ffprobe -version >/dev/null && echo tools-ok',
     );
     expect(r.out.trim()).toBe('tools-ok');
+  });
+  test('decodes an H.264 clip with its ffmpeg and probes it with its ffprobe', () => {
+    // The image leaves out libraries Debian's ffmpeg pulls in for a display; decoding must not need them.
+    const clip = '/media/person_bicycle_car_parkinglot_intel.mp4';
+    const r = inImage(
+      `ffprobe -v error -show_entries stream=codec_name,width,height -of csv=p=0 ${clip}; ` +
+        `ffmpeg -v error -i ${clip} -t 2 -vf fps=5 -f rawvideo -pix_fmt bgr24 - | wc -c`,
+      undefined,
+      [`${path.join(SHARED_DIR, 'media/videos')}:/media:ro`],
+    );
+    expect(r.status).toBe(0);
+    // 10 frames of 480 x 270 BGR.
+    expect(r.out.trim().split('\n')).toEqual(['h264,480,270', String(10 * 480 * 270 * 3)]);
   });
 });
