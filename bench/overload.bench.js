@@ -1,7 +1,8 @@
 /**
  * Overload: what the service does when offered four times what it can serve. Run after `npm run build`:
  *
- *   node bench/overload.bench.js [--seconds 60] [--limit fixed|gradient] [--gateway-url URL --keys k1,k2,...]
+ *   node bench/overload.bench.js [--seconds 60] [--limit fixed|gradient] [--profile-dir DIR]
+ *                                [--gateway-url URL --keys k1,k2,...]
  *
  * Starts `npm start`'s entry point as a child process on free ports with 20 keys and
  * `ADMISSION_LIMIT=<--limit>` (default fixed; docs/OVERLOAD.md), or uses the given gateway and keys
@@ -19,6 +20,7 @@
  * the unloaded p99. Ends with `targets: N met, M missed`.
  */
 const fs = require('node:fs');
+const os = require('node:os');
 const path = require('node:path');
 const { parseArgs } = require('./lib/args');
 const { startStandaloneChild } = require('./lib/standalone-child');
@@ -42,18 +44,24 @@ if (args.limit && args['gateway-url'])
 /** The limit in the header lines. */
 const LIMIT_SHOWN = args['gateway-url'] ? "the given service's" : LIMIT;
 
+/** --profile-dir DIR: the started process writes a V8 CPU profile there when it stops (bench/profile-summary.js). */
+const PROFILE_ARGS = args['profile-dir'] ? ['--cpu-prof', '--cpu-prof-dir', args['profile-dir']] : [];
+
 const ms = (x) => `${x.toFixed(0)} ms`;
 
 async function main() {
   const svc = args['gateway-url']
     ? { url: args['gateway-url'], rssMb: () => NaN, stop: () => undefined }
-    : await startStandaloneChild({
-        VISION_MODELS_DIR: process.env.VISION_MODELS_DIR ?? path.join(SHARED_DIR, 'models'),
-        VISION_API_KEYS: KEYS.map((k, i) => `${k}:overload-${i}`).join(','),
-        QUOTA_IMAGE_DAILY: '1000000',
-        IMAGES_QUEUE_MAX_WAIT_MS: String(QUEUE_BOUND_MS),
-        ADMISSION_LIMIT: LIMIT,
-      });
+    : await startStandaloneChild(
+        {
+          VISION_MODELS_DIR: process.env.VISION_MODELS_DIR ?? path.join(SHARED_DIR, 'models'),
+          VISION_API_KEYS: KEYS.map((k, i) => `${k}:overload-${i}`).join(','),
+          QUOTA_IMAGE_DAILY: '1000000',
+          IMAGES_QUEUE_MAX_WAIT_MS: String(QUEUE_BOUND_MS),
+          ADMISSION_LIMIT: LIMIT,
+        },
+        PROFILE_ARGS,
+      );
   console.log(`overload: ${KEYS.length} keys, ADMISSION_LIMIT ${LIMIT_SHOWN}, 4 x C for ${SECONDS} s`);
   try {
     const every = [];
@@ -90,8 +98,18 @@ async function main() {
     let peakRss = 0;
     const sampler = setInterval(() => (peakRss = Math.max(peakRss, svc.rssMb())), 250);
     const t0 = performance.now();
+    const cpu0 = {
+      service: svc.cpuSeconds?.(),
+      generator: process.cpuUsage(),
+      machine: machineBusySeconds(),
+    };
     const rs = await run(offered, SECONDS);
     const took = (performance.now() - t0) / 1000;
+    const cores = {
+      service: (svc.cpuSeconds?.() - cpu0.service) / took,
+      generator: cpuSecondsOf(process.cpuUsage(cpu0.generator)) / took,
+      machine: (machineBusySeconds() - cpu0.machine) / took,
+    };
     clearInterval(sampler);
     await new Promise((r) => setTimeout(r, 5000));
     const after = (await run(1, 1))[0];
@@ -106,7 +124,12 @@ async function main() {
       served.map((r) => r.ms),
       0.99,
     );
+    // A 503 is judged from the request's last byte (the service may answer before it has read the body).
     const refusedP99 = quantile(
+      refused.map((r) => r.afterSentMs),
+      0.99,
+    );
+    const refusedP99FromStart = quantile(
       refused.map((r) => r.ms),
       0.99,
     );
@@ -120,7 +143,12 @@ async function main() {
       `offered ${offered}/s for ${SECONDS} s, limit ${LIMIT_SHOWN} (${rs.length} calls, all answered after ${took.toFixed(1)} s):`,
     );
     console.log(`  201: ${served.length} (goodput ${goodput.toFixed(1)}/s), p99 ${ms(servedP99)}`);
-    console.log(`  503: ${refused.length} (${withRetry.length} with Retry-After), p99 ${ms(refusedP99)}`);
+    console.log(
+      `  503: ${refused.length} (${withRetry.length} with Retry-After), p99 ${ms(refusedP99)} after the last byte (${ms(refusedP99FromStart)} from the first)`,
+    );
+    console.log(
+      `  CPU cores used: service ${cores.service.toFixed(2)}, load generator ${cores.generator.toFixed(2)}, whole machine ${cores.machine.toFixed(2)} (of ${os.cpus().length})`,
+    );
     const errors = [...new Set(noAnswer.map((r) => r.error))].join(', ');
     console.log(
       `  no answer: ${noAnswer.length} (${errors}); other: ${other.length}; peak RSS ${peakRss.toFixed(0)} MB`,
@@ -156,6 +184,18 @@ async function main() {
   } finally {
     svc.stop();
   }
+}
+
+/** CPU time the whole machine spent busy so far (all cores, /proc/stat, 100 ticks a second), in seconds. */
+function machineBusySeconds() {
+  const [, ...ticks] = fs.readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/);
+  const [user, nice, system, , , irq, softirq, steal] = ticks.map(Number);
+  return (user + nice + system + irq + softirq + steal) / 100;
+}
+
+/** A process.cpuUsage() difference in seconds. */
+function cpuSecondsOf(usage) {
+  return (usage.user + usage.system) / 1e6;
 }
 
 main().catch((err) => {

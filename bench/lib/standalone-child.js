@@ -21,11 +21,14 @@ function freePort() {
   });
 }
 
-/** Starts the process with `env` on top of this one's; the internal services pick free loopback ports. */
-async function startStandaloneChild(env) {
+/**
+ * Starts the process with `env` on top of this one's; the internal services pick free loopback ports.
+ * `nodeArgs` go to node before the entry point (for example `--cpu-prof --cpu-prof-dir DIR`).
+ */
+async function startStandaloneChild(env, nodeArgs = []) {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'bench-standalone-'));
   const port = String(await freePort());
-  const child = spawn(process.execPath, [MAIN], {
+  const child = spawn(process.execPath, [...nodeArgs, MAIN], {
     env: {
       ...process.env,
       PORT: port,
@@ -49,6 +52,11 @@ async function startStandaloneChild(env) {
     rssMb: () => {
       const m = /VmRSS:\s+(\d+) kB/.exec(fs.readFileSync(`/proc/${child.pid}/status`, 'utf8'));
       return m ? Number(m[1]) / 1024 : NaN;
+    },
+    /** CPU time the process used so far, user and system, in seconds (/proc/PID/stat, 100 ticks a second). */
+    cpuSeconds: () => {
+      const fields = fs.readFileSync(`/proc/${child.pid}/stat`, 'utf8').split(') ')[1].split(' ');
+      return (Number(fields[11]) + Number(fields[12])) / 100;
     },
     stop: () => {
       child.kill('SIGTERM');

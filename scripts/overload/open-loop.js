@@ -7,8 +7,9 @@
  *   const results = await openLoop({ url, rate: 40, seconds: 10, keys: ['k1', 'k2'], image });
  *
  * Each request carries one image and a fresh Idempotency-Key, round-robin over `keys` (one subject per
- * key). Each result: { key, idem, status (0: no HTTP answer), ms (to the end of the answer), retryAfter,
- * reason, error (the network error's code for status 0) }.
+ * key). Each result: { key, idem, status (0: no HTTP answer), ms (to the end of the answer), afterSentMs (from
+ * the request's last byte, handed to the kernel, to the end of the answer; 0 when the answer ended first),
+ * retryAfter, reason, error (the network error's code for status 0) }.
  */
 const http = require('node:http');
 const { randomUUID } = require('node:crypto');
@@ -31,8 +32,12 @@ function imageBody(image, scene = 'person_vehicle') {
 function send(agent, url, key, idem, { body, contentType }, timeoutMs) {
   const target = new URL('/v1/vision/image-detections', url);
   const t0 = performance.now();
+  let sentAt;
   return new Promise((resolve) => {
-    const done = (r) => resolve({ key, idem, ms: performance.now() - t0, ...r });
+    const done = (r) => {
+      const end = performance.now();
+      resolve({ key, idem, ms: end - t0, afterSentMs: Math.max(0, end - (sentAt ?? t0)), ...r });
+    };
     const req = http.request(
       target,
       {
@@ -65,6 +70,7 @@ function send(agent, url, key, idem, { body, contentType }, timeoutMs) {
       req.destroy(Object.assign(new Error('client timeout'), { code: 'CLIENT_TIMEOUT' })),
     );
     req.on('error', (err) => done({ status: 0, error: err.code ?? err.message }));
+    req.on('finish', () => (sentAt = performance.now()));
     req.end(body);
   });
 }
