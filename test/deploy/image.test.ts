@@ -1,11 +1,12 @@
 /**
  * The service image built from the Dockerfile (scripts/image/build.sh, run by CI before the tests), checked with
- * podman: size budget, the default models and their checksums, non-root user, read-only root filesystem, and the
- * entry points and tools the services use. Runs where podman holds the image (VISION_IMAGE, default
+ * podman: size budget, the default models and their checksums, non-root user, read-only root filesystem, the
+ * entry points and tools the services use, and the reuse of its dependency layers when only sources change. Runs where podman holds the image (VISION_IMAGE, default
  * localhost/vision:dev).
  */
-import { spawnSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { execSync, spawnSync } from 'node:child_process';
+import { appendFileSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { SHARED_DIR } from '../helpers/stack';
 import { SERVICES, repoRoot } from './deploy-support';
@@ -27,6 +28,15 @@ function inImage(script: string, input?: string, mounts: string[] = []) {
     },
   );
   return { status: r.status, out: `${r.stdout}${r.stderr}` };
+}
+
+/** The steps of a `podman build` log that ran instead of coming from the layer cache, by their command. */
+function rebuiltSteps(log: string): string[] {
+  const steps = log.split(/^(?=\[\d+\/\d+\] STEP |STEP )/m).filter((s) => /STEP \d+\/\d+: /.test(s));
+  return steps
+    .filter((step) => /^(RUN|COPY)/.test(step.replace(/^.*?STEP \d+\/\d+: /s, '')))
+    .filter((step) => !/--> Using cache/.test(step))
+    .map((step) => /STEP \d+\/\d+: (.*)/.exec(step)?.[1] ?? '');
 }
 
 (hasImage ? describe : describe.skip)(`the service image ${image}`, () => {
@@ -54,6 +64,46 @@ function inImage(script: string, input?: string, mounts: string[] = []) {
         'ls packages/console/dist >/dev/null || echo "missing console"; ffmpeg -version >/dev/null && ffprobe -version >/dev/null && echo tools-ok',
     );
     expect(r.out.trim()).toBe('tools-ok');
+  });
+  test('reuses its dependency, ffmpeg and model layers when only a source file changes', () => {
+    // The build context is the repository's committed tree with one TypeScript source changed.
+    const context = mkdtempSync(path.join(os.tmpdir(), 'image-layers-'));
+    const tag = `${image}-layer-probe`;
+    try {
+      // tar.umask 022: the modes of a checkout (git archive writes 0664 by default, which is another layer).
+      execSync(`git -C ${repoRoot} -c tar.umask=0022 archive HEAD | tar -x -C ${context}`);
+      appendFileSync(path.join(context, 'services/gateway/src/main.ts'), '\n// a source-only change\n');
+      const base = process.env.VISION_BASE_IMAGE ?? 'localhost/vision-node20-base:bookworm';
+      const coco = process.env.VISION_COCO_MODELS ?? path.join(SHARED_DIR, 'models');
+      const build = spawnSync(
+        'nice',
+        [
+          '-n',
+          '10',
+          'podman',
+          'build',
+          '--network',
+          'host',
+          '--build-arg',
+          `NODE_IMAGE=${base}`,
+          '--build-context',
+          `coco-model=${coco}`,
+          '-t',
+          tag,
+          context,
+        ],
+        { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 },
+      );
+      expect(build.status).toBe(0);
+      const rebuilt = rebuiltSteps(`${build.stdout}${build.stderr}`);
+      // The source tree is copied and compiled again, and the runtime stage takes the new build output ...
+      expect(rebuilt.some((s) => s.startsWith('RUN npm run build'))).toBe(true);
+      // ... while the dependency installs, the apt layer with ffmpeg and the checked models come from the cache.
+      expect(rebuilt.filter((s) => /npm ci|apt-get|sha256sum/.test(s))).toEqual([]);
+    } finally {
+      spawnSync('podman', ['rmi', '--force', tag]);
+      rmSync(context, { recursive: true, force: true });
+    }
   });
   test('decodes an H.264 clip with its ffmpeg and probes it with its ffprobe', () => {
     // The image leaves out libraries Debian's ffmpeg pulls in for a display; decoding must not need them.
