@@ -1,9 +1,22 @@
 # Sourced by scripts that need the servers of scripts/stack for their whole run (test-distributed.sh,
 # soak.sh): installs them when missing, starts those not running, and on exit stops the ones this run
 # started (VISION_STACK_KEEP=1 leaves them running). The exit status is the script's, or 1 if a stop fails.
+# One run at a time: a deployment empties the Kafka topics when it starts, so two runs would break each other.
+# A second run exits at once with status 75. The guard is a pid file, not a lock on a descriptor: the servers
+# started below would inherit the descriptor and hold the lock after the run.
+session_guard="${VISION_STACK_DIR:-${HOME:-/tmp}/.cache/vision-stack}/session.pid"
+if other="$(cat "$session_guard" 2>/dev/null)" && [ -n "$other" ] && [ "$other" != "$$" ] &&
+  kill -0 "$other" 2>/dev/null && tr '\0' ' ' <"/proc/$other/cmdline" 2>/dev/null | grep -q 'scripts/'; then
+  echo "another run (pid $other: $(tr '\0' ' ' <"/proc/$other/cmdline")) is using the servers of scripts/stack;" \
+    "try again when it has ended" >&2
+  exit 75
+fi
+mkdir -p "$(dirname "$session_guard")"
+echo "$$" >"$session_guard"
 started="$(mktemp)"
 cleanup() {
   local rc=$?
+  if [ "$(cat "$session_guard" 2>/dev/null)" = "$$" ]; then rm -f "$session_guard"; fi
   if [ "${VISION_STACK_KEEP:-0}" != 1 ] && [ -s "$started" ]; then
     # shellcheck disable=SC2046
     scripts/stack/stop.sh $(tac "$started" | tr '\n' ' ') || rc=1
