@@ -5,6 +5,7 @@
  * localhost/vision:dev).
  */
 import { execSync, spawnSync } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
 import { appendFileSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -72,7 +73,11 @@ function rebuiltSteps(log: string): string[] {
     try {
       // tar.umask 022: the modes of a checkout (git archive writes 0664 by default, which is another layer).
       execSync(`git -C ${repoRoot} -c tar.umask=0022 archive HEAD | tar -x -C ${context}`);
-      appendFileSync(path.join(context, 'services/gateway/src/main.ts'), '\n// a source-only change\n');
+      // A change no earlier build has seen (a repeated one would find its compiled layers in the cache too).
+      appendFileSync(
+        path.join(context, 'services/gateway/src/main.ts'),
+        `\n// a source-only change ${randomUUID()}\n`,
+      );
       const base = process.env.VISION_BASE_IMAGE ?? 'localhost/vision-node20-base:bookworm';
       const coco = process.env.VISION_COCO_MODELS ?? path.join(SHARED_DIR, 'models');
       const build = spawnSync(
