@@ -1,6 +1,8 @@
 /** Types of scripts/distributed/launcher.js (a plain CommonJS module so that the CLI runs without a build step). */
 import type { ChildProcess } from 'node:child_process';
 
+export type Runtime = 'process' | 'container';
+
 export type ServiceName = 'gateway' | 'tasks' | 'quota' | 'results' | 'images' | 'inference';
 export type Link = 'postgres' | 'redis' | 'kafka' | 's3' | 'inference';
 export type StackServer = 'postgres' | 'redis' | 'kafka' | 's3' | 'toxiproxy' | 'jaeger' | 'prometheus';
@@ -14,6 +16,41 @@ export interface DeploymentOptions {
   toxiproxy?: boolean;
   logDir?: string;
   logLevel?: string;
+  /** 'process' (default: VISION_DEPLOYMENT_RUNTIME, else process) or 'container' (podman, the service image). */
+  runtime?: Runtime;
+  /** The service image in container mode (default VISION_IMAGE, else localhost/vision:dev). */
+  image?: string;
+}
+
+/**
+ * What is known of a replica's main process: the child process in process mode; in container mode the
+ * container's main process as the host sees it (pid outside the container, exit code once it ended).
+ */
+export type ServiceChild =
+  | ChildProcess
+  | { pid: number; exitCode: number | null; signalCode: NodeJS.Signals | null; restarts: number };
+
+/** A subset of `podman inspect` of a replica's container. */
+export interface ContainerInfo {
+  Name: string;
+  ImageName: string;
+  RestartCount: number;
+  State: { Status: string; Running: boolean; Pid: number; ExitCode: number };
+  Config: { User: string; Cmd: string[] | null; Env: string[] };
+  HostConfig: {
+    ReadonlyRootfs: boolean;
+    NetworkMode: string;
+    RestartPolicy: { Name: string; MaximumRetryCount: number };
+  };
+  Mounts: { Type: string; Source: string; Destination: string; RW: boolean }[];
+}
+
+/** The container runtime (scripts/distributed/container-runtime.js), present in container mode. */
+export interface ContainerRuntime {
+  readonly image: string;
+  /** The container name of a replica's label (`<deployment id>-<label>`). */
+  name(label: string): string;
+  inspect(p: ServiceProcess): Promise<ContainerInfo>;
 }
 
 export interface ServiceProcess {
@@ -24,7 +61,7 @@ export interface ServiceProcess {
   /** Its GET /metrics (METRICS_PORT), scraped by the stack's Prometheus. */
   metricsPort: number;
   metricsUrl: string;
-  child?: ChildProcess;
+  child?: ServiceChild;
   exited?: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
 }
 
@@ -75,6 +112,9 @@ export class Deployment {
   readonly toxiproxy: Toxiproxy;
   /** link -> toxiproxy proxy name (only with options.toxiproxy). */
   readonly proxies: Partial<Record<Link, string>>;
+  readonly runtime: Runtime;
+  /** Set in container mode. */
+  readonly containers?: ContainerRuntime;
   /** The environment the services were started with (secrets included: never print it). */
   env: Record<string, string | undefined>;
   procs: Record<ServiceName, ServiceProcess[]>;
@@ -83,11 +123,21 @@ export class Deployment {
   urls(name: ServiceName): string[];
   proc(name: ServiceName, index?: number): ServiceProcess;
   tail(label: string, lines?: number): string;
+  /** A replica's label: its service name, with `-<n>` from the second replica on (its log and container name). */
+  label(p: ServiceProcess): string;
   kill(
     name: ServiceName,
     opts?: { signal?: NodeJS.Signals; index?: number; timeoutMs?: number },
   ): Promise<void>;
   restart(name: ServiceName, opts?: { index?: number; waitReady?: boolean }): Promise<void>;
+  /**
+   * Container mode only: SIGKILL of a replica's main process from the host (a crash); podman's restart policy starts
+   * it again, and it is awaited ready on the same port.
+   */
+  crash(
+    name: ServiceName,
+    opts?: { index?: number },
+  ): Promise<{ before: { pid: number; restarts: number }; after: { pid: number; restarts: number } }>;
   spawnService(p: ServiceProcess, opts?: { waitReady?: boolean }): Promise<ServiceProcess>;
   waitReady(p: ServiceProcess, timeoutMs?: number): Promise<void>;
   close(opts?: { keepData?: boolean }): Promise<void>;

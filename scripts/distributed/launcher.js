@@ -12,7 +12,6 @@
  * toxiproxy proxy (`<id>-<link>`), so tests can add latency, resets and timeouts, or cut a link.
  * Used by test/helpers/distributed.ts and by the CLI scripts/distributed/launch.js. Needs `npm run build`.
  */
-const { spawn } = require('node:child_process');
 const { randomBytes } = require('node:crypto');
 const fs = require('node:fs');
 const path = require('node:path');
@@ -38,12 +37,13 @@ const {
   TOPICS,
   STACK_DIR,
 } = require('./stack-servers');
-const { serviceEnv, runLogged, tailLog } = require('./service-env');
+const { serviceEnv, runLogged, tailLog, spawnProcess, writeScrapeTargets } = require('./service-env');
 const { startBalancer } = require('./balancer');
+const { ContainerRuntime } = require('./container-runtime');
 const { writeServiceIdentityDirs } = require('../../packages/shared/dist/identity-keys');
 
 /**
- * One deployment: the six services (some with replicas) as child processes.
+ * One deployment: the six services (some with replicas) as child processes, or as containers of the service image.
  *
  * options:
  *   id          deployment id (default random); names the database, bucket and proxies
@@ -53,6 +53,8 @@ const { writeServiceIdentityDirs } = require('../../packages/shared/dist/identit
  *   replicas    { gateway?: n, results?: n, images?: n } (default 1 each; images replicas behind balancer.js)
  *   toxiproxy   route Postgres, Redis, Kafka, S3 and inference links through toxiproxy (default false)
  *   logDir      where each process's output goes (default a temp dir); logLevel (default 'warn')
+ *   runtime     'process' (default) or 'container' (podman, container-runtime.js); default VISION_DEPLOYMENT_RUNTIME
+ *   image       the service image in container mode (default VISION_IMAGE, else localhost/vision:dev)
  */
 class Deployment {
   constructor(options = {}) {
@@ -70,6 +72,10 @@ class Deployment {
     this.secret = randomBytes(24).toString('base64url');
     // Each service process gets its own identity directory: its key (if it calls others) and its callers' public keys.
     this.identityDirs = writeServiceIdentityDirs(path.join(this.dataDir, 'identity'));
+    this.runtime = options.runtime || process.env.VISION_DEPLOYMENT_RUNTIME || 'process';
+    if (!['process', 'container'].includes(this.runtime))
+      throw new Error(`runtime must be process or container, not ${this.runtime}`);
+    if (this.runtime === 'container') this.containers = new ContainerRuntime(this, options.image);
     /** name -> [{ port, url, child, exited }] */
     this.procs = {};
     /** link name -> toxiproxy proxy name */
@@ -119,7 +125,8 @@ class Deployment {
       }
       this.links = links;
       this.env = this.baseEnv(links);
-      await this.run(process.execPath, [path.join(REPO, 'scripts/migrate.js')], this.env, 'migrate');
+      if (this.containers) await this.containers.migrate(this.env);
+      else await this.run(process.execPath, [path.join(REPO, 'scripts/migrate.js')], this.env, 'migrate');
       for (const name of SERVICES) {
         const n = this.replicas(name);
         this.procs[name] = [];
@@ -145,7 +152,7 @@ class Deployment {
         }
         await Promise.all(this.procs[name].map((p) => this.spawnService(p)));
       }
-      this.writeScrapeTargets();
+      writeScrapeTargets(this);
     } catch (err) {
       await this.close().catch(() => undefined);
       throw err;
@@ -174,28 +181,13 @@ class Deployment {
     return p.index === 0 ? p.name : `${p.name}-${p.index + 1}`;
   }
 
-  /** Starts one service process and waits until its /readyz answers 200. */
   /** The file listing this deployment's metrics endpoints for the stack's Prometheus (none without one). */
   get targetsFile() {
     const dir = this.stack.prometheusTargets;
     return dir ? path.join(dir, `${this.id}.json`) : undefined;
   }
 
-  /** Lists every process's GET /metrics for the stack's Prometheus (labels service, deployment, replica). */
-  writeScrapeTargets() {
-    const file = this.targetsFile;
-    if (!file || !fs.existsSync(path.dirname(file))) return;
-    const groups = Object.values(this.procs)
-      .flat()
-      .map((p) => ({
-        targets: [`127.0.0.1:${p.metricsPort}`],
-        labels: { service: p.name, deployment: this.id, replica: String(p.index) },
-      }));
-    // Written whole then renamed: Prometheus never reads half a file.
-    fs.writeFileSync(`${file}.tmp`, JSON.stringify(groups, null, 2));
-    fs.renameSync(`${file}.tmp`, file);
-  }
-
+  /** Starts one service process (or container) and waits until its /readyz answers 200. */
   async spawnService(p, { waitReady = true } = {}) {
     const label = this.label(p);
     const env = {
@@ -205,15 +197,8 @@ class Deployment {
       VISION_IDENTITY_DIR: this.identityDirs[p.name],
       ...(this.options.serviceEnv && this.options.serviceEnv[p.name]),
     };
-    const out = fs.openSync(path.join(this.logDir, `${label}.log`), 'a');
-    const child = spawn(
-      process.execPath,
-      ['--require', path.join(__dirname, 'loopback.js'), path.join(REPO, `services/${p.name}/dist/main.js`)],
-      { cwd: REPO, env, stdio: ['ignore', out, out] },
-    );
-    fs.closeSync(out);
-    p.child = child;
-    p.exited = new Promise((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
+    if (this.containers) await this.containers.start(p, env);
+    else p.child = spawnProcess(this, p, env, label);
     if (waitReady) await this.waitReady(p);
     return p;
   }
@@ -221,7 +206,8 @@ class Deployment {
   async waitReady(p, timeoutMs = 90_000) {
     const end = Date.now() + timeoutMs;
     let last = '';
-    for (;;) {
+    for (let i = 0; ; i++) {
+      if (this.containers && i % 10 === 0) await this.containers.refresh(p);
       if (p.child.exitCode !== null || p.child.signalCode !== null)
         throw new Error(`${this.label(p)} exited during start:\n${this.tail(this.label(p))}`);
       try {
@@ -246,6 +232,7 @@ class Deployment {
   async kill(name, { signal = 'SIGKILL', index = 0, timeoutMs = 30_000 } = {}) {
     const p = this.proc(name, index);
     if (!p.child || p.child.exitCode !== null || p.child.signalCode !== null) return;
+    if (this.containers) return this.containers.kill(p, signal, timeoutMs);
     p.child.kill(signal);
     const t = setTimeout(() => p.child.kill('SIGKILL'), timeoutMs);
     await p.exited;
@@ -257,6 +244,15 @@ class Deployment {
     const p = this.proc(name, index);
     await this.kill(name, { index, signal: 'SIGTERM' });
     await this.spawnService(p, { waitReady });
+  }
+
+  /** Container mode: SIGKILL of a replica's host pid (a crash); podman restarts it, then it is awaited ready. */
+  async crash(name, { index = 0 } = {}) {
+    if (!this.containers) throw new Error('crash() needs the container runtime');
+    const p = this.proc(name, index);
+    const restarted = await this.containers.crash(p);
+    await this.waitReady(p);
+    return restarted;
   }
 
   /** Stops every service (SIGTERM, then SIGKILL after 20 s), removes the proxies, drops the database and bucket. */
@@ -274,6 +270,7 @@ class Deployment {
       );
     await stop(['gateway']);
     await stop(SERVICES.filter((n) => n !== 'gateway'));
+    if (this.containers) await this.containers.removeAll();
     if (this.balancer) await this.balancer.close();
     for (const proxy of Object.values(this.proxies))
       await this.toxiproxy.remove(proxy).catch(() => undefined);

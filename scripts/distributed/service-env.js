@@ -44,6 +44,38 @@ function serviceEnv(d, links) {
   };
 }
 
+/**
+ * Starts one service of deployment `d` as a child process of this one, its output appended to <logDir>/<label>.log.
+ * loopback.js is preloaded: the services bind the wildcard address in distributed mode (their containers' ports are
+ * published); on a test machine they stay on 127.0.0.1.
+ */
+function spawnProcess(d, p, env, label) {
+  const out = fs.openSync(path.join(d.logDir, `${label}.log`), 'a');
+  const child = spawn(
+    process.execPath,
+    ['--require', path.join(__dirname, 'loopback.js'), path.join(REPO, `services/${p.name}/dist/main.js`)],
+    { cwd: REPO, env, stdio: ['ignore', out, out] },
+  );
+  fs.closeSync(out);
+  p.exited = new Promise((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
+  return child;
+}
+
+/** Lists every service's GET /metrics for the stack's Prometheus (labels service, deployment, replica). */
+function writeScrapeTargets(d) {
+  const file = d.targetsFile;
+  if (!file || !fs.existsSync(path.dirname(file))) return;
+  const groups = Object.values(d.procs)
+    .flat()
+    .map((p) => ({
+      targets: [`127.0.0.1:${p.metricsPort}`],
+      labels: { service: p.name, deployment: d.id, replica: String(p.index) },
+    }));
+  // Written whole then renamed: Prometheus never reads half a file.
+  fs.writeFileSync(`${file}.tmp`, JSON.stringify(groups, null, 2));
+  fs.renameSync(`${file}.tmp`, file);
+}
+
 /** The last `lines` lines of <logDir>/<label>.log ('' when there is none). */
 function tailLog(logDir, label, lines = 30) {
   try {
@@ -71,4 +103,4 @@ function runLogged(logDir, cmd, args, env, label) {
   });
 }
 
-module.exports = { serviceEnv, runLogged, tailLog };
+module.exports = { serviceEnv, runLogged, tailLog, spawnProcess, writeScrapeTargets };
