@@ -12,6 +12,13 @@ import { MEDIA, type ApiResponse } from '../helpers/stack';
 /** The fault tests need the real servers: they run only under scripts/test-distributed.sh (E2E_STACK=distributed). */
 export const describeDistributed = process.env.E2E_STACK === 'distributed' ? describe : describe.skip;
 
+/**
+ * The container tests need the services as containers of the service image: VISION_DEPLOYMENT_RUNTIME=container
+ * (scripts/distributed/container-runtime.js). Without it their file lists them as skipped, with the command.
+ */
+export const CONTAINERS = process.env.VISION_DEPLOYMENT_RUNTIME === 'container';
+export const describeContainers = CONTAINERS ? describeDistributed : describe.skip;
+
 export const KEY = 'dist-fault-acme-0123456789';
 export const clip = (name: string) => path.join(MEDIA, 'videos', name);
 export const TERMINAL = ['stopped', 'succeeded', 'failed', 'refunded'];
