@@ -9,6 +9,7 @@ import {
   CONTAINERS,
   describeContainers,
   expectChargesMatchTasks,
+  expectSucceededWithEveryFrameOnce,
   startFaultStack,
   waitFor,
 } from './support';
@@ -102,17 +103,7 @@ describeContainers('the six services as containers of the service image', () => 
     expect(tasks.port).toBe(port);
     expect((await fetch(`${url}/readyz`)).status).toBe(200);
 
-    expect((await c.waitForStatus(id, ['succeeded', 'failed'], 240_000)).status).toBe('succeeded');
-    const frames = await waitFor(
-      'every frame to reach results',
-      async () => {
-        const f = await c.allFrames(id, 500);
-        return f.length >= expected.length ? f : undefined;
-      },
-      120_000,
-    );
-    expect(frames.map((f) => f.frame_time_ms)).toEqual(expected);
-    expect(new Set(frames.map((f) => f.frame_id)).size).toBe(frames.length);
+    await expectSucceededWithEveryFrameOnce(c, id, expected);
     expect((await c.quota()).used).toBe(2);
     await expectChargesMatchTasks(c);
   }, 600_000);

@@ -1,7 +1,14 @@
 import type { DistributedStack } from '../helpers/distributed';
 import { startMediaServer, type MediaServer } from '../helpers/media-server';
 import { waitForProm } from '../helpers/observability';
-import { client, clip, describeDistributed, startFaultStack, waitFor } from './support';
+import {
+  client,
+  clip,
+  describeDistributed,
+  expectSucceededWithEveryFrameOnce,
+  startFaultStack,
+  waitFor,
+} from './support';
 
 const LONG = clip('pedestrians_vtest_opencv.mp4'); // 79.7 s: several hundred frames at 5 fps
 
@@ -62,16 +69,6 @@ describeDistributed('fault: the Kafka broker is restarted while a file task publ
     );
     expect((await c.api('POST', `/v1/vision/tasks/${live.body.task_id}/stop`)).status).toBe(200);
 
-    expect((await c.waitForStatus(id, ['succeeded', 'failed'], 240_000)).status).toBe('succeeded');
-    const frames = await waitFor(
-      'every frame to reach results',
-      async () => {
-        const f = await c.allFrames(id, 500);
-        return f.length >= expected.length ? f : undefined;
-      },
-      120_000,
-    );
-    expect(frames.map((f) => f.frame_time_ms)).toEqual(expected);
-    expect(new Set(frames.map((f) => f.frame_id)).size).toBe(frames.length);
+    await expectSucceededWithEveryFrameOnce(c, id, expected);
   }, 600_000);
 });

@@ -133,6 +133,28 @@ export async function expectChargesMatchTasks(c: ReturnType<typeof client>): Pro
   expect((await c.quota()).used).toBe(charged);
 }
 
+/**
+ * The task succeeds and its results hold the frames of a fault-free reference run (`expected`, their
+ * frame_time_ms), each exactly once.
+ */
+export async function expectSucceededWithEveryFrameOnce(
+  c: ReturnType<typeof client>,
+  id: string,
+  expected: number[],
+): Promise<void> {
+  expect((await c.waitForStatus(id, ['succeeded', 'failed'], 240_000)).status).toBe('succeeded');
+  const frames = await waitFor(
+    'every frame to reach results',
+    async () => {
+      const f = await c.allFrames(id, 500);
+      return f.length >= expected.length ? f : undefined;
+    },
+    120_000,
+  );
+  expect(frames.map((f) => f.frame_time_ms)).toEqual(expected);
+  expect(new Set(frames.map((f) => f.frame_id)).size).toBe(frames.length);
+}
+
 /** Every task ends (none stuck in submitting/resolving/running/stopping). */
 export async function waitAllTerminal(c: ReturnType<typeof client>, timeoutMs = 120_000): Promise<void> {
   await waitFor(
