@@ -7,6 +7,7 @@ import { REASON } from '../reasons';
 import { type QueueView, type Waiting, admit, nextToStart, retryAfterSeconds } from './fair-queue';
 import {
   type AdmissionLimit,
+  type GradientOptions,
   type GradientState,
   gradientFor,
   gradientLimit,
@@ -82,8 +83,8 @@ export class AdmissionQueue {
   private meanServiceMs = 0;
   private seq = 0;
   private readonly now: () => number;
-  /** The gradient limit's state, with `limit: 'gradient'`. */
-  private gradient?: GradientState;
+  /** The gradient limit's bounds and state, with `limit: 'gradient'`. */
+  private gradient?: { opts: GradientOptions; state: GradientState };
   /** Calls that may run at once now. */
   private slots: number;
 
@@ -94,7 +95,7 @@ export class AdmissionQueue {
     if (!(opts.maxInFlight >= 1)) throw new RangeError('maxInFlight must be at least 1');
     this.now = opts.now ?? Date.now;
     this.slots = opts.maxInFlight;
-    if (opts.limit === 'gradient') this.gradient = gradientFor(opts.maxInFlight).state;
+    if (opts.limit === 'gradient') this.gradient = gradientFor(opts.maxInFlight);
     metrics.admissionLimit.set({ queue: opts.queue }, this.slots);
   }
 
@@ -200,9 +201,9 @@ export class AdmissionQueue {
   /** Feeds a finished call's duration to the gradient limit (before the call leaves the running ones). */
   private adapt(tookMs: number): void {
     if (!this.gradient) return;
-    const { opts } = gradientFor(this.opts.maxInFlight);
-    this.gradient = nextGradient(this.gradient, opts, tookMs, this.usage().running);
-    const slots = gradientLimit(this.gradient, opts);
+    const { opts } = this.gradient;
+    this.gradient.state = nextGradient(this.gradient.state, opts, tookMs, this.usage().running);
+    const slots = gradientLimit(this.gradient.state, opts);
     if (slots === this.slots) return;
     this.slots = slots;
     metrics.admissionLimit.set({ queue: this.opts.queue }, slots);
