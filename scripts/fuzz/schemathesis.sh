@@ -48,6 +48,7 @@ url="$(node -p "require('$work/ready.json').url")"
 export FUZZ_MEDIA_URL="$(node -p "require('$work/ready.json').media")"
 export FUZZ_RECEIVER_URL="$(node -p "require('$work/ready.json').receiver")"
 export FUZZ_SHARED_DIR="$SHARED_DIR"
+export FUZZ_TARGET_URL="$url"
 echo "[fuzz] target $url"
 
 # schemathesis prints pytest-style banners ("===== 1 warning in 300.03s =====") that log readers take for a pytest

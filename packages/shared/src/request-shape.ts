@@ -4,9 +4,12 @@ import { invalidRequest } from './errors';
 /** Longest request target (path and query) accepted; Node itself refuses heads over 16 KiB with 431. */
 export const MAX_TARGET_LENGTH = 8 * 1024;
 
-// Control characters (C0, DEL) have no business in a path or a query value of this API.
+/**
+ * Control characters (C0, DEL) have no business in a path, a query value or a caller's free text (a
+ * description) of this API; NUL in particular is a byte no Postgres text column stores.
+ */
 // eslint-disable-next-line no-control-regex
-const CONTROL = /[\u0000-\u001f\u007f]/;
+export const CONTROL_CHARACTER = /[\u0000-\u001f\u007f]/;
 
 function decodes(part: string): string | undefined {
   try {
@@ -45,7 +48,7 @@ export function requestShapeGuard(): RequestHandler {
     const q = target.indexOf('?');
     const path = q < 0 ? target : target.slice(0, q);
     const decodedPath = decodes(path);
-    if (decodedPath === undefined || CONTROL.test(decodedPath))
+    if (decodedPath === undefined || CONTROL_CHARACTER.test(decodedPath))
       return next(
         invalidRequest(
           'The request path is not valid: malformed percent-encoding or a control character',
@@ -62,7 +65,7 @@ export function requestShapeGuard(): RequestHandler {
     if (q >= 0) {
       for (const pair of target.slice(q + 1).split('&')) {
         const decoded = decodes(pair.replace(/\+/g, ' '));
-        if (decoded === undefined || CONTROL.test(decoded))
+        if (decoded === undefined || CONTROL_CHARACTER.test(decoded))
           return next(
             invalidRequest(
               'The query string is not valid: malformed percent-encoding or a control character',

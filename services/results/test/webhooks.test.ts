@@ -97,6 +97,8 @@ describe('webhook endpoints', () => {
       [{ url: rx.url, event_types: ['task.nope'] }, 'invalid_field'],
       [{ url: rx.url, event_types: ['vision.quota.exhausted', 'vision.quota.exhausted'] }, 'invalid_field'],
       [{ url: rx.url, event_types: ['vision.quota.exhausted'], extra: 1 }, 'unknown_field'],
+      [{ url: rx.url, event_types: ['vision.quota.exhausted'], description: 'a\u0000b' }, 'invalid_field'],
+      [{ url: rx.url, event_types: ['vision.quota.exhausted'], description: 'bell\u0007' }, 'invalid_field'],
       [{ url: 'ftp://example.com/x', event_types: ['vision.quota.exhausted'] }, 'webhook_url_invalid'],
       [{ url: 'http://u:p@127.0.0.1/x', event_types: ['vision.quota.exhausted'] }, 'webhook_url_invalid'],
       [{ url: 'not a url', event_types: ['vision.quota.exhausted'] }, 'webhook_url_invalid'],

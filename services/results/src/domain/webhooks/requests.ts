@@ -1,5 +1,6 @@
 /** Shapes of the webhook endpoints' requests (docs/WEBHOOKS.md). Pure. */
 import { z } from 'zod';
+import { CONTROL_CHARACTER } from '@vision/shared';
 import { EVENT_TYPES } from './events';
 
 export const MAX_URL_LENGTH = 2048;
@@ -36,7 +37,11 @@ export const registerShape = {
     .min(1)
     .max(EVENT_TYPES.length)
     .refine((a) => new Set(a).size === a.length, 'event types must be distinct'),
-  description: z.string().max(200).optional(),
+  description: z
+    .string()
+    .max(200)
+    .refine((s) => !CONTROL_CHARACTER.test(s), 'description must not contain control characters')
+    .optional(),
 };
 
 export const ENDPOINT_ID = /^ep_[0-9a-f]{32}$/;
