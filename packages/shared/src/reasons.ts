@@ -54,6 +54,8 @@ export const REASONS = [
   'hold_already_settled',
   'units_exceed_hold',
   'hold_expired',
+  'lease_id_conflict',
+  'lease_ended',
   // availability
   'maintenance',
   'breaker_open',

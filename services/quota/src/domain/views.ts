@@ -1,5 +1,6 @@
 import type { Day } from './day';
 import type { HoldStatus, Kind, Usage } from './ledger';
+import type { SpendOutcome } from './lease';
 
 /** The state of one kind for one day, as the public read and 429 details show it. */
 export interface DayUsage extends Usage {
@@ -43,4 +44,22 @@ export interface SettleView {
   day: Day;
   units: number;
   status: 'settled';
+}
+
+export interface LeaseView extends RateFigures {
+  lease_id: string;
+  kind: Kind;
+  /** Units reserved for the lease's day, spent ones included. */
+  units: number;
+  spent_units: number;
+  day: Day;
+  usable_until: string;
+  expires_at: string;
+  status: HoldStatus;
+}
+
+export interface SpendView {
+  lease_id: string;
+  day: Day;
+  spends: Array<{ charge_id: string; units: number; outcome: SpendOutcome }>;
 }

@@ -8,7 +8,7 @@ import {
   type IdentityVerifier,
 } from '@vision/shared';
 import type { QuotaUseCases } from '../use-cases';
-import { chargeBody, holdBody, idSchema, parseWith, settleBody } from './schemas';
+import { chargeBody, holdBody, idSchema, leaseBody, parseWith, settleBody, spendBody } from './schemas';
 
 export interface QuotaAppDeps {
   ledger: QuotaUseCases;
@@ -78,6 +78,40 @@ export function createApp(deps: QuotaAppDeps): Express {
           const id = parseWith(idSchema, req.params.hold_id, 'hold_id');
           const body = parseWith(settleBody, req.body);
           res.json(await ledger.settle(subject, id, body.units));
+        }),
+      );
+
+      app.put(
+        '/internal/v1/leases/:lease_id',
+        route(async (req, res) => {
+          const { subject } = identityOf(res);
+          const id = parseWith(idSchema, req.params.lease_id, 'lease_id');
+          const b = parseWith(leaseBody, req.body);
+          const r = await ledger.lease(subject, id, {
+            kind: b.kind,
+            minUnits: b.min_units,
+            maxUnits: b.max_units,
+            windowMs: b.window_ms,
+            ttlMs: b.ttl_ms,
+          });
+          res.status(r.created ? 201 : 200).json(r.lease);
+        }),
+      );
+
+      app.post(
+        '/internal/v1/leases/:lease_id/spends',
+        route(async (req, res) => {
+          const { subject } = identityOf(res);
+          const id = parseWith(idSchema, req.params.lease_id, 'lease_id');
+          res.json(await ledger.spend(subject, id, parseWith(spendBody, req.body).spends));
+        }),
+      );
+
+      app.post(
+        '/internal/v1/leases/:lease_id/close',
+        route(async (req, res) => {
+          const { subject } = identityOf(res);
+          res.json(await ledger.closeLease(subject, parseWith(idSchema, req.params.lease_id, 'lease_id')));
         }),
       );
     },

@@ -23,6 +23,10 @@ export interface HoldRow {
   status: HoldStatus;
   expires_at: Date | string;
   settled_units: number | null;
+  /** Units of a lease charged so far (0 for a hold). */
+  spent_units: number;
+  /** A lease's end of spending; null for a hold. */
+  usable_until: Date | string | null;
 }
 
 /** Units of the row a refund of an unknown charge id leaves (real charges have at least 1 unit). */
@@ -56,12 +60,12 @@ export class LedgerQueries {
     return Number(rows[0].used) - adding;
   }
 
-  /** Units of the day's holds that are `held` and not expired at `now`. */
+  /** Units of the day's holds that are `held` and not expired at `now`, less what leases among them spent. */
   async heldUnits(subject: string, kind: Kind, day: Day, now: Date): Promise<number> {
     const row = (await this.q('holds')
       .where({ subject, kind, day, status: 'held' })
       .andWhere('expires_at', '>', now)
-      .sum({ held: 'units' })
+      .select(this.q.raw('sum(units - spent_units) as held'))
       .first()) as { held: string | number | null } | undefined;
     return Number(row?.held ?? 0);
   }
@@ -111,7 +115,7 @@ export class LedgerQueries {
    * `used`, or undefined when the id existed (nothing locked).
    */
   async insertHoldLockingCounter(
-    row: Omit<HoldRow, 'settled_units'> & { created_at: Date; expires_at: Date },
+    row: Omit<HoldRow, 'settled_units' | 'spent_units'> & { created_at: Date; expires_at: Date },
   ): Promise<number | undefined> {
     const insert = this.q('holds')
       .insert(row)
@@ -127,6 +131,34 @@ export class LedgerQueries {
       insert.bindings,
     )) as { rows: Array<{ used: number | string }> };
     return r.rows.length === 1 ? Number(r.rows[0].used) : undefined;
+  }
+
+  /** Inserts a lease (a hold with a spending window); the caller holds the day's counter lock. */
+  async insertLease(
+    row: Omit<HoldRow, 'settled_units' | 'spent_units'> & {
+      created_at: Date;
+      expires_at: Date;
+      usable_until: Date;
+    },
+  ): Promise<void> {
+    await this.q('holds').insert(row);
+  }
+
+  /** Adds units to a lease: `grown` more reserved, `spent` more charged. */
+  async addToLease(subject: string, leaseId: string, add: { grown?: number; spent?: number }): Promise<void> {
+    await this.q('holds')
+      .where({ subject, hold_id: leaseId })
+      .update({
+        units: this.q.raw('units + ?', [add.grown ?? 0]),
+        spent_units: this.q.raw('spent_units + ?', [add.spent ?? 0]),
+      });
+  }
+
+  /** Closes a lease: what it spent stays charged, the rest is released. */
+  async closeLease(subject: string, leaseId: string, at: Date): Promise<void> {
+    await this.q('holds')
+      .where({ subject, hold_id: leaseId })
+      .update({ status: 'settled', settled_units: this.q.raw('spent_units'), settled_at: at });
   }
 
   async findHold(subject: string, holdId: string, forUpdate = false): Promise<HoldRow | undefined> {

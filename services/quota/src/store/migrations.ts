@@ -3,7 +3,8 @@ import type { Migration } from '@vision/shared';
 /**
  * The quota schema. `counters` holds one row per (subject, kind, day): the row every change of that
  * day locks first, so concurrent changes of one day are serialised. `used` counts charges and settled
- * holds; held units are summed from `holds` at read time (expired holds stop counting by themselves).
+ * holds; held units are summed from `holds` at read time (expired holds stop counting by themselves), less the
+ * units a lease has spent already.
  */
 export const migrations: Migration[] = [
   {
@@ -70,6 +71,23 @@ export const migrations: Migration[] = [
     async down(knex) {
       await knex.schema.alterTable('outbox', (t) => {
         t.dropColumn('headers');
+      });
+    },
+  },
+  {
+    // Leases are holds spent call by call: `spent_units` of their `units` are charged (one charge row per
+    // call), the rest counts as held; `usable_until` is when their holder stops spending from them.
+    name: '003_leases',
+    async up(knex) {
+      await knex.schema.alterTable('holds', (t) => {
+        t.integer('spent_units').notNullable().defaultTo(0);
+        t.timestamp('usable_until', { useTz: true }).nullable();
+      });
+    },
+    async down(knex) {
+      await knex.schema.alterTable('holds', (t) => {
+        t.dropColumn('usable_until');
+        t.dropColumn('spent_units');
       });
     },
   },

@@ -28,7 +28,16 @@ export async function hold(
   const day = dayOf(start);
   const expires_at = new Date(start.getTime() + (ttlMs ?? ctx.holdTtlMs));
   const fresh = await ctx.store.transaction(async (q) => {
-    const row = { subject, hold_id: holdId, kind, units, day, status: 'held' as const, expires_at };
+    const row = {
+      subject,
+      hold_id: holdId,
+      kind,
+      units,
+      day,
+      status: 'held' as const,
+      expires_at,
+      usable_until: null,
+    };
     const used = await q.insertHoldLockingCounter({ ...row, created_at: start });
     if (used === undefined) return undefined;
     const now = ctx.clock.now();
@@ -81,7 +90,8 @@ export async function settle(
 ): Promise<SettleView> {
   return ctx.store.transaction(async (q) => {
     const row = await q.findHold(subject, holdId, true);
-    if (!row) throw notFound('No such hold');
+    // A lease is closed, never settled (./leases.ts).
+    if (!row || row.usable_until !== null) throw notFound('No such hold');
     const view: SettleView = { hold_id: holdId, day: row.day, units, status: 'settled' };
     const state = {
       units: row.units,

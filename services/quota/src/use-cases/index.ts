@@ -1,11 +1,21 @@
 import type { Kind } from '../domain/ledger';
-import type { ChargeView, DayUsage, HoldView, RefundView, SettleView } from '../domain/views';
+import type {
+  ChargeView,
+  DayUsage,
+  HoldView,
+  LeaseView,
+  RefundView,
+  SettleView,
+  SpendView,
+} from '../domain/views';
 import { charge, refund } from './charges';
 import type { LedgerContext } from './context';
 import { expireHolds, hold, settle } from './holds';
+import { closeLease, lease, type LeaseRequest, spend } from './leases';
 import { usage } from './usage';
 
 export type { LedgerContext } from './context';
+export type { LeaseRequest } from './leases';
 
 /** The quota service's use cases over one ledger context (docs/INTERNAL.md, "quota"). */
 export interface QuotaUseCases {
@@ -26,6 +36,13 @@ export interface QuotaUseCases {
   ): Promise<{ created: boolean; hold: HoldView }>;
   settle(subject: string, holdId: string, units: number): Promise<SettleView>;
   expireHolds(): Promise<number>;
+  lease(subject: string, leaseId: string, r: LeaseRequest): Promise<{ created: boolean; lease: LeaseView }>;
+  spend(
+    subject: string,
+    leaseId: string,
+    spends: ReadonlyArray<{ charge_id: string; units: number }>,
+  ): Promise<SpendView>;
+  closeLease(subject: string, leaseId: string): Promise<LeaseView>;
 }
 
 export function quotaUseCases(ctx: LedgerContext): QuotaUseCases {
@@ -36,5 +53,8 @@ export function quotaUseCases(ctx: LedgerContext): QuotaUseCases {
     hold: (subject, holdId, kind, units, ttlMs) => hold(ctx, subject, holdId, kind, units, ttlMs),
     settle: (subject, holdId, units) => settle(ctx, subject, holdId, units),
     expireHolds: () => expireHolds(ctx),
+    lease: (subject, leaseId, r) => lease(ctx, subject, leaseId, r),
+    spend: (subject, leaseId, spends) => spend(ctx, subject, leaseId, spends),
+    closeLease: (subject, leaseId) => closeLease(ctx, subject, leaseId),
   };
 }
