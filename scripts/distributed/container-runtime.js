@@ -10,7 +10,8 @@
  *   through its own environment (`-e VAR` without a value), so no secret is on a command line.
  * - Every host path the environment names (models, identity directory, data directory, CA bundle) is mounted at the
  *   same path: read-only, the data directory read-write. The deployment's own files (identity keys are 0600) are
- *   handed to uid 1000 first.
+ *   handed to uid 1000 first. A path uid 1000 could not reach through its ancestors (a file under a 0700 home) is
+ *   mounted under /run/host instead, and its variable names that path in the container.
  * - loopback.js (in the image under /app/scripts) is preloaded as in process mode: with the host's network, a service
  *   binding the wildcard address would listen on every interface of the machine; it stays on 127.0.0.1.
  * - podman (conmon) writes the container's output to <logDir>/<label>.log (k8s-file format: time, stream, line),
@@ -52,6 +53,16 @@ function chownTree(dir) {
   }
 }
 
+/** True when a user other than the owner can reach `p`: every ancestor searchable, the path itself readable. */
+function reachableByOthers(p) {
+  const st = fs.statSync(p);
+  if (!(st.mode & 0o004)) return false;
+  for (let dir = path.dirname(p); ; dir = path.dirname(dir)) {
+    if (!(fs.statSync(dir).mode & 0o001)) return false;
+    if (dir === path.dirname(dir)) return true;
+  }
+}
+
 class ContainerRuntime {
   /** `d`: the Deployment (its id, logDir, dataDir and label()). */
   constructor(d, image) {
@@ -66,21 +77,32 @@ class ContainerRuntime {
     return `${this.d.id}-${label}`;
   }
 
-  /** The flags common to every container: env names, mounts, and the hardening of the image's contract. */
-  flags(env) {
+  /**
+   * The flags common to every container (env names, mounts, and the hardening of the image's contract), and the
+   * environment podman hands over: a host path the container user could not reach through its ancestors (a file
+   * under a 0700 home, say the https test CA under /root/.cache) is mounted under /run/host instead, and its
+   * variable names that path in the container.
+   */
+  containerArgs(env) {
     const vars = Object.keys(env).filter((k) => !HOST_ONLY.has(k) && env[k] !== undefined);
     const mounts = new Map();
+    const values = {};
     for (const k of vars) {
       const v = env[k];
       if (!path.isAbsolute(v) || !fs.existsSync(v)) continue;
       const writable = k === 'VISION_DATA_DIR';
-      if (!mounts.has(v) || writable) mounts.set(v, writable ? 'rw' : 'ro');
+      const inside = writable || reachableByOthers(v) ? v : `/run/host${v}`;
+      if (inside !== v) values[k] = inside;
+      if (!mounts.has(v) || writable) mounts.set(v, { inside, mode: writable ? 'rw' : 'ro' });
     }
-    return [
-      ...['--network', 'host', '--read-only', '--tmpfs', '/tmp', '--user', USER],
-      ...vars.flatMap((k) => ['-e', k]),
-      ...[...mounts].flatMap(([p, mode]) => ['-v', `${p}:${p}:${mode}`]),
-    ];
+    return {
+      flags: [
+        ...['--network', 'host', '--read-only', '--tmpfs', '/tmp', '--user', USER],
+        ...vars.flatMap((k) => ['-e', k]),
+        ...[...mounts].flatMap(([p, m]) => ['-v', `${p}:${m.inside}:${m.mode}`]),
+      ],
+      env: { ...process.env, ...env, ...values },
+    };
   }
 
   /** Runs `node scripts/migrate.js` from the image to completion, its output in <logDir>/migrate.log. */
@@ -88,17 +110,9 @@ class ContainerRuntime {
     const name = this.name('migrate');
     this.names.add(name);
     await podman(['rm', '-f', '--ignore', name]);
-    const args = [
-      'run',
-      '--rm',
-      '--name',
-      name,
-      ...this.flags(env),
-      this.image,
-      'node',
-      'scripts/migrate.js',
-    ];
-    await runLogged(this.d.logDir, 'podman', args, { ...process.env, ...env }, 'migrate');
+    const c = this.containerArgs(env);
+    const args = ['run', '--rm', '--name', name, ...c.flags, this.image, 'node', 'scripts/migrate.js'];
+    await runLogged(this.d.logDir, 'podman', args, c.env, 'migrate');
   }
 
   /** Starts one service replica (`p`, its env) in a container; p.child follows the container's main process. */
@@ -108,6 +122,7 @@ class ContainerRuntime {
     this.names.add(name);
     await podman(['rm', '-f', '--ignore', name]);
     const log = path.join(this.d.logDir, `${label}.log`);
+    const c = this.containerArgs(env);
     await podman(
       [
         'run',
@@ -120,11 +135,11 @@ class ContainerRuntime {
         'k8s-file',
         '--log-opt',
         `path=${log}`,
-        ...this.flags(env),
+        ...c.flags,
         this.image,
         ...['node', '--require', PRELOAD, `services/${p.name}/dist/main.js`],
       ],
-      { env: { ...process.env, ...env } },
+      { env: c.env },
     );
     // A new container: restarts are counted from 0 (refresh() takes one as a failed start).
     p.child = { pid: (await this.inspect(p)).State.Pid, exitCode: null, signalCode: null, restarts: 0 };
