@@ -18,7 +18,7 @@ const REPO = path.resolve(__dirname, '../..');
 const STACK_SCRIPTS = path.join(REPO, 'scripts/stack');
 const STACK_DIR = process.env.VISION_STACK_DIR || path.join(os.homedir(), '.cache/vision-stack');
 const SERVICES = ['inference', 'quota', 'tasks', 'results', 'images', 'gateway'];
-const TOPICS = ['vision.frames', 'vision.task-events', 'vision.quota-events'];
+const TOPICS = ['vision.frames', 'vision.task-events', 'vision.quota-events', 'vision.image-calls'];
 const TOPIC_PARTITIONS = 6;
 const PORT_VAR = {
   gateway: 'PORT',

@@ -526,7 +526,7 @@ function checkNetworkPolicies(
   expect(reach('tasks', 'quota')).toBe(true);
   expect(reach('tasks', 'inference')).toBe(true);
   expect(reach('images', 'quota')).toBe(true);
-  expect(reach('images', 'tasks')).toBe(true);
+  expect(reach('tasks', 'images')).toBe(true);
   expect(reach('results', 'tasks')).toBe(true);
   const detect = deployments.some((d) => componentOf(d) === 'inference-detect');
   expect(reach('images', detect ? 'inference-detect' : 'inference')).toBe(true);

@@ -147,9 +147,10 @@ export async function startStandalone(opts: StandaloneOptions = {}): Promise<Sta
   try {
     await run('inference', startInference, cfg.INFERENCE_PORT, 'INFERENCE_URL');
     await run('quota', startQuota, cfg.QUOTA_PORT, 'QUOTA_URL');
+    // Images before tasks: tasks asks images for an image call whose record is still on the bus.
+    await run('images', startImages, cfg.IMAGES_PORT, 'IMAGES_URL');
     await run('tasks', startTasks, cfg.TASKS_PORT, 'TASKS_URL');
     await run('results', startResults, cfg.RESULTS_PORT, 'RESULTS_URL');
-    await run('images', startImages, cfg.IMAGES_PORT, 'IMAGES_URL');
     const gatewayPort = opts.port ?? (ephemeral ? 0 : cfg.PORT);
     const gateway = await bindOrExplain('PORT', `${cfg.HOST}:${gatewayPort}`, () =>
       runInService('gateway', () =>

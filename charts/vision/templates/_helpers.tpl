@@ -101,7 +101,7 @@ tasks:
   portVar: TASKS_PORT
   secrets: [DATABASE_URL, S3_ACCESS_KEY, S3_SECRET_KEY]
   optionalSecrets: [TASKS_ADMIN_TOKEN]
-  callers: [gateway, images, results]
+  callers: [gateway, results]
   opensStreams: true
 quota:
   values: quota
@@ -126,7 +126,7 @@ images:
   portVar: IMAGES_PORT
   secrets: [DATABASE_URL, S3_ACCESS_KEY, S3_SECRET_KEY]
   optionalSecrets: []
-  callers: [gateway]
+  callers: [gateway, tasks]
 inference:
   values: inference
   program: inference

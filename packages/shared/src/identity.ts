@@ -22,8 +22,8 @@ export interface Identity {
 /** The services each issuer calls: its key is accepted there and nowhere else. */
 export const IDENTITY_CALLS: Readonly<Record<string, readonly string[]>> = {
   gateway: ['tasks', 'quota', 'results', 'images'],
-  tasks: ['inference', 'quota'],
-  images: ['inference', 'quota', 'tasks'],
+  tasks: ['inference', 'quota', 'images'],
+  images: ['inference', 'quota'],
   results: ['tasks'],
 };
 

@@ -5,7 +5,6 @@ import { z } from 'zod';
 export const imagesShape = {
   IMAGES_PORT: env.port(8104),
   QUOTA_URL: z.string().url('expected a URL').default('http://127.0.0.1:8102'),
-  TASKS_URL: z.string().url('expected a URL').default('http://127.0.0.1:8101'),
   INFERENCE_URL: z.string().url('expected a URL').default('http://127.0.0.1:8105'),
   /** Largest accepted image (SPEC.md 8: 8 MiB). */
   IMAGES_MAX_FILE_BYTES: env.int(IMAGE_UPLOAD.maxFileBytes, 1),
@@ -42,6 +41,9 @@ export const imagesShape = {
   IMAGES_IDEMPOTENCY_WAIT_MS: env.int(120_000, 0),
   /** Retention of uploaded images and stored call results (SPEC.md 8: 90 days). */
   IMAGES_RETENTION_DAYS: env.int(90, 1),
+  /** The relay of the call records' outbox (`vision.image-calls`): its period, and its wait after a commit. */
+  IMAGES_OUTBOX_INTERVAL_MS: env.int(1000, 10, 60_000),
+  IMAGES_OUTBOX_LINGER_MS: env.int(50, 0, 5_000),
   /** Janitor period; 0 disables the timer (tests run it by hand). */
   IMAGES_JANITOR_INTERVAL_MS: env.int(60 * 60_000, 0),
 };

@@ -1,17 +1,20 @@
 import type { Express } from 'express';
 import {
   AdmissionQueue,
+  type Bus,
   type Clock,
   InferenceClient,
   SceneGate,
   type Db,
   type Logger,
   type ObjectStore,
+  OutboxRelay,
   Periodic,
   type RunningService,
   ServiceClient,
   type StartOptions,
   closeServer,
+  createBus,
   createLogger,
   createObjectStore,
   listen,
@@ -22,7 +25,6 @@ import {
 } from '@vision/shared';
 import { createApp } from './http/app';
 import { QuotaClient } from './clients/quota-client';
-import { TasksClient } from './clients/tasks-client';
 import { type ImagesConfig, loadImagesConfig } from './config';
 import { ImageDetections } from './use-cases/detect-images';
 import { RetentionJanitor } from './workers/retention';
@@ -36,6 +38,7 @@ export { ImageDetections, DEFAULT_SCENE } from './use-cases/detect-images';
 export { RetentionJanitor } from './workers/retention';
 export { ensureImagesLifecycle } from './store/lifecycle';
 export { CallStore } from './store/call-store';
+export type { ImageCallRecorded, ImageTaskRecord } from './store/call-record';
 export { migrations } from './store/migrations';
 export { sniffImageType } from './domain/image-type';
 
@@ -47,7 +50,9 @@ export interface ImagesParts {
   janitor: RetentionJanitor;
   inference: InferenceClient;
   calls: CallStore;
-  /** Starts the janitor and the sweeper of interrupted settles. */
+  /** Publishes the call records of the outbox on `vision.image-calls`. */
+  relay: OutboxRelay;
+  /** Starts the janitor, the sweeper of interrupted settles and the outbox relay. */
   startLoops(): void;
   stopLoops(): Promise<void>;
 }
@@ -56,6 +61,7 @@ export interface ImagesPartsDeps {
   cfg: ImagesConfig;
   identity: CallingIdentity;
   db: Db;
+  bus: Bus;
   store: ObjectStore;
   clock: Clock;
   logger: Logger;
@@ -65,7 +71,16 @@ export interface ImagesPartsDeps {
 export function createImages(deps: ImagesPartsDeps): ImagesParts {
   const { cfg, db, store, clock, logger } = deps;
   const { signer } = deps.identity;
-  const calls = new CallStore(db.knex);
+  const relay = new OutboxRelay({
+    knex: db.knex,
+    bus: deps.bus,
+    clock,
+    logger,
+    intervalMs: cfg.IMAGES_OUTBOX_INTERVAL_MS,
+    lingerMs: cfg.IMAGES_OUTBOX_LINGER_MS,
+    name: 'images outbox relay',
+  });
+  const calls = new CallStore(db.knex, { clock, recorded: () => relay.nudge() });
   const inference = new InferenceClient(
     new ServiceClient('inference', cfg.INFERENCE_URL, signer),
     {
@@ -87,7 +102,6 @@ export function createImages(deps: ImagesPartsDeps): ImagesParts {
     calls,
     store,
     quota: new QuotaClient(new ServiceClient('quota', cfg.QUOTA_URL, signer)),
-    tasks: new TasksClient(new ServiceClient('tasks', cfg.TASKS_URL, signer)),
     inference,
     scenes,
     clock,
@@ -117,7 +131,9 @@ export function createImages(deps: ImagesPartsDeps): ImagesParts {
       maxFiles: cfg.IMAGES_MAX_FILES,
       maxPixels: cfg.IMAGES_MAX_PIXELS,
     },
+    // Not the bus: a 201 does not wait for it (the outbox keeps the records until it is back).
     readiness: { database: () => db.check(), objects: () => store.check() },
+    calls,
   });
   // The sweeper of interrupted settles and the retention janitor: the shared loop helper.
   const sweeper = new Periodic(
@@ -138,12 +154,14 @@ export function createImages(deps: ImagesPartsDeps): ImagesParts {
     janitor,
     inference,
     calls,
+    relay,
     startLoops: () => {
       sweeper.start();
       retention.start();
+      relay.start();
     },
     stopLoops: async () => {
-      await Promise.all([sweeper.stop(), retention.stop()]);
+      await Promise.all([sweeper.stop(), retention.stop(), relay.stop()]);
       inference.shutdown();
     },
   };
@@ -155,7 +173,7 @@ export interface RunningImages extends RunningService {
   store: ObjectStore;
 }
 
-/** Starts the images service: config, database (schema `images`), object store, loops, HTTP. */
+/** Starts the images service: config, database (schema `images`), object store, bus, loops, HTTP. */
 export async function start(opts: StartOptions & { store?: ObjectStore } = {}): Promise<RunningImages> {
   const cfg = loadImagesConfig(opts.env ?? process.env);
   const identity = loadCallingIdentity(cfg.VISION_IDENTITY_DIR, 'images');
@@ -163,10 +181,12 @@ export async function start(opts: StartOptions & { store?: ObjectStore } = {}): 
   const clock = opts.clock ?? systemClock;
   const store = opts.store ?? createObjectStore(cfg, { logger });
   const db = await openDb(cfg, { schema: IMAGES_SCHEMA, migrations, logger });
+  const ownBus = opts.bus === undefined;
+  const bus = opts.bus ?? createBus(cfg, { clientId: 'images', logger });
   // Not awaited: an unreachable store must not keep the service from starting (readiness reports it).
   void ensureImagesLifecycle(store, cfg.IMAGES_RETENTION_DAYS, logger);
   try {
-    const parts = createImages({ cfg, identity, db, store, clock, logger });
+    const parts = createImages({ cfg, identity, db, bus, store, clock, logger });
     const host = opts.host ?? '0.0.0.0';
     const server = await listen(parts.app, opts.port ?? cfg.IMAGES_PORT, host);
     parts.startLoops();
@@ -183,10 +203,14 @@ export async function start(opts: StartOptions & { store?: ObjectStore } = {}): 
       close: async () => {
         await parts.stopLoops();
         await closeServer(server);
+        // One last round so that the records of the final calls are not left waiting for a restart.
+        await parts.relay.flush().catch((err: unknown) => logger.warn({ err }, 'final outbox flush failed'));
+        if (ownBus) await bus.close();
         await db.close();
       },
     };
   } catch (err) {
+    if (ownBus) await bus.close().catch(() => undefined);
     await db.close();
     throw err;
   }

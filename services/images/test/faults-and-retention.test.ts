@@ -64,6 +64,7 @@ it('a refused hold (asked for while the first images are detected) fails the cal
   const fake = stack.fake!;
   const calls = fake.detectCalls;
   const stored = (await stack.store.listOlderThan('images/', new Date(Date.now() + DAY), 10_000)).length;
+  await stack.recorded();
   const records = stack.tasks.records.size;
   const key = randomUUID();
   for (let attempt = 0; attempt < 2; attempt++) {
@@ -78,6 +79,7 @@ it('a refused hold (asked for while the first images are detected) fails the cal
   expect((await stack.store.listOlderThan('images/', new Date(Date.now() + DAY), 10_000)).length).toBe(
     stored,
   );
+  await stack.recorded();
   expect(stack.tasks.records.size).toBe(records);
   expect(await quotaOf('none')).toMatchObject({ used: 0, held: 0 });
 });

@@ -8,15 +8,18 @@ import type { Readable } from 'node:stream';
 import busboy from 'busboy';
 import type { Request } from 'express';
 import {
+  type Bus,
   type Clock,
+  InProcessBus,
   type ObjectStore,
+  type Subscription,
+  TOPICS,
   type RunningService,
   type SceneCode,
   IDENTITY_HEADER,
   closeServer,
   createLogger,
   createServiceApp,
-  identityOf,
   listen,
   overloaded,
   route,
@@ -127,44 +130,44 @@ async function readFiles(req: Request): Promise<Buffer[]> {
   });
 }
 
-/** Test-local tasks service: POST /internal/v1/image-tasks and GET /internal/v1/tasks/{id} (docs/INTERNAL.md). */
+/**
+ * Test-local tasks service: the consumer of `vision.image-calls` (the records the images service
+ * publishes through its outbox, docs/INTERNAL.md) over the stack's in-process bus.
+ */
 export class FakeTasks {
   readonly records = new Map<string, { subject: string; body: Record<string, unknown> }>();
+  /** While set, every batch is refused (delivered again later), as a tasks service that is down. */
   down = false;
-  private server?: Server;
-  url = '';
+  /** Messages handled, and those that were not image call records keyed by their task id. */
+  received = 0;
+  readonly malformed: unknown[] = [];
+  private sub?: Subscription;
 
-  async start(): Promise<void> {
-    const app = createServiceApp(
-      { name: 'tasks-fake', audience: 'tasks', logger, identity: verifierOfAll() },
-      (a) => {
-        a.post('/internal/v1/image-tasks', (req, res) => {
-          if (this.down) {
-            res.status(503).json({ error: { code: 'OP-SYS-UNAVAILABLE', message: 'down', request_id: 'x' } });
-            return;
-          }
-          const { subject } = identityOf(res);
-          const body = req.body as Record<string, unknown>;
-          this.records.set(String(body.task_id), { subject, body });
-          res.status(201).json({ ...body, kind: 'image' });
-        });
-        a.get('/internal/v1/tasks/:id', (req, res) => {
-          const rec = this.records.get(String(req.params.id));
-          if (!rec || rec.subject !== identityOf(res).subject) {
-            res.status(404).json({ error: { code: 'OP-NOT-FOUND', message: 'no', request_id: 'x' } });
-            return;
-          }
-          res.json({ ...rec.body, subject: rec.subject, kind: 'image' });
-        });
+  async start(bus: Bus): Promise<void> {
+    this.sub = await bus.subscribe({
+      topic: TOPICS.imageCalls,
+      group: 'tasks-fake',
+      fromBeginning: true,
+      handleBatch: async (messages) => {
+        if (this.down) throw new Error('tasks is down');
+        for (const m of messages) {
+          const { schema, event_id, type, ...body } = m.value as Record<string, unknown>;
+          this.received += 1;
+          if (
+            schema !== 1 ||
+            type !== 'image_call.recorded' ||
+            typeof event_id !== 'string' ||
+            m.key !== body.task_id
+          )
+            this.malformed.push(m.value);
+          else this.records.set(String(body.task_id), { subject: String(body.subject), body });
+        }
       },
-    );
-    this.server = await listen(app, 0, '127.0.0.1');
-    const addr = this.server.address();
-    this.url = `http://127.0.0.1:${typeof addr === 'object' && addr ? addr.port : 0}`;
+    });
   }
 
   async close(): Promise<void> {
-    if (this.server) await closeServer(this.server);
+    await this.sub?.close();
   }
 }
 
@@ -206,6 +209,8 @@ export interface Stack {
   images: RunningImages;
   store: FaultyStore;
   dir: string;
+  /** Publishes the records in the images outbox now and waits until the fake tasks service has them all. */
+  recorded(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -251,8 +256,9 @@ export async function startStack(
     });
   }
   const inferenceUrl = fake ? fake.url : (real as RunningService).url;
+  const bus = new InProcessBus({ logger, minBackoffMs: 20, maxBackoffMs: 200 });
   const tasks = new FakeTasks();
-  await tasks.start();
+  await tasks.start(bus);
   const store = new FaultyStore(new DirectoryObjectStore(path.join(dir, 'objects')));
   const images = await startImages({
     env: {
@@ -260,7 +266,6 @@ export async function startStack(
       VISION_DATA_DIR: ':memory:',
       LOG_LEVEL: 'silent',
       QUOTA_URL: quota.url,
-      TASKS_URL: tasks.url,
       INFERENCE_URL: inferenceUrl,
       IMAGES_MAX_PIXELS: '4000000',
       IMAGES_BREAKER_VOLUME_THRESHOLD: '1000',
@@ -276,7 +281,18 @@ export async function startStack(
     logger,
     clock: opts.clock,
     store,
+    bus,
   });
+  const recorded = async (): Promise<void> => {
+    await images.parts.relay.flush();
+    const [{ n }] = (await images.db.knex('outbox').whereNotNull('sent_at').count('* as n')) as {
+      n: unknown;
+    }[];
+    const deadline = Date.now() + 10_000;
+    while (tasks.received < Number(n) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 5));
+    if (tasks.received < Number(n)) throw new Error(`${tasks.received} of ${String(n)} records arrived`);
+    if (tasks.malformed.length > 0) throw new Error(`malformed records: ${JSON.stringify(tasks.malformed)}`);
+  };
   return {
     quota,
     fake,
@@ -285,11 +301,13 @@ export async function startStack(
     images,
     store,
     dir,
+    recorded,
     close: async () => {
       await images.close();
       await fake?.close();
       await real?.close();
       await tasks.close();
+      await bus.close();
       await quota.close();
       rmSync(dir, { recursive: true, force: true });
     },

@@ -87,6 +87,7 @@ describe('successful call', () => {
     const stored = await stack.store.stat(`images/${day}/${taskId}/2.png`);
     expect(stored?.size).toBe(media(PNG).length);
     // The task record exists, for this subject.
+    await stack.recorded();
     expect(stack.tasks.records.get(taskId)).toMatchObject({
       subject,
       body: {
@@ -105,6 +106,7 @@ describe('successful call', () => {
   it('defaults the scene to fire_smoke', async () => {
     const r = await attachAll(post('bob'), [JPG]);
     expect(r.status).toBe(201);
+    await stack.recorded();
     expect(stack.tasks.records.get(r.body.task_id)?.body.scene_code).toBe('fire_smoke');
   });
 });
@@ -275,6 +277,7 @@ describe('partial failure', () => {
       const q = await quotaOf(subject);
       expect(q.used).toBe(2);
       expect(q.held).toBe(0);
+      await stack.recorded();
       expect(stack.tasks.records.get(r.body.task_id)?.body.results_summary).toEqual({
         images: 4,
         succeeded: 2,
@@ -309,6 +312,7 @@ describe('images that do not decode', () => {
     const after = await quotaOf(subject);
     expect(after.used).toBe(before.used);
     expect(after.held).toBe(0);
+    await stack.recorded();
     expect(stack.tasks.records.get(res.body.task_id)?.body.results_summary).toEqual({
       images: 10,
       succeeded: 0,
@@ -434,27 +438,53 @@ describe('scenes and breaker', () => {
 });
 
 describe('task record', () => {
-  it('when tasks cannot take the record the call fails before charging; a retry with the same key runs it under the same task id', async () => {
+  it('a call is answered 201 while the tasks service is down; its record reaches tasks once it is back', async () => {
     const subject = 'taskdown';
     const key = randomUUID();
     stack.tasks.down = true;
     let r: request.Response;
     try {
       r = await attachAll(post(subject, key), [JPG]);
+      expect(r.status).toBe(201);
+      expect(await quotaOf(subject)).toMatchObject({ used: 1, held: 0 });
+      // The record waits on the bus (tasks refuses it) while tasks is down.
+      await stack.images.parts.relay.flush();
+      await new Promise((res) => setTimeout(res, 100));
+      expect(stack.tasks.records.get(r.body.task_id)).toBeUndefined();
     } finally {
       stack.tasks.down = false;
     }
-    expect(r.status).toBe(503);
-    expect(r.body.error.code).toBe('OP-SYS-UNAVAILABLE');
-    let q = await quotaOf(subject);
-    expect(q.used).toBe(0);
-    expect(q.held).toBe(0);
-    const rec = await stack.images.parts.calls.get(subject, key);
-    const again = await attachAll(post(subject, key), [JPG]);
-    expect(again.status).toBe(201);
-    expect(again.body.task_id).toBe(rec?.taskId);
-    expect(stack.tasks.records.get(again.body.task_id)?.subject).toBe(subject);
-    q = await quotaOf(subject);
-    expect(q.used).toBe(1);
+    await stack.recorded();
+    expect(stack.tasks.records.get(r.body.task_id)).toEqual({
+      subject,
+      body: expect.objectContaining({
+        task_id: r.body.task_id,
+        request_id: key,
+        results_summary: { images: 1, succeeded: 1, failed: 0 },
+      }),
+    });
+    // A replay answers the stored call and writes no second record.
+    const replay = await attachAll(post(subject, key), [JPG]);
+    expect(replay.status).toBe(200);
+    const before = stack.tasks.received;
+    await stack.recorded();
+    expect(stack.tasks.received).toBe(before);
+  });
+  it("GET /internal/v1/calls/{task_id} answers the caller's stored call as the record it published; 404 for anyone else", async () => {
+    const r = await attachAll(post('reader'), [JPG, PNG]);
+    expect(r.status).toBe(201);
+    const read = (subject: string, id: string) =>
+      request(stack.images.url).get(`/internal/v1/calls/${id}`).set(IDENTITY_HEADER, identityHeader(subject));
+    const own = await read('reader', r.body.task_id);
+    expect(own.status).toBe(200);
+    await stack.recorded();
+    expect(own.body).toEqual(stack.tasks.records.get(r.body.task_id)?.body);
+    expect(own.body).toMatchObject({
+      subject: 'reader',
+      results_summary: { images: 2, succeeded: 2, failed: 0 },
+    });
+    expect((await read('stranger', r.body.task_id)).status).toBe(404);
+    expect((await read('reader', randomUUID())).status).toBe(404);
+    expect((await read('reader', 'x'.repeat(65))).status).toBe(404);
   });
 });

@@ -131,6 +131,7 @@ describe('an image shed after another of the call succeeded', () => {
     expect(await quotaOf(stack, subject)).toMatchObject({ used: 0, held: 0 });
     const stored = await stack.store.listOlderThan('images/', new Date(Date.now() + 86_400_000), 100);
     expect(stored).toEqual([]);
+    await stack.recorded();
     expect([...stack.tasks.records.values()].filter((t) => t.subject === subject)).toEqual([]);
 
     const retried = await post(stack, subject, key)

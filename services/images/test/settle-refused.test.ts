@@ -82,6 +82,7 @@ test('a settle refused as hold_expired fails the succeeded images in the answer 
   const rec = await stack.images.parts.calls.get(subject, key);
   expect(rec?.state).toBe('completed');
   // The task record counts the image as failed too (it was first written as succeeded).
+  await stack.recorded();
   expect(stack.tasks.records.get(r.body.task_id)?.body.results_summary).toEqual({
     images: 1,
     succeeded: 0,
@@ -131,6 +132,7 @@ test('the sweeper finishing a stored call whose settle is refused stores the ima
     { seq: 0, status: 'failed', error_code: 'OP-QUOTA-DAILY-EXHAUSTED' },
     { seq: 1, status: 'failed', error_code: 'OP-TASK-REQUEST-INVALID' },
   ]);
+  await stack.recorded();
   expect(stack.tasks.records.get(taskId)?.body.results_summary).toEqual({
     images: 2,
     succeeded: 0,

@@ -6,6 +6,8 @@ export const tasksShape = {
   TASKS_PORT: env.port(8101),
   QUOTA_URL: z.string().url('expected a URL').default('http://127.0.0.1:8102'),
   INFERENCE_URL: z.string().url('expected a URL').default('http://127.0.0.1:8105'),
+  /** Asked for an image call whose record has not arrived yet (docs/INTERNAL.md, images). */
+  IMAGES_URL: z.string().url('expected a URL').default('http://127.0.0.1:8104'),
   /** Business threshold frozen into each new task (SPEC.md 4.4), 0..1. */
   TASKS_BUSINESS_THRESHOLD: env.number(0.8, 0, 1),
   /** Standalone/dev only: let stream URLs point at private, loopback and link-local addresses. */

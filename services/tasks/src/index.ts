@@ -26,6 +26,7 @@ import {
   type CallingIdentity,
 } from '@vision/shared';
 import type { AddressInfo } from 'node:net';
+import { ImagesClient } from './clients/images-client';
 import { QuotaClient } from './clients/quota-client';
 import { type TasksConfig, loadTasksConfig } from './config';
 import { createApp } from './http/app';
@@ -33,7 +34,9 @@ import type { InferencePort, QuotaPort, Signals, TaskContext } from './ports';
 import { migrations } from './store/migrations';
 import { TaskStore } from './store/task-store';
 import { CreateTask } from './use-cases/create-task';
+import { ImageCalls } from './use-cases/image-calls';
 import { TaskWorkers } from './workers';
+import { subscribeImageCalls } from './workers/image-calls';
 
 export { createApp } from './http/app';
 export { TaskStore } from './store/task-store';
@@ -53,6 +56,7 @@ export interface TasksDeps {
   /** Adapters; the HTTP clients of the sibling services when absent. */
   quota?: QuotaPort;
   inference?: InferencePort & Pick<InferenceClient, 'scenes' | 'shutdown'>;
+  images?: Pick<ImagesClient, 'callRecord'>;
   /** Egress proxy URL for the probe's HTTP(S) connections. */
   httpProxy?: string;
   /** Resolver of callers' stream hosts; streamResolver over STREAM_DNS_* when absent. */
@@ -66,6 +70,8 @@ export interface TasksParts {
   workers: TaskWorkers;
   store: TaskStore;
   inference: InferencePort & Pick<InferenceClient, 'scenes' | 'shutdown'>;
+  /** Image call records: stored from `vision.image-calls` (subscribeImageCalls), read from images meanwhile. */
+  imageCalls: ImageCalls;
 }
 
 /** Composition root: wires the use cases, workers and HTTP routes of the tasks service over its adapters. */
@@ -126,6 +132,20 @@ export function createTasks(deps: TasksDeps): TasksParts {
     logger,
     'tasks-service',
   );
+  const imageCalls = new ImageCalls({
+    store,
+    images:
+      deps.images ??
+      new ImagesClient(
+        new ServiceClient('images', cfg.IMAGES_URL, deps.identity.signer, cfg.TASKS_BACKEND_TIMEOUT_MS),
+        logger,
+      ),
+    scenes,
+    signals,
+    clock,
+    logger,
+    settings: { businessThreshold: cfg.TASKS_BUSINESS_THRESHOLD, retentionDays: cfg.TASKS_RETENTION_DAYS },
+  });
   const app = createApp(
     {
       logger,
@@ -141,6 +161,7 @@ export function createTasks(deps: TasksDeps): TasksParts {
       ctx,
       create,
       scenes,
+      imageCalls,
       objects,
       adminToken: cfg.TASKS_ADMIN_TOKEN,
       admission: new AdmissionQueue({
@@ -164,7 +185,7 @@ export function createTasks(deps: TasksDeps): TasksParts {
       },
     },
   );
-  return { app, ctx, create, workers, store, inference };
+  return { app, ctx, create, workers, store, inference, imageCalls };
 }
 
 export interface TasksService extends RunningService {
@@ -205,6 +226,7 @@ export async function start(opts: StartOptions = {}): Promise<TasksService> {
     opts.host ?? (cfg.VISION_MODE === 'distributed' ? '0.0.0.0' : '127.0.0.1'),
   );
   parts.workers.start();
+  const imageCalls = await subscribeImageCalls(bus, parts.imageCalls, logger);
   const port = (server.address() as AddressInfo).port;
   logger.info({ port, private_networks: cfg.STREAM_ALLOW_PRIVATE_NETWORKS }, 'tasks service started');
   return {
@@ -217,6 +239,7 @@ export async function start(opts: StartOptions = {}): Promise<TasksService> {
     db,
     close: async () => {
       stopTaskGauge();
+      await imageCalls.close();
       await closeServer(server);
       await parts.workers.stop();
       // One last round so that the events of the final requests are not left waiting for a restart.

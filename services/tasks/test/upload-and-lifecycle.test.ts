@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import request from 'supertest';
-import { FakeClock, metrics, metricsRegistry, REASON } from '@vision/shared';
+import { FakeClock, metrics, metricsRegistry, REASON, TOPICS } from '@vision/shared';
 import {
   ADMIN_TOKEN,
   MOV,
@@ -185,16 +185,46 @@ describe('uploads', () => {
     expect(stack.objectFiles()).toHaveLength(before + 1);
   });
 
-  test('image task records: created by the images service, readable by their owner', async () => {
-    const taskId = randomUUID();
-    const body = { task_id: taskId, request_id: randomUUID(), scene_code: 'ship', status: 'succeeded' };
-    const r = await stack.http.post('/internal/v1/image-tasks').set(stack.as('eve')).send(body);
-    expect(r.status).toBe(201);
-    expect((await stack.http.post('/internal/v1/image-tasks').set(stack.as('eve')).send(body)).status).toBe(
-      200,
+  /** Publishes an image call's record on vision.image-calls, as the images service's outbox relay does. */
+  const publishRecord = (r: Record<string, unknown>) =>
+    stack.bus.publish(TOPICS.imageCalls, [
+      {
+        key: String(r.task_id),
+        value: { schema: 1, event_id: randomUUID(), type: 'image_call.recorded', ...r },
+      },
+    ]);
+  const imageRecord = (over: Record<string, unknown> = {}) => ({
+    task_id: randomUUID(),
+    subject: 'eve',
+    request_id: randomUUID(),
+    scene_code: 'ship',
+    status: 'succeeded',
+    results_summary: { images: 1, succeeded: 1, failed: 0 },
+    created_at: new Date(Date.now() - 60_000).toISOString(),
+    updated_at: new Date(Date.now() - 60_000).toISOString(),
+    ...over,
+  });
+  const adminView = async (taskId: string) =>
+    (await stack.http.get(`/internal/v1/admin/tasks/${taskId}`).set('Authorization', `Bearer ${ADMIN_TOKEN}`))
+      .body as Record<string, unknown>;
+
+  test('image task records: from vision.image-calls, readable by their owner', async () => {
+    const rec = imageRecord({ created_at: new Date().toISOString(), updated_at: new Date().toISOString() });
+    const taskId = rec.task_id;
+    await publishRecord(rec);
+    await publishRecord(rec); // delivered again: one task
+    await waitFor(
+      async () => (await stack.http.get(`/v1/vision/tasks/${taskId}`).set(stack.as('eve'))).status === 200,
     );
     const got = await stack.http.get(`/v1/vision/tasks/${taskId}`).set(stack.as('eve'));
-    expect(got.body).toMatchObject({ task_id: taskId, kind: 'image', status: 'succeeded' });
+    expect(got.body).toMatchObject({
+      task_id: taskId,
+      kind: 'image',
+      status: 'succeeded',
+      request_id: rec.request_id,
+      created_at: rec.created_at,
+      updated_at: rec.updated_at,
+    });
     expect((await stack.http.get(`/v1/vision/tasks/${taskId}`).set(stack.as('zed'))).status).toBe(404);
     const internal = await stack.http.get(`/internal/v1/tasks/${taskId}`).set(stack.as('results'));
     expect(internal.body).toMatchObject({
@@ -205,34 +235,53 @@ describe('uploads', () => {
     });
     const stop = await stack.http.post(`/v1/vision/tasks/${taskId}/stop`).set(stack.as('eve'));
     expect(stop.status).toBe(409);
+    const listed = await stack.http.get('/v1/vision/tasks?kind=image').set(stack.as('eve'));
+    expect(listed.body.items.filter((t: { task_id: string }) => t.task_id === taskId)).toHaveLength(1);
   });
 
-  test('writing the record of the same image call again replaces its summary; nobody else can', async () => {
-    const taskId = randomUUID();
-    const requestId = randomUUID();
-    const body = (summary: Record<string, number>, rid = requestId) => ({
-      task_id: taskId,
-      request_id: rid,
-      scene_code: 'ship',
-      status: 'succeeded',
-      results_summary: summary,
+  test('a later record of the same image call replaces its summary; an older one, another subject or another call cannot', async () => {
+    const first = imageRecord({ results_summary: { images: 2, succeeded: 2, failed: 0 } });
+    const taskId = first.task_id;
+    await publishRecord(first);
+    // Quota did not grant the images: the images service publishes the outcome again.
+    const rewritten = {
+      ...first,
+      results_summary: { images: 2, succeeded: 0, failed: 2 },
+      updated_at: new Date().toISOString(),
+    };
+    await publishRecord(rewritten);
+    await waitFor(async () => (await adminView(taskId)).updated_at === rewritten.updated_at);
+    expect(await adminView(taskId)).toMatchObject({
+      results_summary: rewritten.results_summary,
+      created_at: first.created_at,
     });
-    const summaryOf = async () =>
-      (
-        await stack.http
-          .get(`/internal/v1/admin/tasks/${taskId}`)
-          .set('Authorization', `Bearer ${ADMIN_TOKEN}`)
-      ).body.results_summary;
-    const post = (who: string, b: Record<string, unknown>) =>
-      stack.http.post('/internal/v1/image-tasks').set(stack.as(who)).send(b);
-    expect((await post('eve', body({ images: 2, succeeded: 2, failed: 0 }))).status).toBe(201);
-    // Quota did not grant the images: the images service writes the outcome again.
-    expect((await post('eve', body({ images: 2, succeeded: 0, failed: 2 }))).status).toBe(200);
-    expect(await summaryOf()).toEqual({ images: 2, succeeded: 0, failed: 2 });
-    // Another subject, or another call of the same subject, leaves the record alone.
-    expect((await post('zed', body({ images: 2, succeeded: 2, failed: 0 }))).status).toBe(400);
-    expect((await post('eve', body({ images: 9, succeeded: 9, failed: 0 }, randomUUID()))).status).toBe(200);
-    expect(await summaryOf()).toEqual({ images: 2, succeeded: 0, failed: 2 });
+    // The first record delivered again, another subject, another call of the same subject: all left alone.
+    await publishRecord(first);
+    await publishRecord({
+      ...rewritten,
+      subject: 'zed',
+      results_summary: { images: 2, succeeded: 2, failed: 0 },
+    });
+    await publishRecord({
+      ...rewritten,
+      request_id: randomUUID(),
+      results_summary: { images: 9, succeeded: 9, failed: 0 },
+    });
+    // Not a record at all: skipped, the partition goes on.
+    await stack.bus.publish(TOPICS.imageCalls, [
+      { key: taskId, value: { schema: 1, type: 'image_call.recorded' } },
+    ]);
+    // A marker on the same key (one partition, in order): once it is stored, everything before it was handled.
+    const marker = imageRecord({ task_id: taskId + '-m' });
+    await stack.bus.publish(TOPICS.imageCalls, [
+      { key: taskId, value: { schema: 1, event_id: randomUUID(), type: 'image_call.recorded', ...marker } },
+    ]);
+    await waitFor(async () => (await adminView(marker.task_id)).task_id === marker.task_id);
+    expect(await adminView(taskId)).toMatchObject({
+      subject: 'eve',
+      results_summary: rewritten.results_summary,
+      updated_at: rewritten.updated_at,
+    });
   });
 });
 

@@ -4,6 +4,8 @@ export const TOPICS = {
   frames: 'vision.frames',
   taskEvents: 'vision.task-events',
   quotaEvents: 'vision.quota-events',
+  /** The record of each image call whose results are stored (images -> tasks), keyed by task id. */
+  imageCalls: 'vision.image-calls',
 } as const;
 
 export type Topic = (typeof TOPICS)[keyof typeof TOPICS];

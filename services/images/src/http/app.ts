@@ -12,6 +12,7 @@ import {
   type IdentityVerifier,
 } from '@vision/shared';
 import type { ImageDetections } from '../use-cases/detect-images';
+import { type CallRecords, mountCallRoutes } from './call-routes';
 import { type UploadLimits, parseImageUpload } from './upload/multipart';
 import { checkPixelCounts } from './upload/pixel-limit';
 
@@ -23,6 +24,8 @@ export interface AppDeps {
   admission: AdmissionQueue;
   limits: UploadLimits & { maxPixels: number };
   readiness?: Record<string, ReadinessCheck>;
+  /** The call records answered to the tasks service (GET /internal/v1/calls/{task_id}). */
+  calls: CallRecords;
 }
 
 export const IMAGE_DETECTIONS_PATH = '/v1/vision/image-detections';
@@ -64,6 +67,7 @@ export function createApp(deps: AppDeps): Express {
           );
         }),
       );
+      mountCallRoutes(app, deps.calls);
     },
   );
 }

@@ -1,7 +1,6 @@
 /** What the image detection use cases work with (application ports and settings). */
 import type { ClaimRef, Clock, InferenceClient, Logger, ObjectStore, SceneGate } from '@vision/shared';
 import type { QuotaClient } from '../clients/quota-client';
-import type { TasksClient } from '../clients/tasks-client';
 import type { CallStore } from '../store/call-store';
 
 export interface DetectionSettings {
@@ -17,7 +16,6 @@ export interface DetectionDeps {
   calls: CallStore;
   store: ObjectStore;
   quota: Pick<QuotaClient, 'hold' | 'settle'>;
-  tasks: Pick<TasksClient, 'writeImageTask'>;
   inference: Pick<InferenceClient, 'detect' | 'isOpen'>;
   scenes: Pick<SceneGate, 'requireEnabled' | 'requireSceneCode'>;
   clock: Clock;

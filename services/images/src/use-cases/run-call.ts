@@ -1,6 +1,6 @@
 /**
  * Running one image call that this request owns (fresh, or taken over from a dead owner): breaker and
- * scene gate, quota hold, inference then relay per image, task record, settle (SPEC.md 4.6).
+ * scene gate, quota hold, inference then relay per image, results and task record, settle (SPEC.md 4.6).
  */
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { ApiError, type Identity, type OwnedClaim, REASON } from '@vision/shared';
@@ -20,7 +20,6 @@ import type { UploadedImage } from '../http/upload/multipart';
 import type { CallRecord } from '../store/call-store';
 import type { CallControl, CallRef, DetectionDeps } from './context';
 import { failUngranted } from './settle-call';
-import { imageTaskRecord } from './task-record';
 
 export interface DetectionOutcome {
   status: 200 | 201;
@@ -83,19 +82,7 @@ export async function runCall(
   }
   const units = chargeableUnits(results);
 
-  // The task record is written before anything is charged: a 201 always has its record.
-  const written = await ctx.tasks.writeImageTask(identity, imageTaskRecord(call, results));
-  if (!written) {
-    await quota.settle(identity, holdId, 0).catch(() => undefined);
-    // Keep the task id (the claim): a retry with the same key takes the call over and runs it again.
-    await owned.letGo();
-    throw new ApiError(
-      'OP-SYS-UNAVAILABLE',
-      'The task record could not be written; retry with the same Idempotency-Key',
-      { reason: REASON.task_record_unavailable },
-    );
-  }
-
+  // Storing the results writes the call's task record to the outbox too (vision.image-calls -> tasks).
   if (!(await calls.storeResults(call.ref, results, units))) {
     // Another request took this call over while we ran (our lease lapsed): let it win.
     await quota.settle(identity, holdId, 0).catch(() => undefined);

@@ -8,7 +8,6 @@ import { holdIdFor } from '../domain/hold-id';
 import { type ImageResult, chargeableUnits, withUngrantedImagesFailed } from '../domain/results';
 import type { CallRecord } from '../store/call-store';
 import type { CallRef, DetectionDeps } from './context';
-import { imageTaskRecord } from './task-record';
 
 /**
  * Quota refused the settle (the hold expired and the day filled up meanwhile): the succeeded images
@@ -23,12 +22,8 @@ export async function failUngranted(
   results: readonly ImageResult[],
 ): Promise<ImageResult[]> {
   const failed = withUngrantedImagesFailed(results);
+  // Rewrites the task record too (its outbox row, in the same transaction).
   await ctx.calls.replaceResults(call.ref, failed, 0);
-  const rewritten = await ctx.tasks
-    .writeImageTask(identity, imageTaskRecord(call, failed))
-    .catch(() => false);
-  if (!rewritten)
-    ctx.logger.warn({ task_id: call.taskId }, 'the task record still counts the ungranted images');
   await ctx.quota.settle(identity, call.holdId, 0).catch(() => undefined);
   ctx.logger.warn(
     { task_id: call.taskId, images: chargeableUnits(results) },

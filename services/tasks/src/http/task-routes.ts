@@ -31,7 +31,7 @@ export function mountTaskRoutes(app: Express, d: HttpDeps): void {
     }),
   );
 
-  const own = (req: Request, res: Response): Promise<TaskRow> => ownTask(store, req, res);
+  const own = (req: Request, res: Response): Promise<TaskRow> => ownTask(store, req, res, d.imageCalls);
 
   app.get(
     '/v1/vision/tasks/:task_id',

@@ -153,10 +153,12 @@ export class TaskStore extends TaskQueueStore {
   }
 
   /**
-   * Image call records (written by the images service); idempotent by task id. Writing the record of
-   * the same call again replaces its status and results summary. A new record and its `task.created`
-   * event are written by one statement (an insert that skips an existing id, and the outbox row of
-   * what it inserted): four statements fewer per image call than the transaction a rewrite takes.
+   * Image call records (the images service's `vision.image-calls`); idempotent by task id. Writing the
+   * record of the same call again replaces its status and results summary, unless the stored one is
+   * newer (an older record delivered again). A new record and its `task.created` event are written by
+   * one statement (an insert that skips an existing id, and the outbox row of what it inserted): four
+   * statements fewer per image call than the transaction a rewrite takes. `created_at` and `updated_at`
+   * are the record's own (now when absent).
    */
   async insertImageTask(r: {
     task_id: string;
@@ -168,8 +170,12 @@ export class TaskStore extends TaskQueueStore {
     lower_bound: number;
     results_summary?: unknown;
     retention_days: number;
+    created_at?: Date;
+    updated_at?: Date;
   }): Promise<{ task: TaskRow; created: boolean }> {
     const now = this.clock.now();
+    const createdAt = r.created_at ?? now;
+    const updatedAt = r.updated_at ?? createdAt;
     const row = {
       task_id: r.task_id,
       subject: r.subject,
@@ -181,9 +187,9 @@ export class TaskStore extends TaskQueueStore {
       lower_bound: r.lower_bound,
       results_summary: r.results_summary === undefined ? null : JSON.stringify(r.results_summary),
       announced: true,
-      created_at: now,
-      updated_at: now,
-      result_expires_at: resultExpiresAt(now, r.retention_days),
+      created_at: createdAt,
+      updated_at: updatedAt,
+      result_expires_at: resultExpiresAt(createdAt, r.retention_days),
     };
     const event = eventRow(rowToTask(row), 'task.created', now);
     const insert = this.knex('tasks').insert(row).onConflict('task_id').ignore().returning('*').toSQL();
@@ -212,9 +218,10 @@ export class TaskStore extends TaskQueueStore {
       // the call again): its latest summary stands. A record of another caller is never touched.
       const same = task.kind === 'image' && task.subject === r.subject && task.request_id === r.request_id;
       if (!same || r.results_summary === undefined) return { task, created: false };
+      if (r.updated_at && task.updated_at > r.updated_at) return { task, created: false };
       const [updated] = await trx('tasks')
         .where({ task_id: r.task_id })
-        .update({ status: r.status, results_summary: row.results_summary, updated_at: now })
+        .update({ status: r.status, results_summary: row.results_summary, updated_at: r.updated_at ?? now })
         .returning('*');
       return { task: rowToTask(updated as Record<string, unknown>), created: false };
     });
