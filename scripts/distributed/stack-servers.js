@@ -17,7 +17,8 @@ const { Kafka, logLevel } = require('kafkajs');
 const REPO = path.resolve(__dirname, '../..');
 const STACK_SCRIPTS = path.join(REPO, 'scripts/stack');
 const STACK_DIR = process.env.VISION_STACK_DIR || path.join(os.homedir(), '.cache/vision-stack');
-const SERVICES = ['inference', 'quota', 'tasks', 'results', 'images', 'gateway'];
+// In start order: each is given the URLs of those before it (tasks asks images for image calls on the way).
+const SERVICES = ['inference', 'quota', 'images', 'tasks', 'results', 'gateway'];
 const TOPICS = ['vision.frames', 'vision.task-events', 'vision.quota-events', 'vision.image-calls'];
 const TOPIC_PARTITIONS = 6;
 const PORT_VAR = {

@@ -44,6 +44,9 @@ export { sniffImageType } from './domain/image-type';
 
 export const IMAGES_SCHEMA = 'images';
 
+/** How long published rows of the call records' outbox are kept. */
+const SENT_OUTBOX_RETENTION_MS = 7 * 24 * 60 * 60 * 1000;
+
 export interface ImagesParts {
   app: Express;
   detections: ImageDetections;
@@ -142,10 +145,14 @@ export function createImages(deps: ImagesPartsDeps): ImagesParts {
     () => detections.recoverLapsed(),
     logger,
   );
+  // Each pass also deletes the outbox rows published more than a week ago.
   const retention = new Periodic(
     'retention janitor',
     cfg.IMAGES_JANITOR_INTERVAL_MS,
-    () => janitor.runOnce(),
+    async () => {
+      await janitor.runOnce();
+      await relay.prune(new Date(clock.now().getTime() - SENT_OUTBOX_RETENTION_MS));
+    },
     logger,
   );
   return {
