@@ -7,7 +7,7 @@
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { MEDIA, startStack, type TestStack } from '../helpers/stack';
+import { MEDIA, settledQuota, startStack, type TestStack } from '../helpers/stack';
 import { scrape, total } from '../helpers/scrape';
 
 const KEY = 'deadline-key-0123456789abcdef';
@@ -87,8 +87,8 @@ describe('deadlines through the gateway', () => {
     return { status: res.status, headers: res.headers, body: (await res.json()) as ErrorBody };
   };
   const used = async () => {
-    const q = (await stack.api('GET', '/v1/vision/quota', { key: KEY })).body;
-    return { images: q.images.used, held: q.images.held ?? 0, video: q.video_tasks.used };
+    const q = await settledQuota(stack, KEY);
+    return { images: q.images.used, held: q.images.held, video: q.video_tasks.used };
   };
   /** Images inference took up (their detections started). */
   const detectionsStarted = async () =>

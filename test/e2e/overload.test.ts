@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { DistributedStackOptions } from '../helpers/distributed';
 import { type Sample, matching, scrape, total } from '../helpers/scrape';
-import { MEDIA, startStack, type TestStack } from '../helpers/stack';
+import { MEDIA, settledQuota, startStack, type TestStack } from '../helpers/stack';
 
 interface Result {
   key: string;
@@ -90,9 +90,9 @@ describe('overload: the excess is refused at once, nothing is lost', () => {
 
   it('charges exactly the calls answered 201, per subject', async () => {
     for (const key of KEYS) {
-      const q = await stack.api('GET', '/v1/vision/quota', { key });
+      const q = await settledQuota(stack, key);
       const served = results.filter((r) => r.key === key && r.status === 201).length;
-      expect({ key, used: q.body.images.used, held: q.body.images.held ?? 0 }).toEqual({
+      expect({ key, used: q.images.used, held: q.images.held }).toEqual({
         key,
         used: served,
         held: 0,

@@ -120,3 +120,32 @@ export async function startStandaloneStack(opts: StackOptions = {}): Promise<Tes
     },
   };
 }
+
+/** GET /v1/vision/quota's figures of one kind. */
+export interface QuotaFigures {
+  limit: number;
+  used: number;
+  held: number;
+  remaining: number;
+}
+
+/**
+ * `key`'s quota once nothing is held any more: the images service reports a call's charge just after its answer
+ * and returns a lease's unspent units once no call has used it for IMAGES_QUOTA_LEASE_IDLE_MS (docs/API.md,
+ * "Quota"), so `used` and `held` settle shortly after the calls end. Throws when something is still held after
+ * `timeoutMs`.
+ */
+export async function settledQuota(
+  stack: TestStack,
+  key: string,
+  timeoutMs = 15_000,
+): Promise<{ images: QuotaFigures; video_tasks: QuotaFigures }> {
+  const until = Date.now() + timeoutMs;
+  for (;;) {
+    const r = await stack.api('GET', '/v1/vision/quota', { key });
+    if (r.status !== 200) throw new Error(`quota answered ${r.status}`);
+    if (r.body.images.held === 0 && r.body.video_tasks.held === 0) return r.body;
+    if (Date.now() > until) throw new Error(`quota still holds units: ${JSON.stringify(r.body)}`);
+    await new Promise((res) => setTimeout(res, 100));
+  }
+}

@@ -1,5 +1,5 @@
 import net from 'node:net';
-import { startStack, type TestStack } from '../helpers/stack';
+import { settledQuota, startStack, type TestStack } from '../helpers/stack';
 import { fatalErrors } from './processes';
 
 /** What came back on a raw connection: the first response, parsed, and how the connection ended. */
@@ -149,12 +149,10 @@ export function head(path: string, headers: Record<string, string | number>): st
   return [`POST ${path} HTTP/1.1`, 'Host: transport.test', ...lines, '', ''].join('\r\n');
 }
 
-/** Used and held units of both quotas of `key`'s subject. */
+/** Used and held units of both quotas of `key`'s subject, once the calls' charges and leases settled. */
 export async function quotaOf(stack: TestStack, key: string): Promise<unknown> {
-  const r = await stack.api('GET', '/v1/vision/quota', { key });
-  if (r.status !== 200) throw new Error(`quota answered ${r.status}`);
-  const q = r.body as Record<string, { used: number; held?: number }>;
-  return Object.fromEntries(Object.entries(q).map(([k, v]) => [k, { used: v.used, held: v.held ?? 0 }]));
+  const q = await settledQuota(stack, key);
+  return Object.fromEntries(Object.entries(q).map(([k, v]) => [k, { used: v.used, held: v.held }]));
 }
 
 /** True when the stack still answers an ordinary authenticated read. */

@@ -24,7 +24,8 @@ import {
   type CallingIdentity,
 } from '@vision/shared';
 import { createApp } from './http/app';
-import { QuotaClient } from './clients/quota-client';
+import { QuotaClient, QuotaLeaseClient } from './clients/quota-client';
+import { QuotaLeases } from './use-cases/quota-leases';
 import { type ImagesConfig, loadImagesConfig } from './config';
 import { ImageDetections } from './use-cases/detect-images';
 import { RetentionJanitor } from './workers/retention';
@@ -55,7 +56,9 @@ export interface ImagesParts {
   calls: CallStore;
   /** Publishes the call records of the outbox on `vision.image-calls`. */
   relay: OutboxRelay;
-  /** Starts the janitor, the sweeper of interrupted settles and the outbox relay. */
+  /** The quota leases of this replica: stopped after the server (reports the last spends, closes the leases). */
+  leases: QuotaLeases;
+  /** Starts the janitor, the sweeper of interrupted settles, the outbox relay and the spend reports. */
   startLoops(): void;
   stopLoops(): Promise<void>;
 }
@@ -101,16 +104,31 @@ export function createImages(deps: ImagesPartsDeps): ImagesParts {
     logger,
     'images-service',
   );
+  const quotaService = new ServiceClient('quota', cfg.QUOTA_URL, signer);
+  // A call's spend is reported after its answer; quota's record of it completes the call (detections).
+  const leases: QuotaLeases = new QuotaLeases({
+    client: new QuotaLeaseClient(quotaService),
+    clock,
+    logger,
+    settings: {
+      chunk: cfg.IMAGES_QUOTA_LEASE_UNITS,
+      windowMs: cfg.IMAGES_QUOTA_LEASE_WINDOW_MS,
+      idleMs: cfg.IMAGES_QUOTA_LEASE_IDLE_MS,
+      ttlMs: cfg.IMAGES_QUOTA_LEASE_WINDOW_MS + cfg.IMAGES_HOLD_TTL_MS,
+      flushMs: cfg.IMAGES_QUOTA_REPORT_MS,
+    },
+    onRecorded: (spend, outcome) => detections.spendRecorded(spend.call, outcome),
+  });
   const detections = new ImageDetections({
     calls,
     store,
-    quota: new QuotaClient(new ServiceClient('quota', cfg.QUOTA_URL, signer)),
+    leases,
+    quota: new QuotaClient(quotaService),
     inference,
     scenes,
     clock,
     logger,
     settings: {
-      holdTtlMs: cfg.IMAGES_HOLD_TTL_MS,
       leaseMs: cfg.IMAGES_CALL_LEASE_MS,
       idempotencyWaitMs: cfg.IMAGES_IDEMPOTENCY_WAIT_MS,
       detectConcurrency: cfg.IMAGES_DETECT_CONCURRENCY,
@@ -162,7 +180,9 @@ export function createImages(deps: ImagesPartsDeps): ImagesParts {
     inference,
     calls,
     relay,
+    leases,
     startLoops: () => {
+      leases.start();
       sweeper.start();
       retention.start();
       relay.start();
@@ -210,6 +230,7 @@ export async function start(opts: StartOptions & { store?: ObjectStore } = {}): 
       close: async () => {
         await parts.stopLoops();
         await closeServer(server);
+        await parts.leases.stop();
         // One last round so that the records of the final calls are not left waiting for a restart.
         await parts.relay.flush().catch((err: unknown) => logger.warn({ err }, 'final outbox flush failed'));
         if (ownBus) await bus.close();

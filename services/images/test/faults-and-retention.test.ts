@@ -2,7 +2,15 @@ import { randomUUID } from 'node:crypto';
 import request from 'supertest';
 import { FakeClock } from '@vision/shared';
 import { loadImagesConfig } from '../src/config';
-import { IDENTITY_HEADER, identityHeader, media, sha256, startStack, type Stack } from './harness';
+import {
+  IDENTITY_HEADER,
+  identityHeader,
+  imagesQuotaOf,
+  media,
+  sha256,
+  startStack,
+  type Stack,
+} from './harness';
 
 jest.setTimeout(60_000);
 
@@ -28,12 +36,7 @@ const post = (subject: string, key = randomUUID()) =>
     .set(IDENTITY_HEADER, identityHeader(subject))
     .set('Idempotency-Key', key);
 
-async function quotaOf(subject: string) {
-  const r = await request(stack.quota.url)
-    .get('/v1/vision/quota')
-    .set(IDENTITY_HEADER, identityHeader(subject, 'quota'));
-  return r.body.images as { used: number; held: number };
-}
+const quotaOf = (subject: string) => imagesQuotaOf(stack, subject);
 
 it('a scene inference lists as disabled is OP-TASK-SCENE-UNAVAILABLE', async () => {
   const r = await post('f1').field('scene_code', 'fishing').attach('files', media(JPG), 'a.jpg');

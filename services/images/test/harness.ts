@@ -320,3 +320,17 @@ export function identityHeader(subject: string, audience = 'images'): string {
 }
 
 export { IDENTITY_HEADER };
+
+/** A subject's images quota as quota tells it, once every spend is reported and every idle lease closed. */
+export async function imagesQuotaOf(
+  stack: Stack,
+  subject: string,
+): Promise<{ limit: number; used: number; held: number; remaining: number }> {
+  await stack.images.parts.leases.closeIdle();
+  const r = await fetch(`${stack.quota.url}/v1/vision/quota`, {
+    headers: { [IDENTITY_HEADER]: identityHeader(subject, 'quota') },
+  });
+  if (r.status !== 200) throw new Error(`quota answered ${r.status}`);
+  return ((await r.json()) as { images: { limit: number; used: number; held: number; remaining: number } })
+    .images;
+}

@@ -4,7 +4,7 @@ import { pngDeclaring, pngOfSize } from '../../../test/helpers/png-pad';
 import { randomBytes, randomUUID } from 'node:crypto';
 import http from 'node:http';
 import request from 'supertest';
-import { IDENTITY_HEADER, identityHeader, media, startStack, type Stack } from './harness';
+import { IDENTITY_HEADER, identityHeader, imagesQuotaOf, media, startStack, type Stack } from './harness';
 
 jest.setTimeout(120_000);
 
@@ -33,13 +33,7 @@ function attachAll(r: request.Test, names: string[]): request.Test {
   return r;
 }
 
-async function quotaOf(subject: string) {
-  const r = await request(stack.quota.url)
-    .get('/v1/vision/quota')
-    .set(IDENTITY_HEADER, identityHeader(subject, 'quota'));
-  expect(r.status).toBe(200);
-  return r.body.images as { limit: number; used: number; held: number; remaining: number };
-}
+const quotaOf = (subject: string) => imagesQuotaOf(stack, subject);
 
 /** The seqs of the images of a task that are in object storage, whatever their day and type. */
 async function storedSeqs(taskId: string): Promise<number[]> {

@@ -7,7 +7,15 @@
 import http from 'node:http';
 import { randomUUID } from 'node:crypto';
 import request from 'supertest';
-import { IDENTITY_HEADER, identityHeader, media, sha256, startStack, type Stack } from './harness';
+import {
+  IDENTITY_HEADER,
+  identityHeader,
+  imagesQuotaOf,
+  media,
+  sha256,
+  startStack,
+  type Stack,
+} from './harness';
 
 jest.setTimeout(120_000);
 
@@ -22,12 +30,7 @@ const post = (stack: Stack, subject: string, key: string) =>
     .set('Idempotency-Key', key)
     .field('scene_code', 'cow_sheep');
 
-async function quotaOf(stack: Stack, subject: string) {
-  const r = await request(stack.quota.url)
-    .get('/v1/vision/quota')
-    .set(IDENTITY_HEADER, identityHeader(subject, 'quota'));
-  return r.body.images as { used: number; held: number };
-}
+const quotaOf = imagesQuotaOf;
 
 function expectShed(r: request.Response, retryAfter?: string) {
   expect(r.status).toBe(503);

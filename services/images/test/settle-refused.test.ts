@@ -1,19 +1,22 @@
 /**
- * A call that outlives its quota hold on a day that filled up meanwhile: quota refuses the settle
- * (429 hold_expired), so the succeeded images are not granted. They are reported and stored as
- * failed with OP-QUOTA-DAILY-EXHAUSTED (replays agree) and nothing is charged (docs/API.md).
+ * A call whose spend reaches quota only after its lease expired (quota unreachable for longer than the
+ * lease's ttl, or its replica dead), on a day that filled up meanwhile: quota refuses the spend
+ * (`exhausted`), so the succeeded images are not granted. They are stored as failed with
+ * OP-QUOTA-DAILY-EXHAUSTED (replays and the task record agree) and nothing is charged (docs/API.md).
+ * A call recorded with a quota hold (no lease) settles that hold the same way.
  */
 import { randomUUID } from 'node:crypto';
 import request from 'supertest';
 import { FakeClock } from '@vision/shared';
 import { withUngrantedImagesFailed } from '../src/domain/results';
-import { IDENTITY_HEADER, identityHeader, media, startStack, type Stack } from './harness';
+import { IDENTITY_HEADER, identityHeader, imagesQuotaOf, media, startStack, type Stack } from './harness';
 
 jest.setTimeout(60_000);
 
 const PATH = '/v1/vision/image-detections';
 const JPG = 'sheep_coco5992.jpg';
-const HOLD_TTL_MS = 1000; // the smallest hold quota accepts; quota runs on the real clock
+// The smallest window and ttl: a lease expires 2 s after it was taken (quota runs on the real clock).
+const LEASE_MS = 2000;
 
 let stack: Stack;
 let clock: FakeClock;
@@ -22,7 +25,13 @@ beforeAll(async () => {
   stack = await startStack({
     inference: 'fake',
     clock,
-    env: { IMAGES_HOLD_TTL_MS: String(HOLD_TTL_MS), IMAGES_CALL_LEASE_MS: '5000' },
+    env: {
+      IMAGES_HOLD_TTL_MS: '1000',
+      IMAGES_QUOTA_LEASE_WINDOW_MS: '1000',
+      // Spends are reported only when the test flushes them (as if quota could not be reached).
+      IMAGES_QUOTA_REPORT_MS: '600000',
+      IMAGES_CALL_LEASE_MS: '5000',
+    },
   });
 });
 afterAll(async () => {
@@ -35,17 +44,16 @@ const post = (subject: string, key: string) =>
     .set(IDENTITY_HEADER, identityHeader(subject))
     .set('Idempotency-Key', key);
 
-async function imagesQuota(subject: string) {
-  const r = await request(stack.quota.url)
+const imagesQuota = (subject: string) => imagesQuotaOf(stack, subject);
+
+/** Lets a lease or hold expire (real time: quota's clock), then uses the whole day with another charge. */
+async function expireAndFillDay(subject: string): Promise<void> {
+  await new Promise((r) => setTimeout(r, LEASE_MS + 200));
+  // Read without reporting the spends this replica still has queued.
+  const q = await request(stack.quota.url)
     .get('/v1/vision/quota')
     .set(IDENTITY_HEADER, identityHeader(subject, 'quota'));
-  return r.body.images as { used: number; held: number; limit: number };
-}
-
-/** Lets the hold expire (real time: quota's clock), then uses the whole day with another charge. */
-async function expireHoldAndFillDay(subject: string): Promise<void> {
-  await new Promise((r) => setTimeout(r, HOLD_TTL_MS + 200));
-  const { limit, used } = await imagesQuota(subject);
+  const { limit, used } = q.body.images as { limit: number; used: number };
   await request(stack.quota.url)
     .post('/internal/v1/charges')
     .set(IDENTITY_HEADER, identityHeader(subject, 'quota'))
@@ -65,18 +73,14 @@ test('the domain rule: succeeded images become failed with OP-QUOTA-DAILY-EXHAUS
   ]);
 });
 
-test('a settle refused as hold_expired fails the succeeded images in the answer and in replays', async () => {
+test('a spend refused after its lease expired fails the succeeded images in the stored results and replays', async () => {
   const subject = 'slowpoke';
   const key = randomUUID();
-  stack.fake!.beforeDetect = () => expireHoldAndFillDay(subject);
-  let r;
-  try {
-    r = await post(subject, key).field('scene_code', 'ship').attach('files', media(JPG), 'a.jpg');
-  } finally {
-    stack.fake!.beforeDetect = undefined;
-  }
+  const r = await post(subject, key).field('scene_code', 'ship').attach('files', media(JPG), 'a.jpg');
   expect(r.status).toBe(201);
-  expect(r.body.results).toEqual([{ seq: 0, status: 'failed', error_code: 'OP-QUOTA-DAILY-EXHAUSTED' }]);
+  expect(r.body.results[0].status).toBe('succeeded');
+  expect((await stack.images.parts.calls.get(subject, key))?.state).toBe('settling');
+  await expireAndFillDay(subject);
   const q = await imagesQuota(subject);
   expect(q).toMatchObject({ used: q.limit, held: 0 }); // only the filling charge: the image cost nothing
   const rec = await stack.images.parts.calls.get(subject, key);
@@ -91,10 +95,26 @@ test('a settle refused as hold_expired fails the succeeded images in the answer 
   const replay = await post(subject, key).field('scene_code', 'ship').attach('files', media(JPG), 'a.jpg');
   expect(replay.status).toBe(200);
   expect(replay.body.replayed).toBe(true);
-  expect(replay.body.results).toEqual(r.body.results);
+  expect(replay.body.results).toEqual([{ seq: 0, status: 'failed', error_code: 'OP-QUOTA-DAILY-EXHAUSTED' }]);
 });
 
-test('the sweeper finishing a stored call whose settle is refused stores the images as failed', async () => {
+test('a spend reported while its lease lives is charged once and completes the call', async () => {
+  const subject = 'punctual';
+  const key = randomUUID();
+  const r = await post(subject, key).field('scene_code', 'ship').attach('files', media(JPG), 'a.jpg');
+  expect(r.status).toBe(201);
+  // The lease still reserves the unit: the rest of the day can be charged, not that unit.
+  await stack.images.parts.leases.flush();
+  const q = await imagesQuota(subject);
+  expect(q).toMatchObject({ used: 1, held: 0 });
+  expect((await stack.images.parts.calls.get(subject, key))?.state).toBe('completed');
+  expect(
+    (await post(subject, key).field('scene_code', 'ship').attach('files', media(JPG), 'a.jpg')).body
+      .results[0].status,
+  ).toBe('succeeded');
+});
+
+test('the sweeper finishing a call recorded with a hold whose settle is refused stores the images as failed', async () => {
   const subject = 'crashed-late';
   const calls = stack.images.parts.calls;
   const taskId = randomUUID();
@@ -102,7 +122,7 @@ test('the sweeper finishing a stored call whose settle is refused stores the ima
   await request(stack.quota.url)
     .post('/internal/v1/holds')
     .set(IDENTITY_HEADER, identityHeader(subject, 'quota'))
-    .send({ hold_id: taskId, kind: 'image', units: 2, ttl_ms: HOLD_TTL_MS })
+    .send({ hold_id: taskId, kind: 'image', units: 2, ttl_ms: 1000 })
     .expect(201);
   await calls.claim({
     subject,
@@ -121,8 +141,11 @@ test('the sweeper finishing a stored call whose settle is refused stores the ima
       { seq: 1, status: 'failed', error_code: 'OP-TASK-REQUEST-INVALID' },
     ],
     1,
+    'unused',
   );
-  await expireHoldAndFillDay(subject);
+  // Recorded with a hold, not a lease.
+  await stack.images.db.knex('image_calls').where({ task_id: taskId }).update({ lease_id: null });
+  await expireAndFillDay(subject);
   clock.advance(2000);
   expect(await stack.images.parts.detections.recoverLapsed()).toBe(1);
   const rec = await calls.get(subject, key);

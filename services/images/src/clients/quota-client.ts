@@ -3,27 +3,26 @@ import { ApiError, type Identity, UnreachableError } from '@vision/shared';
 
 export type SettleOutcome = 'settled' | 'retry_later' | 'exhausted' | 'gone';
 
-/** The quota service's hold/settle contract (docs/INTERNAL.md, quota) for kind `image`. */
+/** Quota's answer to a lease: its units in all and when spending from it ends. */
+export interface LeaseAnswer {
+  lease_id: string;
+  units: number;
+  usable_until: string;
+}
+
+/** One call's spend as quota recorded it (docs/INTERNAL.md, quota, leases). */
+export type SpendOutcome = 'charged' | 'replayed' | 'refunded' | 'exhausted';
+
+export interface LeaseRequest {
+  minUnits: number;
+  maxUnits: number;
+  windowMs: number;
+  ttlMs: number;
+}
+
+/** The settle of a quota hold (docs/INTERNAL.md, quota) for kind `image`: calls recorded with a hold settle it. */
 export class QuotaClient {
   constructor(private readonly client: ServiceClient) {}
-
-  /**
-   * Holds `units` images; throws 429 OP-QUOTA-DAILY-EXHAUSTED when fewer remain, 503 when quota is
-   * unreachable. The hold carries the caller's deadline; the settle never does (it must happen anyway).
-   */
-  async hold(
-    identity: Identity,
-    holdId: string,
-    units: number,
-    ttlMs: number,
-    deadline?: number,
-  ): Promise<void> {
-    await this.client.request(`/internal/v1/holds`, {
-      identity,
-      json: { hold_id: holdId, kind: 'image', units, ttl_ms: ttlMs },
-      ...(deadline !== undefined ? { deadline } : {}),
-    });
-  }
 
   /**
    * Settles a hold to the units that succeeded (0 releases it). `retry_later` when quota could not be
@@ -44,6 +43,60 @@ export class QuotaClient {
       throw err;
     }
   }
+}
+
+/**
+ * The quota service's lease contract (docs/INTERNAL.md, quota) for kind `image`. `lease` throws 429
+ * OP-QUOTA-DAILY-EXHAUSTED when the day cannot give `minUnits`, 400 `lease_ended` when the lease can no
+ * longer grow, 503 when quota is unreachable; `spend` and `close` throw UnreachableError or ApiError.
+ */
+export class QuotaLeaseClient {
+  constructor(private readonly client: ServiceClient) {}
+
+  async lease(identity: Identity, leaseId: string, r: LeaseRequest, deadline?: number): Promise<LeaseAnswer> {
+    const res = await this.client.request<LeaseAnswer>(`/internal/v1/leases/${encodeURIComponent(leaseId)}`, {
+      method: 'PUT',
+      identity,
+      json: {
+        kind: 'image',
+        min_units: r.minUnits,
+        max_units: r.maxUnits,
+        window_ms: r.windowMs,
+        ttl_ms: r.ttlMs,
+      },
+      ...(deadline !== undefined ? { deadline } : {}),
+    });
+    return res.body;
+  }
+
+  async spend(
+    identity: Identity,
+    leaseId: string,
+    spends: ReadonlyArray<{ charge_id: string; units: number }>,
+  ): Promise<Map<string, SpendOutcome>> {
+    const res = await this.client.call<{ spends?: Array<{ charge_id: string; outcome: SpendOutcome }> }>(
+      `/internal/v1/leases/${encodeURIComponent(leaseId)}/spends`,
+      { identity, json: { spends } },
+    );
+    if (res.status !== 200 || !Array.isArray(res.body.spends))
+      throw new ApiError('OP-SYS-UNAVAILABLE', `quota answered ${res.status} to a spend report`, {
+        upstream_status: res.status,
+      });
+    return new Map(res.body.spends.map((s) => [s.charge_id, s.outcome]));
+  }
+
+  async close(identity: Identity, leaseId: string): Promise<void> {
+    await this.client.request(`/internal/v1/leases/${encodeURIComponent(leaseId)}/close`, {
+      identity,
+      json: {},
+    });
+  }
+}
+
+export function isLeaseEnded(err: unknown): boolean {
+  return (
+    err instanceof ApiError && (err.details as { reason?: string } | undefined)?.reason === 'lease_ended'
+  );
 }
 
 export function isQuotaExhausted(err: unknown): boolean {

@@ -1,10 +1,10 @@
 /** What the image detection use cases work with (application ports and settings). */
 import type { ClaimRef, Clock, InferenceClient, Logger, ObjectStore, SceneGate } from '@vision/shared';
 import type { QuotaClient } from '../clients/quota-client';
+import type { QuotaLeases } from './quota-leases';
 import type { CallStore } from '../store/call-store';
 
 export interface DetectionSettings {
-  holdTtlMs: number;
   leaseMs: number;
   idempotencyWaitMs: number;
   detectConcurrency: number;
@@ -15,7 +15,10 @@ export interface DetectionSettings {
 export interface DetectionDeps {
   calls: CallStore;
   store: ObjectStore;
-  quota: Pick<QuotaClient, 'hold' | 'settle'>;
+  /** The quota of calls: reserved from leases, spends reported after the answer. */
+  leases: Pick<QuotaLeases, 'reserve' | 'release' | 'spent' | 'reportNow'>;
+  /** Settles the hold of a call recorded with one (no lease). */
+  quota: Pick<QuotaClient, 'settle'>;
   inference: Pick<InferenceClient, 'detect' | 'isOpen'>;
   scenes: Pick<SceneGate, 'requireEnabled' | 'requireSceneCode'>;
   clock: Clock;

@@ -11,7 +11,8 @@ import type { UploadedImage } from '../http/upload/multipart';
 import type { CallData, CallRecord } from '../store/call-store';
 import type { CallControl, DetectionDeps } from './context';
 import { type DetectionOutcome, runCall } from './run-call';
-import { finishSettling } from './settle-call';
+import type { SpendOutcome } from '../clients/quota-client';
+import { finishSettling, type SpentCall, spendRecorded } from './settle-call';
 
 export const DEFAULT_SCENE = 'fire_smoke';
 export type { CallControl, DetectionDeps, DetectionSettings } from './context';
@@ -69,6 +70,11 @@ export class ImageDetections {
         finish: this.finish,
       },
     );
+  }
+
+  /** What becomes of a call once quota recorded its spend (the report loop of QuotaLeases). */
+  spendRecorded(call: SpentCall, outcome: SpendOutcome): Promise<void> {
+    return spendRecorded(this.d, call, outcome);
   }
 
   /** Settles calls left in `settling` by a crashed or interrupted owner (the sweeper). */

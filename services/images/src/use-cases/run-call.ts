@@ -1,10 +1,10 @@
 /**
  * Running one image call that this request owns (fresh, or taken over from a dead owner): breaker and
- * scene gate, quota hold, inference then relay per image, results and task record, settle (SPEC.md 4.6).
+ * scene gate, quota reservation, inference then relay per image, results and task record, then the spend
+ * reported to quota after the answer (SPEC.md 4.6).
  */
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { ApiError, type Identity, type OwnedClaim, REASON } from '@vision/shared';
-import { holdIdFor } from '../domain/hold-id';
 import { CONTENT_TYPES } from '../domain/image-type';
 import { imageObjectKey } from '../domain/object-key';
 import {
@@ -19,7 +19,7 @@ import {
 import type { UploadedImage } from '../http/upload/multipart';
 import type { CallRecord } from '../store/call-store';
 import type { CallControl, CallRef, DetectionDeps } from './context';
-import { failUngranted } from './settle-call';
+import type { Reservation } from './quota-leases';
 
 export interface DetectionOutcome {
   status: 200 | 201;
@@ -34,18 +34,15 @@ export async function runCall(
   files: UploadedImage[],
   control: CallControl = {},
 ): Promise<DetectionOutcome> {
-  const { calls, quota, clock, logger, settings } = ctx;
+  const { calls, leases, clock, logger } = ctx;
   const call: CallRef = { ref: owned.ref, taskId: owned.taskId, sceneCode };
-  const holdId = holdIdFor(call.taskId, call.ref.attempt);
-  if (!owned.fresh) {
-    // The dead attempt's hold was never settled: release it rather than wait for it to expire.
-    await quota.settle(identity, holdIdFor(call.taskId, call.ref.attempt - 1), 0).catch(() => undefined);
+  if (!owned.fresh)
+    // The dead attempt reserved from a lease of its own process, which returns its units when it expires.
     logger.warn(
       { task_id: call.taskId, attempt: call.ref.attempt },
       'running an interrupted image call again',
     );
-  }
-  // Nothing is held yet: any refusal here forgets the call so that the key can be used again.
+  // Nothing is reserved yet: any refusal here forgets the call so that the key can be used again.
   try {
     if (ctx.inference.isOpen())
       throw new ApiError(
@@ -58,51 +55,44 @@ export async function runCall(
     await forget(owned);
     throw err;
   }
-  // The hold is asked for while the first images are detected (their detection waits for nothing); nothing
-  // is written and no further image is taken before it is granted (processImages). It goes out one turn of
-  // the event loop after the first images: in the standalone process inference then reads the first image
-  // and starts decoding it before the hold's statements take the thread (docs/PERFORMANCE.md, "The request path").
-  const held = nextTurn().then(() =>
-    quota.hold(identity, holdId, files.length, settings.holdTtlMs, control.deadline),
-  );
+  // The call's units are reserved from the subject's quota lease (locally; a round trip to quota only when
+  // the lease is missing, ended or short) while the first images are detected: nothing is written and no
+  // further image is taken before the reservation is granted (processImages). It is taken one turn of the
+  // event loop after the first images, so that inference starts decoding the first image before a lease
+  // request takes the thread (docs/PERFORMANCE.md, "The request path").
+  const held = nextTurn().then(() => leases.reserve(identity, files.length, control.deadline));
   const holdError = held.then(
     () => undefined,
     (err: unknown) => err,
   );
 
   let results: ImageResult[];
+  let reserved: Reservation;
   try {
     results = await processImages(ctx, identity, call.taskId, sceneCode, files, held, control);
-    await held;
+    reserved = await held;
   } catch (err) {
     const refused = await holdError;
-    if (refused === undefined) await quota.settle(identity, holdId, 0).catch(() => undefined);
+    if (refused === undefined) leases.release(await held);
     await forget(owned);
     throw refused ?? err;
   }
   const units = chargeableUnits(results);
 
-  // Storing the results writes the call's task record to the outbox too (vision.image-calls -> tasks).
-  if (!(await calls.storeResults(call.ref, results, units))) {
-    // Another request took this call over while we ran (our lease lapsed): let it win.
-    await quota.settle(identity, holdId, 0).catch(() => undefined);
+  // Storing the results writes the call's task record to the outbox too (vision.image-calls -> tasks), and
+  // the lease its units are charged to.
+  if (!(await calls.storeResults(call.ref, results, units, reserved.leaseId))) {
+    // Another request took this call over while we ran (our claim lapsed): let it win.
+    leases.release(reserved);
     throw new ApiError(
       'OP-SYS-UNAVAILABLE',
       'The request was interrupted; retry with the same Idempotency-Key',
     );
   }
-  let final = results;
-  const settled = await quota.settle(identity, holdId, units);
-  if (settled === 'retry_later') {
-    // Results stand; the sweeper settles the hold when quota answers again.
-    logger.warn({ task_id: call.taskId, units }, 'quota settle failed; left for the sweeper');
-  } else {
-    if (settled === 'exhausted') final = await failUngranted(ctx, identity, { ...call, holdId }, results);
-    if (settled === 'gone')
-      logger.warn({ task_id: call.taskId, units }, 'quota refused the settle (hold gone)');
-    await calls.complete(call.ref, clock.now());
-  }
-  return { status: 201, body: detectionResponse(call.taskId, call.ref.key, final, false) };
+  // The spend is reported to quota after the answer (the call stays `settling` until quota recorded it).
+  leases.spent(identity, reserved, { ...call, results }, units);
+  if (units === 0) await calls.complete(call.ref, clock.now());
+  return { status: 201, body: detectionResponse(call.taskId, call.ref.key, results, false) };
 }
 
 /**
