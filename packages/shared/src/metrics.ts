@@ -156,6 +156,11 @@ export const metrics = {
     'Requests refused because the subject had no quota left, by kind',
     ['kind'],
   ),
+  quotaLeasesOpen: new ServiceGauge('vision_quota_leases_open', 'Quota leases this process holds now'),
+  quotaChargesUnreported: new ServiceGauge(
+    'vision_quota_charges_unreported',
+    'Calls answered whose charge this process has not yet reported to quota',
+  ),
   // Inference.
   inferenceActiveJobs: new ServiceGauge('vision_inference_active_jobs', 'Video jobs running now'),
   framesDecoded: new ServiceCounter(

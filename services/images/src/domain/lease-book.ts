@@ -124,6 +124,11 @@ export class LeaseBook {
     return out;
   }
 
+  /** Leases the book holds now, current or ending. */
+  get size(): number {
+    return this.leases.size;
+  }
+
   /** Ends every current lease: calls take new ones, and the ended ones close once idle (closable). */
   retireAll(): void {
     for (const subject of [...this.current.keys()]) this.retire(subject);

@@ -7,7 +7,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Clock, Identity, Logger } from '@vision/shared';
-import { ApiError, UnreachableError } from '@vision/shared';
+import { ApiError, metrics, UnreachableError } from '@vision/shared';
 import { isLeaseEnded, type QuotaLeaseClient, type SpendOutcome } from '../clients/quota-client';
 import { LeaseBook } from '../domain/lease-book';
 import type { SpentCall } from './settle-call';
@@ -58,6 +58,7 @@ export class QuotaLeases {
   private readonly identities = new Map<string, Identity>();
   private timer?: NodeJS.Timeout;
   private flushing?: Promise<void>;
+  private readonly gauges: Array<() => void> = [];
 
   constructor(private readonly d: QuotaLeaseDeps) {
     this.book = new LeaseBook(d.settings.chunk, d.settings.idleMs);
@@ -203,6 +204,11 @@ export class QuotaLeases {
   start(): void {
     this.timer = setInterval(() => void this.flush(), this.d.settings.flushMs);
     this.timer.unref();
+    const unreported = () => [...this.queue.values()].reduce((n, batch) => n + batch.length, 0);
+    this.gauges.push(
+      metrics.quotaLeasesOpen.addSource(() => [[{}, this.book.size]]),
+      metrics.quotaChargesUnreported.addSource(() => [[{}, unreported()]]),
+    );
   }
 
   /**
@@ -219,5 +225,6 @@ export class QuotaLeases {
   async stop(): Promise<void> {
     if (this.timer) clearInterval(this.timer);
     await this.closeIdle();
+    for (const remove of this.gauges.splice(0)) remove();
   }
 }

@@ -1,0 +1,103 @@
+/**
+ * Quota leases of three images replicas on real Postgres and Kafka (docs/INTERNAL.md, "quota", leases):
+ * concurrent calls spread over the replicas never charge a day past its limit, and a replica killed while it
+ * holds a lease and has charges not yet reported leaves nothing lost and nothing charged twice: another
+ * replica's sweeper reports them, and the dead lease's unspent units return to the day at its expiry.
+ */
+import { randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import type { DistributedStack } from '../helpers/distributed';
+import { MEDIA, settledQuota } from '../helpers/stack';
+import { describeDistributed, KEY, startFaultStack, waitFor } from './support';
+
+const SECOND = 'dist-leases-second-0123456789';
+const LIMIT = 12;
+const JPG = readFileSync(path.join(MEDIA, 'images', 'none_bedroom_coco632.jpg'));
+
+describeDistributed('quota leases of three images replicas', () => {
+  let stack: DistributedStack;
+  beforeAll(async () => {
+    stack = await startFaultStack({
+      replicas: { images: 3 },
+      keys: `${KEY}:acme,${SECOND}:second`,
+      env: {
+        QUOTA_IMAGE_DAILY: String(LIMIT),
+        IMAGES_QUOTA_LEASE_UNITS: '4',
+        IMAGES_QUOTA_LEASE_WINDOW_MS: '2000',
+        IMAGES_HOLD_TTL_MS: '4000',
+        // Charges wait for the sweeper (every IMAGES_CALL_LEASE_MS), so that a replica has some unreported
+        // when it is killed.
+        IMAGES_QUOTA_REPORT_MS: '600000',
+        IMAGES_CALL_LEASE_MS: '3000',
+        GATEWAY_QPS: '1000',
+        GATEWAY_BURST: '1000',
+        GATEWAY_CONCURRENCY: '1000',
+      },
+    });
+  }, 180_000);
+  afterAll(async () => {
+    await stack?.close();
+  });
+
+  const detect = (key: string, idem = randomUUID()) => {
+    const form = new FormData();
+    form.append('scene_code', 'person_vehicle');
+    form.append('files', new Blob([JPG]), 'a.jpg');
+    return stack.api('POST', '/v1/vision/image-detections', {
+      key,
+      headers: { 'idempotency-key': idem },
+      body: form,
+    });
+  };
+
+  /** A gauge of one images replica, read from its /metrics. */
+  const gauge = async (index: number, name: string): Promise<number> => {
+    const p = stack.deployment.proc('images', index);
+    const text = await fetch(p.metricsUrl).then((r) => r.text());
+    const line = text.split('\n').find((l) => l.startsWith(`${name}{`));
+    return line ? Number(line.split(' ').pop()) : 0;
+  };
+
+  it('concurrent calls over the replicas never charge past the day, and each 201 is charged once', async () => {
+    const rs = await Promise.all(Array.from({ length: 30 }, () => detect(KEY)));
+    const served = rs.filter((r) => r.status === 201);
+    expect(rs.filter((r) => r.status !== 201 && r.status !== 429).map((r) => r.status)).toEqual([]);
+    for (const r of rs.filter((x) => x.status === 429))
+      expect(r.body.error.code).toBe('OP-QUOTA-DAILY-EXHAUSTED');
+    expect(served.length).toBeGreaterThan(0);
+    expect(served.length).toBeLessThanOrEqual(LIMIT);
+    const charged = served.filter((r) => r.body.results[0].status === 'succeeded').length;
+    const q = await settledQuota(stack, KEY, 30_000);
+    expect(q.images).toMatchObject({ used: charged, held: 0 });
+    expect(q.images.used).toBeLessThanOrEqual(LIMIT);
+  });
+
+  it('a replica killed mid-lease with charges unreported: each call is charged once, the lease expires', async () => {
+    const rs = await Promise.all(Array.from({ length: 9 }, () => detect(SECOND)));
+    expect(rs.map((r) => r.status)).toEqual(rs.map(() => 201));
+    const victim = await waitFor(
+      'a replica holding a lease with charges unreported',
+      async () => {
+        for (const i of [0, 1, 2])
+          if (
+            (await gauge(i, 'vision_quota_leases_open')) > 0 &&
+            (await gauge(i, 'vision_quota_charges_unreported')) > 0
+          )
+            return { index: i };
+        return undefined;
+      },
+      2_000,
+    );
+    await stack.kill('images', { index: victim.index, signal: 'SIGKILL' });
+    const charged = rs.filter((r) => r.body.results[0].status === 'succeeded').length;
+    const q = await settledQuota(stack, SECOND, 30_000);
+    expect(q.images).toMatchObject({ used: charged, held: 0 });
+    // Sent again, every call is a replay of the same task, and nothing more is charged.
+    for (const r of rs) {
+      const again = await detect(SECOND, r.body.request_id);
+      expect([again.status, again.body.task_id, again.body.replayed]).toEqual([200, r.body.task_id, true]);
+    }
+    expect((await settledQuota(stack, SECOND)).images.used).toBe(charged);
+  });
+});
