@@ -59,7 +59,6 @@ export const REASONS = [
   // availability
   'maintenance',
   'breaker_open',
-  'task_record_unavailable',
   'decoder_unavailable',
   'probe_unavailable',
   'overloaded',

@@ -547,7 +547,6 @@ export interface components {
             | 'hold_expired'
             | 'maintenance'
             | 'breaker_open'
-            | 'task_record_unavailable'
             | 'decoder_unavailable'
             | 'probe_unavailable'
             | 'overloaded'
@@ -1296,6 +1295,7 @@ export interface operations {
           /** @description http or https, no user information, no fragment; must resolve to an address the egress policy allows */
           url: string;
           event_types: components['schemas']['WebhookEventType'][];
+          /** @description no control characters */
           description?: string;
         };
       };
