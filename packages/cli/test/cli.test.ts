@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import sharp from 'sharp';
 import { SDK_VERSION, VisionClient, type ImageDetection, type Task } from '@vision/sdk';
-import { MEDIA, startStack, type TestStack } from '../../../test/helpers/stack';
+import { MEDIA, settledQuota, startStack, type TestStack } from '../../../test/helpers/stack';
 import { startMediaServer, type MediaServer } from '../../../test/helpers/media-server';
 import { colorFor } from '../src/draw';
 import { BIN, runVision } from './support/vision-process';
@@ -278,6 +278,9 @@ describe('the vision command, spawned as a process, against the standalone stack
     }
     expect(JSON.parse((await vision(['scenes', '--json'])).stdout)).toEqual(scenes);
 
+    // The figures once the calls above settled (a charge is reported just after its answer, a lease's unspent
+    // units return once it is idle), so that the API and the CLI read the same ones.
+    await settledQuota(stack, KEY);
     const quota = await client.quota();
     const q = await vision(['quota']);
     expect(q.code).toBe(0);
