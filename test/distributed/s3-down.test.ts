@@ -2,8 +2,16 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { randomUUID } from 'node:crypto';
 import type { DistributedStack } from '../helpers/distributed';
-import { MEDIA } from '../helpers/stack';
-import { client, clip, describeDistributed, expectUnavailable, startFaultStack, waitFor } from './support';
+import { MEDIA, settledQuota } from '../helpers/stack';
+import {
+  client,
+  clip,
+  describeDistributed,
+  expectUnavailable,
+  KEY,
+  startFaultStack,
+  waitFor,
+} from './support';
 
 const IMAGE = path.join(MEDIA, 'images', 'street_people_car_coco9891.jpg');
 
@@ -27,16 +35,16 @@ describeDistributed('fault: the S3 server is down', () => {
       body: form,
     });
   };
-  const usage = async (c: ReturnType<typeof client>) => {
-    const r = await c.api('GET', '/v1/vision/quota');
-    return { video: r.body.video_tasks.used as number, images: r.body.images.used as number };
+  const usage = async () => {
+    const q = await settledQuota(stack, KEY);
+    return { video: q.video_tasks.used, images: q.images.used };
   };
 
   it('answers uploads with 503 OP-SYS-UNAVAILABLE (or per-image failures) and charges nothing', async () => {
     const c = client(stack);
     const ok = await detect(c);
     expect(ok.status).toBe(201);
-    const before = await usage(c);
+    const before = await usage();
     expect(before.images).toBe(2);
 
     await stack.stopServer('s3');
@@ -48,7 +56,7 @@ describeDistributed('fault: the S3 server is down', () => {
     } else {
       expectUnavailable(images, ['OP-SYS-UNAVAILABLE']);
     }
-    expect(await usage(c)).toEqual(before);
+    expect(await usage()).toEqual(before);
     expect((await c.tasks()).length).toBe(0);
 
     await stack.startServer('s3');
@@ -62,6 +70,6 @@ describeDistributed('fault: the S3 server is down', () => {
     );
     expect((await c.waitForStatus(created.body.task_id, ['succeeded', 'failed'])).status).toBe('succeeded');
     expect((await detect(c)).status).toBe(201);
-    expect(await usage(c)).toEqual({ video: before.video + 1, images: before.images + 2 });
+    expect(await usage()).toEqual({ video: before.video + 1, images: before.images + 2 });
   }, 180_000);
 });

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { MEDIA, startStack, type TestStack } from '../helpers/stack';
+import { MEDIA, settledQuota, startStack, type TestStack } from '../helpers/stack';
 
 const ACME = 'e2e-images-acme-0123456789';
 const OTHER = 'e2e-images-other-0123456789';
@@ -33,8 +33,7 @@ describe('image detection end to end through the gateway', () => {
       body: form,
     });
   };
-  const imagesUsed = async (key: string) =>
-    (await stack.api('GET', '/v1/vision/quota', { key })).body.images.used;
+  const imagesUsed = async (key: string) => (await settledQuota(stack, key)).images.used;
 
   it('detects per image in upload order, charges per success, replays and keeps a task record', async () => {
     const idem = randomUUID();

@@ -143,9 +143,11 @@ export async function settledQuota(
   const until = Date.now() + timeoutMs;
   for (;;) {
     const r = await stack.api('GET', '/v1/vision/quota', { key });
-    if (r.status !== 200) throw new Error(`quota answered ${r.status}`);
-    if (r.body.images.held === 0 && r.body.video_tasks.held === 0) return r.body;
+    // A key held to a low rate may be told to wait (429 with Retry-After): it waits and reads again.
+    const wait = r.status === 429 ? Number(r.headers.get('retry-after') ?? 1) * 1000 : 100;
+    if (r.status !== 200 && r.status !== 429) throw new Error(`quota answered ${r.status}`);
+    if (r.status === 200 && r.body.images.held === 0 && r.body.video_tasks.held === 0) return r.body;
     if (Date.now() > until) throw new Error(`quota still holds units: ${JSON.stringify(r.body)}`);
-    await new Promise((res) => setTimeout(res, 100));
+    await new Promise((res) => setTimeout(res, wait));
   }
 }

@@ -17,7 +17,7 @@ import {
   type IdentitySigner,
 } from '@vision/shared';
 import { start as startInference } from '@vision/inference';
-import { MEDIA, startStandaloneStack, type TestStack } from '../helpers/stack';
+import { MEDIA, settledQuota, startStandaloneStack, type TestStack } from '../helpers/stack';
 
 const KEY = 'identity-acme-0123456789abcdef';
 
@@ -90,9 +90,7 @@ describe('internal identity in the standalone process', () => {
     expect(created.body.results[0].status).toBe('succeeded');
     const task = await stack.api('GET', `/v1/vision/tasks/${created.body.task_id}`, { key: KEY });
     expect(task.status).toBe(200);
-    const quota = await stack.api('GET', '/v1/vision/quota', { key: KEY });
-    expect(quota.status).toBe(200);
-    expect(quota.body.images.used).toBe(1);
+    expect((await settledQuota(stack, KEY)).images.used).toBe(1);
   }, 60_000);
 
   it("inference does not start without its callers' public keys", async () => {

@@ -3,7 +3,7 @@ import { createReadStream, readFileSync, statSync } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import path from 'node:path';
-import { MEDIA, startStack, type TestStack } from '../../../test/helpers/stack';
+import { MEDIA, settledQuota, startStack, type TestStack } from '../../../test/helpers/stack';
 import { startMediaServer, type MediaServer } from '../../../test/helpers/media-server';
 import {
   VisionApiError,
@@ -117,6 +117,8 @@ describe('VisionClient against the standalone stack', () => {
       [1, 'succeeded'],
     ]);
     expect(ok.results[0].objects?.some((o) => o.label === 'person')).toBe(true);
+    // A call's charge is reported just after its answer: read the quota once it settled.
+    await settledQuota(stack, MAIN);
     expect((await c.quota()).images.used).toBe(before + 2);
     await expect(c.detectImages([])).rejects.toThrow(RangeError);
     const record = await c.getTask(ok.task_id);
@@ -256,6 +258,7 @@ describe('VisionClient against the standalone stack', () => {
     expect(keys).toEqual([keys[0], keys[0]]);
     expect(images.replayed).toBe(true);
 
+    await settledQuota(stack, RETRY);
     const after = await direct.quota();
     expect(after.video_tasks.used).toBe(before.video_tasks.used + 2);
     expect(after.images.used).toBe(before.images.used + 1);
@@ -283,6 +286,7 @@ describe('VisionClient against the standalone stack', () => {
     for (const refused of limited)
       expect(sent.some((s) => s.key === refused.key && s.status === 201)).toBe(true);
     expect(new Set(sent.map((s) => s.key)).size).toBe(2);
+    await settledQuota(stack, LIMITED);
     expect((await c.quota()).images.used).toBe(2);
   }, 60_000);
 

@@ -116,7 +116,7 @@ it('a call interrupted before settling (owner died) is run again by a retry with
   expect(replay.body.replayed).toBe(true);
 });
 
-it('a call that stored its results but crashed before settling is settled once by the sweeper, and replayed', async () => {
+it('a call that stored its results but crashed before its charge was reported is reported once by the sweeper', async () => {
   const subject = 'crash2';
   const key = randomUUID();
   const r = await post(subject, key)
@@ -124,14 +124,16 @@ it('a call that stored its results but crashed before settling is settled once b
     .attach('files', media(JPG), 'a.jpg')
     .attach('files', media(PNG), 'b.png');
   expect(r.status).toBe(201);
-  // Re-create the state a crash between markSettling and settle leaves, using a fresh hold.
+  // Re-create the state a crash between storing the results and reporting the charge leaves: a lease of the
+  // dead replica (not in this one's book) with the call's units reserved.
   const calls = stack.images.parts.calls;
   const taskId = randomUUID();
   const key2 = randomUUID();
+  const leaseId = `lease-${taskId}`;
   await request(stack.quota.url)
-    .post('/internal/v1/holds')
+    .put(`/internal/v1/leases/${leaseId}`)
     .set(IDENTITY_HEADER, identityHeader(subject, 'quota'))
-    .send({ hold_id: taskId, kind: 'image', units: 2 })
+    .send({ kind: 'image', min_units: 2, max_units: 2, window_ms: 10_000, ttl_ms: 600_000 })
     .expect(201);
   await calls.claim({
     subject,
@@ -143,7 +145,7 @@ it('a call that stored its results but crashed before settling is settled once b
     leaseUntil: new Date(clock.now().getTime() + 1000),
     createdAt: clock.now(),
   });
-  await calls.storeResults({ subject, key: key2, taskId, attempt: 0 }, r.body.results, 2);
+  await calls.storeResults({ subject, key: key2, taskId, attempt: 0 }, r.body.results, 2, leaseId);
   expect(await quotaOf(subject)).toMatchObject({ used: 2, held: 2 });
   expect(await stack.images.parts.detections.recoverLapsed()).toBe(0); // lease still live
   clock.advance(2000);
