@@ -22,10 +22,10 @@ describe('identity keys on disk', () => {
     const files = Object.fromEntries(Object.entries(dirs).map(([s, d]) => [s, readdirSync(d).sort()]));
     expect(files).toEqual({
       gateway: ['gateway.key'],
-      tasks: ['gateway.pub', 'images.pub', 'results.pub', 'tasks.key'],
+      tasks: ['gateway.pub', 'results.pub', 'tasks.key'],
       quota: ['gateway.pub', 'images.pub', 'tasks.pub'],
       results: ['gateway.pub', 'results.key'],
-      images: ['gateway.pub', 'images.key'],
+      images: ['gateway.pub', 'images.key', 'tasks.pub'],
       inference: ['images.pub', 'tasks.pub'],
     });
     expect(statSync(path.join(dirs.tasks, 'tasks.key')).mode & 0o077).toBe(0);

@@ -545,6 +545,8 @@ export interface components {
             | 'hold_already_settled'
             | 'units_exceed_hold'
             | 'hold_expired'
+            | 'lease_id_conflict'
+            | 'lease_ended'
             | 'maintenance'
             | 'breaker_open'
             | 'decoder_unavailable'
