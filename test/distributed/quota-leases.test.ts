@@ -24,7 +24,7 @@ describeDistributed('quota leases of three images replicas', () => {
       env: {
         QUOTA_IMAGE_DAILY: String(LIMIT),
         IMAGES_QUOTA_LEASE_UNITS: '4',
-        IMAGES_QUOTA_LEASE_WINDOW_MS: '2000',
+        IMAGES_QUOTA_LEASE_WINDOW_MS: '5000',
         IMAGES_HOLD_TTL_MS: '4000',
         // Charges wait for the sweeper (every IMAGES_CALL_LEASE_MS), so that a replica has some unreported
         // when it is killed.

@@ -50,9 +50,14 @@ export class LeaseBook {
     private readonly idleMs: number,
   ) {}
 
-  /** Reserves `units` of the subject's current lease, or says what to ask quota for. */
-  take(subject: string, units: number, now: number): Take {
-    const lease = this.usable(subject, now);
+  /**
+   * Reserves `units` of the subject's current lease, or says what to ask quota for. `asked`: the lease quota
+   * just granted to this call's own request, which it may reserve from even if its window has passed meanwhile
+   * (a slow answer); quota charges it while the lease lives.
+   */
+  take(subject: string, units: number, now: number, asked?: string): Take {
+    const id = this.current.get(subject);
+    const lease = id !== undefined && id === asked ? this.leases.get(id) : this.usable(subject, now);
     if (lease && lease.units - lease.committed >= units) {
       lease.committed += units;
       lease.inFlight += 1;

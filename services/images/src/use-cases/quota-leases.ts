@@ -67,8 +67,9 @@ export class QuotaLeases {
   /** Reserves `units` for a call; throws 429 OP-QUOTA-DAILY-EXHAUSTED or 503 as a hold would. */
   async reserve(identity: Identity, units: number, deadline?: number): Promise<Reservation> {
     const { subject } = identity;
+    let asked: string | undefined;
     for (;;) {
-      const take = this.book.take(subject, units, this.now());
+      const take = this.book.take(subject, units, this.now(), asked);
       if ('leaseId' in take) return { leaseId: take.leaseId, units };
       const pending = this.asking.get(subject);
       if (pending) {
@@ -78,7 +79,7 @@ export class QuotaLeases {
       const ask = this.ask(identity, take.need, deadline);
       this.asking.set(subject, ask);
       try {
-        await ask;
+        asked = await ask;
       } finally {
         this.asking.delete(subject);
       }
@@ -89,7 +90,7 @@ export class QuotaLeases {
     identity: Identity,
     need: { leaseId?: string; minUnits: number; maxUnits: number },
     deadline?: number,
-  ): Promise<void> {
+  ): Promise<string | undefined> {
     const { windowMs, ttlMs } = this.d.settings;
     const leaseId = need.leaseId ?? `lease-${randomUUID()}`;
     try {
@@ -105,10 +106,12 @@ export class QuotaLeases {
         { leaseId: a.lease_id, units: a.units, usableUntil: Date.parse(a.usable_until) },
         this.now(),
       );
+      return a.lease_id;
     } catch (err) {
       // Past its window (clocks differ) or gone: the next try takes a new lease.
       if (need.leaseId !== undefined && isLeaseEnded(err)) this.book.ended(identity.subject, need.leaseId);
       else throw err;
+      return undefined;
     }
   }
 

@@ -47,6 +47,13 @@ describe('the lease book of one replica', () => {
     expect(book.closable(1200)).toEqual([{ subject: 'alice', leaseId: 'l1' }]);
   });
 
+  it('the call that asked for a lease reserves from it even when quota answered after its window', () => {
+    const book = new LeaseBook(4, 60_000);
+    book.granted('alice', { leaseId: 'slow', units: 5, usableUntil: 1000 }, 1500);
+    expect(book.take('alice', 1, 1500)).toEqual({ need: { minUnits: 1, maxUnits: 5 } });
+    expect(book.take('alice', 1, 1500, 'slow')).toEqual({ leaseId: 'slow' });
+  });
+
   it('a lease quota ended is replaced at the next call', () => {
     const book = new LeaseBook(4, 60_000);
     book.granted('alice', { leaseId: 'l1', units: 1, usableUntil: 1000 }, 0);
