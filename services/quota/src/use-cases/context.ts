@@ -18,6 +18,9 @@ export interface LedgerContext {
   holdTtlMs: number;
 }
 
+/** A timestamp column as the driver gives it (Date from Postgres, string from PGlite). */
+export const toDate = (v: Date | string): Date => (v instanceof Date ? v : new Date(v));
+
 export const limitOf = (ctx: LedgerContext, subject: string, kind: Kind): number =>
   limitFor(ctx.limits, subject, kind);
 

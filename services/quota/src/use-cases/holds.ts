@@ -11,9 +11,8 @@ import {
   rateFigures,
   rateOf,
   refuseExhausted,
+  toDate,
 } from './context';
-
-const toDate = (v: Date | string): Date => (v instanceof Date ? v : new Date(v));
 
 /** Holds `units` of today until settled or `ttlMs` has passed (the locking rule of ./charges.ts applies). */
 export async function hold(

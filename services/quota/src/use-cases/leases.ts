@@ -18,9 +18,8 @@ import {
   newEvent,
   rateFigures,
   refuseExhausted,
+  toDate,
 } from './context';
-
-const toDate = (v: Date | string): Date => (v instanceof Date ? v : new Date(v));
 
 export interface LeaseRequest {
   kind: Kind;
