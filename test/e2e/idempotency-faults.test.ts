@@ -21,7 +21,13 @@ import type { RunningImages } from '../../services/images/src/index';
 import { requestFingerprint } from '../../services/images/src/domain/fingerprint';
 import { fingerprintOf } from '../../services/tasks/src/domain/fingerprint';
 import type { TasksService } from '../../services/tasks/src/index';
-import { MEDIA, startStandaloneStack, type ApiResponse, type TestStack } from '../helpers/stack';
+import {
+  MEDIA,
+  settledQuota,
+  startStandaloneStack,
+  type ApiResponse,
+  type TestStack,
+} from '../helpers/stack';
 
 const VIDEO = readFileSync(path.join(MEDIA, 'videos', 'pedestrians_vtest_opencv_10s.mov'));
 const IMAGE = readFileSync(path.join(MEDIA, 'images', 'sheep_coco5992.jpg'));
@@ -159,8 +165,8 @@ const images: Endpoint = {
     });
   },
   async used(s) {
-    return (await stack.api('GET', '/v1/vision/quota', { key: apiKey('images', s) })).body.images
-      .used as number;
+    // A call's charge is reported just after its answer: read it once settled.
+    return (await settledQuota(stack, apiKey('images', s))).images.used;
   },
   async plant(s, key, leaseUntil, stored) {
     const subject = subjectOf('images', s);
