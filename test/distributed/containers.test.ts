@@ -72,17 +72,24 @@ describeContainers('the six services as containers of the service image', () => 
     expect(write.out).toMatch(/read-only file system/i);
   });
 
-  it('a crashed tasks container is restarted by podman; the running task ends with every frame once, charged once', async () => {
-    const c = client(stack);
-    // Reference: the same file without a fault.
+  /** The frame times of the clip run without a fault (the first call runs it, charged once). */
+  let reference: number[] | undefined;
+  async function expectedFrames(c: ReturnType<typeof client>): Promise<number[]> {
+    if (reference) return reference;
     const ref = await c.upload(CLIP);
     expect(ref.status).toBe(201);
     expect((await c.waitForStatus(ref.body.task_id, ['succeeded', 'failed'], 240_000)).status).toBe(
       'succeeded',
     );
-    const expected = (await c.allFrames(ref.body.task_id, 500)).map((f) => f.frame_time_ms);
-    expect(expected.length).toBeGreaterThan(20);
-    expect((await c.quota()).used).toBe(1);
+    reference = (await c.allFrames(ref.body.task_id, 500)).map((f) => f.frame_time_ms);
+    expect(reference.length).toBeGreaterThan(20);
+    return reference;
+  }
+
+  it('a crashed tasks container is restarted by podman; the running task ends with every frame once, charged once', async () => {
+    const c = client(stack);
+    const expected = await expectedFrames(c);
+    const used = (await c.quota()).used;
 
     const created = await c.upload(CLIP);
     expect(created.status).toBe(201);
@@ -104,7 +111,30 @@ describeContainers('the six services as containers of the service image', () => 
     expect((await fetch(`${url}/readyz`)).status).toBe(200);
 
     await expectSucceededWithEveryFrameOnce(c, id, expected);
-    expect((await c.quota()).used).toBe(2);
+    expect((await c.quota()).used).toBe(used + 1);
+    await expectChargesMatchTasks(c);
+  }, 600_000);
+
+  it('a crashed inference container is restarted by podman; the job it lost starts again, and the task ends with every frame once, charged once', async () => {
+    const c = client(stack);
+    const expected = await expectedFrames(c);
+    const used = (await c.quota()).used;
+    const created = await c.upload(CLIP);
+    expect(created.status).toBe(201);
+    const id = created.body.task_id as string;
+    await waitFor('the first frames', async () => {
+      const r = await c.api('GET', `/v1/vision/tasks/${id}/results?limit=500`);
+      return r.body.items.length > 0 ? true : undefined;
+    });
+    expect((await c.task(id)).body.status).toBe('running'); // the crash lands mid-run
+    const inference = stack.deployment.proc('inference');
+    const { before, after } = await stack.deployment.crash('inference');
+    expect(after.restarts).toBe(before.restarts + 1);
+    expect((await stack.deployment.containers!.inspect(inference)).State.Running).toBe(true);
+    // The restarted backend does not know the job: tasks starts it again from the file's first frame, and results
+    // keeps each frame once.
+    await expectSucceededWithEveryFrameOnce(c, id, expected);
+    expect((await c.quota()).used).toBe(used + 1);
     await expectChargesMatchTasks(c);
   }, 600_000);
 

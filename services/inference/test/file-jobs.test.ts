@@ -1,6 +1,7 @@
 /** @jest-environment ./services/inference/test/support/onnx-environment.js */
 import { createReadStream } from 'node:fs';
 import path from 'node:path';
+import { jobRequestSchema } from '../src/jobs/job-manager';
 import { VIDEOS_DIR, startTestInference, type EndMsg, type TestInference } from './support/helpers';
 
 let svc: TestInference;
@@ -148,5 +149,65 @@ describe('file jobs from the object store', () => {
     expect(end.seq).toBe(frames.length);
     expect(frames.length).toBeLessThan(45);
     expect(svc.parts.jobs.stop('task-stop')?.status).toBe('stopped');
+  });
+
+  it('a job started again at a first seq publishes its frames and end from that seq on', async () => {
+    const first = 3 * 2 ** 28;
+    await svc.parts.jobs.submit({
+      job_id: 'task-again',
+      scene_code: 'person_vehicle',
+      source: { type: 'object', key: 'uploads/pedestrians_vtest_opencv_10s.mov' },
+      sample_fps: 2,
+      first_seq: first,
+    });
+    const end = await svc.collector.waitForEnd('task-again');
+    const frames = svc.collector.frames('task-again');
+    expect(frames.length).toBeGreaterThan(15);
+    expect(frames.map((f) => f.seq)).toEqual(frames.map((_, i) => first + i));
+    for (const f of frames)
+      expect([f.event_id, f.frame_id]).toEqual([`task-again:${f.seq}`, `task-again:${f.seq}`]);
+    frames.forEach((f, i) => expect(f.frame_time_ms).toBe(i * 500)); // times are the video's, not the seq's
+    expect(end).toMatchObject({
+      seq: first + frames.length,
+      frames: first + frames.length,
+      status: 'succeeded',
+    });
+    expect(svc.parts.jobs.get('task-again')?.frames_published).toBe(frames.length);
+    // Past the room left below 2^31 for a job's frames: refused as a bad request.
+    const over = { job_id: 'task-over', scene_code: 'person_vehicle', source: { type: 'object', key: 'x' } };
+    expect(() => jobRequestSchema.parse({ ...over, first_seq: 2 ** 31 - 2 ** 28 + 1 })).toThrow();
+    expect(jobRequestSchema.parse({ ...over, first_seq: 2 ** 31 - 2 ** 28 }).first_seq).toBe(
+      2 ** 31 - 2 ** 28,
+    );
+  });
+});
+
+describe('a backend shutting down', () => {
+  it('ends its running jobs failed (backend_shutdown) and publishes no end message for them', async () => {
+    const own = await startTestInference();
+    try {
+      await own.store.put(
+        'uploads/ped.mov',
+        createReadStream(path.join(VIDEOS_DIR, 'pedestrians_vtest_opencv_10s.mov')),
+      );
+      await own.parts.jobs.submit({
+        job_id: 'task-shut',
+        scene_code: 'person_vehicle',
+        source: { type: 'object', key: 'uploads/ped.mov' },
+        sample_fps: 1,
+      });
+      await own.collector.waitFor(() => own.collector.frames('task-shut').length >= 1, 30_000, 'a frame');
+      const job = own.parts.jobs.get('task-shut');
+      expect(job?.status).toBe('running');
+      await own.parts.jobs.close();
+      expect(own.parts.jobs.get('task-shut')).toMatchObject({
+        status: 'failed',
+        reason: expect.stringMatching(/^backend_shutdown: /),
+      });
+      await new Promise((r) => setTimeout(r, 300)); // an end would have been published by now
+      expect(own.collector.messages('task-shut').filter((m) => m.type === 'end')).toEqual([]);
+    } finally {
+      await own.close();
+    }
   });
 });

@@ -44,6 +44,8 @@ export const tasksShape = {
   TASKS_RECONCILE_INTERVAL_MS: env.int(5000, 10, 600_000),
   /** A resolving task whose job is still absent this long after the submission is settled as not created. */
   TASKS_RESOLVE_GRACE_MS: env.int(30_000, 0, 86_400_000),
+  /** Times a running task's job that the backend lost is started again before the task is refunded. */
+  TASKS_JOB_RESTARTS: env.int(3, 0, 7),
   /**
    * Lease of a create's Idempotency-Key claim, renewed while the create runs: after it lapses (the
    * create's process died) the next duplicate or the recovery loop takes the create over. Also the age

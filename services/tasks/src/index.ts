@@ -113,6 +113,7 @@ export function createTasks(deps: TasksDeps): TasksParts {
       maintenance: cfg.TASKS_MAINTENANCE,
       idempotencyWaitMs: cfg.TASKS_IDEMPOTENCY_WAIT_MS,
       resolveGraceMs: cfg.TASKS_RESOLVE_GRACE_MS,
+      jobRestarts: cfg.TASKS_JOB_RESTARTS,
       recoverAfterMs: cfg.TASKS_RECOVER_AFTER_MS,
       stopWaitMs: cfg.TASKS_STOP_WAIT_MS,
       pollIntervalMs: cfg.TASKS_POLL_INTERVAL_MS,

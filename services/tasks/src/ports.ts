@@ -40,6 +40,8 @@ export interface TaskSettings {
   maintenance: boolean;
   idempotencyWaitMs: number;
   resolveGraceMs: number;
+  /** TASKS_JOB_RESTARTS: starts of a lost job before its task is refunded (domain/lost-job.ts). */
+  jobRestarts: number;
   recoverAfterMs: number;
   stopWaitMs: number;
   pollIntervalMs: number;

@@ -94,6 +94,7 @@ export const SETTINGS: TaskSettings = {
   maintenance: false,
   idempotencyWaitMs: 200,
   resolveGraceMs: 1000,
+  jobRestarts: 3,
   recoverAfterMs: 1000,
   stopWaitMs: 200,
   pollIntervalMs: 60_000,

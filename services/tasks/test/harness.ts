@@ -35,6 +35,8 @@ export interface FakeJob {
   status: 'running' | 'succeeded' | 'failed' | 'stopped';
   reason?: string;
   source: unknown;
+  /** The first seq the job was started at (absent: 0). */
+  first_seq?: number;
 }
 
 /** What the fake backend does; tests change it between calls. */
@@ -73,7 +75,7 @@ export class FakeInference {
     });
     app.post('/internal/v1/jobs', (req, res) => {
       this.submits++;
-      const body = req.body as { job_id: string; scene_code: string; source: unknown };
+      const body = req.body as { job_id: string; scene_code: string; source: unknown; first_seq?: number };
       const existing = this.jobs.get(body.job_id);
       if (existing) return void res.status(200).json({ outcome: 'duplicate', job: existing });
       const b = this.behaviour.submit;
@@ -86,6 +88,7 @@ export class FakeInference {
         scene_code: body.scene_code,
         status: 'running',
         source: body.source,
+        ...(body.first_seq !== undefined ? { first_seq: body.first_seq } : {}),
       };
       if (b === 'hang') return; // never answers, never creates
       this.jobs.set(job.job_id, job);

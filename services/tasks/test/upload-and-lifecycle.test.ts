@@ -450,8 +450,8 @@ describe('backend failures', () => {
 });
 
 describe('following the backend, stop, retention', () => {
-  test('poller: ended jobs end tasks; a lost job fails the task', async () => {
-    const stack = await startStack();
+  test('poller: ended jobs end tasks; a lost job is started again, past the earlier seqs for a stream', async () => {
+    const stack = await startStack({ env: { TASKS_RESOLVE_GRACE_MS: '0' } });
     try {
       const a = await createUrl(stack, 'jo');
       const b = await createUrl(stack, 'jo');
@@ -463,14 +463,63 @@ describe('following the backend, stop, retention', () => {
           .set(stack.as('jo'))
           .then((r) => r.body as { status: string; reason?: string });
       await waitFor(async () => (await status(a.body.task_id)).status === 'succeeded');
-      const lost = await waitFor(async () => {
-        const s = await status(b.body.task_id);
-        return s.status === 'failed' && s;
-      });
-      expect(lost.reason).toBe('backend_lost_job: the inference backend lost the job');
+      // The backend forgot b's job: it is started again with the same job id, at the next run's first seq.
+      const again = await waitFor(async () => stack.inference.jobs.get(b.body.task_id));
+      expect(again).toMatchObject({ status: 'running', first_seq: 2 ** 28 });
+      expect((await status(b.body.task_id)).status).toBe('running');
+      stack.inference.jobs.delete(b.body.task_id);
+      expect(await waitFor(async () => stack.inference.jobs.get(b.body.task_id)?.first_seq)).toBe(
+        2 * 2 ** 28,
+      );
+      expect(await quotaUsed(stack, 'jo')).toBe(2);
       const stop = await stack.http.post(`/v1/vision/tasks/${a.body.task_id}/stop`).set(stack.as('jo'));
       expect(stop.status).toBe(409);
       expect(stop.body.error.code).toBe('OP-TASK-NOT-STOPPABLE');
+    } finally {
+      await stack.close();
+    }
+  });
+
+  test('a lost file job starts again from its first frame; once its restarts are spent, the task is refunded', async () => {
+    const stack = await startStack({ env: { TASKS_RESOLVE_GRACE_MS: '0', TASKS_JOB_RESTARTS: '1' } });
+    try {
+      const created = await upload(stack, 'kim', MP4, 'clip.mp4');
+      expect(created.status).toBe(201);
+      const id = created.body.task_id as string;
+      await waitFor(async () => stack.inference.jobs.get(id)?.status === 'running');
+      stack.inference.jobs.delete(id);
+      const again = await waitFor(async () => stack.inference.jobs.get(id));
+      expect(again.first_seq).toBe(0);
+      expect(again.source).toMatchObject({ type: 'object' });
+      stack.inference.jobs.delete(id);
+      const ended = await waitFor(async () => {
+        const r = await stack.http.get(`/v1/vision/tasks/${id}`).set(stack.as('kim'));
+        return r.body.status === 'refunded' && (r.body as { reason: string });
+      });
+      expect(ended.reason).toBe('backend_lost_job: the inference backend lost the job');
+      expect(stack.inference.jobs.has(id)).toBe(false);
+      expect(await quotaUsed(stack, 'kim')).toBe(0);
+    } finally {
+      await stack.close();
+    }
+  });
+
+  test('a job aborted by its backend shutting down waits for the next backend, where it starts again', async () => {
+    const stack = await startStack({ env: { TASKS_RESOLVE_GRACE_MS: '0' } });
+    try {
+      const created = await createUrl(stack, 'lu');
+      const id = created.body.task_id as string;
+      const job = stack.inference.jobs.get(id)!;
+      job.status = 'failed';
+      job.reason = 'backend_shutdown: the inference backend shut down';
+      const submits = stack.inference.submits;
+      await new Promise((r) => setTimeout(r, 800)); // four polls
+      const during = await stack.http.get(`/v1/vision/tasks/${id}`).set(stack.as('lu'));
+      expect(during.body.status).toBe('running');
+      expect(stack.inference.submits).toBe(submits);
+      stack.inference.jobs.delete(id); // the next backend does not know it
+      expect(await waitFor(async () => stack.inference.jobs.get(id)?.first_seq)).toBe(2 ** 28);
+      expect(await quotaUsed(stack, 'lu')).toBe(1);
     } finally {
       await stack.close();
     }

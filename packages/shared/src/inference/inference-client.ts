@@ -116,7 +116,7 @@ export class InferenceClient {
 
   async submit(
     identity: Identity,
-    job: { job_id: string; scene_code: string; source: JobSource },
+    job: { job_id: string; scene_code: string; source: JobSource; first_seq?: number },
   ): Promise<SubmitOutcome> {
     let r: CallResult;
     try {

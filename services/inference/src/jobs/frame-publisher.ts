@@ -1,4 +1,7 @@
-/** The messages a job publishes to vision.frames (docs/INTERNAL.md): its frames, then one end message. */
+/**
+ * The messages a job publishes to vision.frames (docs/INTERNAL.md): its frames, then one end message. A job's
+ * own count starts at 0; the seqs it publishes start at its first seq.
+ */
 import { TOPICS, type Bus, type DetectedObject, type Logger } from '@vision/shared';
 import type { JobStatus } from './job-types';
 
@@ -14,16 +17,24 @@ export interface FrameBody {
 }
 
 export class FramePublisher {
+  private readonly taskId: string;
+  private readonly firstSeq: number;
+
   constructor(
     private readonly bus: Bus,
     private readonly logger: Logger,
-    private readonly taskId: string,
+    job: { jobId: string; firstSeq: number },
     /** A stopped job stops retrying its frames (its end message is still retried). */
     private readonly stopped: () => boolean,
-  ) {}
+  ) {
+    this.taskId = job.jobId;
+    this.firstSeq = job.firstSeq;
+  }
 
+  /** Publishes frame number `body.seq` of this job. */
   frame(body: FrameBody): Promise<void> {
-    const id = `${this.taskId}:${body.seq}`;
+    const seq = this.firstSeq + body.seq;
+    const id = `${this.taskId}:${seq}`;
     return this.publish({
       schema: 1,
       type: 'frame',
@@ -31,18 +42,21 @@ export class FramePublisher {
       task_id: this.taskId,
       frame_id: id,
       ...body,
+      seq,
     });
   }
 
+  /** Publishes the end after `frames` frames of this job: `frames` in the message is the seq after the last. */
   end(frames: number, ending: Ending): Promise<void> {
+    const next = this.firstSeq + frames;
     return this.publish(
       {
         schema: 1,
         type: 'end',
         event_id: `${this.taskId}:end`,
         task_id: this.taskId,
-        seq: frames,
-        frames,
+        seq: next,
+        frames: next,
         status: ending.status,
         ...(ending.reason ? { reason: ending.reason } : {}),
       },

@@ -14,6 +14,9 @@ import type { DecoderCheck } from './decoder-preflight';
 import { Job } from './job';
 import type { JobSpec, JobView, ResolvedInput } from './job-types';
 
+/** Frame seqs are Postgres `integer`s in results: a first seq leaves room for 2^28 frames below 2^31. */
+const MAX_FIRST_SEQ = 2 ** 31 - 2 ** 28;
+
 export const jobRequestSchema = z
   .object({
     job_id: z.string().regex(/^[A-Za-z0-9._:-]{1,128}$/, 'expected 1-128 characters of [A-Za-z0-9._:-]'),
@@ -23,6 +26,8 @@ export const jobRequestSchema = z
       z.object({ type: z.literal('object'), key: z.string().min(1).max(1024) }).strict(),
     ]),
     sample_fps: z.number().positive().max(30).optional(),
+    /** The seq of the job's first frame: a job started again after its backend lost it (docs/INTERNAL.md). */
+    first_seq: z.number().int().min(0).max(MAX_FIRST_SEQ).optional(),
   })
   .strict();
 export type JobRequest = z.infer<typeof jobRequestSchema>;
@@ -118,6 +123,7 @@ export class JobManager {
       sceneCode: req.scene_code,
       source: req.source,
       sampleFps: req.sample_fps ?? this.o.defaultSampleFps,
+      firstSeq: req.first_seq ?? 0,
     };
     const job = new Job(spec, resolved.input, {
       bus: this.o.bus,

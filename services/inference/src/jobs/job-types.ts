@@ -10,6 +10,8 @@ export interface JobSpec {
   sceneCode: SceneCode;
   source: JobSource;
   sampleFps: number;
+  /** Seq of the first frame (0, or past every frame of a lost earlier run of the same task). */
+  firstSeq: number;
 }
 
 export type JobStatus = 'running' | 'succeeded' | 'failed' | 'stopped';

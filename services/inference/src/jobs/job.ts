@@ -52,7 +52,7 @@ export class Job {
   ) {
     this.view = runningView(spec);
     this.detector = new FrameDetector(rt.engine, input.live);
-    this.publisher = new FramePublisher(rt.bus, rt.logger, spec.jobId, () => this.stopRequested);
+    this.publisher = new FramePublisher(rt.bus, rt.logger, spec, () => this.stopRequested);
     const started = new Promise<void>((r) => (this.resolveStarted = r));
     this.finished = started.then(() => this.run());
   }
@@ -80,7 +80,7 @@ export class Job {
     this.stopped.abort();
   }
 
-  /** Ends the job as failed (backend shutting down): like stop, but the end says failed with the reason. */
+  /** Ends the job as failed (backend shutting down): like stop, but its view says failed with the reason. */
   abort(reason: string): void {
     if (this.view.status !== 'running') return;
     this.abortReason = reason;
@@ -104,11 +104,11 @@ export class Job {
       if (ending.reason) this.view.reason = ending.reason;
       this.view.ended_at = new Date().toISOString();
     }
-    try {
-      await this.publisher.end(this.seq, ending);
-    } catch (err) {
-      this.rt.logger.error({ err, job_id: this.spec.jobId }, 'end message could not be published');
-    }
+    // Aborted by the backend's shutdown: no end, since tasks starts the job again on the next backend.
+    if (!this.abortReason)
+      await this.publisher.end(this.seq, ending).catch((err: unknown) => {
+        this.rt.logger.error({ err, job_id: this.spec.jobId }, 'end message could not be published');
+      });
     this.rt.logger.info({ ...this.view }, 'job ended'); // ids, status, closed-list reason, counts
   }
 

@@ -139,4 +139,21 @@ export const migrations: Migration[] = [
       });
     },
   },
+  {
+    // A running task whose job the backend lost is started again (domain/lost-job.ts): how many times, and
+    // when last, so that two replicas polling at once start it once.
+    name: '006_job_restarts',
+    async up(knex) {
+      await knex.schema.alterTable('tasks', (t) => {
+        t.integer('job_restarts').notNullable().defaultTo(0);
+        t.timestamp('job_restarted_at', { useTz: true }).nullable();
+      });
+    },
+    async down(knex) {
+      await knex.schema.alterTable('tasks', (t) => {
+        t.dropColumn('job_restarted_at');
+        t.dropColumn('job_restarts');
+      });
+    },
+  },
 ];

@@ -63,6 +63,23 @@ export class TaskQueueStore extends TaskReads {
     return Number(n) > 0;
   }
 
+  /**
+   * Counts one more start of a running task's lost job (domain/lost-job.ts), as seen with `restarts` earlier
+   * starts. False when another replica counted it first, or started it again less than `sinceMs` ago.
+   */
+  async countJobRestart(taskId: string, restarts: number, sinceMs: number): Promise<boolean> {
+    const now = this.clock.now();
+    const n = await this.knex('tasks')
+      .where({ task_id: taskId, status: 'running', job_restarts: restarts })
+      .where((q) => {
+        void q
+          .whereNull('job_restarted_at')
+          .orWhere('job_restarted_at', '<', new Date(now.getTime() - sinceMs));
+      })
+      .update({ job_restarts: restarts + 1, job_restarted_at: now, updated_at: now });
+    return Number(n) > 0;
+  }
+
   /** Queued tasks that joined the queue before `before`, oldest first. */
   async queuedBefore(before: Date, limit: number): Promise<TaskRow[]> {
     const rows = await this.knex('tasks')

@@ -31,6 +31,9 @@ export interface TaskRow {
   expired_at: Date | null;
   /** Set while a file task waits in the queue for an inference slot (status submitting). */
   queued_at: Date | null;
+  /** Times the task's job was started again after the backend lost it (domain/lost-job.ts). */
+  job_restarts: number;
+  job_restarted_at: Date | null;
 }
 
 export interface NewVideoTask {
@@ -101,6 +104,8 @@ export function rowToTask(r: Record<string, unknown>): TaskRow {
     result_expires_at: toDate(r.result_expires_at),
     expired_at: r.expired_at ? toDate(r.expired_at) : null,
     queued_at: r.queued_at ? toDate(r.queued_at) : null,
+    job_restarts: Number(r.job_restarts ?? 0),
+    job_restarted_at: r.job_restarted_at ? toDate(r.job_restarted_at) : null,
   };
 }
 

@@ -115,5 +115,7 @@ export function imageTaskRow(
     result_expires_at: resultExpiresAt(createdAt, terms.retentionDays),
     expired_at: null,
     queued_at: null,
+    job_restarts: 0,
+    job_restarted_at: null,
   };
 }

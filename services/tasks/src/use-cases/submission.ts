@@ -14,7 +14,8 @@ export interface Submitted {
   status: 201 | 202;
 }
 
-function sourceOf(task: TaskRow): JobSource {
+/** Where a task's job reads its video from. */
+export function sourceOf(task: TaskRow): JobSource {
   return task.source_type === 'file'
     ? { type: 'object', key: String(task.object_key) }
     : { type: 'stream', url: String(task.stream_url) };

@@ -1,5 +1,7 @@
 /** Moves running/stopping tasks after the jobs the backend reports (SPEC.md 3: "the service's own query"). */
 import { type TaskContext, workerIdentity } from '../ports';
+import { abortedByShutdown } from '../domain/lost-job';
+import { restartLostJob } from '../use-cases/restart-lost-job';
 import { followJob } from '../use-cases/submission';
 import { isolatedMove, writeFailed } from './isolated';
 
@@ -14,12 +16,13 @@ export async function pollJobs(ctx: TaskContext): Promise<void> {
     for (const task of batch) {
       const job = jobs.get(task.task_id);
       if (!job) {
-        // The backend lost the job (restarted without it): a running task cannot produce more results.
+        // The backend restarted without the job: a running task's job starts again (domain/lost-job.ts).
         if (task.status === 'running')
-          await isolatedMove(ctx, task.task_id, 'job_failed', { reason: 'backend_lost_job' });
+          await restartLostJob(ctx, task).catch((err: unknown) => writeFailed(ctx, task.task_id, err));
         else await isolatedMove(ctx, task.task_id, 'stop_confirmed');
         continue;
       }
+      if (abortedByShutdown(job)) continue; // started again on the backend that replaces this one
       await followJob(ctx, task, job).catch((err: unknown) => writeFailed(ctx, task.task_id, err));
     }
   }
