@@ -187,7 +187,7 @@ class Deployment {
     return dir ? path.join(dir, `${this.id}.json`) : undefined;
   }
 
-  /** Starts one service process (or container) and waits until its /readyz answers 200. */
+  /** Starts one service process (or container) and waits until its /readyz and its metrics answer 200. */
   async spawnService(p, { waitReady = true } = {}) {
     const label = this.label(p);
     const env = {
@@ -213,7 +213,13 @@ class Deployment {
       try {
         const res = await fetch(`${p.url}/readyz`, { signal: AbortSignal.timeout(5000) });
         last = `${res.status} ${await res.text()}`;
-        if (res.ok) return;
+        // Started: ready, and its metrics endpoint (opened once the service's start has finished) answers.
+        if (res.ok) {
+          const metrics = await fetch(p.metricsUrl, { signal: AbortSignal.timeout(5000) });
+          last = `ready; metrics ${metrics.status}`;
+          await metrics.arrayBuffer();
+          if (metrics.ok) return;
+        }
       } catch (err) {
         last = String(err);
       }

@@ -52,12 +52,23 @@ export function runMain(serviceName: string, start: (opts: StartOptions) => Prom
       readiness: svc.readiness,
     });
   };
+  // Handled from the first moment: as a container's PID 1, a process without a handler ignores SIGTERM, so a
+  // stop asked for while the service starts would wait for SIGKILL. Such a stop is carried out once it started.
+  let stop: ((signal: string) => void) | undefined;
+  let asked: string | undefined;
+  const onSignal = (signal: string) => {
+    if (stop) return stop(signal);
+    if (!asked) process.stdout.write(`${serviceName}: ${signal} while starting, stopping once started\n`);
+    asked ??= signal;
+  };
+  process.on('SIGTERM', () => onSignal('SIGTERM'));
+  process.on('SIGINT', () => onSignal('SIGINT'));
   start({})
     .then(async (svc) => [svc, await metricsPort(svc)] as const)
     .then(([svc, metricsServer]) => {
       process.stdout.write(`${serviceName} listening on ${svc.url}, metrics at ${metricsServer.url}\n`);
       let stopping = false;
-      const stop = (signal: string) => {
+      stop = (signal: string) => {
         if (stopping) return;
         stopping = true;
         process.stdout.write(`${serviceName}: ${signal}, stopping\n`);
@@ -68,8 +79,7 @@ export function runMain(serviceName: string, start: (opts: StartOptions) => Prom
           .then(() => process.exit(0))
           .catch(() => process.exit(1));
       };
-      process.on('SIGTERM', () => stop('SIGTERM'));
-      process.on('SIGINT', () => stop('SIGINT'));
+      if (asked) stop(asked);
     })
     .catch((err: unknown) => {
       if (err instanceof ConfigError) {
