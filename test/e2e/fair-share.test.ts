@@ -135,8 +135,8 @@ describe('fair share of the inference slots', () => {
     await new Promise((r) => setTimeout(r, 2000));
     expect((await get(B, qid)).body.status).toBe('submitting');
     // ...and after the tasks and inference services restart (the queue lives in the tasks database):
-    // the task is still there, charged once. The restart ended the live jobs (the backend keeps them
-    // in memory), which frees slots: the queued task starts; whatever else still runs is stopped.
+    // the task is still there, charged once. The restarted backend lost the live jobs, and tasks starts
+    // them again; whatever still runs is stopped, which frees the slots: the queued task starts.
     await restartBackend();
     expect(['submitting', 'running', 'succeeded']).toContain((await get(B, qid)).body.status);
     expect(await used(B)).toBe(usedB + 1);
