@@ -121,20 +121,11 @@ export async function startKafkaSubscription(
     await consumer.connect();
     try {
       await consumer.subscribe({ topic: opts.topic, fromBeginning: opts.fromBeginning ?? false });
+      await consumer.run({ eachBatchAutoResolve: false, autoCommit: true, eachBatch });
     } catch (err) {
       await consumer.disconnect().catch(() => undefined);
       throw err;
     }
-    // run() resolves once the consumer joined its group, which takes up to the session timeout while a member
-    // that died without leaving is still counted. The service does not wait for it (its readiness, metrics and
-    // stop do not depend on it): the consumer starts from the group's committed offsets whenever it joins.
-    consumer.run({ eachBatchAutoResolve: false, autoCommit: true, eachBatch }).catch(async (err: unknown) => {
-      if (closed) return;
-      deps.logger?.error({ ...where, err }, 'kafka consumer could not start; replacing it');
-      if (current === consumer) current = undefined;
-      await consumer.disconnect().catch(() => undefined);
-      scheduleRestart();
-    });
     return consumer;
   };
 
