@@ -214,12 +214,8 @@ class Deployment {
         const res = await fetch(`${p.url}/readyz`, { signal: AbortSignal.timeout(5000) });
         last = `${res.status} ${await res.text()}`;
         // Started: ready, and its metrics endpoint (opened once the service's start has finished) answers.
-        if (res.ok) {
-          const metrics = await fetch(p.metricsUrl, { signal: AbortSignal.timeout(5000) });
-          last = `ready; metrics ${metrics.status}`;
-          await metrics.arrayBuffer();
-          if (metrics.ok) return;
-        }
+        const metrics = res.ok && (await fetch(p.metricsUrl, { signal: AbortSignal.timeout(5000) }));
+        if (metrics && (await metrics.arrayBuffer()) && metrics.ok) return;
       } catch (err) {
         last = String(err);
       }
