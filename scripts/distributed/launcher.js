@@ -215,7 +215,8 @@ class Deployment {
         last = `${res.status} ${await res.text()}`;
         // Started: ready, and its metrics endpoint (opened once the service's start has finished) answers.
         const metrics = res.ok && (await fetch(p.metricsUrl, { signal: AbortSignal.timeout(5000) }));
-        if (metrics && (await metrics.arrayBuffer()) && metrics.ok) return;
+        if (metrics) await metrics.arrayBuffer();
+        if (metrics && metrics.ok) return;
       } catch (err) {
         last = String(err);
       }

@@ -86,11 +86,8 @@ describeContainers('the six services as containers of the service image', () => 
     return reference;
   }
 
-  it('a crashed tasks container is restarted by podman; the running task ends with every frame once, charged once', async () => {
-    const c = client(stack);
-    const expected = await expectedFrames(c);
-    const used = (await c.quota()).used;
-
+  /** Uploads the clip and waits for its first stored frames: a fault after this lands mid-run. */
+  async function uploadUntilFrames(c: ReturnType<typeof client>): Promise<string> {
     const created = await c.upload(CLIP);
     expect(created.status).toBe(201);
     const id = created.body.task_id as string;
@@ -98,6 +95,15 @@ describeContainers('the six services as containers of the service image', () => 
       const r = await c.api('GET', `/v1/vision/tasks/${id}/results?limit=500`);
       return r.body.items.length > 0 ? true : undefined;
     });
+    return id;
+  }
+
+  it('a crashed tasks container is restarted by podman; the running task ends with every frame once, charged once', async () => {
+    const c = client(stack);
+    const expected = await expectedFrames(c);
+    const used = (await c.quota()).used;
+
+    const id = await uploadUntilFrames(c);
     const tasks = stack.deployment.proc('tasks');
     const { port, url } = tasks;
     const during = await c.task(id);
@@ -119,13 +125,7 @@ describeContainers('the six services as containers of the service image', () => 
     const c = client(stack);
     const expected = await expectedFrames(c);
     const used = (await c.quota()).used;
-    const created = await c.upload(CLIP);
-    expect(created.status).toBe(201);
-    const id = created.body.task_id as string;
-    await waitFor('the first frames', async () => {
-      const r = await c.api('GET', `/v1/vision/tasks/${id}/results?limit=500`);
-      return r.body.items.length > 0 ? true : undefined;
-    });
+    const id = await uploadUntilFrames(c);
     expect((await c.task(id)).body.status).toBe('running'); // the crash lands mid-run
     const inference = stack.deployment.proc('inference');
     const { before, after } = await stack.deployment.crash('inference');
