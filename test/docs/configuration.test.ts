@@ -1,21 +1,41 @@
 /**
  * docs/CONFIGURATION.md lists exactly the variables the services read: every key of each service's configuration
  * schema (services/<name>/src/config.ts, with the common keys of packages/shared/src/config.ts) is named in the
- * service's section or under "Every service", and every variable named in a section is read by that service. The
- * few variables read outside the schemas are named here with the file that reads each.
+ * service's section or under "Every service", and every variable named in a section is read by that service. Beside
+ * the schemas it reads the source itself (source-env.ts): every variable the code reads, in a schema or directly, is
+ * named on the page, every variable the page names is read, and the variables read outside the schemas are exactly
+ * those of "The standalone process". The command line's variables are named in docs/SDK.md.
  */
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { commonShape } from '@vision/shared';
 import { SERVICES, SHAPES, repoRoot } from '../deploy/deploy-support';
+import { cliEnvReads, serviceEnvReads } from './source-env';
 
 const doc = readFileSync(path.join(repoRoot, 'docs/CONFIGURATION.md'), 'utf8');
 
-/** Variables read without a schema, and the file that reads each. */
-const OUTSIDE_SCHEMAS: Record<string, string> = {
-  OTEL_SERVICE_NAME: 'apps/standalone/src/main.ts',
-  OTEL_TRACES_EXPORTER: 'packages/shared/src/telemetry.ts',
+/** Variables the code reads that are not configuration, and why. */
+const NOT_CONFIGURATION: Record<string, string> = {
+  PATH: "the system's; the decoders inherit it (decoder-env.ts)",
+  JEST_WORKER_ID: 'set by the test runner (pglite-loader.ts)',
 };
+
+const reads = serviceEnvReads();
+const readByCode = new Set(
+  [...reads.schema.keys(), ...reads.direct.keys()].filter((v) => !(v in NOT_CONFIGURATION)),
+);
+/** Variables read without a schema, and the file that reads each. */
+const OUTSIDE_SCHEMAS = Object.fromEntries(
+  [...reads.direct].filter(([v]) => !reads.schema.has(v) && !(v in NOT_CONFIGURATION)),
+);
+
+/** Every variable named in the first column of a table of the page. */
+function documentedAnywhere(): string[] {
+  return doc
+    .split('\n')
+    .filter((l) => l.startsWith('| `'))
+    .flatMap((l) => [...l.split(' | ')[0].matchAll(/`([A-Z][A-Z0-9_]+)`/g)].map((m) => m[1]));
+}
 
 /** The variables named in the first column of the tables of one `## ` section (by its heading). */
 function documented(heading: string): string[] {
@@ -32,6 +52,33 @@ function documented(heading: string): string[] {
 const common = Object.keys(commonShape);
 
 describe('docs/CONFIGURATION.md', () => {
+  it('the source scan finds every key of the service schemas', () => {
+    const keys = Object.values(SHAPES).flatMap((s) => Object.keys(s));
+    expect(keys.filter((k) => !reads.schema.has(k))).toEqual([]);
+  });
+
+  it('every variable the code reads is listed', () => {
+    const listed = new Set(documentedAnywhere());
+    const missing = [...readByCode].filter((v) => !listed.has(v));
+    expect(missing.map((v) => `${v} (${reads.schema.get(v) ?? reads.direct.get(v)})`)).toEqual([]);
+  });
+
+  it('every variable listed is read by the code', () => {
+    expect(documentedAnywhere().filter((v) => !readByCode.has(v))).toEqual([]);
+  });
+
+  it('the variables set aside as not configuration are still read', () => {
+    for (const name of Object.keys(NOT_CONFIGURATION))
+      expect([name, reads.direct.has(name)]).toEqual([name, true]);
+  });
+
+  it("the command line's variables are named in docs/SDK.md", () => {
+    const sdk = readFileSync(path.join(repoRoot, 'docs/SDK.md'), 'utf8');
+    const vars = cliEnvReads();
+    expect(vars.length).toBeGreaterThan(0);
+    expect(vars.filter((v) => !sdk.includes(`\`${v}\``))).toEqual([]);
+  });
+
   it('"Every service" lists exactly the common variables', () => {
     expect(documented('Every service').sort()).toEqual([...common].sort());
   });
