@@ -49,4 +49,5 @@ export * from './outbox-relay';
 export * from './task-reasons';
 export * from './decoder-env';
 export * from './pinned-relay';
+export * from './rtsp-reply-watch';
 export * from './pinned-agent';

@@ -1,19 +1,23 @@
 import net from 'node:net';
+import { RtspReplyWatch } from './rtsp-reply-watch';
 
 /**
  * A loopback relay for one RTSP or RTMP source: ffmpeg connects to it, and it connects to the address
  * that was checked (never resolving the name again), so a name that resolves to a public address at
  * check time and to 127.0.0.1 a moment later cannot reach loopback (DNS rebinding).
  *
- * For RTSP it also reads the server's messages as they pass: a 3xx answer (a redirect, which ffmpeg
- * would follow to any address without asking) is never delivered; the connection is cut and the
- * relay remembers the refusal. Interleaved media ($-frames) and message bodies pass untouched.
+ * For RTSP it also reads the server's messages as they pass, as ffmpeg reads them (RtspReplyWatch): a 3xx
+ * answer (a redirect, which ffmpeg would follow to any address without asking), or a message ffmpeg could
+ * read differently from the canonical reading, is never delivered; the connection is cut and the relay
+ * remembers the refusal. Interleaved media ($-frames) and message bodies pass untouched.
  */
 export interface PinnedRelay {
   /** Host and port for ffmpeg's URL: `127.0.0.1:<port>`. */
   authority: string;
-  /** Set once the server tried to redirect. */
+  /** Set once the server tried to redirect, or sent a message ffmpeg could read differently. */
   refused(): boolean;
+  /** What was refused, in words that name no address: for logs and task reasons. */
+  refusal(): string | undefined;
   close(): Promise<void>;
 }
 
@@ -23,7 +27,7 @@ export async function startPinnedRelay(opts: {
   protocol: 'rtsp' | 'rtmp';
   connectTimeoutMs?: number;
 }): Promise<PinnedRelay> {
-  let refused = false;
+  let refusal: string | undefined;
   const sockets = new Set<net.Socket>();
   const server = net.createServer((client) => {
     sockets.add(client);
@@ -57,7 +61,7 @@ export async function startPinnedRelay(opts: {
     const watch = new RtspReplyWatch();
     upstream.on('data', (chunk: Buffer) => {
       if (watch.push(chunk)) {
-        refused = true;
+        refusal ??= watch.refusal;
         end();
         return;
       }
@@ -75,56 +79,14 @@ export async function startPinnedRelay(opts: {
   const { port } = server.address() as net.AddressInfo;
   return {
     authority: `127.0.0.1:${port}`,
-    refused: () => refused,
+    refused: () => refusal !== undefined,
+    refusal: () => refusal,
     close: () =>
       new Promise<void>((resolve) => {
         for (const s of sockets) s.destroy();
         server.close(() => resolve());
       }),
   };
-}
-
-const MAX_HEADER = 64 * 1024;
-
-/**
- * Splits an RTSP server->client byte stream into messages and interleaved frames, and says when a
- * message is a 3xx response. Pure (no I/O); fed chunk by chunk.
- */
-export class RtspReplyWatch {
-  private pending = Buffer.alloc(0);
-  /** Bytes of the current frame or body still to pass without looking. */
-  private skip = 0;
-
-  /** True when `chunk` completes a 3xx response (a redirect). */
-  push(chunk: Buffer): boolean {
-    let buf = this.pending.length ? Buffer.concat([this.pending, chunk]) : chunk;
-    this.pending = Buffer.alloc(0);
-    for (;;) {
-      if (this.skip > 0) {
-        const n = Math.min(this.skip, buf.length);
-        this.skip -= n;
-        buf = buf.subarray(n);
-      }
-      if (buf.length === 0) return false;
-      if (buf[0] === 0x24) {
-        // $ <channel> <length:16>
-        if (buf.length < 4) break;
-        this.skip = 4 + buf.readUInt16BE(2);
-        continue;
-      }
-      const end = buf.indexOf('\r\n\r\n');
-      if (end < 0) {
-        if (buf.length > MAX_HEADER) return true; // not RTSP: refuse rather than pass blindly
-        break;
-      }
-      const head = buf.subarray(0, end).toString('latin1');
-      if (/^RTSP\/\d\.\d\s+3\d\d\b/.test(head)) return true;
-      const len = /\r\ncontent-length:\s*(\d+)/i.exec(head);
-      this.skip = end + 4 + (len ? Number(len[1]) : 0);
-    }
-    this.pending = Buffer.from(buf);
-    return false;
-  }
 }
 
 /** `url` with its host and port replaced by the relay's (user information, path and query kept). */

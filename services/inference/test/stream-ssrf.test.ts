@@ -2,7 +2,8 @@
 /**
  * SSRF for RTSP and RTMP sources, against a real RTSP server (gst-rtsp-server, scripts/stack/live) and
  * a real DNS protocol exchange with a name server this test controls (dns2 on loopback):
- * - an RTSP server that answers DESCRIBE with a redirect is refused (ffmpeg alone would follow it);
+ * - an RTSP server that answers DESCRIBE with a redirect is refused (ffmpeg alone would follow it), and so is
+ *   a redirect on a live reconnect, spelled as ffmpeg reads it, after real traffic passed the same relay;
  * - RTSP options that change the transport (`?udp`, `?multicast`, `?http`) are refused;
  * - ffmpeg connects to the address that was checked: a name that is re-resolved to a refused address
  *   between the check and the connection (DNS rebinding) never reaches it.
@@ -129,6 +130,58 @@ describe('stream SSRF (RTSP, RTMP)', () => {
       redirector.close();
     }
   }, 120_000);
+
+  it('refuses a redirect on a live reconnect, in the spellings ffmpeg follows, after real traffic passed', async () => {
+    const internal = await startForbidden('127.0.0.3', rtsp.port);
+    // The camera's first connection reaches the real RTSP server through this front; the front then drops
+    // it, and answers every later connection with an LF-only redirect to the internal listener.
+    let first = true;
+    let dropFirst: () => void = () => undefined;
+    const front = net.createServer((sock) => {
+      sock.on('error', () => undefined);
+      if (first) {
+        first = false;
+        const upstream = net.connect(rtsp.port, '127.0.0.2');
+        upstream.on('error', () => sock.destroy());
+        sock.pipe(upstream).pipe(sock);
+        dropFirst = () => {
+          upstream.destroy();
+          sock.destroy();
+        };
+        return;
+      }
+      sock.on('data', (d) => {
+        const cseq = /CSeq:\s*(\d+)/i.exec(d.toString())?.[1] ?? '1';
+        sock.write(`RTSP/1.0 302 Found\nCSeq: ${cseq}\nLocation: rtsp://127.0.0.3:${rtsp.port}/cam\n\n`);
+      });
+    });
+    await new Promise<void>((r) => front.listen(0, '127.0.0.1', r));
+    const svc = await startTestInference({
+      STREAM_ALLOW_PRIVATE_NETWORKS: 'true',
+      INFERENCE_STREAM_GIVEUP_MS: '20000',
+      INFERENCE_RECONNECT_MIN_MS: '200',
+    });
+    try {
+      const url = `rtsp://127.0.0.1:${(front.address() as net.AddressInfo).port}/cam`;
+      const submitted = await svc.parts.jobs.submit({
+        job_id: 'reconnect',
+        scene_code: 'person_vehicle',
+        source: { type: 'stream', url },
+        sample_fps: 5,
+      });
+      expect(submitted.outcome).toBe('accepted');
+      const c = svc.collector;
+      await c.waitFor(() => c.frames('reconnect').length >= 3, 60_000, 'frames through the relay');
+      dropFirst();
+      const end = await c.waitForEnd('reconnect', 60_000);
+      expect(end).toMatchObject({ status: 'failed', reason: expect.stringMatching(/^stream_refused: /) });
+      expect(internal.connections()).toBe(0);
+    } finally {
+      await svc.close();
+      await internal.close();
+      await new Promise<void>((r) => front.close(() => r()));
+    }
+  }, 180_000);
 
   it('connects to the checked address: a name rebound to another address between check and connect never reaches it', async () => {
     cameraMedia();

@@ -58,8 +58,8 @@ export function ffprobeArgs(
 
 /**
  * Probes `url`. RTSP and RTMP connect through a loopback relay to `pin`, the address the guard
- * checked (no second resolution: DNS rebinding cannot reach another address); an RTSP redirect is
- * refused there. HTTP(S) goes through the egress proxy.
+ * checked (no second resolution: DNS rebinding cannot reach another address); an RTSP redirect, or a
+ * reply ffmpeg could read differently, is refused there. HTTP(S) goes through the egress proxy.
  */
 export async function probeStream(
   url: string,
@@ -74,8 +74,9 @@ export async function probeStream(
   });
   try {
     const result = await runProbe(throughRelay(url, relay), scheme, opts);
-    if (relay.refused())
-      return { ok: false, problem: 'the stream redirected elsewhere (refused)', refused: true };
+    const refusal = relay.refusal();
+    if (refusal)
+      return { ok: false, problem: `the stream's RTSP server sent ${refusal} (refused)`, refused: true };
     return result;
   } finally {
     await relay.close();
