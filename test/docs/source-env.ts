@@ -30,7 +30,7 @@ function tsFiles(dir: string): string[] {
 }
 
 /** Each source file of the service (relative path) with its text. */
-function serviceSources(): Array<{ file: string; text: string }> {
+export function serviceSources(): Array<{ file: string; text: string }> {
   return serviceSourceDirs()
     .flatMap(tsFiles)
     .map((file) => ({ file, text: readFileSync(path.join(repoRoot, file), 'utf8') }));
