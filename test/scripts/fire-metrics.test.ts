@@ -3,7 +3,7 @@
  * greedy matching at IoU >= 0.5 by descending score, and all-point AP. Known answers worked out by hand,
  * then the AP50 of a small fixture (test/fixtures/fire-metrics-boxes.json: the fire boxes of seven
  * dfire-valid images with made-up detections around them, shifted, duplicated, missed and false) against
- * pycocotools, computed now by test/scripts/pycocotools-ap50.py (`pip install pycocotools`; .ci/run does).
+ * pycocotools, computed now by test/scripts/pycocotools-ap50.py (`pip install pycocotools`; scripts/test-setup.sh does).
  */
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';

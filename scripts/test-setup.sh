@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# The first phase of `npm test`: installs what the suites need, idempotently, and caches what it builds under
+# ~/.cache (a second run takes seconds). Needs root for apt-get (or sudo), Go (/usr/local/go or on PATH) and Java
+# with Maven; everything else comes from Debian, the Go module proxy, Maven Central, PyPI and the npm registry.
+#   ffmpeg, Debian's chromium (test/browser; never a downloaded browser), slowhttptest, Python's requests and
+#   pycocotools (test/transport, test/scripts/fire-metrics), the live stream servers (scripts/stack/live),
+#   Prometheus and promtool, the service image (scripts/image/build.sh: test/deploy/image.test.ts and the
+#   container mode of the distributed suite) and the kwok cluster's binaries (scripts/kube/install.sh).
+# SeaweedFS and Jaeger, needed only by the distributed suite at the end, are compiled in the background at the
+# lowest priority from here on; the suite's own install step waits for them (scripts/stack/install.sh).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export PATH="$PATH:/usr/local/go/bin:$HOME/go/bin"
+
+SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+apt_get() { # <package>...: installs the packages that are missing
+  local missing=()
+  for p in "$@"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
+  [ ${#missing[@]} -eq 0 ] && return 0
+  echo "[test-setup] apt-get install ${missing[*]}" >&2
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+}
+
+go version >/dev/null 2>&1 || { echo "Go is required (helm, kube, SeaweedFS, Jaeger and toxiproxy build from source)" >&2; exit 1; }
+command -v java >/dev/null && command -v mvn >/dev/null \
+  || { echo "Java and Maven are required (Kafka's jars come from Maven Central)" >&2; exit 1; }
+
+mkdir -p "$HOME/.cache/vision-stack"
+nice -n 19 bash scripts/stack/install.sh s3 jaeger >"$HOME/.cache/vision-stack/background-build.log" 2>&1 &
+
+apt_get ffmpeg chromium slowhttptest
+ffmpeg -version | head -1
+/usr/bin/chromium --version 2>/dev/null
+bash scripts/stack/live/install.sh
+bash scripts/stack/install.sh prometheus
+python3 -c 'import requests, pycocotools.cocoeval' 2>/dev/null || python3 -m pip install --quiet requests pycocotools
+python3 -c 'import requests, pycocotools.cocoeval'
+
+[ -f ../shared/models/yolox_nano.onnx ] || [ -f "${VISION_SHARED_DIR:-/nonexistent}/models/yolox_nano.onnx" ] \
+  || { echo "the test data is missing: ../shared/models/yolox_nano.onnx (or VISION_SHARED_DIR)" >&2; exit 1; }
+
+bash scripts/image/build.sh >/dev/null
+bash scripts/kube/install.sh >/dev/null
+echo "[test-setup] ready" >&2
