@@ -19,6 +19,7 @@ import {
 } from '@vision/shared';
 import { createApp } from './http/app';
 import { SceneCatalogue } from './catalogue/catalogue';
+import { exposeSceneEngines, fallbackReadiness, logSceneEngines } from './catalogue/engine-report';
 import { inferenceShape, type InferenceConfig } from './config';
 import { JobManager } from './jobs/job-manager';
 import { checkDecoder } from './jobs/decoder-preflight';
@@ -54,6 +55,8 @@ export interface InferenceDeps {
   objectStore: ObjectStore;
   logger: Logger;
   resolve?: Resolver;
+  /** Where our fire model is looked for after VISION_MODELS_DIR (catalogue.ts); null: nowhere else. */
+  bundledModelsDir?: string | null;
 }
 
 /** Composition root of the inference service: loads the scenes' models, wires the job manager and the app. */
@@ -77,7 +80,12 @@ export async function createInference(deps: InferenceDeps): Promise<InferencePar
     },
     session: { sessions: cfg.INFERENCE_MODEL_SESSIONS, intraOpNumThreads: cfg.INFERENCE_INTRA_OP_THREADS },
     logger: deps.logger,
+    ...(deps.bundledModelsDir !== undefined ? { bundledModelsDir: deps.bundledModelsDir } : {}),
   });
+  // What serves each scene, said once: a fallback (a model missing) is a warning, a degraded readiness entry
+  // and `fallback="true"` on vision_scene_engine_info.
+  const engineReports = catalogue.engineReports();
+  logSceneEngines(engineReports, deps.logger);
   // Every HTTP(S) connection ffmpeg makes for a caller-given stream (playlists, HLS segments on any
   // host, reconnects) is address-checked when it is made (egress-proxy.ts).
   const egress = await startEgressProxy({
@@ -106,6 +114,7 @@ export async function createInference(deps: InferenceDeps): Promise<InferencePar
     httpProxy: egress.url,
   });
   const stopJobGauge = metrics.inferenceActiveJobs.addSource(() => [[{}, jobs.runningCount]]);
+  const stopEngineGauge = exposeSceneEngines(engineReports);
   const app = createApp({
     logger: deps.logger,
     catalogue,
@@ -131,6 +140,7 @@ export async function createInference(deps: InferenceDeps): Promise<InferencePar
       },
       bus: () => deps.bus.check(),
       object_store: () => deps.objectStore.check(),
+      ...fallbackReadiness(engineReports),
     },
   });
   return {
@@ -139,6 +149,7 @@ export async function createInference(deps: InferenceDeps): Promise<InferencePar
     jobs,
     close: async () => {
       stopJobGauge();
+      stopEngineGauge();
       await jobs.close();
       await egress.close();
       await catalogue.close();

@@ -5,6 +5,7 @@ import { OnnxModel, parseLabels, type SessionSettings } from '../model/onnx-mode
 import type { DecoderKind } from '../model/decoders';
 import { BuiltinFireEngine, FishingRuleEngine, ModelSceneEngine, type SceneEngine } from '../scenes/engines';
 import { loadFireModule, type FireModuleLoad } from '../scenes/fire-loader';
+import { FALLBACK_QUALITY, type SceneEngineReport } from './engine-report';
 import {
   defaultLabelsFile,
   FIRE_SMOKE_DEFAULT_MODEL,
@@ -51,6 +52,7 @@ export class SceneCatalogue {
     private readonly engines: Map<SceneCode, SceneEngine>,
     private readonly statusList: SceneStatus[],
     private readonly loadedModels: OnnxModel[],
+    private readonly reports: SceneEngineReport[],
   ) {}
 
   static async load(opts: CatalogueOptions): Promise<SceneCatalogue> {
@@ -64,12 +66,13 @@ export class SceneCatalogue {
       );
       fireLabels = (await exists(lf)) ? parseLabels(await fs.readFile(lf, 'utf8')) : undefined;
     }
-    const configs = resolveSceneConfigs(
-      fileScenes,
-      opts.fire,
-      fireLabels,
-      opts.fire.FIRE_SMOKE_MODEL ? undefined : await findDefaultFireModel(opts),
-    );
+    const defaultFireModel = opts.fire.FIRE_SMOKE_MODEL ? undefined : await findDefaultFireModel(opts);
+    const configs = resolveSceneConfigs(fileScenes, opts.fire, fireLabels, defaultFireModel);
+    // fire_smoke falls back to the built-in detector when our model is missing and nothing else was configured.
+    const fireFallback =
+      !opts.fire.FIRE_SMOKE_MODEL && !fileScenes?.fire_smoke && defaultFireModel === undefined
+        ? await missingDefaultFireFile(opts.modelsDir)
+        : undefined;
 
     const modelCache = new Map<string, Promise<OnnxModel>>();
     const getModel = (file: string, labels: string[], decoder: DecoderKind) => {
@@ -84,6 +87,7 @@ export class SceneCatalogue {
 
     const engines = new Map<SceneCode, SceneEngine>();
     const statuses: SceneStatus[] = [];
+    const reports: SceneEngineReport[] = [];
     for (const code of SCENE_CODES) {
       const cfg = configs[code];
       const { engine, status } = await buildScene(code, cfg, {
@@ -95,13 +99,31 @@ export class SceneCatalogue {
       if (engine) engines.set(code, engine);
       else opts.logger?.warn({ scene_code: code, reason: status.reason }, 'scene disabled');
       statuses.push(status);
+      if (!engine) continue;
+      const quality = FALLBACK_QUALITY[code];
+      reports.push({
+        scene_code: code,
+        engine: status.engine,
+        ...(cfg.engine === 'builtin'
+          ? {}
+          : { model: shownPath(opts.modelsDir, resolveModelPath(cfg.model)) }),
+        ...(code === 'fire_smoke' && fireFallback && quality
+          ? { fallback: { missing: fireFallback, quality } }
+          : {}),
+      });
     }
     const models = await Promise.all([...modelCache.values()].map((p) => p.catch(() => undefined)));
     return new SceneCatalogue(
       engines,
       statuses,
       models.filter((m): m is OnnxModel => m !== undefined),
+      reports,
     );
+  }
+
+  /** What each enabled scene is served by (engine-report.ts). */
+  engineReports(): SceneEngineReport[] {
+    return this.reports.map((r) => ({ ...r }));
   }
 
   /** The engine of an enabled scene. */
@@ -134,6 +156,18 @@ async function findDefaultFireModel(opts: CatalogueOptions): Promise<string | un
     if ((await exists(file)) && (await exists(defaultLabelsFile(file)))) return file;
   }
   return undefined;
+}
+
+/** Which file of our fire model is missing from the models directory (a name relative to it). */
+async function missingDefaultFireFile(modelsDir: string): Promise<string> {
+  const model = path.resolve(modelsDir, FIRE_SMOKE_DEFAULT_MODEL);
+  return (await exists(model)) ? defaultLabelsFile(FIRE_SMOKE_DEFAULT_MODEL) : FIRE_SMOKE_DEFAULT_MODEL;
+}
+
+/** A model file as an operator may be shown it: relative to the models directory, else its bare name. */
+function shownPath(modelsDir: string, file: string): string {
+  const rel = path.relative(path.resolve(modelsDir), file);
+  return rel && !rel.startsWith('..') && !path.isAbsolute(rel) ? rel : path.basename(file);
 }
 
 async function readScenesFile(file: string): Promise<Partial<Record<SceneCode, SceneConfig>>> {
