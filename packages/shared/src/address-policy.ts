@@ -106,6 +106,36 @@ export function embeddedIpv4(address: string): string | undefined {
   return undefined;
 }
 
+const dotted = (b: number[]): string => b.join('.');
+
+/**
+ * Prefixes whose IPv4 part cannot be read with certainty, refused unless private networks are allowed:
+ *  - 64:ff9b:1::/48, local-use NAT64 (RFC 8215): the operator's own translator, which may reach private
+ *    IPv4; its prefix may be /48, /56, /64 or /96 (RFC 6052 §2.2), so the IPv4 part may sit in any of four
+ *    places. Class `private`.
+ *  - 2001::/32, Teredo (RFC 4380): a tunnel through a relay to the client's IPv4 (stored inverted in the
+ *    last 32 bits) or the server's (bits 32-63). Class `reserved`.
+ * A cloud metadata address in any place the IPv4 part may sit makes the address `cloud_metadata`,
+ * refused always.
+ */
+function tunnelClass(b: number[]): AddressClass | undefined {
+  let candidates: number[][];
+  let cls: AddressClass;
+  if (b[0] === 0 && b[1] === 0x64 && b[2] === 0xff && b[3] === 0x9b && b[4] === 0 && b[5] === 1) {
+    cls = 'private';
+    candidates = [
+      [b[6], b[7], b[9], b[10]], // /48
+      [b[7], b[9], b[10], b[11]], // /56
+      b.slice(9, 13), // /64
+      b.slice(12, 16), // /96
+    ];
+  } else if (b[0] === 0x20 && b[1] === 0x01 && b[2] === 0 && b[3] === 0) {
+    cls = 'reserved';
+    candidates = [b.slice(4, 8), b.slice(12, 16).map((x) => x ^ 0xff)];
+  } else return undefined;
+  return candidates.some((c) => classifyAddress(dotted(c)) === 'cloud_metadata') ? 'cloud_metadata' : cls;
+}
+
 /** Classifies one resolved IP literal. */
 export function classifyAddress(address: string): AddressClass {
   const bare = address.replace(/^\[|\]$/g, '');
@@ -114,6 +144,9 @@ export function classifyAddress(address: string): AddressClass {
   if (family === 6) {
     const v4 = embeddedIpv4(bare);
     if (v4) return classifyAddress(v4);
+    const bytes = ipv6Bytes(bare);
+    const tunnel = bytes && tunnelClass(bytes);
+    if (tunnel) return tunnel;
     const plain = bare.split('%')[0];
     return V6.find((r) => r.list.check(plain, 'ipv6'))?.cls ?? 'public';
   }
