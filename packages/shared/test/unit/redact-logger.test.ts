@@ -59,6 +59,25 @@ describe('redaction', () => {
     expect(redactText('rtsp://h/live/cam1')).toBe('rtsp://h/live/cam1');
   });
 
+  it('removes password parameters of stream URLs, short names and `;` parameters included', () => {
+    expect(redactText('rtsp://cam/stream?user=a&pw=secret')).toBe('rtsp://cam/stream?user=a&pw=***');
+    expect(redactText('rtsp://cam/stream?user=a&p=secret')).toBe('rtsp://cam/stream?user=a&p=***');
+    expect(redactText('rtsp://cam/stream?PW=secret&P=secret2')).toBe('rtsp://cam/stream?PW=***&P=***');
+    expect(redactText('rtsp://cam/x;password=secret')).toBe('rtsp://cam/x;password=***');
+    expect(redactText('rtsp://cam/x;user=a;pw=secret;channel=1')).toBe(
+      'rtsp://cam/x;user=a;pw=***;channel=1',
+    );
+    expect(redactText('http://cam/s?passwd=s1&pwd=s2&pass=s3&password=s4&pswd=s5&p=s6&pw=s7&user=a')).toBe(
+      'http://cam/s?passwd=***&pwd=***&pass=***&password=***&pswd=***&p=***&pw=***&user=a',
+    );
+    expect(redactText('opening "rtsp://cam/s?p=secret" failed: timeout')).toBe(
+      'opening "rtsp://cam/s?p=***" failed: timeout',
+    );
+    // Short names are secret only in a URL: free text and other parameters keep their values.
+    expect(redactText('a p=0.5 fit, pw=3 and x;p=1 ?p=2')).toBe('a p=0.5 fit, pw=3 and x;p=1 ?p=2');
+    expect(redactText('http://h/x?page=2&pa=1&ps=3&app=4')).toBe('http://h/x?page=2&pa=1&ps=3&app=4');
+  });
+
   it('fingerprints keys without revealing them', () => {
     const fp = keyFingerprint('sk-very-secret');
     expect(fp).toMatch(/^[0-9a-f]{12}$/);
@@ -83,9 +102,21 @@ describe('logger', () => {
     log.info({ stream_url: 'rtsp://cam:pw-2@10.0.0.9/live' }, 'opening stream');
     log.warn('could not reach rtsp://cam:pw-3@10.0.0.9/live');
     log.error({ err: new Error('connect to rtsp://cam:pw-4@10.0.0.9/live failed') }, 'stream error');
+    log.info({ stream_url: 'rtsp://10.0.0.9/live?user=a&pw=pw-5&p=pw-6' }, 'opening stream');
+    log.warn('could not reach rtsp://10.0.0.9/live;password=pw-7');
     const out = lines.join('');
-    expect(lines.length).toBe(6);
-    for (const secret of ['sk-live-123', 'signed.value', 'pw-1', 'pw-2', 'pw-3', 'pw-4'])
+    expect(lines.length).toBe(8);
+    for (const secret of [
+      'sk-live-123',
+      'signed.value',
+      'pw-1',
+      'pw-2',
+      'pw-3',
+      'pw-4',
+      'pw-5',
+      'pw-6',
+      'pw-7',
+    ])
       expect(out).not.toContain(secret);
     expect(out).toContain('rtsp://***@10.0.0.9/live');
     expect(out).toContain('"service":"test"');
