@@ -1,0 +1,244 @@
+import type { Counts } from './counts';
+import type { AnalyticsEvent, EndReason, EventContext } from './events';
+import type { Box } from './geometry';
+import type { LineCrossingsState } from './line-crossings';
+import {
+  LineRuntime,
+  ZoneRuntime,
+  type LineSummary,
+  type Watched,
+  type ZoneRuntimeState,
+  type ZoneSummary,
+} from './rule-runtime';
+import { parseRules, type LineRule, type RuleSet, type ZoneRule } from './rules';
+
+/**
+ * The analytics engine of one task: it runs a rule set (rules.ts) over the task's result frames, in seq
+ * order, on media time only (docs/ANALYTICS.md, "Exact rules"). Pure: no clock, no randomness, no I/O. The
+ * same rules over the same frames give byte-identical outputs and event ids, and `snapshot()` is a plain JSON
+ * value from which `AnalyticsEngine.restore` continues exactly as if never stopped.
+ *
+ * - A frame whose seq is not above the last processed one is skipped (a redelivery): `skipped: true`.
+ * - Media time is max(frame.time_ms, the previous frame's media time): it never runs backwards.
+ * - An object is watched by a rule when its label is in `labels` (absent or empty: every label) and its score
+ *   is >= `min_score`. Zones and lines follow tracks by `track_id`; an object without one takes part only in
+ *   coverage zones. When a track id appears twice in a frame, its first object is used.
+ */
+export interface AnalyticsObject {
+  label: string;
+  score: number;
+  /** Normalized [x1, y1, x2, y2], y down. */
+  box: Box;
+  track_id?: string;
+}
+
+export interface AnalyticsFrame {
+  seq: number;
+  time_ms: number;
+  objects: readonly AnalyticsObject[];
+}
+
+export interface FrameAnalytics {
+  seq: number;
+  media_ms: number;
+  skipped: boolean;
+  events: AnalyticsEvent[];
+  /** For each object of the frame, in order: the ids of the zones it is counted in. */
+  objects: { zones: string[] }[];
+  /** Per zone: its occupancy by label (`*`: all) after this frame, and a coverage zone's covered fraction. */
+  zones: Record<string, { counts: Counts; coverage?: number }>;
+}
+
+export interface AnalyticsSummary {
+  task_id: string;
+  rules_version: number;
+  /** The last frame processed; null before the first. */
+  as_of_seq: number | null;
+  media_ms: number | null;
+  rules: (ZoneSummary | LineSummary)[];
+}
+
+export interface EngineSnapshot {
+  format: 1;
+  task_id: string;
+  rules_version: number;
+  as_of_seq: number | null;
+  media_ms: number | null;
+  rules: RuleSet;
+  /** Rule id -> the rules version its current definition came with. */
+  versions: [string, number][];
+  zones: [string, ZoneRuntimeState][];
+  lines: [string, LineCrossingsState][];
+}
+
+type Runtime = ZoneRuntime | LineRuntime;
+
+/** A rule's definition for the unchanged-or-not test: everything but its name, labels as a set. */
+function definitionKey(kind: string, rule: ZoneRule | LineRule): string {
+  const { name: _name, labels, ...rest } = rule;
+  return JSON.stringify([kind, [...new Set(labels ?? [])].sort(), rest]);
+}
+
+export class AnalyticsEngine {
+  private runtimes: Runtime[] = [];
+  private version = 0;
+  private asOfSeq: number | null = null;
+  private mediaMs: number | null = null;
+
+  private constructor(readonly taskId: string) {}
+
+  /** A new engine at rules version 1. `rules` comes from parseRules. */
+  static create(taskId: string, rules: RuleSet): AnalyticsEngine {
+    const engine = new AnalyticsEngine(taskId);
+    engine.version = 1;
+    engine.runtimes = [
+      ...rules.zones.map((z) => new ZoneRuntime(z, 1)),
+      ...rules.lines.map((l) => new LineRuntime(l, 1)),
+    ];
+    return engine;
+  }
+
+  /** The engine a snapshot was taken of. Throws when the snapshot's rules do not validate. */
+  static restore(snapshot: EngineSnapshot): AnalyticsEngine {
+    if (snapshot.format !== 1)
+      throw new Error(`unknown analytics snapshot format ${String(snapshot.format)}`);
+    const parsed = parseRules(snapshot.rules);
+    if (!parsed.ok) throw new Error(`analytics snapshot rules do not validate: ${parsed.error.message}`);
+    const versions = new Map(snapshot.versions);
+    const zones = new Map(snapshot.zones);
+    const lines = new Map(snapshot.lines);
+    const engine = new AnalyticsEngine(snapshot.task_id);
+    engine.version = snapshot.rules_version;
+    engine.asOfSeq = snapshot.as_of_seq;
+    engine.mediaMs = snapshot.media_ms;
+    const v = (id: string): number => versions.get(id) ?? snapshot.rules_version;
+    engine.runtimes = [
+      ...parsed.rules.zones.map((z) => new ZoneRuntime(z, v(z.id), zones.get(z.id))),
+      ...parsed.rules.lines.map((l) => new LineRuntime(l, v(l.id), lines.get(l.id))),
+    ];
+    return engine;
+  }
+
+  get rulesVersion(): number {
+    return this.version;
+  }
+
+  get rules(): RuleSet {
+    return {
+      zones: this.runtimes.flatMap((r) => (r instanceof ZoneRuntime ? [r.rule] : [])),
+      lines: this.runtimes.flatMap((r) => (r instanceof LineRuntime ? [r.rule] : [])),
+    };
+  }
+
+  private context(rt: Runtime, seq: number, mediaMs: number): EventContext {
+    return { taskId: this.taskId, ruleId: rt.rule.id, ruleVersion: rt.version, seq, mediaMs };
+  }
+
+  processFrame(frame: AnalyticsFrame): FrameAnalytics {
+    const objects = frame.objects.map(() => ({ zones: [] as string[] }));
+    if (this.asOfSeq !== null && frame.seq <= this.asOfSeq) {
+      return {
+        seq: frame.seq,
+        media_ms: this.mediaMs ?? frame.time_ms,
+        skipped: true,
+        events: [],
+        objects,
+        zones: {},
+      };
+    }
+    const t = this.mediaMs === null ? frame.time_ms : Math.max(this.mediaMs, frame.time_ms);
+    this.asOfSeq = frame.seq;
+    this.mediaMs = t;
+    const firstOfTrack = new Set<string>();
+    const candidates: (Watched & { score: number })[] = [];
+    frame.objects.forEach((o, index) => {
+      if (o.track_id !== undefined) {
+        if (firstOfTrack.has(o.track_id)) return;
+        firstOfTrack.add(o.track_id);
+      }
+      candidates.push({ index, track: o.track_id, label: o.label, box: o.box, score: o.score });
+    });
+    const events: AnalyticsEvent[] = [];
+    const zones: FrameAnalytics['zones'] = {};
+    for (const rt of this.runtimes) {
+      const labels = rt.rule.labels && rt.rule.labels.length > 0 ? new Set(rt.rule.labels) : null;
+      const watched = candidates.filter(
+        (c) => c.score >= rt.rule.min_score && (!labels || labels.has(c.label)),
+      );
+      const ctx = this.context(rt, frame.seq, t);
+      if (rt instanceof ZoneRuntime) {
+        events.push(...rt.step(ctx, watched, (i) => objects[i].zones.push(rt.rule.id)));
+        zones[rt.rule.id] = rt.frameCounts();
+      } else {
+        events.push(...rt.step(ctx, watched));
+      }
+    }
+    return { seq: frame.seq, media_ms: t, skipped: false, events, objects, zones };
+  }
+
+  /**
+   * Replaces the rule set (a new rules version). A rule with the same id and kind whose definition is unchanged
+   * (its name may change) keeps its state and version. A changed or removed zone ends its open visits
+   * (zone.exited) and clears its raised occupancy alerts (zone.occupancy_cleared), with reason rule_changed or
+   * rule_removed, at the last processed frame's seq and media time, under the old rule version; a changed or
+   * removed line emits nothing and its counts end. Changed and new rules start empty under the new version.
+   */
+  replaceRules(next: RuleSet): AnalyticsEvent[] {
+    const version = this.version + 1;
+    const events: AnalyticsEvent[] = [];
+    const keep = new Map<string, Runtime>();
+    const nextById = new Map<string, [string, ZoneRule | LineRule]>([
+      ...next.zones.map((z): [string, [string, ZoneRule]] => [z.id, ['zone', z]]),
+      ...next.lines.map((l): [string, [string, LineRule]] => [l.id, ['line', l]]),
+    ]);
+    for (const rt of this.runtimes) {
+      const n = nextById.get(rt.rule.id);
+      if (n && definitionKey(n[0], n[1]) === definitionKey(rt.kind, rt.rule)) {
+        rt.rule = { ...rt.rule, name: n[1].name } as typeof rt.rule;
+        keep.set(rt.rule.id, rt);
+        continue;
+      }
+      const reason: EndReason = n ? 'rule_changed' : 'rule_removed';
+      if (this.asOfSeq !== null && this.mediaMs !== null)
+        events.push(
+          ...(rt instanceof ZoneRuntime
+            ? rt.end(this.context(rt, this.asOfSeq, this.mediaMs), reason)
+            : rt.end()),
+        );
+    }
+    this.runtimes = [
+      ...next.zones.map((z) => (keep.get(z.id) as ZoneRuntime | undefined) ?? new ZoneRuntime(z, version)),
+      ...next.lines.map((l) => (keep.get(l.id) as LineRuntime | undefined) ?? new LineRuntime(l, version)),
+    ];
+    this.version = version;
+    return events;
+  }
+
+  analytics(): AnalyticsSummary {
+    return {
+      task_id: this.taskId,
+      rules_version: this.version,
+      as_of_seq: this.asOfSeq,
+      media_ms: this.mediaMs,
+      rules: this.runtimes.map((rt) => rt.summary()),
+    };
+  }
+
+  snapshot(): EngineSnapshot {
+    return {
+      format: 1,
+      task_id: this.taskId,
+      rules_version: this.version,
+      as_of_seq: this.asOfSeq,
+      media_ms: this.mediaMs,
+      rules: structuredClone(this.rules),
+      versions: this.runtimes.map((rt) => [rt.rule.id, rt.version]),
+      zones: this.runtimes.flatMap((rt) =>
+        rt instanceof ZoneRuntime ? [[rt.rule.id, rt.snapshot()] as [string, ZoneRuntimeState]] : [],
+      ),
+      lines: this.runtimes.flatMap((rt) =>
+        rt instanceof LineRuntime ? [[rt.rule.id, rt.snapshot()] as [string, LineCrossingsState]] : [],
+      ),
+    };
+  }
+}

@@ -1,0 +1,155 @@
+/**
+ * Plane geometry of the analytics rules, in normalized image coordinates (x right, y down, both 0..1).
+ * Every test here is an exact sign test on IEEE doubles: no epsilon, so the same input always gives the
+ * same answer on every machine.
+ */
+
+export type Point = readonly [number, number];
+/** An axis-aligned box [x1, y1, x2, y2] with x1 <= x2 and y1 <= y2. */
+export type Box = readonly [number, number, number, number];
+
+export const ANCHORS = [
+  'bottom_center',
+  'center',
+  'top_left',
+  'top_center',
+  'top_right',
+  'center_left',
+  'center_right',
+  'bottom_left',
+  'bottom_right',
+] as const;
+export type Anchor = (typeof ANCHORS)[number];
+
+/** The anchor point of a box; midpoints are (a + b) / 2, as supervision's `get_anchors_coordinates` computes them. */
+export function anchorPoint(box: Box, anchor: Anchor): Point {
+  const [x1, y1, x2, y2] = box;
+  const cx = (x1 + x2) / 2;
+  const cy = (y1 + y2) / 2;
+  switch (anchor) {
+    case 'bottom_center':
+      return [cx, y2];
+    case 'center':
+      return [cx, cy];
+    case 'top_left':
+      return [x1, y1];
+    case 'top_center':
+      return [cx, y1];
+    case 'top_right':
+      return [x2, y1];
+    case 'center_left':
+      return [x1, cy];
+    case 'center_right':
+      return [x2, cy];
+    case 'bottom_left':
+      return [x1, y2];
+    case 'bottom_right':
+      return [x2, y2];
+  }
+}
+
+/** Sign of the cross product (b - a) x (c - a): > 0 when c is counter-clockwise of a->b in x-right/y-up axes. */
+export function orient(a: Point, b: Point, c: Point): number {
+  return (b[0] - a[0]) * (c[1] - a[1]) - (b[1] - a[1]) * (c[0] - a[0]);
+}
+
+function onSegment(a: Point, b: Point, p: Point): boolean {
+  return (
+    orient(a, b, p) === 0 &&
+    Math.min(a[0], b[0]) <= p[0] &&
+    p[0] <= Math.max(a[0], b[0]) &&
+    Math.min(a[1], b[1]) <= p[1] &&
+    p[1] <= Math.max(a[1], b[1])
+  );
+}
+
+/** Whether the closed segments a-b and c-d share at least one point (touching and collinear overlap included). */
+export function segmentsIntersect(a: Point, b: Point, c: Point, d: Point): boolean {
+  const o1 = Math.sign(orient(a, b, c));
+  const o2 = Math.sign(orient(a, b, d));
+  const o3 = Math.sign(orient(c, d, a));
+  const o4 = Math.sign(orient(c, d, b));
+  if (o1 !== o2 && o3 !== o4 && o1 * o2 <= 0 && o3 * o4 <= 0) {
+    if (o1 !== 0 || o2 !== 0) return true;
+  }
+  return onSegment(a, b, c) || onSegment(a, b, d) || onSegment(c, d, a) || onSegment(c, d, b);
+}
+
+/** Absolute area of a polygon (shoelace). */
+export function polygonArea(poly: readonly Point[]): number {
+  let twice = 0;
+  for (let i = 0, j = poly.length - 1; i < poly.length; j = i++) {
+    twice += poly[j][0] * poly[i][1] - poly[i][0] * poly[j][1];
+  }
+  return Math.abs(twice) / 2;
+}
+
+/**
+ * Whether the closed polygon is simple: no repeated vertex, no two non-adjacent edges sharing a point, and
+ * no edge folding back onto its neighbour (a spike). O(n^2), n <= 32.
+ */
+export function isSimplePolygon(poly: readonly Point[]): boolean {
+  const n = poly.length;
+  for (let i = 0; i < n; i++)
+    for (let j = i + 1; j < n; j++) if (poly[i][0] === poly[j][0] && poly[i][1] === poly[j][1]) return false;
+  for (let i = 0; i < n; i++) {
+    const a = poly[i];
+    const b = poly[(i + 1) % n];
+    // Adjacent edge b-c: collinear and pointing back over a-b is a spike.
+    const c = poly[(i + 2) % n];
+    if (orient(a, b, c) === 0 && (onSegment(a, b, c) || onSegment(b, c, a))) return false;
+    for (let j = i + 2; j < n; j++) {
+      if (i === 0 && j === n - 1) continue; // the closing edge is adjacent to the first one
+      if (segmentsIntersect(a, b, poly[j], poly[(j + 1) % n])) return false;
+    }
+  }
+  return true;
+}
+
+/** Bounding box of a polygon. */
+export function polygonBounds(poly: readonly Point[]): Box {
+  let x1 = Infinity;
+  let y1 = Infinity;
+  let x2 = -Infinity;
+  let y2 = -Infinity;
+  for (const [x, y] of poly) {
+    if (x < x1) x1 = x;
+    if (x > x2) x2 = x;
+    if (y < y1) y1 = y;
+    if (y > y2) y2 = y;
+  }
+  return [x1, y1, x2, y2];
+}
+
+/**
+ * Whether p lies in the polygon. A point on an edge or a vertex counts as inside; elsewhere the even-odd
+ * rule (crossing number) decides. `bounds` is the polygon's bounding box (a quick reject).
+ */
+export function pointInPolygon(p: Point, poly: readonly Point[], bounds: Box): boolean {
+  const [x, y] = p;
+  if (x < bounds[0] || x > bounds[2] || y < bounds[1] || y > bounds[3]) return false;
+  let inside = false;
+  for (let i = 0, j = poly.length - 1; i < poly.length; j = i++) {
+    const a = poly[j];
+    const b = poly[i];
+    // On the edge (inside its bounding box first: the cheap test).
+    if (
+      x >= Math.min(a[0], b[0]) &&
+      x <= Math.max(a[0], b[0]) &&
+      y >= Math.min(a[1], b[1]) &&
+      y <= Math.max(a[1], b[1]) &&
+      orient(a, b, p) === 0
+    )
+      return true;
+    if (b[1] > y !== a[1] > y) {
+      const xCross = a[0] + ((y - a[1]) * (b[0] - a[0])) / (b[1] - a[1]);
+      if (x < xCross) inside = !inside;
+    }
+  }
+  return inside;
+}
+
+/** Euclidean distance in normalized units. */
+export function distance(a: Point, b: Point): number {
+  return Math.hypot(a[0] - b[0], a[1] - b[1]);
+}

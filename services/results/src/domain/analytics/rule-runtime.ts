@@ -1,0 +1,210 @@
+import { addCount, type Counts } from './counts';
+import { CoverageZone, emptyCoverageZone, type CoverageZoneState } from './coverage-zone';
+import { PolygonCover } from './coverage';
+import { dwellPercentile } from './dwell-stats';
+import type { AnalyticsEvent, EndReason, EventContext } from './events';
+import { polygonBounds, type Box } from './geometry';
+import { emptyLineCrossings, LineCrossings, type LineCrossingsState } from './line-crossings';
+import { OccupancyAlerts, type OccupancyAlertsState } from './occupancy-alerts';
+import type { LineRule, ZoneRule } from './rules';
+import { emptyZoneVisits, ZoneVisits, type TrackedObservation, type ZoneVisitsState } from './zone-visits';
+
+/** One watched object of a frame, as a rule sees it (`track` absent: an object without a track id). */
+export interface Watched {
+  index: number;
+  track?: string;
+  label: string;
+  box: Box;
+}
+
+export interface ZoneRuntimeState {
+  visits?: ZoneVisitsState;
+  coverage?: CoverageZoneState;
+  occupancy: OccupancyAlertsState;
+}
+
+export interface ZoneSummary {
+  kind: 'zone';
+  id: string;
+  name: string;
+  version: number;
+  mode: 'anchor' | 'coverage';
+  /** Open visits by label, `*` for all (coverage zones: watched objects overlapping the zone at the last frame). */
+  occupancy: Counts;
+  entered: Counts;
+  exited: Counts;
+  visits: { total: number; open: number };
+  dwell_ms: { count: number; p50: number | null; p95: number | null; max: number | null };
+  occupancy_alerts: Record<string, boolean>;
+  coverage?: { fraction: number; active: boolean };
+}
+
+export interface LineSummary {
+  kind: 'line';
+  id: string;
+  name: string;
+  version: number;
+  in: Counts;
+  out: Counts;
+  in_total: number;
+  out_total: number;
+}
+
+const total = (c: Counts): number => Object.values(c).reduce((a, b) => a + b, 0);
+
+export class ZoneRuntime {
+  readonly kind = 'zone';
+  private readonly bounds: Box;
+  private readonly visits?: ZoneVisits;
+  private readonly coverage?: CoverageZone;
+  private readonly cover?: PolygonCover;
+  private readonly alerts: OccupancyAlerts;
+  private counts: Counts = {};
+
+  constructor(
+    public rule: ZoneRule,
+    readonly version: number,
+    state?: ZoneRuntimeState,
+  ) {
+    this.bounds = polygonBounds(rule.polygon);
+    const threshold = rule.coverage;
+    if (threshold === undefined) {
+      this.visits = new ZoneVisits(rule, this.bounds, state?.visits ?? emptyZoneVisits());
+    } else {
+      this.cover = new PolygonCover(rule.polygon);
+      this.coverage = new CoverageZone(
+        { ...rule, coverage: threshold },
+        this.cover,
+        state?.coverage ?? emptyCoverageZone(),
+      );
+    }
+    this.alerts = new OccupancyAlerts(rule.occupancy ?? [], state?.occupancy ?? []);
+    this.counts = this.occupancy();
+  }
+
+  private occupancy(): Counts {
+    if (this.visits) return this.visits.occupancy();
+    return this.coverage?.state.counts ?? {};
+  }
+
+  /** Runs one frame; marks `inZone[index]` for each object counted in the zone. */
+  step(ctx: EventContext, watched: readonly Watched[], inZone: (index: number) => void): AnalyticsEvent[] {
+    let events: AnalyticsEvent[];
+    if (this.visits) {
+      const tracked = watched.filter((w): w is TrackedObservation => w.track !== undefined);
+      events = this.visits.step(ctx, tracked);
+      for (const w of tracked) if (this.visits.tracks.get(w.track)?.visit) inZone(w.index);
+    } else {
+      const counts: Counts = {};
+      let all = 0;
+      for (const w of watched)
+        if (this.cover?.overlaps(w.box)) {
+          addCount(counts, w.label);
+          all++;
+          inZone(w.index);
+        }
+      addCount(counts, '*', all);
+      events = (this.coverage as CoverageZone).step(
+        ctx,
+        watched.map((w) => w.box),
+        counts,
+      );
+    }
+    this.counts = this.occupancy();
+    return [...events, ...this.alerts.step(ctx, this.counts)];
+  }
+
+  frameCounts(): { counts: Counts; coverage?: number } {
+    return this.coverage
+      ? { counts: this.counts, coverage: this.coverage.fraction }
+      : { counts: this.counts };
+  }
+
+  end(ctx: EventContext, reason: EndReason): AnalyticsEvent[] {
+    const ended = this.visits
+      ? this.visits.endAll(ctx, reason)
+      : (this.coverage as CoverageZone).endAll(ctx, reason);
+    return [...ended, ...this.alerts.endAll(ctx, reason, this.counts)];
+  }
+
+  summary(): ZoneSummary {
+    const stats = this.visits
+      ? this.visits.stats()
+      : (() => {
+          const s = (this.coverage as CoverageZone).state;
+          return { entered: { '*': s.entered }, exited: { '*': s.exited }, dwell: s.dwell };
+        })();
+    const entered = total(stats.entered);
+    const out: ZoneSummary = {
+      kind: 'zone',
+      id: this.rule.id,
+      name: this.rule.name ?? this.rule.id,
+      version: this.version,
+      mode: this.coverage ? 'coverage' : 'anchor',
+      occupancy: this.counts,
+      entered: stats.entered,
+      exited: stats.exited,
+      visits: { total: entered, open: entered - total(stats.exited) },
+      dwell_ms: {
+        count: stats.dwell.count,
+        p50: dwellPercentile(stats.dwell, 50),
+        p95: dwellPercentile(stats.dwell, 95),
+        max: stats.dwell.count > 0 ? stats.dwell.max : null,
+      },
+      occupancy_alerts: this.alerts.exceeded(),
+    };
+    if (this.coverage)
+      out.coverage = { fraction: this.coverage.fraction, active: this.coverage.state.active };
+    return out;
+  }
+
+  snapshot(): ZoneRuntimeState {
+    const occupancy = this.alerts.snapshot();
+    return this.visits
+      ? { visits: this.visits.snapshot(), occupancy }
+      : { coverage: this.coverage?.snapshot(), occupancy };
+  }
+}
+
+export class LineRuntime {
+  readonly kind = 'line';
+  private readonly crossings: LineCrossings;
+
+  constructor(
+    public rule: LineRule,
+    readonly version: number,
+    state?: LineCrossingsState,
+  ) {
+    this.crossings = new LineCrossings(rule, state ?? emptyLineCrossings());
+  }
+
+  step(ctx: EventContext, watched: readonly Watched[]): AnalyticsEvent[] {
+    return this.crossings.step(
+      ctx,
+      watched.filter((w): w is TrackedObservation => w.track !== undefined),
+    );
+  }
+
+  /** A line holds no open state worth an event: a changed or removed line just stops counting. */
+  end(): AnalyticsEvent[] {
+    return [];
+  }
+
+  summary(): LineSummary {
+    const c = this.crossings.counts();
+    return {
+      kind: 'line',
+      id: this.rule.id,
+      name: this.rule.name ?? this.rule.id,
+      version: this.version,
+      in: c.in,
+      out: c.out,
+      in_total: total(c.in),
+      out_total: total(c.out),
+    };
+  }
+
+  snapshot(): LineCrossingsState {
+    return this.crossings.snapshot();
+  }
+}
