@@ -218,6 +218,7 @@ const SECRET_KEYS = [
   'VISION_API_KEYS',
   'RESULTS_CURSOR_SECRET',
   'RESULTS_WEBHOOK_SECRET_KEY',
+  'TASKS_STREAM_URL_KEY',
 ];
 
 /** No Secret key reaches a container as an environment value (env, secretKeyRef or envFrom). */
@@ -936,6 +937,8 @@ test("the chart Secret's optional keys are mounted when given, to the pods that 
     'secrets.resultsCursorSecret=0123456789abcdef0',
     '--set',
     'secrets.resultsWebhookSecretKey=0123456789abcdef1',
+    '--set',
+    'secrets.tasksStreamUrlKey=0123456789abcdef2',
   );
   checkNoSecretEnv(ms);
   checkEnvironment(ms, false);
@@ -943,6 +946,7 @@ test("the chart Secret's optional keys are mounted when given, to the pods that 
     gateway: ['DATABASE_URL', 'REDIS_URL', 'VISION_API_KEYS'],
     results: ['DATABASE_URL', 'RESULTS_CURSOR_SECRET', 'RESULTS_WEBHOOK_SECRET_KEY'],
   });
+  expect(secretKeysByComponent(ms).tasks).toContain('TASKS_STREAM_URL_KEY');
 });
 
 test('without the detect pool, images calls the job-running inference pod and may reach it', () => {

@@ -100,7 +100,7 @@ tasks:
   port: 8101
   portVar: TASKS_PORT
   secrets: [DATABASE_URL, S3_ACCESS_KEY, S3_SECRET_KEY]
-  optionalSecrets: [TASKS_ADMIN_TOKEN]
+  optionalSecrets: [TASKS_ADMIN_TOKEN, TASKS_STREAM_URL_KEY]
   callers: [gateway, results]
   opensStreams: true
 quota:
@@ -225,6 +225,7 @@ those listed in secrets.existingSecretOptionalKeys (a file named by <KEY>_FILE m
 {{- if $s.apiKeys }}{{ $keys = append $keys "VISION_API_KEYS" }}{{ end -}}
 {{- if $s.resultsCursorSecret }}{{ $keys = append $keys "RESULTS_CURSOR_SECRET" }}{{ end -}}
 {{- if $s.resultsWebhookSecretKey }}{{ $keys = append $keys "RESULTS_WEBHOOK_SECRET_KEY" }}{{ end -}}
+{{- if $s.tasksStreamUrlKey }}{{ $keys = append $keys "TASKS_STREAM_URL_KEY" }}{{ end -}}
 {{- $keys | toYaml -}}
 {{- end -}}
 {{- end -}}

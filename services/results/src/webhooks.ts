@@ -10,7 +10,7 @@ import {
 } from '@vision/shared';
 import type { ResolvedResultsConfig } from './config';
 import type { CursorCodec } from './domain/cursor';
-import { SecretBox } from './domain/webhooks/signing';
+import { webhookSecretBox } from './domain/webhooks/signing';
 import type { WebhookRouteDeps } from './http/webhook-routes';
 import { WebhookDeliveriesStore } from './store/webhook-deliveries-store';
 import { WebhookEndpointsStore } from './store/webhook-endpoints-store';
@@ -42,7 +42,7 @@ export function createWebhooks(deps: {
   const { db, bus, clock, logger, cfg } = deps;
   const endpoints = new WebhookEndpointsStore(db.knex);
   const deliveries = new WebhookDeliveriesStore(db.knex);
-  const box = new SecretBox(cfg.webhookSealKey);
+  const box = webhookSecretBox(cfg.webhookSealKey);
   const egress: Egress = {
     allowPrivate: cfg.WEBHOOK_ALLOW_PRIVATE_NETWORKS,
     resolve: streamResolver({ servers: cfg.STREAM_DNS_SERVERS, timeoutMs: cfg.STREAM_DNS_TIMEOUT_MS }),

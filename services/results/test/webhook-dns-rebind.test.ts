@@ -1,5 +1,5 @@
 import { streamResolver } from '@vision/shared';
-import { SecretBox, newSecret } from '../src/domain/webhooks/signing';
+import { newSecret, webhookSecretBox } from '../src/domain/webhooks/signing';
 import { sendAttempt } from '../src/use-cases/webhooks/send-attempt';
 import { startWebhookHarness, waitFor, type WebhookHarness } from './webhook-harness';
 import {
@@ -81,7 +81,7 @@ test('the dispatcher delivering and retrying an event never reaches the loopback
       url: hookUrl(),
       event_types: ['vision.task.status_changed'],
       description: null,
-      secret_sealed: new SecretBox(SEAL_KEY).seal(newSecret()),
+      secret_sealed: webhookSecretBox(SEAL_KEY).seal(newSecret()),
       enabled: true,
       created_at: now,
       updated_at: now,

@@ -32,6 +32,11 @@ export const tasksShape = {
   TASKS_CREATE_MAX_WAIT_MS: env.int(2000, 0, 600_000),
   /** A file task queued this long is refunded (queue_timeout). */
   TASKS_QUEUE_MAX_WAIT_MS: env.int(6 * 3_600_000, 1000, 7 * 86_400_000),
+  /**
+   * Key that seals the stored stream URLs (AES-256-GCM); when unset, one derived from the tasks service's
+   * identity key (the same for every replica). Changing it makes the stored URLs unreadable.
+   */
+  TASKS_STREAM_URL_KEY: z.string().min(16, 'expected at least 16 characters').optional(),
   /** Bearer credential of the operator endpoints under /internal/v1/admin; those endpoints are off without it. */
   TASKS_ADMIN_TOKEN: z.string().min(16, 'expected at least 16 characters').optional(),
   /** Time limit of one call to the inference backend. */

@@ -24,6 +24,7 @@ import {
   systemClock,
   loadCallingIdentity,
   type CallingIdentity,
+  deriveSecret,
 } from '@vision/shared';
 import type { AddressInfo } from 'node:net';
 import { ImagesClient } from './clients/images-client';
@@ -32,6 +33,7 @@ import { type TasksConfig, loadTasksConfig } from './config';
 import { createApp } from './http/app';
 import type { InferencePort, QuotaPort, Signals, TaskContext } from './ports';
 import { migrations } from './store/migrations';
+import { StreamUrlSeal, sealStoredStreamUrls } from './store/stream-url-seal';
 import { TaskStore } from './store/task-store';
 import { CreateTask } from './use-cases/create-task';
 import { ImageCalls } from './use-cases/image-calls';
@@ -105,6 +107,9 @@ export function createTasks(deps: TasksDeps): TasksParts {
     logger,
     signals,
     inflight: new Set(),
+    streamUrls: new StreamUrlSeal(
+      cfg.TASKS_STREAM_URL_KEY ?? deriveSecret(deps.identity.signer, 'tasks-stream-url-seal'),
+    ),
     settings: {
       maxActive: cfg.TASKS_MAX_ACTIVE,
       inferenceSlots: cfg.TASKS_INFERENCE_SLOTS ?? cfg.INFERENCE_MAX_JOBS ?? 4,
@@ -220,6 +225,8 @@ export async function start(opts: StartOptions = {}): Promise<TasksService> {
     httpProxy: egress.url,
     resolve,
   });
+  const sealedRows = await sealStoredStreamUrls(db.knex, parts.ctx.streamUrls);
+  if (sealedRows > 0) logger.info({ rows: sealedRows }, 'stored stream URLs sealed');
   const stopTaskGauge = metrics.tasks.addSource(() => parts.store.countByStatus());
   const server = await listen(
     parts.app,

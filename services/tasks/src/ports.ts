@@ -7,6 +7,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Clock, Identity, InferenceClient, Logger, ObjectStore } from '@vision/shared';
 import type { ChargeOutcome } from './clients/quota-client';
+import type { StreamUrlSeal } from './store/stream-url-seal';
 import type { TaskStore } from './store/task-store';
 
 export interface QuotaPort {
@@ -64,6 +65,8 @@ export interface TaskContext {
   signals: Signals;
   /** Tasks whose create request is being handled by this process: background loops leave them alone. */
   inflight: Set<string>;
+  /** Seals the stream URL written with a task and opens it for the job submission. */
+  streamUrls: StreamUrlSeal;
 }
 
 /** The identity background work acts under for `subject`. */

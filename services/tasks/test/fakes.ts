@@ -6,6 +6,7 @@ import { randomUUID } from 'node:crypto';
 import {
   ApiError,
   type Identity,
+  type JobSource,
   type JobView,
   type SubmitOutcome,
   createLogger,
@@ -16,6 +17,7 @@ import {
 import type { ChargeOutcome } from '../src/clients/quota-client';
 import type { InferencePort, QuotaPort, Signals, TaskContext, TaskSettings } from '../src/ports';
 import { migrations } from '../src/store/migrations';
+import { StreamUrlSeal } from '../src/store/stream-url-seal';
 import { type NewVideoTask, TaskStore } from '../src/store/task-store';
 import { driveStops } from '../src/workers/stop-driver';
 
@@ -45,10 +47,16 @@ export class FakeQuota implements QuotaPort {
 
 export class FakeInference implements InferencePort {
   readonly jobs = new Map<string, JobView>();
+  /** The source of every job submitted, by job id. */
+  readonly sources = new Map<string, JobSource>();
   submitAnswer: SubmitOutcome['kind'] | 'breaker_open' = 'accepted';
   open = false;
 
-  async submit(_identity: Identity, job: { job_id: string; scene_code: string }): Promise<SubmitOutcome> {
+  async submit(
+    _identity: Identity,
+    job: { job_id: string; scene_code: string; source: JobSource },
+  ): Promise<SubmitOutcome> {
+    this.sources.set(job.job_id, job.source);
     switch (this.submitAnswer) {
       case 'accepted': {
         const view: JobView = { job_id: job.job_id, scene_code: job.scene_code, status: 'running' };
@@ -146,6 +154,7 @@ export async function fakeWorld(settings: Partial<TaskSettings> = {}): Promise<F
     settings: { ...SETTINGS, ...settings },
     signals,
     inflight: new Set(),
+    streamUrls: new StreamUrlSeal('tasks-test-stream-url-key'),
   };
   return world;
 }

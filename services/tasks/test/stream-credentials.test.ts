@@ -81,6 +81,10 @@ test('an http stream URL with user:pass@ reaches the probe and creates the task;
     expect(text).not.toContain(PASS);
     expect(text).not.toContain(token);
   }
+  // The stored row holds the URL sealed: neither the password nor the user name is in any column.
+  const row = JSON.stringify(await stack.tasks.db.knex('tasks').where({ task_id: r.body.task_id }).first());
+  expect(row).not.toContain(PASS);
+  expect(row).not.toContain(USER);
   expect(logs.length).toBeGreaterThan(0);
   const captured = logs.join('');
   expect(captured).not.toContain(PASS);

@@ -136,9 +136,15 @@ export class CreateTask {
     t: NewTask,
     control: CreateControl,
   ): Promise<Admission> {
-    const { store, settings, inflight } = this.ctx;
+    const { store, settings, inflight, streamUrls } = this.ctx;
     const outcome = await store.insertSubmitting(
-      { ...t, task_id: owned.taskId, subject: identity.subject, request_id: owned.ref.key },
+      {
+        ...t,
+        task_id: owned.taskId,
+        subject: identity.subject,
+        request_id: owned.ref.key,
+        stream_url: t.stream_url === undefined ? undefined : streamUrls.seal(t.stream_url),
+      },
       owned.ref,
       settings.maxActive,
     );

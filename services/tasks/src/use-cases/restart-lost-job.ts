@@ -21,7 +21,7 @@ export async function restartLostJob(ctx: TaskContext, task: TaskRow): Promise<v
   const out = await ctx.inference.submit(workerIdentity(task.subject), {
     job_id: task.task_id,
     scene_code: task.scene_code,
-    source: sourceOf(task),
+    source: sourceOf(ctx, task),
     first_seq: plan.firstSeq,
   });
   const fields = { task_id: task.task_id, restarts: task.job_restarts + 1, first_seq: plan.firstSeq };

@@ -14,11 +14,13 @@ export interface Submitted {
   status: 201 | 202;
 }
 
-/** Where a task's job reads its video from. */
-export function sourceOf(task: TaskRow): JobSource {
-  return task.source_type === 'file'
-    ? { type: 'object', key: String(task.object_key) }
-    : { type: 'stream', url: String(task.stream_url) };
+/** Where a task's job reads its video from (the stream URL unsealed). */
+export function sourceOf(ctx: Pick<TaskContext, 'streamUrls'>, task: TaskRow): JobSource {
+  if (task.source_type === 'file') return { type: 'object', key: String(task.object_key) };
+  const url = ctx.streamUrls.open(String(task.stream_url));
+  // Sealed under another key: TASKS_STREAM_URL_KEY changed (docs/CONFIGURATION.md).
+  if (url === undefined) throw new Error(`the stream URL of task ${task.task_id} cannot be unsealed`);
+  return { type: 'stream', url };
 }
 
 function resultOf(out: SubmitOutcome): SubmitResult {
@@ -39,7 +41,7 @@ export async function submitTask(
   const out = await ctx.inference.submit(identity, {
     job_id: task.task_id,
     scene_code: task.scene_code,
-    source: sourceOf(task),
+    source: sourceOf(ctx, task),
   });
   const row = submitRow(context, resultOf(out));
   if (row.queue) {

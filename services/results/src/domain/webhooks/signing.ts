@@ -3,8 +3,11 @@
  * seconds) and `webhook-signature`, `v1,<base64 HMAC-SHA256 of id.timestamp.body>`, one per live secret,
  * space-separated, so that while a secret rotates a receiver holding either secret verifies.
  */
-import { createCipheriv, createDecipheriv, createHmac, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
+import { SecretBox } from '@vision/shared';
 import { Webhook } from 'standardwebhooks';
+
+export type { SecretBox };
 
 export const SECRET_PREFIX = 'whsec_';
 
@@ -34,38 +37,7 @@ export function deliveryHeaders(
   };
 }
 
-/**
- * Seals signing secrets for the database (AES-256-GCM under a key derived from the configured one), so a
- * copy of the table alone signs nothing. Form: `v1.<iv>.<ciphertext>.<tag>`, base64url parts.
- */
-export class SecretBox {
-  private readonly key: Buffer;
-
-  constructor(sealKey: string) {
-    if (sealKey.length < 16) throw new Error('webhook seal key must have at least 16 characters');
-    this.key = createHmac('sha256', sealKey).update('vision.results.webhook-secret.v1').digest();
-  }
-
-  seal(secret: string): string {
-    const iv = randomBytes(12);
-    const cipher = createCipheriv('aes-256-gcm', this.key, iv);
-    const ct = Buffer.concat([cipher.update(secret, 'utf8'), cipher.final()]);
-    return ['v1', iv, ct, cipher.getAuthTag()]
-      .map((p) => (typeof p === 'string' ? p : p.toString('base64url')))
-      .join('.');
-  }
-
-  /** The secret, or undefined when the value was sealed under another key or is damaged. Never throws. */
-  open(sealed: string): string | undefined {
-    const parts = sealed.split('.');
-    if (parts.length !== 4 || parts[0] !== 'v1') return undefined;
-    try {
-      const [iv, ct, tag] = parts.slice(1).map((p) => Buffer.from(p, 'base64url'));
-      const decipher = createDecipheriv('aes-256-gcm', this.key, iv);
-      decipher.setAuthTag(tag);
-      return Buffer.concat([decipher.update(ct), decipher.final()]).toString('utf8');
-    } catch {
-      return undefined;
-    }
-  }
+/** Seals signing secrets for the database (the shared SecretBox under the webhook purpose). */
+export function webhookSecretBox(sealKey: string): SecretBox {
+  return new SecretBox(sealKey, 'vision.results.webhook-secret.v1', 'webhook seal key');
 }
