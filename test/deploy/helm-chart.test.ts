@@ -46,8 +46,12 @@ function runHelm(args: string[]) {
   return spawnSync(helm, args, { cwd: repoRoot, encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
 }
 
+/** The chart's development credentials are refused unless allowed (tested on their own below). */
+const DEV_CREDENTIALS = ['--set', 'allowDefaultCredentials=true'];
+
+/** `helm template` for a test cluster: the defaults' development credentials allowed. */
 function render(...args: string[]): Manifest[] {
-  const r = runHelm(['template', 'vis', chartDir, '--namespace', 'vision', ...args]);
+  const r = runHelm(['template', 'vis', chartDir, '--namespace', 'vision', ...DEV_CREDENTIALS, ...args]);
   if (r.status !== 0) throw new Error(`helm template failed: ${r.stderr}`);
   return parseAllDocuments(r.stdout)
     .map((d) => d.toJS() as Manifest | null)
@@ -548,7 +552,7 @@ beforeAll(() => {
 
 describe('helm lint --strict', () => {
   test.each([
-    ['default values', []],
+    ['default values', DEV_CREDENTIALS],
     ['production-like values', ['-f', productionValues]],
   ])('%s', (_name, extra) => {
     const r = runHelm(['lint', '--strict', chartDir, ...(extra as string[])]);
@@ -988,6 +992,35 @@ describe('values.schema.json rejects bad values', () => {
       ['--set', 'secrets.tasksAdminToken=0123456789abcdef'],
       ['--set', 'secrets.existingSecret=mine', '--set', 'external.postgres.url='],
     ])
-      expect(runHelm(['template', 'vis', chartDir, ...args]).status).toBe(0);
+      expect(runHelm(['template', 'vis', chartDir, ...DEV_CREDENTIALS, ...args]).status).toBe(0);
+  });
+});
+
+describe('the default development credentials', () => {
+  const template = (...args: string[]) => runHelm(['template', 'vis', chartDir, ...args]);
+  const REAL = [
+    '--set',
+    'external.postgres.url=postgres://vision:Xk2pRealOne@db:5432/vision',
+    '--set',
+    'external.s3.secretKey=Qz8sRealTwo',
+  ];
+  test('are refused by default, each named, with the ways out', () => {
+    const r = template();
+    expect(r.status).not.toBe(0);
+    expect(r.stderr).toContain(
+      "the chart's default development credentials are in use (external.postgres.url, external.s3.secretKey): " +
+        'set your own, or use secrets.existingSecret; for a throwaway test cluster, set allowDefaultCredentials=true',
+    );
+    const oneLeft = template(...REAL.slice(0, 2));
+    expect(oneLeft.status).not.toBe(0);
+    expect(oneLeft.stderr).toContain('in use (external.s3.secretKey)');
+    expect(template('--set', 'allowDefaultCredentials=false').status).not.toBe(0);
+  });
+  test('render when allowed explicitly, replaced by real ones, or not used (an existing Secret)', () => {
+    const allowed = template(...DEV_CREDENTIALS);
+    expect({ status: allowed.status, stderr: allowed.stderr }).toEqual({ status: 0, stderr: '' });
+    expect(template(...REAL).status).toBe(0);
+    expect(template('--set', 'secrets.existingSecret=mine').status).toBe(0);
+    expect(template('-f', productionValues).status).toBe(0);
   });
 });

@@ -82,7 +82,8 @@ if (missing.length > 0) {
   describe('default values', () => {
     const ns = 'vision';
     test('helm install --wait: the migration hook completes, every Deployment becomes available', () => {
-      const kinds = install(k, ns, []);
+      // The defaults' development credentials, allowed explicitly (a throwaway cluster).
+      const kinds = install(k, ns, [], ['allowDefaultCredentials=true']);
       for (const kind of [
         'Deployment',
         'Service',

@@ -18,7 +18,7 @@ function ensureNamespace(k: Cluster, ns: string) {
 
 /** `helm install --wait`, then: the hooks ran and succeeded, every Deployment is available, and every object of
  * the release's manifest is stored. */
-export function install(k: Cluster, ns: string, values: string[]): string[] {
+export function install(k: Cluster, ns: string, values: string[], sets: string[] = []): string[] {
   ensureNamespace(k, ns);
   k.run('helm', [
     'install',
@@ -27,6 +27,7 @@ export function install(k: Cluster, ns: string, values: string[]): string[] {
     '-n',
     ns,
     ...values.flatMap((v) => ['-f', v]),
+    ...sets.flatMap((s) => ['--set', s]),
     '--wait',
     '--timeout',
     '5m',

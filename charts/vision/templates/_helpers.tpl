@@ -237,3 +237,16 @@ those listed in secrets.existingSecretOptionalKeys (a file named by <KEY>_FILE m
 {{- range .c.optionalSecrets }}{{ if has . $held }}{{ $keys = append $keys . }}{{ end }}{{ end -}}
 {{- $keys | toYaml -}}
 {{- end -}}
+
+{{/*
+Stops the render while a development credential of the chart's default values is in use (the chart's own
+Secret, no secrets.existingSecret) and allowDefaultCredentials is not true.
+*/}}
+{{- define "vision.refuseDefaultCredentials" -}}
+{{- $in := list -}}
+{{- if contains "vision-dev-password" .Values.external.postgres.url }}{{ $in = append $in "external.postgres.url" }}{{ end -}}
+{{- if eq .Values.external.s3.secretKey "vision-dev-password" }}{{ $in = append $in "external.s3.secretKey" }}{{ end -}}
+{{- if and $in (not .Values.allowDefaultCredentials) -}}
+{{- fail (printf "the chart's default development credentials are in use (%s): set your own, or use secrets.existingSecret; for a throwaway test cluster, set allowDefaultCredentials=true (docs/DEPLOYMENT.md)" (join ", " $in)) -}}
+{{- end -}}
+{{- end -}}
