@@ -73,7 +73,6 @@ module.exports = {
           ? ['<rootDir>/test/distributed-skipped.test.ts']
           : ['<rootDir>/test/distributed/']),
       ],
-      setupFilesAfterEnv: ['<rootDir>/test/helpers/distributed-retry.ts'],
     },
   ],
   // A safety net, not a speed check: tests that start an in-memory Postgres and services inside the test
