@@ -71,7 +71,13 @@ export function createApp(deps: GatewayDeps): Express {
   const app = express();
   app.disable('x-powered-by');
   const { forward } = deps;
-  const auth = new AuthCache((key) => deps.keys.authenticate(key), deps.authCacheMs ?? 0);
+  const auth = new AuthCache(
+    (key) => deps.keys.authenticate(key),
+    deps.authCacheMs ?? 0,
+    undefined,
+    undefined,
+    () => deps.keys.revocations,
+  );
 
   app.use(requestIdMiddleware());
   app.use(httpMetricsMiddleware());

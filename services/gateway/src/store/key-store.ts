@@ -44,6 +44,9 @@ const toRecord = (r: KeyRow): KeyRecord => ({
 
 /** API keys, stored only as sha256 hashes, each bound to a subject. */
 export class KeyStore {
+  /** Revocations made through this store; a cache of lookups drops what it holds when the count moves. */
+  revocations = 0;
+
   constructor(
     private readonly knex: Knex,
     private readonly now: () => Date = () => new Date(),
@@ -130,6 +133,8 @@ export class KeyStore {
     const n = await this.knex('api_keys').where({ key_id: keyId }).whereNull('revoked_at').update({
       revoked_at: this.now(),
     });
+    // Counted once committed: a lookup that read the key before the commit ends after this and is not cached.
+    this.revocations += 1;
     return n > 0;
   }
 }
