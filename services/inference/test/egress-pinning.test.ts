@@ -42,10 +42,15 @@ test.each([
       { input, kind: kind as 'http' | 'https' | 'rtsp' | 'rtmp', live: true, host: 'localhost' },
       { allowPrivate: false, resolve },
     );
-    if (check.kind === 'ok' && (kind === 'rtsp' || kind === 'rtmp')) {
-      expect(check.pinned).toBe(PUBLIC);
-      const relayed = await startRelayFor({ input, kind, live: true, host: 'localhost' }, check.pinned);
+    if (kind === 'rtsp' || kind === 'rtmp') {
+      // The check resolves the public address; the relay ffmpeg would connect through dials only it.
+      expect(check).toEqual({ kind: 'ok', pinned: PUBLIC });
+      const relayed = await startRelayFor({ input, kind, live: true, host: 'localhost' }, PUBLIC);
+      expect(relayed?.streamInput).toMatch(/^(rtsp|rtmp):\/\/user:pw@127\.0\.0\.1:/);
       await relayed?.relay.close();
+    } else {
+      // HTTP(S): the redirect walk dials the checked address, which does not answer.
+      expect(check).toEqual({ kind: 'unreachable', reason: 'stream unreachable' });
     }
     expect(listener.connections() - before).toBe(0);
   }

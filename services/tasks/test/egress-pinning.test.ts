@@ -42,16 +42,25 @@ test.each([
   if (!parsed.ok) throw new Error(parsed.problem);
   const resolve = streamResolver({ servers: [dns.server], timeoutMs: 1000 });
   const guard = await guardStreamUrl(parsed.url, { allowPrivate: false, timeoutMs: 1500, resolve });
-  if (guard.ok) {
-    expect(guard.addresses).toEqual([PUBLIC]);
-    await probeStream(guard.url.href, guard.url.scheme, {
+  if (scheme === 'rtsp' || scheme === 'rtmp') {
+    // The check resolves the public address and passes; the probe dials that address through the
+    // pinned relay, never the name again (which now points at the listener).
+    expect(guard).toMatchObject({ ok: true, addresses: [PUBLIC] });
+    if (!guard.ok) return;
+    const probed = await probeStream(guard.url.href, guard.url.scheme, {
       timeoutMs: 1500,
       pin: guard.addresses[0],
       port: guard.url.port,
     });
+    expect(probed).toMatchObject({ ok: false, problem: 'stream could not be opened' });
   } else {
-    // The caller hears that it could not be reached, never what answered.
-    expect(guard.problem).not.toMatch(/HTTP \d{3}/);
+    // HTTP(S): the check's own request dials the address it resolved, which does not answer; the
+    // caller hears that it could not be reached, never what answered.
+    expect(guard).toEqual({
+      ok: false,
+      reason: 'stream_unreachable',
+      problem: 'stream_url could not be reached',
+    });
   }
   expect(listener.connections() - before).toBe(0);
 });
