@@ -5,7 +5,8 @@
  *   refused from the next start on;
  * - while it runs, the command hands each change to the running service (VISION_DATA_DIR/keys-inbox)
  *   and reports it once applied: a key created then works at once, a key revoked then is refused
- *   within GATEWAY_AUTH_CACHE_MS of the report, and stays refused after a restart.
+ *   once the gateway's cache entry for it has expired (GATEWAY_AUTH_CACHE_MS after the report), and
+ *   stays refused after a restart.
  * Another key keeps working throughout.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -77,7 +78,7 @@ describe('key revocation in standalone mode', () => {
     expect(await quota(kept!.key)).toEqual({ status: 200, code: undefined });
   }, 600_000);
 
-  it('a key created and revoked with npm run keys while the service runs: refused within the cache time, and after a restart', async () => {
+  it('a key created and revoked with npm run keys while the service runs: refused once its cache entry has expired, and after a restart', async () => {
     if (!svc) await restart();
     kept ??= await createKey(keysEnv, 'other');
     const created = await createKey(keysEnv, 'live'); // through the running service
@@ -98,15 +99,13 @@ describe('key revocation in standalone mode', () => {
       stop = true;
       await warm;
     }
+    // The gateway caches the key only when a request of this test looks it up, before that request is
+    // answered; every such answer came before `reported` (the calls above have all ended), and an
+    // entry lives CACHE_MS: from CACHE_MS after `reported` on, none is left and the key is refused.
     const reported = Date.now();
-    let last = await quota(created.key);
-    while (last.status !== 401 && Date.now() - reported < CACHE_MS + 2000) {
-      await new Promise((r) => setTimeout(r, 100));
-      last = await quota(created.key);
-    }
-    const refusedAfterMs = Date.now() - reported;
-    expect(last).toEqual({ status: 401, code: 'OP-AUTH-REQUIRED' });
-    expect(refusedAfterMs).toBeLessThanOrEqual(CACHE_MS + 500);
+    await new Promise((r) => setTimeout(r, CACHE_MS));
+    expect(Date.now() - reported).toBeGreaterThanOrEqual(CACHE_MS);
+    expect(await quota(created.key)).toEqual({ status: 401, code: 'OP-AUTH-REQUIRED' });
     expect(await quota(kept!.key)).toEqual({ status: 200, code: undefined });
     expect(await listed()).toMatch(revokedLine(created.keyId, 'live'));
 
