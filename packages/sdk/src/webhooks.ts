@@ -63,6 +63,13 @@ export class WebhooksApi {
     return this.unwrap(this.api.POST('/v1/vision/webhooks/{endpoint_id}/rotate-secret', path(endpointId)));
   }
 
+  /** Ends the rotated-out secret's overlap now: from here on only the current secret signs. */
+  revokePreviousSecret(endpointId: string): Promise<WebhookEndpoint> {
+    return this.unwrap(
+      this.api.POST('/v1/vision/webhooks/{endpoint_id}/revoke-previous-secret', path(endpointId)),
+    );
+  }
+
   async delete(endpointId: string): Promise<void> {
     const { response, error } = await this.api.DELETE('/v1/vision/webhooks/{endpoint_id}', path(endpointId));
     if (!response.ok) await this.unwrap(Promise.resolve({ error, response }));

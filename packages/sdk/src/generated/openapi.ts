@@ -236,6 +236,23 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/v1/vision/webhooks/{endpoint_id}/revoke-previous-secret': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** Stop signing with the rotated-out secret now, before previous_secret_expires_at (a leaked secret); the same answer when there is none */
+    post: operations['revokePreviousWebhookSecret'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/v1/vision/webhooks/{endpoint_id}/deliveries': {
     parameters: {
       query?: never;
@@ -1395,6 +1412,35 @@ export interface operations {
         };
         content: {
           'application/json': components['schemas']['WebhookEndpointWithSecret'];
+        };
+      };
+      400: components['responses']['InvalidQuery'];
+      401: components['responses']['Unauthorized'];
+      404: components['responses']['NotFound'];
+      429: components['responses']['TooManyRequests'];
+      503: components['responses']['Unavailable'];
+    };
+  };
+  revokePreviousWebhookSecret: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /** @description The `id` of one of the subject's endpoints; any other value of this shape answers 404 */
+        endpoint_id: components['parameters']['EndpointId'];
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The endpoint, without previous_secret_expires_at; deliveries from now on carry one signature, by the current secret */
+      200: {
+        headers: {
+          'X-Request-Id': components['headers']['RequestId'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['WebhookEndpoint'];
         };
       };
       400: components['responses']['InvalidQuery'];

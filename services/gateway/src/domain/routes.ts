@@ -46,6 +46,7 @@ const ROUTES: readonly RouteRule[] = [
   rule('/v1/vision/webhooks', 'results', ['GET', 'POST'], DEFAULT_BODY_LIMIT),
   rule('/v1/vision/webhooks/{endpoint_id}', 'results', ['GET', 'DELETE'], 0),
   rule('/v1/vision/webhooks/{endpoint_id}/rotate-secret', 'results', ['POST'], DEFAULT_BODY_LIMIT),
+  rule('/v1/vision/webhooks/{endpoint_id}/revoke-previous-secret', 'results', ['POST'], DEFAULT_BODY_LIMIT),
   rule('/v1/vision/webhooks/{endpoint_id}/deliveries', 'results', ['GET'], 0),
   rule('/v1/vision/webhooks/{endpoint_id}/deliveries/{delivery_id}', 'results', ['GET'], 0),
   rule(

@@ -58,6 +58,12 @@ export function mountWebhookRoutes(app: Express, d: WebhookRouteDeps): void {
       res.json(await d.endpoints.rotate(identityOf(res), endpointIdOf(req)));
     }),
   );
+  app.post(
+    `${base}/:endpointId/revoke-previous-secret`,
+    route(async (req, res) => {
+      res.json(await d.endpoints.revokePreviousSecret(identityOf(res), endpointIdOf(req)));
+    }),
+  );
   app.get(
     `${base}/:endpointId/deliveries`,
     route(async (req, res) => {

@@ -115,6 +115,15 @@ export class WebhookEndpointsStore {
     return r ? fromRow(r) : undefined;
   }
 
+  /** Drops the rotated-out secret at once: only the current one signs from now on. */
+  async revokePrevious(subject: string, endpointId: string, now: Date): Promise<EndpointRow | undefined> {
+    const [r] = (await this.knex('webhook_endpoints')
+      .where({ subject, endpoint_id: endpointId })
+      .update({ previous_secret_sealed: null, previous_secret_until: null, updated_at: now })
+      .returning('*')) as Record<string, unknown>[];
+    return r ? fromRow(r) : undefined;
+  }
+
   /** Deletes the endpoint with its deliveries and attempts; false when it did not exist. */
   async delete(subject: string, endpointId: string): Promise<boolean> {
     const n = await this.knex('webhook_endpoints').where({ subject, endpoint_id: endpointId }).delete();

@@ -111,6 +111,14 @@ export class WebhookEndpoints {
     return { ...endpointView(updated, now), secret };
   }
 
+  /** Ends the previous secret's overlap now (a leaked secret); the same answer when there is none. */
+  async revokePreviousSecret(identity: Identity, endpointId: string): Promise<EndpointView> {
+    const now = this.d.clock.now();
+    const updated = await this.d.endpoints.revokePrevious(identity.subject, endpointId, now);
+    if (!updated) throw notFound('Webhook endpoint not found');
+    return endpointView(updated, now);
+  }
+
   async remove(identity: Identity, endpointId: string): Promise<void> {
     if (!(await this.d.endpoints.delete(identity.subject, endpointId)))
       throw notFound('Webhook endpoint not found');
