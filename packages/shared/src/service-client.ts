@@ -1,6 +1,6 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Readable } from 'node:stream';
-import { SpanKind, SpanStatusCode, trace, type Span } from '@opentelemetry/api';
+import { type Attributes, SpanKind, SpanStatusCode, trace, type Span } from '@opentelemetry/api';
 import { Agent, request } from 'undici';
 import { DEADLINE_HEADER } from './admission/deadline';
 import { ApiError, fromEnvelope } from './errors';
@@ -22,6 +22,8 @@ export interface CallOptions {
    * deadline is no failure of the service called (its breaker must not count it).
    */
   deadline?: number;
+  /** Extra attributes of the call's span (what kind of call, where its timeout came from). */
+  attributes?: Attributes;
 }
 
 export interface CallResult<T = unknown> {
@@ -82,7 +84,7 @@ const internalCalls = new Agent();
  * HTTP client for internal calls: signs the caller's identity, forwards the request id, bounds the
  * time. Non-2xx answers that carry our envelope are returned as results (callers decide), transport
  * failures throw UnreachableError. Each call is a `call <upstream>` span (the HTTP client span inside
- * it) carrying `timeout_ms`, and is measured in vision_upstream_request_duration_seconds.
+ * it) carrying `timeout_ms` and `waited_ms`, and is measured in vision_upstream_request_duration_seconds.
  */
 export class ServiceClient {
   constructor(
@@ -98,46 +100,53 @@ export class ServiceClient {
     const timeoutMs = opts.timeoutMs ?? this.defaultTimeoutMs;
     const started = process.hrtime.bigint();
     const seconds = () => Number(process.hrtime.bigint() - started) / 1e9;
-    return trace
-      .getTracer('vision-service-client')
-      .startActiveSpan(
-        `call ${this.name}`,
-        { kind: SpanKind.INTERNAL, attributes: { 'peer.service': this.name, timeout_ms: timeoutMs } },
-        async (span) => {
-          try {
-            const r = await this.send<T>(path, opts, timeoutMs);
-            span.setAttribute('http.response.status_code', r.status);
-            if (r.status >= 500)
-              span.setStatus({ code: SpanStatusCode.ERROR, message: `answered ${r.status}` });
-            metrics.upstreamDuration.observe(
-              { upstream: this.name, outcome: r.status >= 500 ? 'error' : 'ok' },
-              seconds(),
-            );
-            return r;
-          } catch (err) {
-            const timedOut = err instanceof UnreachableError && err.timedOut;
-            if (timedOut) {
-              recordTimeout(span, timeoutMs, this.name);
-              metrics.upstreamTimeouts.inc({ upstream: this.name });
-            } else {
-              span.setAttribute('error.type', err instanceof Error ? err.name : 'Error');
-              span.setStatus({ code: SpanStatusCode.ERROR, message: (err as Error).message });
-            }
-            metrics.upstreamDuration.observe(
-              { upstream: this.name, outcome: timedOut ? 'timeout' : 'unreachable' },
-              seconds(),
-            );
-            throw err;
-          } finally {
-            span.end();
+    return trace.getTracer('vision-service-client').startActiveSpan(
+      `call ${this.name}`,
+      {
+        kind: SpanKind.INTERNAL,
+        attributes: { ...opts.attributes, 'peer.service': this.name, timeout_ms: timeoutMs },
+      },
+      async (span) => {
+        try {
+          const r = await this.send<T>(path, opts, timeoutMs);
+          span.setAttribute('http.response.status_code', r.status);
+          if (r.status >= 500)
+            span.setStatus({ code: SpanStatusCode.ERROR, message: `answered ${r.status}` });
+          metrics.upstreamDuration.observe(
+            { upstream: this.name, outcome: r.status >= 500 ? 'error' : 'ok' },
+            seconds(),
+          );
+          return r;
+        } catch (err) {
+          const timedOut = err instanceof UnreachableError && err.timedOut;
+          if (timedOut) {
+            recordTimeout(span, timeoutMs, this.name);
+            metrics.upstreamTimeouts.inc({ upstream: this.name });
+          } else {
+            span.setAttribute('error.type', err instanceof Error ? err.name : 'Error');
+            span.setStatus({ code: SpanStatusCode.ERROR, message: (err as Error).message });
           }
-        },
-      );
+          metrics.upstreamDuration.observe(
+            { upstream: this.name, outcome: timedOut ? 'timeout' : 'unreachable' },
+            seconds(),
+          );
+          throw err;
+        } finally {
+          // How long this hop waited, answered or not: the trace of a timed-out call shows where the time went.
+          span.setAttribute('waited_ms', Math.round(seconds() * 1000));
+          span.end();
+        }
+      },
+    );
   }
 
   private async send<T>(path: string, opts: CallOptions, timeoutMs: number): Promise<CallResult<T>> {
+    const url = new URL(path, this.baseUrl);
+    const method = opts.method ?? (opts.body === undefined && opts.json === undefined ? 'GET' : 'POST');
+    // The header is bound to this request: the method and the target exactly as they are sent.
+    const call = { method, target: `${url.pathname}${url.search}` };
     const headers: Record<string, string> = {
-      [IDENTITY_HEADER]: signIdentity(this.signer, opts.identity, this.name),
+      [IDENTITY_HEADER]: signIdentity(this.signer, opts.identity, this.name, call),
       [REQUEST_ID_HEADER]: opts.identity.requestId,
       ...(opts.deadline !== undefined ? { [DEADLINE_HEADER]: String(opts.deadline) } : {}),
       ...opts.headers,
@@ -153,8 +162,8 @@ export class ServiceClient {
     let resHeaders: IncomingHttpHeaders;
     let text: string;
     try {
-      const res = await request(new URL(path, this.baseUrl), {
-        method: opts.method ?? (body === undefined ? 'GET' : 'POST'),
+      const res = await request(url, {
+        method,
         headers,
         body,
         signal,

@@ -23,12 +23,24 @@ export const imagesShape = {
   IMAGES_MAX_IN_FLIGHT: env.int(4, 1, 256),
   /** The longest an image call waits for its turn: one expected to wait longer is refused at once (503 overloaded). */
   IMAGES_QUEUE_MAX_WAIT_MS: env.int(1000, 0, 600_000),
-  /** Time limit of one inference detect call (one image). */
-  IMAGES_DETECT_TIMEOUT_MS: env.int(30_000, 100),
-  /** opossum breaker around inference: error percentage that opens it, and how long it stays open. */
+  /**
+   * The longest one call to inference may take: the timeout of a kind of call (detect, scene list) not
+   * measured yet, and the most a measured one gets (docs/OVERLOAD.md, "The breaker around inference").
+   */
+  IMAGES_DETECT_TIMEOUT_MS: env.int(10_000, 100),
+  /**
+   * The lowest slow threshold: a call that answers later counts as failed (the threshold is 4 x the median
+   * of its kind's measured calls, at least this; the timeout is twice the threshold).
+   */
+  IMAGES_BREAKER_SLOW_MS: env.int(1500, 10),
+  /**
+   * The breaker around inference: among the last IMAGES_BREAKER_WINDOW calls, once VOLUME_THRESHOLD were
+   * made, more than ERROR_PERCENT failed (or VOLUME_THRESHOLD in a row) opens it; RESET_MS later one probe.
+   */
   IMAGES_BREAKER_ERROR_PERCENT: env.int(50, 1, 100),
   IMAGES_BREAKER_RESET_MS: env.int(30_000, 100),
-  IMAGES_BREAKER_VOLUME_THRESHOLD: env.int(5, 0),
+  IMAGES_BREAKER_VOLUME_THRESHOLD: env.int(3, 0),
+  IMAGES_BREAKER_WINDOW: env.int(10, 1, 10_000),
   /** How long the enabled-scene list from inference is cached. */
   IMAGES_SCENE_CACHE_MS: env.int(10_000, 0),
   /** How long a copy of the scene list may still be used while inference is unreachable. */

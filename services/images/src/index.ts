@@ -94,6 +94,8 @@ export function createImages(deps: ImagesPartsDeps): ImagesParts {
       errorThresholdPercentage: cfg.IMAGES_BREAKER_ERROR_PERCENT,
       resetTimeoutMs: cfg.IMAGES_BREAKER_RESET_MS,
       volumeThreshold: cfg.IMAGES_BREAKER_VOLUME_THRESHOLD,
+      window: cfg.IMAGES_BREAKER_WINDOW,
+      slowFloorMs: cfg.IMAGES_BREAKER_SLOW_MS,
     },
     logger,
   );

@@ -44,7 +44,7 @@ export const tasksShape = {
   TASKS_BREAKER_ERROR_PERCENT: env.int(50, 1, 100),
   TASKS_BREAKER_RESET_MS: env.int(30_000, 10, 3_600_000),
   TASKS_BREAKER_VOLUME: env.int(5, 0, 10_000),
-  TASKS_BREAKER_WINDOW_MS: env.int(10_000, 100, 3_600_000),
+  TASKS_BREAKER_WINDOW: env.int(10, 1, 10_000),
   TASKS_POLL_INTERVAL_MS: env.int(2000, 10, 600_000),
   TASKS_RECONCILE_INTERVAL_MS: env.int(5000, 10, 600_000),
   /** A resolving task whose job is still absent this long after the submission is settled as not created. */

@@ -89,7 +89,8 @@ export function createTasks(deps: TasksDeps): TasksParts {
         errorThresholdPercentage: cfg.TASKS_BREAKER_ERROR_PERCENT,
         resetTimeoutMs: cfg.TASKS_BREAKER_RESET_MS,
         volumeThreshold: cfg.TASKS_BREAKER_VOLUME,
-        rollingWindowMs: cfg.TASKS_BREAKER_WINDOW_MS,
+        window: cfg.TASKS_BREAKER_WINDOW,
+        // No slowFloorMs: only a call that times out counts as slow (a job submission waits on the caller's stream).
       },
       logger,
     );

@@ -1,18 +1,22 @@
 /**
  * The one client of the inference backend (docs/INTERNAL.md, inference) used by tasks and images.
- * Every call goes through one opossum breaker: transport failures, timeouts and 5xx answers count as
- * failures; a 4xx answer is a normal outcome (rejected, over capacity, unknown job, refused image)
- * and does not. `isOpen()` means one thing: the breaker refuses calls now (not half-open).
+ * Every call goes through one breaker (inference-breaker.ts): transport failures, timeouts, 5xx answers
+ * and answers slower than their kind's slow threshold count as failures; a 4xx answer is a normal
+ * outcome (rejected, over capacity, unknown job, refused image) and does not. Each call's timeout comes
+ * from the measured time of its kind and the caller's deadline. `isOpen()` means one thing: the breaker
+ * refuses calls now (not half-open).
  */
-import CircuitBreaker from 'opossum';
+import type CircuitBreaker from 'opossum';
 import type { DetectedObject, SceneStatus } from '../scenes';
 import type { Identity } from '../identity';
 import type { Logger } from '../logger';
-import { type CallResult, type ServiceClient, UnreachableError } from '../service-client';
-import { observeBreaker } from '../breaker-telemetry';
+import { type CallOptions, type CallResult, type ServiceClient, UnreachableError } from '../service-client';
 import { REASON } from '../reasons';
 import type { ApiError } from '../errors';
 import { deadlineExceeded, overloaded } from '../admission/admission-queue';
+import { BackendFailure, type BreakerSettings, DeadlineCut, InferenceBreaker } from './inference-breaker';
+
+export type { BreakerSettings } from './inference-breaker';
 
 export interface JobView {
   job_id: string;
@@ -38,28 +42,12 @@ export type DetectOutcome =
   | { status: 'succeeded'; objects: DetectedObject[] }
   | { status: 'failed'; failure: 'inference_unavailable' | 'inference_rejected'; reason: string }
   /**
-   * Inference had no room or no time left for the image (503 `overloaded` or `deadline_exceeded`): not
-   * the image's fault, nor a failure of the backend. `refusal` is the call-level answer to give instead
-   * (503 OP-SYS-UNAVAILABLE with the same reason, and inference's Retry-After).
+   * Inference had no room or no time left for the image (503 `overloaded` or `deadline_exceeded`), the
+   * caller's deadline passed while it waited, or the breaker refused the call: not the image's fault.
+   * `refusal` is the call-level answer to give instead (503 OP-SYS-UNAVAILABLE with the same reason and
+   * inference's Retry-After, or 503 OP-TASK-BREAKER-OPEN).
    */
   | { status: 'shed'; refusal: ApiError };
-
-export interface BreakerSettings {
-  /** Time limit of one call. */
-  timeoutMs: number;
-  errorThresholdPercentage: number;
-  resetTimeoutMs: number;
-  volumeThreshold: number;
-  rollingWindowMs?: number;
-}
-
-/** Thrown inside the breaker for answers that count as failures (5xx). */
-class BackendFailure extends Error {
-  constructor(readonly status: number) {
-    super(`inference answered ${status}`);
-    this.name = 'BackendFailure';
-  }
-}
 
 interface WireResult {
   seq: number;
@@ -68,50 +56,43 @@ interface WireResult {
   reason?: string;
 }
 
-type Call = (path: string, opts: Parameters<ServiceClient['call']>[1]) => Promise<CallResult>;
-
 export class InferenceClient {
-  /** Exposed for tests that open or close it by hand. */
-  readonly breaker: CircuitBreaker<Parameters<Call>, CallResult>;
+  private readonly guard: InferenceBreaker;
 
   constructor(client: ServiceClient, settings: BreakerSettings, logger: Logger) {
-    const fire: Call = async (path, opts) => {
-      const r = await client.call(path, { ...opts, timeoutMs: settings.timeoutMs });
-      // A backend that sheds work it has no room or time for is busy, not failing: not counted.
-      if (r.status >= 500 && !isShed(r)) throw new BackendFailure(r.status);
-      return r;
-    };
-    this.breaker = new CircuitBreaker(fire, {
-      // The client's own timeout ends the call; the breaker's is a backstop a little later.
-      timeout: settings.timeoutMs + 1000,
-      errorThresholdPercentage: settings.errorThresholdPercentage,
-      resetTimeout: settings.resetTimeoutMs,
-      volumeThreshold: settings.volumeThreshold,
-      rollingCountTimeout: settings.rollingWindowMs ?? 10_000,
-      rollingCountBuckets: 10,
-      name: 'inference',
-    });
-    observeBreaker(this.breaker, 'inference');
-    this.breaker.on('open', () => logger.warn('inference breaker opened'));
-    this.breaker.on('halfOpen', () => logger.info('inference breaker half-open'));
-    this.breaker.on('close', () => logger.info('inference breaker closed'));
+    this.guard = new InferenceBreaker(client, settings, logger, isShed);
+  }
+
+  /** Exposed for tests that open or close it by hand. */
+  get breaker(): CircuitBreaker<[string, string, CallOptions], CallResult> {
+    return this.guard.breaker;
   }
 
   /** True while the breaker refuses calls (open, not half-open). */
   isOpen(): boolean {
-    return this.breaker.opened;
+    return this.guard.isOpen();
   }
 
   state(): 'closed' | 'open' | 'half_open' {
     return this.breaker.opened ? 'open' : this.breaker.halfOpen ? 'half_open' : 'closed';
   }
 
+  /** 503 OP-TASK-BREAKER-OPEN for `what` (new tasks, image calls), Retry-After until the probe call. */
+  breakerRefusal(what: string): ApiError {
+    return this.guard.refusal(what);
+  }
+
+  /** The timeout a call of `kind` (`detect`, `scenes`, `submit`...) gets now, before any deadline. */
+  timeoutMs(kind: string): number {
+    return this.guard.policy.timeoutMs(kind);
+  }
+
   shutdown(): void {
     this.breaker.shutdown();
   }
 
-  private fire(path: string, opts: Parameters<Call>[1]): Promise<CallResult> {
-    return this.breaker.fire(path, opts);
+  private fire(kind: string, path: string, opts: CallOptions): Promise<CallResult> {
+    return this.guard.fire(kind, path, opts);
   }
 
   async submit(
@@ -120,7 +101,7 @@ export class InferenceClient {
   ): Promise<SubmitOutcome> {
     let r: CallResult;
     try {
-      r = await this.fire('/internal/v1/jobs', { identity, json: job });
+      r = await this.fire('submit', '/internal/v1/jobs', { identity, json: job });
     } catch (err) {
       if (isBreakerOpenError(err)) return { kind: 'not_delivered', breakerOpen: true };
       if (err instanceof UnreachableError)
@@ -138,14 +119,16 @@ export class InferenceClient {
 
   /** The job, `null` when the backend does not know it; throws when the backend cannot be asked. */
   async getJob(identity: Identity, jobId: string): Promise<JobView | null> {
-    const r = await this.fire(`/internal/v1/jobs/${encodeURIComponent(jobId)}`, { identity });
+    const r = await this.fire('job', `/internal/v1/jobs/${encodeURIComponent(jobId)}`, { identity });
     if (r.status === 404) return null;
     if (r.status === 200) return (r.body as { job: JobView }).job;
     throw new Error(`inference answered ${r.status} for job ${jobId}`);
   }
 
   async getJobs(identity: Identity, ids: string[]): Promise<Map<string, JobView>> {
-    const r = await this.fire(`/internal/v1/jobs?ids=${ids.map(encodeURIComponent).join(',')}`, { identity });
+    const r = await this.fire('jobs', `/internal/v1/jobs?ids=${ids.map(encodeURIComponent).join(',')}`, {
+      identity,
+    });
     if (r.status !== 200) throw new Error(`inference answered ${r.status} for a job query`);
     const jobs = (r.body as { jobs?: JobView[] }).jobs ?? [];
     return new Map(jobs.map((j) => [j.job_id, j]));
@@ -153,7 +136,7 @@ export class InferenceClient {
 
   /** Stops a job; the job as the backend reports it afterwards, `null` when unknown. */
   async stopJob(identity: Identity, jobId: string): Promise<JobView | null> {
-    const r = await this.fire(`/internal/v1/jobs/${encodeURIComponent(jobId)}/stop`, {
+    const r = await this.fire('stop', `/internal/v1/jobs/${encodeURIComponent(jobId)}/stop`, {
       identity,
       method: 'POST',
     });
@@ -163,7 +146,7 @@ export class InferenceClient {
   }
 
   async scenes(identity: Identity): Promise<SceneStatus[]> {
-    const r = await this.fire('/internal/v1/scenes', { identity });
+    const r = await this.fire('scenes', '/internal/v1/scenes', { identity });
     if (r.status !== 200) throw new Error(`inference answered ${r.status} for scenes`);
     return (r.body as { scenes: SceneStatus[] }).scenes;
   }
@@ -181,13 +164,17 @@ export class InferenceClient {
   ): Promise<DetectOutcome> {
     let r: CallResult;
     try {
-      r = await this.fire(`/internal/v1/detect?scene_code=${encodeURIComponent(sceneCode)}`, {
+      r = await this.fire('detect', `/internal/v1/detect?scene_code=${encodeURIComponent(sceneCode)}`, {
         identity,
         body: data,
         headers: { 'content-type': contentType },
         ...(deadline !== undefined ? { deadline } : {}),
       });
     } catch (err) {
+      // Neither is the image's failure: the whole call is refused (nothing charged, its key free again).
+      if (err instanceof DeadlineCut)
+        return { status: 'shed', refusal: deadlineExceeded('the image detection') };
+      if (isBreakerOpenError(err)) return { status: 'shed', refusal: this.breakerRefusal('image calls') };
       return { status: 'failed', failure: 'inference_unavailable', reason: errorReason(err) };
     }
     if (isShed(r)) return { status: 'shed', refusal: shedRefusal(r) };

@@ -1,6 +1,6 @@
 /**
  * The one scene gate of the create endpoints (tasks and images): the scene list inference reports,
- * cached briefly (a stale copy is used while inference is unreachable), and the check that a
+ * cached briefly (a stale copy is answered while a fresh one is fetched), and the check that a
  * `scene_code` names an enabled scene. Answers (SPEC.md 7, docs/API.md "Scenes"):
  * - unknown code, or a scene not enabled: 400 OP-TASK-SCENE-UNAVAILABLE, `details.reason`
  *   `unknown_scene` or `scene_disabled` (with the scene's own `scene_reason`);
@@ -19,7 +19,7 @@ import type { InferenceClient } from './inference-client';
 export interface SceneGateSettings {
   /** How long a fetched list is used without asking again. */
   cacheMs: number;
-  /** How long the last list may still be used while inference is unreachable. */
+  /** How long the last list may still be answered while a fresh one is fetched (or cannot be). */
   staleMs: number;
 }
 
@@ -35,11 +35,32 @@ export class SceneGate {
     private readonly caller = 'scene-gate',
   ) {}
 
-  /** Every scene inference reports, enabled or not. */
+  /**
+   * Every scene inference reports, enabled or not. A copy older than `cacheMs` but within `staleMs` is
+   * answered at once while a fresh list is fetched: a call never waits on the scene list and then on its
+   * own request to a backend that does not answer. Only a gate with no usable copy waits for the list.
+   */
   async list(): Promise<SceneStatus[]> {
-    const now = this.clock.now().getTime();
-    if (this.cached && now - this.cached.at <= this.settings.cacheMs) return this.cached.scenes;
-    this.inflight ??= this.inference
+    const age = this.cached ? this.clock.now().getTime() - this.cached.at : Number.POSITIVE_INFINITY;
+    if (this.cached && age <= this.settings.cacheMs) return this.cached.scenes;
+    const fetching = this.refresh();
+    if (this.cached && age <= this.settings.staleMs) return this.cached.scenes;
+    try {
+      return await fetching;
+    } catch {
+      throw new ApiError(
+        'OP-TASK-UPSTREAM-DOWN',
+        'The scene list is unavailable (inference unreachable), retry later',
+        undefined,
+        { 'Retry-After': '10' },
+      );
+    }
+  }
+
+  /** One fetch of the list at a time; its failure is logged once (and thrown to those who wait for it). */
+  private refresh(): Promise<SceneStatus[]> {
+    if (this.inflight) return this.inflight;
+    const fetching = this.inference
       .scenes({ subject: this.caller, requestId: `scenes-${randomUUID()}` })
       .then((scenes) => {
         this.cached = { at: this.clock.now().getTime(), scenes };
@@ -48,20 +69,14 @@ export class SceneGate {
       .finally(() => {
         this.inflight = undefined;
       });
-    try {
-      return await this.inflight;
-    } catch (err) {
-      if (this.cached && now - this.cached.at <= this.settings.staleMs) {
-        this.logger.warn({ err }, 'scene list unavailable; using the last copy');
-        return this.cached.scenes;
-      }
-      throw new ApiError(
-        'OP-TASK-UPSTREAM-DOWN',
-        'The scene list is unavailable (inference unreachable), retry later',
-        undefined,
-        { 'Retry-After': '10' },
+    fetching.catch((err: unknown) => {
+      this.logger.warn(
+        { err },
+        this.cached ? 'scene list unavailable; using the last copy' : 'scene list unavailable',
       );
-    }
+    });
+    this.inflight = fetching;
+    return fetching;
   }
 
   /**

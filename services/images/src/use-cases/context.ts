@@ -19,7 +19,7 @@ export interface DetectionDeps {
   leases: Pick<QuotaLeases, 'reserve' | 'release' | 'spent' | 'reportNow'>;
   /** Settles the hold of a call recorded with one (no lease). */
   quota: Pick<QuotaClient, 'settle'>;
-  inference: Pick<InferenceClient, 'detect' | 'isOpen'>;
+  inference: Pick<InferenceClient, 'detect' | 'isOpen' | 'breakerRefusal'>;
   scenes: Pick<SceneGate, 'requireEnabled' | 'requireSceneCode'>;
   clock: Clock;
   logger: Logger;

@@ -4,7 +4,7 @@
  * reported to quota after the answer (SPEC.md 4.6).
  */
 import { setImmediate as nextTurn } from 'node:timers/promises';
-import { ApiError, type Identity, type OwnedClaim, REASON } from '@vision/shared';
+import { ApiError, type Identity, type OwnedClaim } from '@vision/shared';
 import { CONTENT_TYPES } from '../domain/image-type';
 import { imageObjectKey } from '../domain/object-key';
 import {
@@ -44,12 +44,7 @@ export async function runCall(
     );
   // Nothing is reserved yet: any refusal here forgets the call so that the key can be used again.
   try {
-    if (ctx.inference.isOpen())
-      throw new ApiError(
-        'OP-TASK-BREAKER-OPEN',
-        'The inference backend is failing; new requests are not accepted for now',
-        { reason: REASON.breaker_open },
-      );
+    if (ctx.inference.isOpen()) throw ctx.inference.breakerRefusal('image calls');
     await ctx.scenes.requireEnabled(sceneCode);
   } catch (err) {
     await forget(owned);
@@ -98,13 +93,16 @@ export async function runCall(
 /**
  * Detects every image, then relays to object storage only the images inference decoded: an image that
  * does not decode (or whose detection failed) is never written, so it cannot be kept for free. One
- * image's failure is its own. Until the quota hold is granted only the first image of each worker is
- * detected (at most detectConcurrency images of a refused call are detected for nothing) and nothing
- * is written; a refused hold fails the whole call.
+ * image's failure is its own, except that once one image's detect timed out the images not sent yet
+ * fail at once (the backend is not answering: the call waits one timeout, not one per image). Until the
+ * quota hold is granted only the first image of each worker is detected (at most detectConcurrency
+ * images of a refused call are detected for nothing) and nothing is written; a refused hold fails the
+ * whole call.
  *
  * The whole call is refused (nothing charged, the key free again) when its caller has gone, its deadline
- * passed, or inference shed one of its images for want of room or time (docs/OVERLOAD.md): no further
- * image goes to inference, the images in flight are awaited, and the images already relayed are deleted.
+ * passed, inference shed one of its images for want of room or time, or the breaker refused one (503
+ * OP-TASK-BREAKER-OPEN; docs/OVERLOAD.md): no further image goes to inference, the images in flight are
+ * awaited, and the images already relayed are deleted.
  */
 async function processImages(
   ctx: DetectionDeps,
@@ -121,6 +119,8 @@ async function processImages(
   const relayed: string[] = [];
   /** Why the call stops early: the first refusal seen. */
   let stop: unknown;
+  /** An image's detect timed out: the images not sent yet fail at once rather than wait as long again. */
+  let silent = false;
   let next = 0;
   const worker = async (): Promise<void> => {
     while (next < files.length && stop === undefined) {
@@ -129,6 +129,10 @@ async function processImages(
         return;
       }
       const f = files[next++];
+      if (silent) {
+        results.push({ seq: f.seq, status: 'failed', error_code: errorCodeFor('inference_unavailable') });
+        continue;
+      }
       const outcome = await inference.detect(
         identity,
         sceneCode,
@@ -142,6 +146,7 @@ async function processImages(
         return;
       }
       if (outcome.status !== 'succeeded') {
+        if (outcome.reason === 'timeout') silent = true;
         logger.warn({ task_id: taskId, seq: f.seq, reason: outcome.reason }, 'image detection failed');
         results.push({ seq: f.seq, status: 'failed', error_code: errorCodeFor(outcome.failure) });
         continue;

@@ -3,6 +3,9 @@ import type { AnalyticsEvent, EndReason, EventContext } from './events';
 import type { Box } from './geometry';
 import type { LineCrossingsState } from './line-crossings';
 import {
+  filterKey,
+  viewOf,
+  type FrameView,
   LineRuntime,
   ZoneRuntime,
   type LineSummary,
@@ -160,17 +163,17 @@ export class AnalyticsEngine {
     });
     const events: AnalyticsEvent[] = [];
     const zones: FrameAnalytics['zones'] = {};
+    const views = new Map<string, FrameView>();
     for (const rt of this.runtimes) {
-      const labels = rt.rule.labels && rt.rule.labels.length > 0 ? new Set(rt.rule.labels) : null;
-      const watched = candidates.filter(
-        (c) => c.score >= rt.rule.min_score && (!labels || labels.has(c.label)),
-      );
+      const key = filterKey(rt.rule);
+      let view = views.get(key);
+      if (!view) views.set(key, (view = viewOf(candidates, rt.rule)));
       const ctx = this.context(rt, frame.seq, t);
       if (rt instanceof ZoneRuntime) {
-        events.push(...rt.step(ctx, watched, (i) => objects[i].zones.push(rt.rule.id)));
+        events.push(...rt.step(ctx, view, (i) => objects[i].zones.push(rt.rule.id)));
         zones[rt.rule.id] = rt.frameCounts();
       } else {
-        events.push(...rt.step(ctx, watched));
+        events.push(...rt.step(ctx, view));
       }
     }
     return { seq: frame.seq, media_ms: t, skipped: false, events, objects, zones };

@@ -48,6 +48,20 @@ export function anchorPoint(box: Box, anchor: Anchor): Point {
   }
 }
 
+/** The anchor's x alone (no allocation); the same arithmetic as anchorPoint. */
+export function anchorX(box: Box, anchor: Anchor): number {
+  if (anchor === 'top_left' || anchor === 'center_left' || anchor === 'bottom_left') return box[0];
+  if (anchor === 'top_right' || anchor === 'center_right' || anchor === 'bottom_right') return box[2];
+  return (box[0] + box[2]) / 2;
+}
+
+/** The anchor's y alone (no allocation); the same arithmetic as anchorPoint. */
+export function anchorY(box: Box, anchor: Anchor): number {
+  if (anchor === 'top_left' || anchor === 'top_center' || anchor === 'top_right') return box[1];
+  if (anchor === 'bottom_left' || anchor === 'bottom_center' || anchor === 'bottom_right') return box[3];
+  return (box[1] + box[3]) / 2;
+}
+
 /** Sign of the cross product (b - a) x (c - a): > 0 when c is counter-clockwise of a->b in x-right/y-up axes. */
 export function orient(a: Point, b: Point, c: Point): number {
   return (b[0] - a[0]) * (c[1] - a[1]) - (b[1] - a[1]) * (c[0] - a[0]);

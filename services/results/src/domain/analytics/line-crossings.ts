@@ -1,6 +1,6 @@
 import { addCount, sortedCounts, type Counts } from './counts';
 import { makeEvent, type AnalyticsEvent, type EventContext } from './events';
-import { anchorPoint, type Box } from './geometry';
+import { anchorX, anchorY, type Box } from './geometry';
 import type { LineRule } from './rules';
 
 /**
@@ -71,20 +71,12 @@ export class LineCrossings {
     this.l1 = [this.ex - -uy - this.ex, this.ey - ux - this.ey];
   }
 
-  /** Whether the anchor is in the segment's band, and its side (true: left/"in"). */
-  classify(ax: number, ay: number): { inBand: boolean; left: boolean } {
-    const c1 = this.l0[0] * (ay - this.sy) - this.l0[1] * (ax - this.sx);
-    const c2 = this.l1[0] * (ay - this.ey) - this.l1[1] * (ax - this.ex);
-    const c = this.dx * (ay - this.sy) - this.dy * (ax - this.sx);
-    return { inBand: c1 > 0 === c2 > 0, left: c < 0 };
-  }
-
+  /** One frame: `observations` are the watched tracked objects, `present` their track ids. */
   step(
     ctx: EventContext,
     observations: readonly { track: string; label: string; box: Box }[],
+    present: ReadonlySet<string>,
   ): AnalyticsEvent[] {
-    const present = new Set<string>();
-    for (const o of observations) present.add(o.track);
     // Deleting the entry being visited is safe in a Map iteration.
     for (const [id, s] of this.tracks) {
       if (present.has(id)) s.absent = 0;
@@ -93,9 +85,12 @@ export class LineCrossings {
     const events: AnalyticsEvent[] = [];
     const t = ctx.mediaMs;
     for (const o of observations) {
-      const [ax, ay] = anchorPoint(o.box, this.rule.anchor);
-      const { inBand, left } = this.classify(ax, ay);
-      if (!inBand) continue;
+      const ax = anchorX(o.box, this.rule.anchor);
+      const ay = anchorY(o.box, this.rule.anchor);
+      const c1 = this.l0[0] * (ay - this.sy) - this.l0[1] * (ax - this.sx);
+      const c2 = this.l1[0] * (ay - this.ey) - this.l1[1] * (ax - this.ex);
+      if (c1 > 0 !== c2 > 0) continue; // outside the segment's band
+      const left = this.dx * (ay - this.sy) - this.dy * (ax - this.sx) < 0;
       const s = this.tracks.get(o.track);
       if (!s) {
         this.tracks.set(o.track, { side: left, pending_since: null, absent: 0 });

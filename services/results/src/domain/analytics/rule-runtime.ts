@@ -17,6 +17,44 @@ export interface Watched {
   box: Box;
 }
 
+/** What the rules with one filter (labels, min_score) see of a frame: built once per frame and filter. */
+export interface FrameView {
+  watched: Watched[];
+  /** The watched objects with a track id, and those ids. */
+  tracked: TrackedObservation[];
+  ids: Set<string>;
+}
+
+/** The objects of a frame a rule watches (labels absent or empty: every label). */
+export function viewOf(
+  candidates: readonly (Watched & { score: number })[],
+  rule: { labels?: string[]; min_score: number },
+): FrameView {
+  const labels = rule.labels && rule.labels.length > 0 ? new Set(rule.labels) : null;
+  const view: FrameView = { watched: [], tracked: [], ids: new Set() };
+  for (const c of candidates) {
+    if (c.score < rule.min_score || (labels && !labels.has(c.label))) continue;
+    view.watched.push(c);
+    if (c.track !== undefined) {
+      view.tracked.push({ index: c.index, track: c.track, label: c.label, box: c.box });
+      view.ids.add(c.track);
+    }
+  }
+  return view;
+}
+
+const filterKeys = new WeakMap<object, string>();
+
+/** Rules with equal keys watch the same objects (cached per rule object). */
+export function filterKey(rule: { labels?: string[]; min_score: number }): string {
+  let key = filterKeys.get(rule);
+  if (key === undefined) {
+    key = JSON.stringify([rule.min_score, [...new Set(rule.labels ?? [])].sort()]);
+    filterKeys.set(rule, key);
+  }
+  return key;
+}
+
 export interface ZoneRuntimeState {
   visits?: ZoneVisitsState;
   coverage?: CoverageZoneState;
@@ -88,11 +126,12 @@ export class ZoneRuntime {
   }
 
   /** Runs one frame; marks `inZone[index]` for each object counted in the zone. */
-  step(ctx: EventContext, watched: readonly Watched[], inZone: (index: number) => void): AnalyticsEvent[] {
+  step(ctx: EventContext, view: FrameView, inZone: (index: number) => void): AnalyticsEvent[] {
     let events: AnalyticsEvent[];
+    const watched = view.watched;
     if (this.visits) {
-      const tracked = watched.filter((w): w is TrackedObservation => w.track !== undefined);
-      events = this.visits.step(ctx, tracked);
+      const tracked = view.tracked;
+      events = this.visits.step(ctx, tracked, view.ids);
       for (const w of tracked) if (this.visits.tracks.get(w.track)?.visit) inZone(w.index);
     } else {
       const counts: Counts = {};
@@ -111,7 +150,8 @@ export class ZoneRuntime {
       );
     }
     this.counts = this.occupancy();
-    return [...events, ...this.alerts.step(ctx, this.counts)];
+    if (this.rule.occupancy) events.push(...this.alerts.step(ctx, this.counts));
+    return events;
   }
 
   frameCounts(): { counts: Counts; coverage?: number } {
@@ -178,11 +218,8 @@ export class LineRuntime {
     this.crossings = new LineCrossings(rule, state ?? emptyLineCrossings());
   }
 
-  step(ctx: EventContext, watched: readonly Watched[]): AnalyticsEvent[] {
-    return this.crossings.step(
-      ctx,
-      watched.filter((w): w is TrackedObservation => w.track !== undefined),
-    );
+  step(ctx: EventContext, view: FrameView): AnalyticsEvent[] {
+    return this.crossings.step(ctx, view.tracked, view.ids);
   }
 
   /** A line holds no open state worth an event: a changed or removed line just stops counting. */

@@ -1,7 +1,7 @@
 import { addCount, sortedCounts, type Counts } from './counts';
 import { addDwell, emptyDwellStats, type DwellStats } from './dwell-stats';
 import { makeEvent, type AnalyticsEvent, type EndReason, type EventContext } from './events';
-import { anchorPoint, distance, pointInPolygon, type Box, type Point } from './geometry';
+import { anchorX, anchorY, distance, pointInPolygon, type Box, type Point } from './geometry';
 import type { ZoneRule } from './rules';
 
 /**
@@ -73,15 +73,17 @@ export class ZoneVisits {
     this.dwell = structuredClone(state.dwell);
   }
 
-  /** Runs one frame's observations; returns the events, in a fixed order. */
-  step(ctx: EventContext, observations: readonly TrackedObservation[]): AnalyticsEvent[] {
+  /** Runs one frame's watched tracked objects (`seen`: their track ids); returns the events, in a fixed order. */
+  step(
+    ctx: EventContext,
+    observations: readonly TrackedObservation[],
+    seen: ReadonlySet<string>,
+  ): AnalyticsEvent[] {
     const events: AnalyticsEvent[] = [];
     const t = ctx.mediaMs;
-    const seen = new Set<string>();
     const fresh: { obs: TrackedObservation; anchor: Point; inside: boolean }[] = [];
     for (const obs of observations) {
-      seen.add(obs.track);
-      const anchor = anchorPoint(obs.box, this.rule.anchor);
+      const anchor: Point = [anchorX(obs.box, this.rule.anchor), anchorY(obs.box, this.rule.anchor)];
       const inside = pointInPolygon(anchor, this.rule.polygon, this.bounds);
       const s = this.tracks.get(obs.track);
       if (s) this.observe(ctx, events, obs.track, s, obs.label, anchor, inside);
@@ -196,7 +198,7 @@ export class ZoneVisits {
     ctx: EventContext,
     events: AnalyticsEvent[],
     fresh: { obs: TrackedObservation; anchor: Point; inside: boolean }[],
-    seen: Set<string>,
+    seen: ReadonlySet<string>,
   ): void {
     const t = ctx.mediaMs;
     if (!fresh.some((f) => f.inside)) return;

@@ -1,0 +1,150 @@
+/**
+ * The breaker around the inference backend, shared by every call of InferenceClient (tasks and images):
+ * opossum keeps the states (closed, open, half-open after `resetTimeoutMs`, one probe call) and their
+ * events; BreakerPolicy (breaker-policy.ts) decides when it opens and how long each call may take
+ * (docs/OVERLOAD.md, "The breaker around inference"). opossum's own window is time-based (a backend
+ * called less often than its window never opens it) and knows no slow calls: its opening rule is off.
+ */
+import CircuitBreaker from 'opossum';
+import { trace } from '@opentelemetry/api';
+import { ApiError } from '../errors';
+import type { Logger } from '../logger';
+import { REASON } from '../reasons';
+import { BreakerPolicy, type CallEnd } from '../breaker-policy';
+import { observeBreaker, recordBreakerRefusal } from '../breaker-telemetry';
+import { type CallOptions, type CallResult, type ServiceClient, UnreachableError } from '../service-client';
+
+export interface BreakerSettings {
+  /** The longest one call may take; also the timeout of a kind of call not measured yet. */
+  timeoutMs: number;
+  /** Share of failed calls among the last `window` (percent) above which it opens. */
+  errorThresholdPercentage: number;
+  /** How long it stays open before one probe call may go through (half-open). */
+  resetTimeoutMs: number;
+  /** Calls in the window before the share counts; this many failures in a row open it too. */
+  volumeThreshold: number;
+  /** Calls the count-based window keeps (default 10). */
+  window?: number;
+  /** The lowest slow threshold (default timeoutMs: only calls that time out count as failed). */
+  slowFloorMs?: number;
+}
+
+/** A call cut short by its caller's deadline, not by its own timeout: no failure of the backend. */
+export class DeadlineCut extends Error {
+  constructor(readonly waitedMs: number) {
+    super(`the caller's deadline passed after ${waitedMs} ms`);
+    this.name = 'DeadlineCut';
+  }
+}
+
+/** Thrown inside the breaker for answers that count as failures (5xx other than a shed). */
+export class BackendFailure extends Error {
+  constructor(readonly status: number) {
+    super(`inference answered ${status}`);
+    this.name = 'BackendFailure';
+  }
+}
+
+type Fire = (kind: string, path: string, opts: CallOptions) => Promise<CallResult>;
+
+export class InferenceBreaker {
+  readonly breaker: CircuitBreaker<Parameters<Fire>, CallResult>;
+  readonly policy: BreakerPolicy;
+  private openedAt = 0;
+
+  constructor(
+    client: ServiceClient,
+    private readonly settings: BreakerSettings,
+    logger: Logger,
+    /** Answers that are the backend refusing work for want of room or time: neither failures nor measured. */
+    isShed: (r: CallResult) => boolean,
+  ) {
+    this.policy = new BreakerPolicy({
+      window: settings.window ?? 10,
+      errorThresholdPercentage: settings.errorThresholdPercentage,
+      volume: settings.volumeThreshold,
+      slowFloorMs: settings.slowFloorMs ?? settings.timeoutMs,
+      ceilingMs: settings.timeoutMs,
+    });
+    const fire: Fire = async (kind, path, opts) => {
+      const bound = this.policy.timeoutMs(kind);
+      const left = opts.deadline !== undefined ? opts.deadline - Date.now() : Number.POSITIVE_INFINITY;
+      const byDeadline = left < bound;
+      const timeoutMs = Math.max(1, Math.floor(Math.min(bound, left)));
+      const started = performance.now();
+      const waited = () => Math.round(performance.now() - started);
+      const attributes = {
+        'inference.call': kind,
+        'inference.attempt': 1,
+        // Where the timeout came from: the caller's deadline, the measured calls, or the ceiling.
+        'timeout.source': byDeadline ? 'deadline' : bound < settings.timeoutMs ? 'measured' : 'ceiling',
+        'breaker.slow_ms': this.policy.slowMs(kind),
+      };
+      let r: CallResult;
+      try {
+        r = await client.call(path, { ...opts, timeoutMs, attributes });
+      } catch (err) {
+        if (err instanceof UnreachableError && err.timedOut && byDeadline) {
+          this.settle(kind, 'ignored', waited());
+          throw new DeadlineCut(waited());
+        }
+        this.settle(kind, 'failed', waited());
+        throw err;
+      }
+      const end: CallEnd = isShed(r) ? 'ignored' : r.status >= 500 ? 'failed' : 'answered';
+      this.settle(kind, end, waited());
+      if (end === 'failed') throw new BackendFailure(r.status);
+      return r;
+    };
+    this.breaker = new CircuitBreaker(fire, {
+      // The timeout of each call is BreakerPolicy's (ServiceClient applies it), and so is the opening rule.
+      timeout: false,
+      errorThresholdPercentage: 100,
+      volumeThreshold: Number.MAX_SAFE_INTEGER,
+      resetTimeout: settings.resetTimeoutMs,
+      // A deadline cut tells nothing of the backend, except during the probe: it must answer to close.
+      errorFilter: (err: unknown) => err instanceof DeadlineCut && !this.breaker.halfOpen,
+      name: 'inference',
+    });
+    observeBreaker(this.breaker, 'inference');
+    this.breaker.on('open', () => {
+      this.openedAt = Date.now();
+      logger.warn('inference breaker opened');
+    });
+    this.breaker.on('halfOpen', () => logger.info('inference breaker half-open'));
+    this.breaker.on('close', () => {
+      this.policy.reset();
+      logger.info('inference breaker closed');
+    });
+  }
+
+  fire(kind: string, path: string, opts: CallOptions): Promise<CallResult> {
+    return this.breaker.fire(kind, path, opts);
+  }
+
+  /** True while the breaker refuses calls (open, not half-open). */
+  isOpen(): boolean {
+    return this.breaker.opened;
+  }
+
+  /**
+   * 503 OP-TASK-BREAKER-OPEN (`breaker_open`) for `what` refused because the breaker is open, with a
+   * Retry-After of the time left until the probe call (at least 1 s); marks the current span.
+   */
+  refusal(what: string): ApiError {
+    recordBreakerRefusal('inference');
+    const left = this.openedAt + this.settings.resetTimeoutMs - Date.now();
+    return new ApiError(
+      'OP-TASK-BREAKER-OPEN',
+      `The inference backend is failing; ${what} are not accepted for now`,
+      { reason: REASON.breaker_open },
+      { 'Retry-After': String(Math.max(1, Math.ceil(left / 1000))) },
+    );
+  }
+
+  private settle(kind: string, end: CallEnd, waitedMs: number): void {
+    const { slow, open } = this.policy.record(kind, end, waitedMs);
+    if (slow) trace.getActiveSpan()?.setAttributes({ 'breaker.slow_call': true, 'inference.call': kind });
+    if (open) this.breaker.open();
+  }
+}
