@@ -163,6 +163,47 @@ export function pointInPolygon(p: Point, poly: readonly Point[], bounds: Box): b
   return inside;
 }
 
+/** A polygon's vertices as two arrays, for pointInPolygonXY. */
+export interface PolygonXY {
+  xs: Float64Array;
+  ys: Float64Array;
+  bounds: Box;
+}
+
+export function polygonXY(poly: readonly Point[]): PolygonXY {
+  return {
+    xs: Float64Array.from(poly, (p) => p[0]),
+    ys: Float64Array.from(poly, (p) => p[1]),
+    bounds: polygonBounds(poly),
+  };
+}
+
+/** pointInPolygon on a PolygonXY, without allocation: the same tests in the same order, the same answers. */
+export function pointInPolygonXY(x: number, y: number, poly: PolygonXY): boolean {
+  const { xs, ys, bounds } = poly;
+  if (x < bounds[0] || x > bounds[2] || y < bounds[1] || y > bounds[3]) return false;
+  let inside = false;
+  for (let i = 0, j = xs.length - 1; i < xs.length; j = i++) {
+    const ax = xs[j];
+    const ay = ys[j];
+    const bx = xs[i];
+    const by = ys[i];
+    if (
+      x >= Math.min(ax, bx) &&
+      x <= Math.max(ax, bx) &&
+      y >= Math.min(ay, by) &&
+      y <= Math.max(ay, by) &&
+      (bx - ax) * (y - ay) - (by - ay) * (x - ax) === 0
+    )
+      return true;
+    if (by > y !== ay > y) {
+      const xCross = ax + ((y - ay) * (bx - ax)) / (by - ay);
+      if (x < xCross) inside = !inside;
+    }
+  }
+  return inside;
+}
+
 /** Euclidean distance in normalized units. */
 export function distance(a: Point, b: Point): number {
   return Math.hypot(a[0] - b[0], a[1] - b[1]);

@@ -107,7 +107,7 @@ export class ZoneRuntime {
     this.bounds = polygonBounds(rule.polygon);
     const threshold = rule.coverage;
     if (threshold === undefined) {
-      this.visits = new ZoneVisits(rule, this.bounds, state?.visits ?? emptyZoneVisits());
+      this.visits = new ZoneVisits(rule, state?.visits ?? emptyZoneVisits());
     } else {
       this.cover = new PolygonCover(rule.polygon);
       this.coverage = new CoverageZone(

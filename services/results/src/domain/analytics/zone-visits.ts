@@ -1,7 +1,16 @@
 import { addCount, sortedCounts, type Counts } from './counts';
 import { addDwell, emptyDwellStats, type DwellStats } from './dwell-stats';
 import { makeEvent, type AnalyticsEvent, type EndReason, type EventContext } from './events';
-import { anchorX, anchorY, distance, pointInPolygon, type Box, type Point } from './geometry';
+import {
+  anchorX,
+  anchorY,
+  distance,
+  pointInPolygonXY,
+  polygonXY,
+  type PolygonXY,
+  type Box,
+  type Point,
+} from './geometry';
 import type { ZoneRule } from './rules';
 
 /**
@@ -61,12 +70,13 @@ export class ZoneVisits {
   private readonly entered: Counts;
   private readonly exited: Counts;
   private readonly dwell: DwellStats;
+  private readonly poly: PolygonXY;
 
   constructor(
     private readonly rule: ZoneRule,
-    private readonly bounds: Box,
     state: ZoneVisitsState,
   ) {
+    this.poly = polygonXY(rule.polygon);
     this.tracks = new Map(state.tracks.map(([id, s]) => [id, structuredClone(s)]));
     this.entered = sortedCounts(state.entered);
     this.exited = sortedCounts(state.exited);
@@ -83,11 +93,12 @@ export class ZoneVisits {
     const t = ctx.mediaMs;
     const fresh: { obs: TrackedObservation; anchor: Point; inside: boolean }[] = [];
     for (const obs of observations) {
-      const anchor: Point = [anchorX(obs.box, this.rule.anchor), anchorY(obs.box, this.rule.anchor)];
-      const inside = pointInPolygon(anchor, this.rule.polygon, this.bounds);
+      const ax = anchorX(obs.box, this.rule.anchor);
+      const ay = anchorY(obs.box, this.rule.anchor);
+      const inside = pointInPolygonXY(ax, ay, this.poly);
       const s = this.tracks.get(obs.track);
-      if (s) this.observe(ctx, events, obs.track, s, obs.label, anchor, inside);
-      else fresh.push({ obs, anchor, inside });
+      if (s) this.observe(ctx, events, obs.track, s, obs.label, ax, ay, inside);
+      else fresh.push({ obs, anchor: [ax, ay], inside });
     }
     this.takeOver(ctx, events, fresh, seen);
     for (const f of fresh) {
@@ -101,7 +112,7 @@ export class ZoneVisits {
         visit: null,
       };
       this.tracks.set(f.obs.track, s);
-      this.observe(ctx, events, f.obs.track, s, f.obs.label, f.anchor, f.inside);
+      this.observe(ctx, events, f.obs.track, s, f.obs.label, f.anchor[0], f.anchor[1], f.inside);
     }
     const lost: string[] = [];
     for (const [id, s] of this.tracks)
@@ -121,14 +132,15 @@ export class ZoneVisits {
     track: string,
     s: TrackState,
     label: string,
-    anchor: Point,
+    ax: number,
+    ay: number,
     inside: boolean,
   ): void {
     const t = ctx.mediaMs;
     s.label = label;
     s.last_seen_ms = t;
-    s.last_anchor[0] = anchor[0];
-    s.last_anchor[1] = anchor[1];
+    s.last_anchor[0] = ax;
+    s.last_anchor[1] = ay;
     if (inside === s.inside) {
       s.pending_since = null;
       if (s.visit) {
@@ -223,7 +235,7 @@ export class ZoneVisits {
       const s = this.tracks.get(p.old) as TrackState;
       this.tracks.delete(p.old);
       this.tracks.set(p.fresh, s);
-      this.observe(ctx, events, p.fresh, s, p.f.obs.label, p.f.anchor, true);
+      this.observe(ctx, events, p.fresh, s, p.f.obs.label, p.f.anchor[0], p.f.anchor[1], true);
     }
   }
 
