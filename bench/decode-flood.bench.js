@@ -125,6 +125,7 @@ async function detect(url, jpeg) {
         SIGNER,
         { subject: 'svc-images', requestId: randomUUID() },
         'inference',
+        { method: 'POST', target: `${new URL(url).pathname}${new URL(url).search}` },
       ),
     },
   });

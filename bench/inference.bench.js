@@ -43,6 +43,8 @@ const clip = path.join(sharedDir, 'media/videos/pedestrians_vtest_opencv_10s.mov
 const IDENTITY_DIR = benchIdentityDir();
 /** Inference is called by tasks and images: the bench signs as tasks. */
 const SIGNER = signerOf(IDENTITY_DIR, 'tasks');
+/** Image detection is the images service's call (IDENTITY_ROUTES). */
+const DETECT_SIGNER = signerOf(IDENTITY_DIR, 'images');
 const JOB_RUNS = 3;
 
 const median = (xs) => {
@@ -87,9 +89,10 @@ async function main() {
         headers: {
           'content-type': 'image/jpeg',
           'x-vision-identity': shared.signIdentity(
-            SIGNER,
+            DETECT_SIGNER,
             { subject: 'bench', requestId: 'bench' },
             'inference',
+            { method: 'POST', target: '/internal/v1/detect?scene_code=person_vehicle' },
           ),
         },
       });
@@ -146,6 +149,7 @@ async function main() {
             SIGNER,
             { subject: 'bench', requestId: 'bench' },
             'inference',
+            { method: 'POST', target: '/internal/v1/jobs' },
           ),
         },
         body: JSON.stringify({

@@ -124,13 +124,18 @@ async function benchIngest(svc, bus, knex) {
   return { taskIds, total, rawFps, ingestFps, ratio };
 }
 
-const signed = (i) => ({
-  [shared.IDENTITY_HEADER]: shared.signIdentity(
-    SIGNER,
-    { subject: SUBJECT, requestId: `bench-${i}` },
-    'results',
-  ),
-});
+/** The identity header of reader `i`'s request to `url`, bound to that request as the gateway binds it. */
+const signed = (i, url) => {
+  const { pathname, search } = new URL(url);
+  return {
+    [shared.IDENTITY_HEADER]: shared.signIdentity(
+      SIGNER,
+      { subject: SUBJECT, requestId: `bench-${i}` },
+      'results',
+      { method: 'GET', target: `${pathname}${search}` },
+    ),
+  };
+};
 
 /**
  * A database of its own on the Postgres server of `adminUrl` (created here, dropped afterwards), so

@@ -54,10 +54,8 @@ async function measureReads({ label, baseUrl, headers, taskIds, readers, request
       const qs = new URLSearchParams({ limit: String(page) });
       if (cursor) qs.set('cursor', cursor);
       const t0 = performance.now();
-      const { status, body } = await getJson(
-        `${baseUrl}/v1/vision/tasks/${encodeURIComponent(taskId)}/results?${qs}`,
-        headers(i),
-      );
+      const url = `${baseUrl}/v1/vision/tasks/${encodeURIComponent(taskId)}/results?${qs}`;
+      const { status, body } = await getJson(url, headers(i, url));
       if (measured) latencies.push(performance.now() - t0);
       if (status !== 200) {
         errors++;
@@ -76,7 +74,8 @@ async function measureReads({ label, baseUrl, headers, taskIds, readers, request
   await Promise.all(
     Array.from({ length: readers }, async (_, i) => {
       const taskId = taskIds[i % taskIds.length];
-      await getJson(`${baseUrl}/v1/vision/tasks/${encodeURIComponent(taskId)}/results?limit=1`, headers(i));
+      const url = `${baseUrl}/v1/vision/tasks/${encodeURIComponent(taskId)}/results?limit=1`;
+      await getJson(url, headers(i, url));
     }),
   );
   await Promise.all(Array.from({ length: readers }, (_, i) => reader(i)));

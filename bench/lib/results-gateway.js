@@ -43,19 +43,22 @@ async function compareThroughGateway(o, { where, bus, signer, resultsUrl, gatewa
     shared.TOPICS.frames,
     taskIds.map((t) => endOf(t, perTask)),
   );
-  const direct = (i) => ({
-    [shared.IDENTITY_HEADER]: shared.signIdentity(
-      signer,
-      { subject: SUBJECT, requestId: `bench-${i}` },
-      'results',
-    ),
-  });
+  const direct = (i, url) => {
+    const { pathname, search } = new URL(url);
+    return {
+      [shared.IDENTITY_HEADER]: shared.signIdentity(
+        signer,
+        { subject: SUBJECT, requestId: `bench-${i}` },
+        'results',
+        { method: 'GET', target: `${pathname}${search}` },
+      ),
+    };
+  };
   // Wait until the last frame of every task is readable.
   for (const t of taskIds) {
     for (;;) {
-      const r = await fetch(`${resultsUrl}/v1/vision/tasks/${t}/results?limit=500&cursor=`, {
-        headers: direct(0),
-      }).catch(() => undefined);
+      const url = `${resultsUrl}/v1/vision/tasks/${t}/results?limit=500&cursor=`;
+      const r = await fetch(url, { headers: direct(0, url) }).catch(() => undefined);
       const n = r && r.ok ? (await r.json()).items.length : 0;
       if (n >= 500) break;
       await sleep(50);

@@ -12,6 +12,7 @@ import path from 'node:path';
 import { parseAllDocuments } from 'yaml';
 import {
   IDENTITY_ISSUERS,
+  IDENTITY_ROUTES,
   loadConfig,
   loadServiceIdentity,
   signIdentity,
@@ -673,13 +674,21 @@ describe('rendered with the default values', () => {
         };
         expect(volume.secret.secretName).toBe('vis-vision-identity');
         const files = volume.secret.items.map((i) => i.path).sort();
-        // A split inference deployment: the job pod is called by tasks, the detect pool by images.
+        // The callers come from the route table (IDENTITY_ROUTES). A split inference deployment: the job
+        // pod is called by the issuers of the job routes, the detect pool by those of image detection.
         const split = ofKind(ms, 'Deployment').some((x) => componentOf(x) === 'inference-detect');
+        const issuersOf = (prefix: string) => [
+          ...new Set(
+            IDENTITY_ROUTES.filter((r) => r.service === 'inference' && r.path.startsWith(prefix)).flatMap(
+              (r) => r.issuers,
+            ),
+          ),
+        ];
         const callers =
           componentOf(d) === 'inference-detect'
-            ? ['images']
+            ? issuersOf('/internal/v1/detect')
             : componentOf(d) === 'inference' && split
-              ? ['tasks']
+              ? issuersOf('/internal/v1/jobs')
               : service === 'gateway'
                 ? []
                 : CALLERS[service];
@@ -700,8 +709,16 @@ describe('rendered with the default values', () => {
             issuer: caller,
             key: createPrivateKey(Buffer.from(secret.data![`${caller}.key`], 'base64').toString('utf8')),
           };
-          const header = signIdentity(signer, { subject: 's', requestId: 'r' }, service);
-          expect(verifyIdentity(loaded.verifier, header, service)).toEqual({ subject: 's', requestId: 'r' });
+          // A route of this service that the route table opens to this caller (IDENTITY_ROUTES).
+          const route = IDENTITY_ROUTES.find(
+            (r) => r.service === service && (r.issuers as readonly string[]).includes(caller),
+          )!;
+          const call = { method: route.method, target: route.path.replace(/:[a-z_]+/g, 'x') };
+          const header = signIdentity(signer, { subject: 's', requestId: 'r' }, service, call);
+          expect(verifyIdentity(loaded.verifier, header, service, call)).toMatchObject({
+            subject: 's',
+            issuer: caller,
+          });
         }
       }
     } finally {

@@ -14,6 +14,8 @@ import {
   type ClaimTable,
   type ClaimRecord,
   type IdentitySigner,
+  findIdentityRoute,
+  IDENTITY_ROUTES,
   loadCallingIdentity,
   signIdentity,
 } from '@vision/shared';
@@ -53,7 +55,6 @@ const apiKey = (name: Name, s: Scenario) => `e2e-key-idem-${name}-${s}-012345678
 const subjectOf = (name: Name, s: Scenario) => `idem-${name}-${s}`;
 
 let stack: TestStack;
-let gatewayKey: IdentitySigner;
 
 /** One create endpoint, seen the same way for every scenario. */
 interface Endpoint {
@@ -68,13 +69,25 @@ interface Endpoint {
   sweep(): Promise<void>;
 }
 
+/** The key of the service that makes this internal call (the first issuer the route table lists for it). */
+const signerFor = (service: string, route: string): IdentitySigner => {
+  const found = findIdentityRoute(IDENTITY_ROUTES, service, 'POST', route);
+  if (!found) throw new Error(`no route POST ${route} on ${service}`);
+  return loadCallingIdentity(stack.standalone!.env.VISION_IDENTITY_DIR, found.issuers[0]).signer;
+};
+
 const internal = async (service: string, s: string, route: string, body: unknown) => {
   const svc = stack.standalone!.services[service];
   const r = await fetch(`${svc.url}${route}`, {
     method: 'POST',
     headers: {
       'content-type': 'application/json',
-      'x-vision-identity': signIdentity(gatewayKey, { subject: s, requestId: randomUUID() }, service),
+      'x-vision-identity': signIdentity(
+        signerFor(service, route),
+        { subject: s, requestId: randomUUID() },
+        service,
+        { method: 'POST', target: route },
+      ),
     },
     body: JSON.stringify(body),
   });
@@ -206,7 +219,6 @@ beforeAll(async () => {
       IMAGES_CALL_LEASE_MS: String(LEASE_MS),
     },
   });
-  gatewayKey = loadCallingIdentity(stack.standalone!.env.VISION_IDENTITY_DIR, 'gateway').signer;
 }, 120_000);
 afterAll(async () => {
   await stack?.close();

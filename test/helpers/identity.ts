@@ -7,8 +7,12 @@ import os from 'node:os';
 import path from 'node:path';
 import {
   callersOf,
+  findIdentityRoute,
+  IDENTITY_ROUTES,
   IDENTITY_SERVICES,
+  type IdentityCall,
   loadCallingIdentity,
+  IDENTITY_HEADER,
   signIdentity,
   type Identity,
   loadServiceIdentity,
@@ -46,7 +50,41 @@ export function verifierOfAll(): IdentityVerifier {
   return { keys };
 }
 
-/** A header for `audience` as its first caller would sign it (the gateway, or tasks toward inference). */
-export function signFor(identity: Identity, audience: string, now?: number): string {
-  return signIdentity(signerOf(callersOf(audience)[0]), identity, audience, now);
+/**
+ * A header for `audience` and the request `call` (method and target), signed by the first issuer the route
+ * table lets call that route (the gateway on public routes, tasks toward inference jobs...).
+ */
+export function signFor(
+  identity: Identity,
+  audience: string,
+  call: IdentityCall,
+  now?: number,
+  issuer?: string,
+): string {
+  const route = findIdentityRoute(IDENTITY_ROUTES, audience, call.method, call.target.split('?')[0]);
+  const by = issuer ?? route?.issuers[0] ?? callersOf(audience)[0];
+  return signIdentity(signerOf(by), identity, audience, call, now);
+}
+
+/** What signedAs reads of a supertest (superagent) request: its method and URL, and how to set a header. */
+export interface SignableRequest {
+  method: string;
+  url: string;
+  set(field: string, value: string): unknown;
+}
+
+/**
+ * A supertest plugin (`request(url).get(path).use(signedAs(...))`) that sets the identity header for the
+ * request's own method and target, as signFor signs it (by `issuer` when named).
+ */
+export function signedAs(
+  identity: Identity,
+  audience: string,
+  issuer?: string,
+): (req: SignableRequest) => void {
+  return (req) => {
+    const url = new URL(req.url, 'http://localhost');
+    const call = { method: req.method, target: `${url.pathname}${url.search}` };
+    req.set(IDENTITY_HEADER, signFor(identity, audience, call, undefined, issuer));
+  };
 }

@@ -14,6 +14,7 @@ import {
   IDENTITY_CLOCK_SKEW_MS,
   loadCallingIdentity,
   signIdentity,
+  callHash,
   type IdentitySigner,
 } from '@vision/shared';
 import { start as startInference } from '@vision/inference';
@@ -47,25 +48,28 @@ describe('internal identity in the standalone process', () => {
   const scenes = (header?: string) =>
     fetch(`${inferenceUrl}/internal/v1/scenes`, { headers: header ? { [IDENTITY_HEADER]: header } : {} });
   const id = { subject: 'acme', requestId: 'req-identity' };
+  const call = { method: 'GET', target: '/internal/v1/scenes' };
 
   it('inference refuses a header for another service, an expired one, a forged one and none', async () => {
     const refused = {
       none: undefined,
-      for_quota: signIdentity(tasks, id, 'quota'),
-      for_tasks: signIdentity(gateway, id, 'tasks'),
+      for_quota: signIdentity(tasks, id, 'quota', call),
+      for_tasks: signIdentity(gateway, id, 'tasks', call),
       expired: signIdentity(
         tasks,
         id,
         'inference',
+        call,
         Date.now() - IDENTITY_TTL_MS - IDENTITY_CLOCK_SKEW_MS - 1000,
       ),
       // The gateway does not call inference: its own key cannot speak there (the header is made by hand,
       // as signIdentity refuses to sign out of scope).
-      gateway_key: withClaims(gateway, { iss: 'gateway', aud: 'inference' }),
+      gateway_key: withClaims(gateway, { iss: 'gateway', aud: 'inference', call: callHash(call) }),
       other_key: signIdentity(
         { issuer: 'tasks', key: generateKeyPairSync('ed25519').privateKey },
         id,
         'inference',
+        call,
       ),
     };
     for (const [what, header] of Object.entries(refused)) {
@@ -73,7 +77,7 @@ describe('internal identity in the standalone process', () => {
       expect({ what, status: res.status }).toEqual({ what, status: 401 });
       expect(((await res.json()) as { error: { code: string } }).error.code).toBe('OP-AUTH-REQUIRED');
     }
-    expect((await scenes(signIdentity(tasks, id, 'inference'))).status).toBe(200);
+    expect((await scenes(signIdentity(tasks, id, 'inference', call))).status).toBe(200);
   });
 
   it('the public API works through gateway, images, quota, inference and tasks with audience-bound headers', async () => {

@@ -11,7 +11,9 @@ import express, {
 } from 'express';
 import { ApiError, toEnvelope } from './errors';
 import { REASON } from './reasons';
-import { IDENTITY_HEADER, type Identity, type IdentityVerifier, verifyIdentity } from './identity';
+import type { IdentityVerifier, VerifiedIdentity } from './identity';
+import { identityGuard } from './identity-guard';
+import { type IdentityRoute, identityRoutesOf } from './identity-routes';
 import type { Logger } from './logger';
 import { httpMetricsMiddleware } from './http-metrics';
 import { requestShapeGuard } from './request-shape';
@@ -42,6 +44,11 @@ export interface ServiceAppOptions {
    * several services lists them).
    */
   audience?: string | readonly string[];
+  /**
+   * The routes that take an identity and the issuers of each: the route table's routes of the audience
+   * unless set (a test app with routes of its own gives them).
+   */
+  routes?: readonly IdentityRoute[];
   /** Paths (prefixes) that skip identity verification, for example operator endpoints with their own credential. */
   publicPaths?: string[];
   /** Limit for JSON bodies. */
@@ -55,8 +62,8 @@ export function requestIdOf(res: Response): string {
 }
 
 /** The verified caller of a request; throws OP-AUTH-REQUIRED when the request carries none. */
-export function identityOf(res: Response): Identity {
-  const id = res.locals.identity as Identity | undefined;
+export function identityOf(res: Response): VerifiedIdentity {
+  const id = res.locals.identity as VerifiedIdentity | undefined;
   if (!id) throw new ApiError('OP-AUTH-REQUIRED', 'Missing or invalid credentials');
   return id;
 }
@@ -229,27 +236,21 @@ export function createServiceApp(opts: ServiceAppOptions, mount: (app: Express) 
       .catch(next);
   });
 
-  app.use(identityMiddleware(opts));
+  const audiences = typeof opts.audience === 'string' ? [opts.audience] : (opts.audience ?? [opts.name]);
+  app.use(
+    identityGuard({
+      verifier: opts.identity,
+      audiences,
+      routes: opts.routes ?? identityRoutesOf(audiences),
+      publicPaths: opts.publicPaths ?? [],
+    }),
+  );
 
   app.use(express.json({ limit: opts.jsonLimit ?? '1mb', strict: true }));
   mount(app);
   app.use((req, _res, next) => next(new ApiError('OP-NOT-FOUND', `No route for ${req.method} ${req.path}`)));
   app.use(errorHandler(opts.logger));
   return app;
-}
-
-/** Verifies the signed identity header (identity.ts) for this service; routes read it with identityOf(). */
-function identityMiddleware(opts: ServiceAppOptions): RequestHandler {
-  const verifier = opts.identity;
-  const publicPaths = opts.publicPaths ?? [];
-  const audience = opts.audience ?? opts.name;
-  return (req, res, next) => {
-    if (publicPaths.some((p) => req.path.startsWith(p))) return next();
-    const identity = verifyIdentity(verifier, req.header(IDENTITY_HEADER), audience);
-    if (!identity) return next(new ApiError('OP-AUTH-REQUIRED', 'Missing or invalid credentials'));
-    res.locals.identity = identity;
-    next();
-  };
 }
 
 /**

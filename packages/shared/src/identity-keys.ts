@@ -79,7 +79,7 @@ export function loadServiceIdentity(dir: string | undefined, service: string): S
     }
     keys.set(issuer, ed25519(key, file));
   }
-  if (!(service in IDENTITY_CALLS)) return { verifier: { keys } };
+  if (!Object.hasOwn(IDENTITY_CALLS, service)) return { verifier: { keys } };
   const file = `${service}.key`;
   let key: KeyObject;
   try {
@@ -152,7 +152,7 @@ export const IDENTITY_SERVICES = ['gateway', 'tasks', 'quota', 'results', 'image
 export function writeServiceIdentityDirs(root: string): Record<string, string> {
   const dirs = Object.fromEntries(IDENTITY_SERVICES.map((s) => [s, path.join(root, s)]));
   const needs = (service: string) => [
-    ...(service in IDENTITY_CALLS ? [`${service}.key`] : []),
+    ...(Object.hasOwn(IDENTITY_CALLS, service) ? [`${service}.key`] : []),
     ...callersOf(service).map((issuer) => `${issuer}.pub`),
   ];
   if (IDENTITY_SERVICES.every((s) => needs(s).every((f) => existsSync(path.join(dirs[s], f))))) return dirs;

@@ -10,6 +10,8 @@ export * from './logger';
 export * from './config';
 export * from './identity';
 export * from './identity-keys';
+export * from './identity-routes';
+export * from './identity-guard';
 export * from './http';
 export * from './early-answer';
 export * from './crash-handler';

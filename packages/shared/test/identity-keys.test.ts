@@ -33,8 +33,14 @@ describe('identity keys on disk', () => {
     const tasks = loadServiceIdentity(dirs.tasks, 'tasks');
     const inference = loadServiceIdentity(dirs.inference, 'inference');
     expect(inference.signer).toBeUndefined();
-    const header = signIdentity(tasks.signer!, { subject: 's', requestId: 'r' }, 'inference');
-    expect(verifyIdentity(inference.verifier, header, 'inference')).toEqual({ subject: 's', requestId: 'r' });
+    const call = { method: 'GET', target: '/internal/v1/scenes' };
+    const header = signIdentity(tasks.signer!, { subject: 's', requestId: 'r' }, 'inference', call);
+    expect(verifyIdentity(inference.verifier, header, 'inference', call)).toEqual({
+      subject: 's',
+      requestId: 'r',
+      issuer: 'tasks',
+      audience: 'inference',
+    });
     // A second run keeps them.
     const before = loadServiceIdentity(dirs.quota, 'quota')
       .verifier.keys.get('tasks')!

@@ -13,12 +13,24 @@ import {
   listen,
   closeServer,
   type ServiceAppOptions,
+  type IdentityRoute,
 } from '../src';
 import { signerOf, verifierOf } from '../../../test/helpers/identity';
 
 // The app stands for quota, which the gateway calls: headers signed with the gateway's key, for quota.
 const gateway = signerOf('gateway');
 const impostor = { issuer: 'gateway', key: generateKeyPairSync('ed25519').privateKey };
+
+// The app's own routes, each open to the gateway's identity.
+const ROUTES: IdentityRoute[] = [
+  ...(['/boom', '/conflict', '/db-down'] as const).map((path) => ({
+    service: 'quota' as const,
+    method: 'GET' as const,
+    path,
+    issuers: ['gateway' as const],
+  })),
+  { service: 'quota', method: 'POST', path: '/echo', issuers: ['gateway'] },
+];
 
 function makeApp(extra: Partial<ServiceAppOptions> = {}) {
   const lines: string[] = [];
@@ -32,7 +44,7 @@ function makeApp(extra: Partial<ServiceAppOptions> = {}) {
     }),
   });
   const app = createServiceApp(
-    { name: 'svc', audience: 'quota', logger, identity: verifierOf('quota'), ...extra },
+    { name: 'svc', audience: 'quota', logger, identity: verifierOf('quota'), routes: ROUTES, ...extra },
     (a) => {
       a.post(
         '/echo',
@@ -64,7 +76,8 @@ function makeApp(extra: Partial<ServiceAppOptions> = {}) {
   return { app, lines };
 }
 
-const auth = () => signIdentity(gateway, { subject: 'sub-1', requestId: 'r-1' }, 'quota');
+const auth = (method: string, target: string) =>
+  signIdentity(gateway, { subject: 'sub-1', requestId: 'r-1' }, 'quota', { method, target });
 
 describe('createServiceApp', () => {
   it('answers /healthz without identity', async () => {
@@ -103,13 +116,15 @@ describe('createServiceApp', () => {
 
   it('requires the signed identity with a 401 envelope', async () => {
     const { app } = makeApp();
+    const echo = { method: 'POST', target: '/echo' };
     for (const header of [
       undefined,
       'garbage',
-      signIdentity(impostor, { subject: 's', requestId: 'r' }, 'quota'),
-      // for another service, or expired
-      signIdentity(gateway, { subject: 's', requestId: 'r' }, 'tasks'),
-      signIdentity(gateway, { subject: 's', requestId: 'r' }, 'quota', Date.now() - 60_000),
+      signIdentity(impostor, { subject: 's', requestId: 'r' }, 'quota', echo),
+      // for another service, for another request, or expired
+      signIdentity(gateway, { subject: 's', requestId: 'r' }, 'tasks', echo),
+      signIdentity(gateway, { subject: 's', requestId: 'r' }, 'quota', { method: 'GET', target: '/echo' }),
+      signIdentity(gateway, { subject: 's', requestId: 'r' }, 'quota', echo, Date.now() - 60_000),
     ]) {
       const req = request(app).post('/echo').send({ a: 1 });
       const res = header ? await req.set(IDENTITY_HEADER, header) : await req;
@@ -117,7 +132,7 @@ describe('createServiceApp', () => {
       expect(res.body.error).toMatchObject({ code: 'OP-AUTH-REQUIRED' });
       expect(typeof res.body.error.request_id).toBe('string');
     }
-    const res = await request(app).post('/echo').set(IDENTITY_HEADER, auth()).send({ a: 1 });
+    const res = await request(app).post('/echo').set(IDENTITY_HEADER, auth('POST', '/echo')).send({ a: 1 });
     expect(res.status).toBe(200);
     expect(res.body).toEqual({ subject: 'sub-1', body: { a: 1 } });
   });
@@ -130,7 +145,7 @@ describe('createServiceApp', () => {
   it('answers malformed JSON with 400 OP-TASK-REQUEST-INVALID, never 500', async () => {
     const res = await request(makeApp().app)
       .post('/echo')
-      .set(IDENTITY_HEADER, auth())
+      .set(IDENTITY_HEADER, auth('POST', '/echo'))
       .set('Content-Type', 'application/json')
       .send('{"a": 1,,');
     expect(res.status).toBe(400);
@@ -175,7 +190,7 @@ describe('createServiceApp', () => {
   });
 
   it('answers unknown routes with a JSON 404 envelope', async () => {
-    const res = await request(makeApp().app).get('/nope').set(IDENTITY_HEADER, auth());
+    const res = await request(makeApp().app).get('/nope').set(IDENTITY_HEADER, auth('GET', '/nope'));
     expect(res.status).toBe(404);
     expect(res.headers['content-type']).toMatch(/application\/json/);
     expect(res.body.error.code).toBe('OP-NOT-FOUND');
@@ -183,10 +198,10 @@ describe('createServiceApp', () => {
 
   it('maps ApiError and unavailable dependencies to their statuses', async () => {
     const { app } = makeApp();
-    const conflict = await request(app).get('/conflict').set(IDENTITY_HEADER, auth());
+    const conflict = await request(app).get('/conflict').set(IDENTITY_HEADER, auth('GET', '/conflict'));
     expect(conflict.status).toBe(409);
     expect(conflict.body.error.code).toBe('OP-TASK-NOT-STOPPABLE');
-    const down = await request(app).get('/db-down').set(IDENTITY_HEADER, auth());
+    const down = await request(app).get('/db-down').set(IDENTITY_HEADER, auth('GET', '/db-down'));
     expect(down.status).toBe(503);
     expect(down.body.error.code).toBe('OP-SYS-UNAVAILABLE');
     expect(JSON.stringify(down.body)).not.toContain('5432');
@@ -194,7 +209,10 @@ describe('createServiceApp', () => {
 
   it('never leaks stack traces or internals in responses, and logs without credentials', async () => {
     const { app, lines } = makeApp();
-    const res = await request(app).get('/boom').set(IDENTITY_HEADER, auth()).set('X-Request-Id', 'req-abc');
+    const res = await request(app)
+      .get('/boom')
+      .set(IDENTITY_HEADER, auth('GET', '/boom'))
+      .set('X-Request-Id', 'req-abc');
     expect(res.status).toBe(500);
     expect(res.body).toEqual({
       error: { code: 'OP-SYS-INTERNAL', message: 'Internal error', request_id: 'req-abc' },

@@ -180,6 +180,7 @@ describe('gateway', () => {
       { issuer: 'gateway', key: generateKeyPairSync('ed25519').privateKey },
       { subject: 'other', requestId: 'x' },
       'tasks',
+      { method: 'GET', target: '/v1/vision/tasks/t1' },
     );
     const res = await request(gw.url)
       .get('/v1/vision/tasks/t1')
@@ -200,6 +201,7 @@ describe('gateway', () => {
       { issuer: 'gateway', key: generateKeyPairSync('ed25519').privateKey },
       { subject: 'acme', requestId: 'x' },
       'tasks',
+      { method: 'GET', target: '/v1/vision/tasks/t1' },
     );
     const res = await request(up.url).get('/v1/vision/tasks/t1').set(IDENTITY_HEADER, forged);
     expect(res.status).toBe(401);

@@ -132,7 +132,10 @@ it('a call that stored its results but crashed before its charge was reported is
   const leaseId = `lease-${taskId}`;
   await request(stack.quota.url)
     .put(`/internal/v1/leases/${leaseId}`)
-    .set(IDENTITY_HEADER, identityHeader(subject, 'quota'))
+    .set(
+      IDENTITY_HEADER,
+      identityHeader(subject, 'quota', { method: 'PUT', target: `/internal/v1/leases/${leaseId}` }),
+    )
     .send({ kind: 'image', min_units: 2, max_units: 2, window_ms: 10_000, ttl_ms: 600_000 })
     .expect(201);
   await calls.claim({

@@ -17,6 +17,7 @@ import {
   type RunningService,
   type SceneCode,
   IDENTITY_HEADER,
+  type IdentityCall,
   closeServer,
   createLogger,
   createServiceApp,
@@ -317,9 +318,16 @@ export async function startStack(
   };
 }
 
-/** A signed identity for `audience` (the images service unless named: the tests also call quota). */
-export function identityHeader(subject: string, audience = 'images'): string {
-  return signFor({ subject, requestId: `req-${subject}` }, audience);
+/**
+ * A signed identity for `audience` (the images service unless named: the tests also call quota) and the
+ * request `call` (an image call unless named).
+ */
+export function identityHeader(
+  subject: string,
+  audience = 'images',
+  call: IdentityCall = { method: 'POST', target: '/v1/vision/image-detections' },
+): string {
+  return signFor({ subject, requestId: `req-${subject}` }, audience, call);
 }
 
 export { IDENTITY_HEADER };
@@ -331,7 +339,9 @@ export async function imagesQuotaOf(
 ): Promise<{ limit: number; used: number; held: number; remaining: number }> {
   await stack.images.parts.leases.closeIdle();
   const r = await fetch(`${stack.quota.url}/v1/vision/quota`, {
-    headers: { [IDENTITY_HEADER]: identityHeader(subject, 'quota') },
+    headers: {
+      [IDENTITY_HEADER]: identityHeader(subject, 'quota', { method: 'GET', target: '/v1/vision/quota' }),
+    },
   });
   if (r.status !== 200) throw new Error(`quota answered ${r.status}`);
   return ((await r.json()) as { images: { limit: number; used: number; held: number; remaining: number } })

@@ -468,7 +468,12 @@ describe('task record', () => {
     const r = await attachAll(post('reader'), [JPG, PNG]);
     expect(r.status).toBe(201);
     const read = (subject: string, id: string) =>
-      request(stack.images.url).get(`/internal/v1/calls/${id}`).set(IDENTITY_HEADER, identityHeader(subject));
+      request(stack.images.url)
+        .get(`/internal/v1/calls/${id}`)
+        .set(
+          IDENTITY_HEADER,
+          identityHeader(subject, 'images', { method: 'GET', target: `/internal/v1/calls/${id}` }),
+        );
     const own = await read('reader', r.body.task_id);
     expect(own.status).toBe(200);
     await stack.recorded();

@@ -57,7 +57,10 @@ describe('inference with its detect queue shrunk to one slot and no wait', () =>
     const req = http.request(`${stack.inferenceUrl}/internal/v1/detect?scene_code=cow_sheep`, {
       method: 'POST',
       headers: {
-        [IDENTITY_HEADER]: identityHeader('slot-holder', 'inference'),
+        [IDENTITY_HEADER]: identityHeader('slot-holder', 'inference', {
+          method: 'POST',
+          target: '/internal/v1/detect?scene_code=cow_sheep',
+        }),
         'content-type': 'image/jpeg',
         'content-length': String(image.length),
       },

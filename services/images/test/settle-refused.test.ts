@@ -52,11 +52,14 @@ async function expireAndFillDay(subject: string): Promise<void> {
   // Read without reporting the spends this replica still has queued.
   const q = await request(stack.quota.url)
     .get('/v1/vision/quota')
-    .set(IDENTITY_HEADER, identityHeader(subject, 'quota'));
+    .set(IDENTITY_HEADER, identityHeader(subject, 'quota', { method: 'GET', target: '/v1/vision/quota' }));
   const { limit, used } = q.body.images as { limit: number; used: number };
   await request(stack.quota.url)
     .post('/internal/v1/charges')
-    .set(IDENTITY_HEADER, identityHeader(subject, 'quota'))
+    .set(
+      IDENTITY_HEADER,
+      identityHeader(subject, 'quota', { method: 'POST', target: '/internal/v1/charges' }),
+    )
     .send({ charge_id: `fill-${randomUUID()}`, kind: 'image', units: limit - used })
     .expect(201);
 }
@@ -121,7 +124,7 @@ test('the sweeper finishing a call recorded with a hold whose settle is refused 
   const key = randomUUID();
   await request(stack.quota.url)
     .post('/internal/v1/holds')
-    .set(IDENTITY_HEADER, identityHeader(subject, 'quota'))
+    .set(IDENTITY_HEADER, identityHeader(subject, 'quota', { method: 'POST', target: '/internal/v1/holds' }))
     .send({ hold_id: taskId, kind: 'image', units: 2, ttl_ms: 1000 })
     .expect(201);
   await calls.claim({

@@ -3,12 +3,12 @@ import { copyFileSync, mkdtempSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import request from 'supertest';
-import { IDENTITY_HEADER, IMAGE_UPLOAD, REASON } from '@vision/shared';
+import { IMAGE_UPLOAD, REASON } from '@vision/shared';
 import { pngOfSize } from '../../../test/helpers/png-pad';
 import { BUNDLED_MODELS_DIR, SceneCatalogue } from '../src/catalogue/catalogue';
 import { FIRE_SMOKE_DEFAULT_LOWER_BOUND, FIRE_SMOKE_DEFAULT_MODEL } from '../src/catalogue/scene-config';
 import { image, startTestInference, type TestInference } from './support/helpers';
-import { signFor } from '../../../test/helpers/identity';
+import { signedAs } from '../../../test/helpers/identity';
 
 let svc: TestInference;
 beforeAll(async () => {
@@ -16,11 +16,11 @@ beforeAll(async () => {
 });
 afterAll(() => svc.close());
 
-const auth = () => signFor({ subject: 'svc-images', requestId: 'req-1' }, 'inference');
+const auth = () => signedAs({ subject: 'svc-images', requestId: 'req-1' }, 'inference');
 
 describe('GET /internal/v1/scenes', () => {
   it('lists every scene with its engine, labels and lower bound', async () => {
-    const res = await request(svc.parts.app).get('/internal/v1/scenes').set(IDENTITY_HEADER, auth());
+    const res = await request(svc.parts.app).get('/internal/v1/scenes').use(auth());
     expect(res.status).toBe(200);
     const byCode = Object.fromEntries(
       (res.body.scenes as { scene_code: string }[]).map((s) => [s.scene_code, s]),
@@ -126,7 +126,7 @@ describe('POST /internal/v1/detect', () => {
   it('detects each image in input order; a broken image fails alone', async () => {
     const res = await request(svc.parts.app)
       .post('/internal/v1/detect')
-      .set(IDENTITY_HEADER, auth())
+      .use(auth())
       .field('scene_code', 'person_vehicle')
       .attach('files', image('street_people_car_coco9891.jpg'), 'a.jpg')
       .attach('files', Buffer.from('garbage'), 'b.jpg')
@@ -153,7 +153,7 @@ describe('POST /internal/v1/detect', () => {
   it('fire_smoke: fire images yield fire or smoke through the built-in detector', async () => {
     const res = await request(svc.parts.app)
       .post('/internal/v1/detect')
-      .set(IDENTITY_HEADER, auth())
+      .use(auth())
       .field('scene_code', 'fire_smoke')
       .attach('files', image('fire_forest_dfire_web10474.jpg'), 'f.jpg')
       .attach('files', image('fire_smoke_forest_dfire_pd01323.jpg'), 'g.jpg');
@@ -168,34 +168,28 @@ describe('POST /internal/v1/detect', () => {
     const app = svc.parts.app;
     const noScene = await request(app)
       .post('/internal/v1/detect')
-      .set(IDENTITY_HEADER, auth())
+      .use(auth())
       .attach('files', image('sheep_coco5992.jpg'), 'a.jpg');
     expect(noScene.status).toBe(400);
     expect(noScene.body.error.details.reason).toBe(REASON.missing_field);
     const unknownScene = await request(app)
       .post('/internal/v1/detect')
-      .set(IDENTITY_HEADER, auth())
+      .use(auth())
       .field('scene_code', 'dogs')
       .attach('files', image('sheep_coco5992.jpg'), 'a.jpg');
     expect(unknownScene.status).toBe(400);
     const extra = await request(app)
       .post('/internal/v1/detect')
-      .set(IDENTITY_HEADER, auth())
+      .use(auth())
       .field('scene_code', 'ship')
       .field('min_score', '0.5')
       .attach('files', image('sheep_coco5992.jpg'), 'a.jpg');
     expect(extra.status).toBe(400);
     expect(extra.body.error.details.reason).toBe(REASON.unknown_field);
-    const json = await request(app)
-      .post('/internal/v1/detect')
-      .set(IDENTITY_HEADER, auth())
-      .send({ scene_code: 'ship' });
+    const json = await request(app).post('/internal/v1/detect').use(auth()).send({ scene_code: 'ship' });
     expect(json.status).toBe(400);
     expect(json.body.error.details.reason).toBe(REASON.not_multipart);
-    let many = request(app)
-      .post('/internal/v1/detect')
-      .set(IDENTITY_HEADER, auth())
-      .field('scene_code', 'ship');
+    let many = request(app).post('/internal/v1/detect').use(auth()).field('scene_code', 'ship');
     for (let i = 0; i < 11; i++) many = many.attach('files', Buffer.from('x'), `f${i}.jpg`);
     const tooMany = await many;
     expect(tooMany.status).toBe(400);
@@ -206,7 +200,7 @@ describe('POST /internal/v1/detect', () => {
     const png = image('boat_sailboat_kodim06.png');
     const res = await request(svc.parts.app)
       .post('/internal/v1/detect')
-      .set(IDENTITY_HEADER, auth())
+      .use(auth())
       .field('scene_code', 'ship')
       .attach('files', pngOfSize(png, IMAGE_UPLOAD.maxFileBytes), 'exact.png')
       .attach('files', pngOfSize(png, IMAGE_UPLOAD.maxFileBytes + 1), 'over.png');
@@ -220,8 +214,7 @@ describe('jobs API', () => {
   it('accepted, duplicate, over capacity, rejected, GET one and many, stop, 404', async () => {
     await svc.store.put('v/clip.mov', image('sheep_coco5992.jpg')); // not a video: the job fails, but is accepted
     const app = svc.parts.app;
-    const post = (body: object) =>
-      request(app).post('/internal/v1/jobs').set(IDENTITY_HEADER, auth()).send(body);
+    const post = (body: object) => request(app).post('/internal/v1/jobs').use(auth()).send(body);
 
     const unsafe = await post({
       job_id: 'j-unsafe',
@@ -286,19 +279,17 @@ describe('jobs API', () => {
     expect(over.status).toBe(429);
     expect(over.body).toEqual({ outcome: 'over_capacity' });
 
-    const stopped = await request(app).post('/internal/v1/jobs/j-1/stop').set(IDENTITY_HEADER, auth());
+    const stopped = await request(app).post('/internal/v1/jobs/j-1/stop').use(auth());
     expect(stopped.status).toBe(200);
     expect(['stopped', 'failed', 'succeeded']).toContain(stopped.body.job.status);
     await svc.parts.jobs.waitFor('j-1');
-    const one = await request(app).get('/internal/v1/jobs/j-1').set(IDENTITY_HEADER, auth());
+    const one = await request(app).get('/internal/v1/jobs/j-1').use(auth());
     expect(one.status).toBe(200);
     expect(one.body.job.job_id).toBe('j-1');
-    const many = await request(app).get('/internal/v1/jobs?ids=j-1,nope').set(IDENTITY_HEADER, auth());
+    const many = await request(app).get('/internal/v1/jobs?ids=j-1,nope').use(auth());
     expect(many.body.jobs.map((j: { job_id: string }) => j.job_id)).toEqual(['j-1']);
-    expect((await request(app).get('/internal/v1/jobs/nope').set(IDENTITY_HEADER, auth())).status).toBe(404);
-    expect((await request(app).post('/internal/v1/jobs/nope/stop').set(IDENTITY_HEADER, auth())).status).toBe(
-      404,
-    );
+    expect((await request(app).get('/internal/v1/jobs/nope').use(auth())).status).toBe(404);
+    expect((await request(app).post('/internal/v1/jobs/nope/stop').use(auth())).status).toBe(404);
 
     // the slot is free again
     const b = await post({

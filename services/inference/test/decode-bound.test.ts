@@ -2,11 +2,10 @@
 import { readFileSync } from 'node:fs';
 import sharp from 'sharp';
 import request from 'supertest';
-import { IDENTITY_HEADER } from '@vision/shared';
 import { streamServer, streamUrls, type StreamServer } from '../../../test/helpers/stream-servers';
 import { PixelBudget } from '../src/detect/pixel-budget';
 import { startTestInference, type TestInference } from './support/helpers';
-import { signFor } from '../../../test/helpers/identity';
+import { signedAs } from '../../../test/helpers/identity';
 
 /**
  * Many concurrent batches of huge single-colour JPEGs (about 230 KB each, 40 megapixels once decoded)
@@ -80,7 +79,7 @@ describe('POST /internal/v1/detect under a flood of huge images', () => {
   const detect = (files: Buffer[]) => {
     let r = request(svc.parts.app)
       .post('/internal/v1/detect')
-      .set(IDENTITY_HEADER, signFor({ subject: 'svc-images', requestId: 'req-flood' }, 'inference'))
+      .use(signedAs({ subject: 'svc-images', requestId: 'req-flood' }, 'inference'))
       .field('scene_code', 'fire_smoke');
     for (const [i, f] of files.entries()) r = r.attach('files', f, `img${i}.jpg`);
     return r;

@@ -13,12 +13,11 @@ import path from 'node:path';
 import * as ort from 'onnxruntime-node';
 import sharp from 'sharp';
 import request from 'supertest';
-import { IDENTITY_HEADER } from '@vision/shared';
 import { OnnxModel, parseLabels, sessionOptions } from '../src/model/onnx-model';
 import { prepareImage } from '../src/model/preprocess';
 import { SessionPool } from '../src/model/session-pool';
 import { IMAGES_DIR, MODELS_DIR, image, startTestInference, type TestInference } from './support/helpers';
-import { signFor } from '../../../test/helpers/identity';
+import { signedAs } from '../../../test/helpers/identity';
 
 const SIZE = 416;
 const NAMES = readdirSync(IMAGES_DIR).filter((n) => /\.(jpe?g|png|webp)$/i.test(n));
@@ -171,7 +170,7 @@ describe('fidelity of the image path to the raw model', () => {
       svc = await startTestInference();
     });
     afterAll(() => svc.close());
-    const auth = () => signFor({ subject: 'svc-images', requestId: 'req-1' }, 'inference');
+    const auth = () => signedAs({ subject: 'svc-images', requestId: 'req-1' }, 'inference');
 
     it.each([
       ['person_vehicle', 'street_doubledecker_bus_coco1584.jpg', 'image/jpeg'],
@@ -181,12 +180,12 @@ describe('fidelity of the image path to the raw model', () => {
     ])('%s, %s: a raw image body answers exactly what the form answers', async (scene, name, type) => {
       const form = await request(svc.parts.app)
         .post('/internal/v1/detect')
-        .set(IDENTITY_HEADER, auth())
+        .use(auth())
         .field('scene_code', scene)
         .attach('files', image(name), name);
       const raw = await request(svc.parts.app)
         .post(`/internal/v1/detect?scene_code=${scene}`)
-        .set(IDENTITY_HEADER, auth())
+        .use(auth())
         .set('content-type', type)
         .send(image(name));
       expect(form.status).toBe(200);
@@ -199,7 +198,7 @@ describe('fidelity of the image path to the raw model', () => {
       const post = (q: string, body: Buffer) =>
         request(svc.parts.app)
           .post(`/internal/v1/detect${q}`)
-          .set(IDENTITY_HEADER, auth())
+          .use(auth())
           .set('content-type', 'image/jpeg')
           .send(body);
       const img = image('sheep_coco5992.jpg');

@@ -10,8 +10,8 @@ describe('quota charges and refunds (HTTP, PGlite)', () => {
   });
 
   const charge = (subject: string, charge_id: string, kind = 'video', units = 1) =>
-    h.http.post('/internal/v1/charges').set(h.auth(subject)).send({ charge_id, kind, units });
-  const quota = (subject: string) => h.http.get('/v1/vision/quota').set(h.auth(subject));
+    h.http.post('/internal/v1/charges').use(h.auth(subject)).send({ charge_id, kind, units });
+  const quota = (subject: string) => h.http.get('/v1/vision/quota').use(h.auth(subject));
 
   it('refuses calls without a valid identity', async () => {
     const r1 = await h.http.post('/internal/v1/charges').send({ charge_id: 'c1', kind: 'video', units: 1 });
@@ -74,7 +74,7 @@ describe('quota charges and refunds (HTTP, PGlite)', () => {
     expect(r.headers['retry-after']).toBe(String(12 * 3600));
     // The refused charge left nothing behind: the id can be used once quota is back.
     expect((await quota('alice')).body.video_tasks.used).toBe(5);
-    expect((await h.http.post('/internal/v1/charges/t5/refund').set(h.auth('alice'))).status).toBe(404);
+    expect((await h.http.post('/internal/v1/charges/t5/refund').use(h.auth('alice'))).status).toBe(404);
   });
 
   it('a new day starts at 16:00Z with a fresh quota', async () => {
@@ -91,10 +91,10 @@ describe('quota charges and refunds (HTTP, PGlite)', () => {
   it('refunds idempotently: a second refund changes nothing', async () => {
     await charge('alice', 'a');
     await charge('alice', 'b');
-    const r1 = await h.http.post('/internal/v1/charges/a/refund').set(h.auth('alice'));
+    const r1 = await h.http.post('/internal/v1/charges/a/refund').use(h.auth('alice'));
     expect(r1.status).toBe(200);
     expect(r1.body).toEqual({ charge_id: 'a', day: '2026-03-09', status: 'refunded' });
-    const r2 = await h.http.post('/internal/v1/charges/a/refund').set(h.auth('alice'));
+    const r2 = await h.http.post('/internal/v1/charges/a/refund').use(h.auth('alice'));
     expect(r2.status).toBe(200);
     expect(r2.body).toEqual(r1.body);
     expect((await quota('alice')).body.video_tasks.used).toBe(1);
@@ -106,7 +106,7 @@ describe('quota charges and refunds (HTTP, PGlite)', () => {
   });
 
   it('a refund of an unknown id leaves a tombstone: a late charge with that id is answered refunded and consumes nothing', async () => {
-    const early = await h.http.post('/internal/v1/charges/late/refund').set(h.auth('alice'));
+    const early = await h.http.post('/internal/v1/charges/late/refund').use(h.auth('alice'));
     expect(early.status).toBe(404);
     const late = await charge('alice', 'late');
     expect(late.status).toBe(200);
@@ -114,7 +114,7 @@ describe('quota charges and refunds (HTTP, PGlite)', () => {
     expect(late.body.remaining).toBe(5);
     expect((await quota('alice')).body.video_tasks.used).toBe(0);
     // Still unknown as a charge; the id stays spent; other subjects are unaffected.
-    expect((await h.http.post('/internal/v1/charges/late/refund').set(h.auth('alice'))).status).toBe(404);
+    expect((await h.http.post('/internal/v1/charges/late/refund').use(h.auth('alice'))).status).toBe(404);
     expect((await charge('alice', 'late', 'image', 3)).body.status).toBe('refunded');
     expect((await quota('alice')).body.images.used).toBe(0);
     expect((await charge('bob', 'late')).status).toBe(201);
@@ -124,7 +124,7 @@ describe('quota charges and refunds (HTTP, PGlite)', () => {
 
   it('another subject cannot refund my charge', async () => {
     await charge('alice', 'mine');
-    const r = await h.http.post('/internal/v1/charges/mine/refund').set(h.auth('mallory'));
+    const r = await h.http.post('/internal/v1/charges/mine/refund').use(h.auth('mallory'));
     expect(r.status).toBe(404);
     expect((await quota('alice')).body.video_tasks.used).toBe(1);
   });
@@ -136,7 +136,7 @@ describe('quota charges and refunds (HTTP, PGlite)', () => {
     for (let i = 0; i < 5; i++) expect((await charge('alice', `d2-${i}`)).status).toBe(201);
     expect((await charge('alice', 'd2-extra')).status).toBe(429);
 
-    const refund = await h.http.post('/internal/v1/charges/d1-0/refund').set(h.auth('alice'));
+    const refund = await h.http.post('/internal/v1/charges/d1-0/refund').use(h.auth('alice'));
     expect(refund.status).toBe(200);
     expect(refund.body.day).toBe('2026-03-09');
     // Today is still full; the earlier day got its unit back.
@@ -202,7 +202,7 @@ describe('charge body validation', () => {
     [{ kind: 'video', units: 1 }, 'invalid_field'],
     [[1, 2], 'invalid_field'],
   ])('rejects the body %j with 400 (%s) and writes nothing', async (body, reason) => {
-    const r = await h.http.post('/internal/v1/charges').set(h.auth('alice')).send(body);
+    const r = await h.http.post('/internal/v1/charges').use(h.auth('alice')).send(body);
     expect(r.status).toBe(400);
     expect(r.body.error.code).toBe('OP-TASK-REQUEST-INVALID');
     expect(r.body.error.details.reason).toBe(reason);
@@ -212,7 +212,7 @@ describe('charge body validation', () => {
   it('rejects malformed JSON with 400', async () => {
     const r = await h.http
       .post('/internal/v1/charges')
-      .set(h.auth('alice'))
+      .use(h.auth('alice'))
       .set('content-type', 'application/json')
       .send('{"charge_id":');
     expect(r.status).toBe(400);
@@ -230,23 +230,23 @@ describe('per-subject overrides', () => {
   });
 
   it('applies the subject override per kind, and the defaults elsewhere', async () => {
-    const q = await h.http.get('/v1/vision/quota').set(h.auth('acme'));
+    const q = await h.http.get('/v1/vision/quota').use(h.auth('acme'));
     expect(q.body.video_tasks.limit).toBe(7);
     expect(q.body.images.limit).toBe(3);
     const rs = await Promise.all(
       Array.from({ length: 9 }, (_, i) =>
         h.http
           .post('/internal/v1/charges')
-          .set(h.auth('acme'))
+          .use(h.auth('acme'))
           .send({ charge_id: `a${i}`, kind: 'video', units: 1 }),
       ),
     );
     expect(rs.filter((r) => r.status === 201)).toHaveLength(7);
     const tiny = await h.http
       .post('/internal/v1/charges')
-      .set(h.auth('tiny'))
+      .use(h.auth('tiny'))
       .send({ charge_id: 't', kind: 'video', units: 1 });
     expect(tiny.status).toBe(429);
-    expect((await h.http.get('/v1/vision/quota').set(h.auth('tiny'))).body.images.limit).toBe(100);
+    expect((await h.http.get('/v1/vision/quota').use(h.auth('tiny'))).body.images.limit).toBe(100);
   });
 });

@@ -13,16 +13,16 @@ describe('quota events through the transactional outbox', () => {
 
   it('publishes charged, refunded, held and settled events with the documented shape, once each', async () => {
     const a = h.auth('alice');
-    await h.http.post('/internal/v1/charges').set(a).send({ charge_id: 't1', kind: 'video', units: 1 });
-    await h.http.post('/internal/v1/charges').set(a).send({ charge_id: 't1', kind: 'video', units: 1 }); // replay
+    await h.http.post('/internal/v1/charges').use(a).send({ charge_id: 't1', kind: 'video', units: 1 });
+    await h.http.post('/internal/v1/charges').use(a).send({ charge_id: 't1', kind: 'video', units: 1 }); // replay
     h.clock.set('2026-03-09T16:01:00Z');
-    await h.http.post('/internal/v1/charges/t1/refund').set(a);
-    await h.http.post('/internal/v1/charges/t1/refund').set(a); // no-op
-    await h.http.post('/internal/v1/holds').set(a).send({ hold_id: 'r1', kind: 'image', units: 4 });
-    await h.http.post('/internal/v1/holds/r1/settle').set(a).send({ units: 3 });
-    await h.http.post('/internal/v1/holds/r1/settle').set(a).send({ units: 3 }); // replay
+    await h.http.post('/internal/v1/charges/t1/refund').use(a);
+    await h.http.post('/internal/v1/charges/t1/refund').use(a); // no-op
+    await h.http.post('/internal/v1/holds').use(a).send({ hold_id: 'r1', kind: 'image', units: 4 });
+    await h.http.post('/internal/v1/holds/r1/settle').use(a).send({ units: 3 });
+    await h.http.post('/internal/v1/holds/r1/settle').use(a).send({ units: 3 }); // replay
     // A refused charge publishes nothing.
-    await h.http.post('/internal/v1/charges').set(a).send({ charge_id: 'big', kind: 'image', units: 1000 });
+    await h.http.post('/internal/v1/charges').use(a).send({ charge_id: 'big', kind: 'image', units: 1000 });
 
     expect(await unsent()).toBe(4);
     expect(await h.parts.relay.flush()).toBe(4);
@@ -58,10 +58,10 @@ describe('quota events through the transactional outbox', () => {
     for (let i = 1; i <= 6; i++)
       await h.http
         .post('/internal/v1/charges')
-        .set(a)
+        .use(a)
         .send({ charge_id: `c${i}`, kind: 'video', units: 1 });
-    await h.http.post('/internal/v1/holds').set(a).send({ hold_id: 'img', kind: 'image', units: 100 });
-    await h.http.post('/internal/v1/holds/img/settle').set(a).send({ units: 100 });
+    await h.http.post('/internal/v1/holds').use(a).send({ hold_id: 'img', kind: 'image', units: 100 });
+    await h.http.post('/internal/v1/holds/img/settle').use(a).send({ units: 100 });
     await h.parts.relay.flush();
     await eventually(() => h.events.length >= 9);
     const exhausted = h.events.filter((e) => e.type === 'exhausted');
@@ -90,7 +90,7 @@ describe('quota events through the transactional outbox', () => {
     h.parts.startLoops();
     await h.http
       .post('/internal/v1/charges')
-      .set(h.auth('bob'))
+      .use(h.auth('bob'))
       .send({ charge_id: 'x', kind: 'video', units: 1 });
     await eventually(() => h.events.length === 1);
     expect(h.events[0]).toMatchObject({ type: 'charged', subject: 'bob' });
@@ -101,7 +101,7 @@ describe('quota events through the transactional outbox', () => {
   it('a failed publish keeps the rows and a later round sends them', async () => {
     await h.http
       .post('/internal/v1/charges')
-      .set(h.auth('bob'))
+      .use(h.auth('bob'))
       .send({ charge_id: 'y', kind: 'video', units: 1 });
     const publish = h.bus.publish.bind(h.bus);
     h.bus.publish = async () => {
@@ -118,7 +118,7 @@ describe('quota events through the transactional outbox', () => {
   it('sent rows are pruned after 7 days by the sweeper', async () => {
     await h.http
       .post('/internal/v1/charges')
-      .set(h.auth('bob'))
+      .use(h.auth('bob'))
       .send({ charge_id: 'z', kind: 'video', units: 1 });
     await h.parts.relay.flush();
     expect((await h.parts.sweeper.sweep()).pruned).toBe(0);

@@ -5,7 +5,6 @@ import {
   createLogger,
   type Db,
   FakeClock,
-  IDENTITY_HEADER,
   InProcessBus,
   type IncomingMessage,
   openDb,
@@ -16,7 +15,7 @@ import { createQuota, type QuotaParts } from '../src/index';
 import { migrations } from '../src/store/migrations';
 import type { Overrides } from '../src/domain/limits';
 import type { QuotaEvent } from '../src/domain/events';
-import { signFor, verifierOfAll } from '../../../test/helpers/identity';
+import { type SignableRequest, signedAs, verifierOfAll } from '../../../test/helpers/identity';
 
 export interface Harness {
   clock: FakeClock;
@@ -27,7 +26,8 @@ export interface Harness {
   /** Quota events the bus delivered, in order of delivery. */
   events: QuotaEvent[];
   http: ReturnType<typeof request>;
-  auth(subject: string): Record<string, string>;
+  /** A supertest plugin signing each request it is used on as `subject`. */
+  auth(subject: string): (req: SignableRequest) => void;
   close(): Promise<void>;
 }
 
@@ -79,9 +79,7 @@ export async function startHarness(o: HarnessOptions = {}): Promise<Harness> {
     server,
     events,
     http: request(`http://127.0.0.1:${port}`),
-    auth: (subject: string) => ({
-      [IDENTITY_HEADER]: signFor({ subject, requestId: `req-${++n}` }, 'quota'),
-    }),
+    auth: (subject: string) => signedAs({ subject, requestId: `req-${++n}` }, 'quota'),
     close: async () => {
       await new Promise<void>((r) => {
         server.close(() => r());

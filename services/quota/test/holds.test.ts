@@ -12,12 +12,12 @@ describe('quota holds and settle (HTTP, PGlite)', () => {
   const hold = (subject: string, hold_id: string, units: number, extra: Record<string, unknown> = {}) =>
     h.http
       .post('/internal/v1/holds')
-      .set(h.auth(subject))
+      .use(h.auth(subject))
       .send({ hold_id, kind: 'image', units, ...extra });
   const settle = (subject: string, id: string, units: number) =>
-    h.http.post(`/internal/v1/holds/${id}/settle`).set(h.auth(subject)).send({ units });
+    h.http.post(`/internal/v1/holds/${id}/settle`).use(h.auth(subject)).send({ units });
   const images = async (subject: string) =>
-    (await h.http.get('/v1/vision/quota').set(h.auth(subject))).body.images as {
+    (await h.http.get('/v1/vision/quota').use(h.auth(subject))).body.images as {
       used: number;
       held: number;
       remaining: number;
@@ -25,7 +25,7 @@ describe('quota holds and settle (HTTP, PGlite)', () => {
   const useImages = (subject: string, units: number) =>
     h.http
       .post('/internal/v1/charges')
-      .set(h.auth(subject))
+      .use(h.auth(subject))
       .send({ charge_id: `pre-${units}`, kind: 'image', units });
 
   it('holds count against the day; 200 on repeat; the default ttl is 10 minutes', async () => {
@@ -193,10 +193,10 @@ describe('hold and settle body validation', () => {
   const hold = (subject: string, hold_id: string, units: number, extra: Record<string, unknown> = {}) =>
     h.http
       .post('/internal/v1/holds')
-      .set(h.auth(subject))
+      .use(h.auth(subject))
       .send({ hold_id, kind: 'image', units, ...extra });
   const images = async (subject: string) =>
-    (await h.http.get('/v1/vision/quota').set(h.auth(subject))).body.images as {
+    (await h.http.get('/v1/vision/quota').use(h.auth(subject))).body.images as {
       used: number;
       held: number;
       remaining: number;
@@ -207,7 +207,7 @@ describe('hold and settle body validation', () => {
     [{ hold_id: 'h', kind: 'image', units: 1, why: 'x' }, 'unknown_field'],
     [{ hold_id: 'h', kind: 'image' }, 'invalid_field'],
   ])('rejects the hold body %j (%s)', async (body, reason) => {
-    const r = await h.http.post('/internal/v1/holds').set(h.auth('alice')).send(body);
+    const r = await h.http.post('/internal/v1/holds').use(h.auth('alice')).send(body);
     expect(r.status).toBe(400);
     expect(r.body.error.details.reason).toBe(reason);
     expect(await images('alice')).toMatchObject({ held: 0 });
@@ -217,7 +217,7 @@ describe('hold and settle body validation', () => {
     'rejects the settle body %j',
     async (body) => {
       await hold('alice', 'h', 3);
-      const r = await h.http.post('/internal/v1/holds/h/settle').set(h.auth('alice')).send(body);
+      const r = await h.http.post('/internal/v1/holds/h/settle').use(h.auth('alice')).send(body);
       expect(r.status).toBe(400);
       expect(r.body.error.code).toBe('OP-TASK-REQUEST-INVALID');
       expect(await images('alice')).toMatchObject({ used: 0, held: 3 });

@@ -18,24 +18,24 @@ describe('quota leases (HTTP, PGlite)', () => {
   ) =>
     h.http
       .put(`/internal/v1/leases/${id}`)
-      .set(h.auth(subject))
+      .use(h.auth(subject))
       .send({ kind: 'image', min_units: min, max_units: max, window_ms: 10_000, ttl_ms: 60_000, ...extra });
   const spend = (subject: string, id: string, spends: Array<[string, number]>) =>
     h.http
       .post(`/internal/v1/leases/${id}/spends`)
-      .set(h.auth(subject))
+      .use(h.auth(subject))
       .send({ spends: spends.map(([charge_id, units]) => ({ charge_id, units })) });
   const close = (subject: string, id: string) =>
-    h.http.post(`/internal/v1/leases/${id}/close`).set(h.auth(subject)).send({});
+    h.http.post(`/internal/v1/leases/${id}/close`).use(h.auth(subject)).send({});
   const images = async (subject: string) =>
-    (await h.http.get('/v1/vision/quota').set(h.auth(subject))).body.images as {
+    (await h.http.get('/v1/vision/quota').use(h.auth(subject))).body.images as {
       used: number;
       held: number;
       remaining: number;
       day: string;
     };
   const charge = (subject: string, id: string, units: number) =>
-    h.http.post('/internal/v1/charges').set(h.auth(subject)).send({ charge_id: id, kind: 'image', units });
+    h.http.post('/internal/v1/charges').use(h.auth(subject)).send({ charge_id: id, kind: 'image', units });
 
   it('a lease is held until spent; each call is charged once with its own event; close returns the rest', async () => {
     await start();
@@ -164,12 +164,12 @@ describe('quota leases (HTTP, PGlite)', () => {
     expect((await lease('alice', 'l1', 1, 2, { extra: 1 })).body.error.details.reason).toBe('unknown_field');
     await h.http
       .post('/internal/v1/holds')
-      .set(h.auth('alice'))
+      .use(h.auth('alice'))
       .send({ hold_id: 'h1', kind: 'image', units: 1 });
     expect((await lease('alice', 'h1', 1, 1)).body.error.details.reason).toBe('lease_id_conflict');
     expect((await lease('alice', 'l1', 1, 1)).status).toBe(201);
     expect(
-      (await h.http.post('/internal/v1/holds/l1/settle').set(h.auth('alice')).send({ units: 1 })).status,
+      (await h.http.post('/internal/v1/holds/l1/settle').use(h.auth('alice')).send({ units: 1 })).status,
     ).toBe(404);
     expect((await spend('mallory', 'l1', [['m', 1]])).status).toBe(404);
     expect((await close('mallory', 'l1')).status).toBe(404);

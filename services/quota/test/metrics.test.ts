@@ -39,7 +39,7 @@ describe('quota metrics (HTTP, PGlite)', () => {
     exhaustedVideo: await value(metrics.quotaExhausted, { kind: 'video' }),
     exhaustedImage: await value(metrics.quotaExhausted, { kind: 'image' }),
   });
-  const post = (path: string, body: object) => h.http.post(path).set(h.auth('alice')).send(body);
+  const post = (path: string, body: object) => h.http.post(path).use(h.auth('alice')).send(body);
 
   it('counts charges, refunds, holds (placed, settled, expired) and exhaustion, once each', async () => {
     const before = await snapshot();

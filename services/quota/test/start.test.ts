@@ -24,7 +24,10 @@ describe('quota start()', () => {
       const ready = await fetch(`${svc.url}/readyz`);
       expect(ready.status).toBe(200);
       const headers = {
-        [IDENTITY_HEADER]: signFor({ subject: 'acme', requestId: 'r1' }, 'quota'),
+        [IDENTITY_HEADER]: signFor({ subject: 'acme', requestId: 'r1' }, 'quota', {
+          method: 'GET',
+          target: '/v1/vision/quota',
+        }),
       };
       const q = await fetch(`${svc.url}/v1/vision/quota`, { headers });
       expect(q.status).toBe(200);

@@ -204,12 +204,15 @@ export async function startHarness(env: Record<string, string> = {}): Promise<Ha
     async get(taskId, subject, query = {}) {
       n += 1;
       const qs = new URLSearchParams(query).toString();
-      const res = await fetch(
-        `${svc.url}/v1/vision/tasks/${encodeURIComponent(taskId)}/results${qs ? `?${qs}` : ''}`,
-        {
-          headers: { [IDENTITY_HEADER]: signFor({ subject, requestId: `req-${n}` }, 'results') },
+      const target = `/v1/vision/tasks/${encodeURIComponent(taskId)}/results${qs ? `?${qs}` : ''}`;
+      const res = await fetch(`${svc.url}${target}`, {
+        headers: {
+          [IDENTITY_HEADER]: signFor({ subject, requestId: `req-${n}` }, 'results', {
+            method: 'GET',
+            target,
+          }),
         },
-      );
+      });
       return { status: res.status, body: (await res.json()) as ReplyBody, headers: res.headers };
     },
     async close() {

@@ -45,11 +45,15 @@ async function readStream(
   n += 1;
   const qs = new URLSearchParams(opts.query ?? {}).toString();
   const ac = new AbortController();
+  const target = `/v1/vision/tasks/${taskId}/results/stream${qs ? `?${qs}` : ''}`;
   const headers: Record<string, string> = {
-    [IDENTITY_HEADER]: signFor({ subject: opts.subject ?? 'alice', requestId: `s-${n}` }, 'results'),
+    [IDENTITY_HEADER]: signFor({ subject: opts.subject ?? 'alice', requestId: `s-${n}` }, 'results', {
+      method: 'GET',
+      target,
+    }),
   };
   if (opts.lastEventId !== undefined) headers['Last-Event-ID'] = opts.lastEventId;
-  const res = await fetch(`${h.svc.url}/v1/vision/tasks/${taskId}/results/stream${qs ? `?${qs}` : ''}`, {
+  const res = await fetch(`${h.svc.url}${target}`, {
     headers,
     signal: ac.signal,
   });

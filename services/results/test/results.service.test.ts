@@ -335,6 +335,7 @@ describe('ownership, lookup fallback and retention', () => {
           { issuer: 'gateway', key: generateKeyPairSync('ed25519').privateKey },
           { subject: 'alice', requestId: 'r' },
           'results',
+          { method: 'GET', target: '/v1/vision/tasks/x/results' },
         ),
       },
     });

@@ -51,7 +51,10 @@ export async function startWebhookHarness(env: Record<string, string> = {}): Pro
     async api(method, path, opts = {}) {
       n += 1;
       const headers: Record<string, string> = {
-        [IDENTITY_HEADER]: signFor({ subject: opts.subject ?? 'alice', requestId: `w-${n}` }, 'results'),
+        [IDENTITY_HEADER]: signFor({ subject: opts.subject ?? 'alice', requestId: `w-${n}` }, 'results', {
+          method,
+          target: path,
+        }),
       };
       if (opts.body !== undefined) headers['content-type'] = 'application/json';
       const res = await fetch(`${svc.url}${path}`, {

@@ -231,8 +231,14 @@ describe('webhook retries', () => {
     const { IDENTITY_HEADER } = await import('@vision/shared');
     const { signFor } = await import('../../../test/helpers/identity');
     const second = events[1].data as { cursor: string; next_cursor: string; new_frames: number };
-    const res = await fetch(`${h.svc.url}/v1/vision/tasks/v-1/results?cursor=${second.cursor}&limit=500`, {
-      headers: { [IDENTITY_HEADER]: signFor({ subject: 'alice', requestId: 'r' }, 'results') },
+    const target = `/v1/vision/tasks/v-1/results?cursor=${second.cursor}&limit=500`;
+    const res = await fetch(`${h.svc.url}${target}`, {
+      headers: {
+        [IDENTITY_HEADER]: signFor({ subject: 'alice', requestId: 'r' }, 'results', {
+          method: 'GET',
+          target,
+        }),
+      },
     });
     const page = (await res.json()) as { items: { frame_id: string }[] };
     expect(page.items.slice(0, second.new_frames).map((f) => f.frame_id)[0]).toBe('v-1-f5');

@@ -19,7 +19,7 @@ afterAll(async () => {
 const createUrl = (stack: Stack, subject: string) =>
   stack.http
     .post('/v1/vision/tasks')
-    .set(stack.as(subject))
+    .use(stack.as(subject))
     .set('Idempotency-Key', randomUUID())
     .send({ scene_code: 'ship', stream_url: clips.url('boats_kodak_pan_synth.mp4') });
 
@@ -41,11 +41,11 @@ describe('recovery of a submitting task whose charge was refunded', () => {
       (
         await q
           .post('/internal/v1/charges')
-          .set(stack.as('ned', 'quota'))
+          .use(stack.as('ned', 'quota'))
           .send({ charge_id: taskId, kind: 'video', units: 1 })
       ).status,
     ).toBe(201);
-    expect((await q.post(`/internal/v1/charges/${taskId}/refund`).set(stack.as('ned', 'quota'))).status).toBe(
+    expect((await q.post(`/internal/v1/charges/${taskId}/refund`).use(stack.as('ned', 'quota'))).status).toBe(
       200,
     );
     // Its claim's lease has lapsed (the create's process is gone).

@@ -26,7 +26,7 @@ afterAll(async () => {
 const create = (subject: string, key: string, body: unknown) =>
   stack.http
     .post('/v1/vision/tasks')
-    .set(stack.as(subject))
+    .use(stack.as(subject))
     .set('Idempotency-Key', key)
     .send(body as object);
 
@@ -66,10 +66,10 @@ describe('POST /v1/vision/tasks', () => {
       details: { reason: REASON.idempotency_mismatch },
     });
 
-    const got = await stack.http.get(`/v1/vision/tasks/${r.body.task_id}`).set(stack.as('alice'));
+    const got = await stack.http.get(`/v1/vision/tasks/${r.body.task_id}`).use(stack.as('alice'));
     expect(got.status).toBe(200);
     expect(got.body).toEqual(again.body);
-    const foreign = await stack.http.get(`/v1/vision/tasks/${r.body.task_id}`).set(stack.as('mallory'));
+    const foreign = await stack.http.get(`/v1/vision/tasks/${r.body.task_id}`).use(stack.as('mallory'));
     expect(foreign.status).toBe(404);
 
     const created = await waitFor(async () => events.find((e) => e.key === r.body.task_id));
@@ -102,7 +102,7 @@ describe('POST /v1/vision/tasks', () => {
   ])('header %p -> %s', async (headers, reason) => {
     const r = await stack.http
       .post('/v1/vision/tasks')
-      .set(stack.as('bob'))
+      .use(stack.as('bob'))
       .set(headers)
       .send({ scene_code: 'ship', stream_url: clips.url('boats_kodak_pan_synth.mp4') });
     expect(r.status).toBe(400);
@@ -144,7 +144,7 @@ describe('POST /v1/vision/tasks', () => {
     expect(r.status).toBe(400);
     expect(r.body.error.code).toBe(code);
     if (reason) expect(r.body.error.details.reason).toBe(reason);
-    const list = await stack.http.get('/v1/vision/tasks').set(stack.as('carol'));
+    const list = await stack.http.get('/v1/vision/tasks').use(stack.as('carol'));
     expect(list.body.items).toEqual([]);
     expect(await quotaUsed(stack, 'carol')).toBe(0);
   });
@@ -173,7 +173,7 @@ describe('POST /v1/vision/tasks', () => {
     expect(statuses.filter((s) => s === 200)).toHaveLength(19);
     expect(new Set(answers.map((a) => a.body.task_id)).size).toBe(1);
     expect(await quotaUsed(stack, 'dave')).toBe(1);
-    const list = await stack.http.get('/v1/vision/tasks').set(stack.as('dave'));
+    const list = await stack.http.get('/v1/vision/tasks').use(stack.as('dave'));
     expect(list.body.items).toHaveLength(1);
   });
 
@@ -213,14 +213,14 @@ describe('POST /v1/vision/tasks', () => {
       expect(r.status).toBe(503);
       expect(r.body.error.code).toBe('OP-TASK-UPSTREAM-DOWN');
       expect(await quotaUsed(stack, 'gus')).toBe(0);
-      expect((await stack.http.get('/v1/vision/tasks').set(stack.as('gus'))).body.items).toEqual([]);
+      expect((await stack.http.get('/v1/vision/tasks').use(stack.as('gus'))).body.items).toEqual([]);
     } finally {
       stack.inference.behaviour.submit = 'accept';
     }
   });
 
   test('scene list merges inference with names and the business threshold', async () => {
-    const r = await stack.http.get('/api/op/v1/scenes').set(stack.as('alice'));
+    const r = await stack.http.get('/api/op/v1/scenes').use(stack.as('alice'));
     expect(r.status).toBe(200);
     const fire = r.body.scenes.find((s: { scene_code: string }) => s.scene_code === 'fire_smoke');
     expect(fire).toMatchObject({
@@ -233,12 +233,12 @@ describe('POST /v1/vision/tasks', () => {
   });
 
   test('history: newest first, cursor paging, filters', async () => {
-    const page1 = await stack.http.get('/v1/vision/tasks?limit=2').set(stack.as('erin'));
+    const page1 = await stack.http.get('/v1/vision/tasks?limit=2').use(stack.as('erin'));
     expect(page1.body.items).toHaveLength(2);
     expect(page1.body.next_cursor).not.toBe('');
     const page2 = await stack.http
       .get(`/v1/vision/tasks?limit=2&cursor=${page1.body.next_cursor}`)
-      .set(stack.as('erin'));
+      .use(stack.as('erin'));
     expect(page2.body.items).toHaveLength(1);
     expect(page2.body.next_cursor).toBe('');
     const all = [...page1.body.items, ...page2.body.items];
@@ -246,12 +246,12 @@ describe('POST /v1/vision/tasks', () => {
     const created = all.map((t: { created_at: string }) => t.created_at);
     expect([...created].sort().reverse()).toEqual(created);
     expect(
-      (await stack.http.get('/v1/vision/tasks?status=succeeded').set(stack.as('erin'))).body.items,
+      (await stack.http.get('/v1/vision/tasks?status=succeeded').use(stack.as('erin'))).body.items,
     ).toEqual([]);
     expect(
-      (await stack.http.get('/v1/vision/tasks?kind=video').set(stack.as('erin'))).body.items,
+      (await stack.http.get('/v1/vision/tasks?kind=video').use(stack.as('erin'))).body.items,
     ).toHaveLength(3);
-    expect((await stack.http.get('/v1/vision/tasks?status=bogus').set(stack.as('erin'))).status).toBe(400);
-    expect((await stack.http.get('/v1/vision/tasks?cursor=zzz').set(stack.as('erin'))).status).toBe(400);
+    expect((await stack.http.get('/v1/vision/tasks?status=bogus').use(stack.as('erin'))).status).toBe(400);
+    expect((await stack.http.get('/v1/vision/tasks?cursor=zzz').use(stack.as('erin'))).status).toBe(400);
   });
 });

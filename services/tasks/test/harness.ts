@@ -9,17 +9,10 @@ import os from 'node:os';
 import path from 'node:path';
 import express from 'express';
 import request from 'supertest';
-import {
-  type Clock,
-  IDENTITY_HEADER,
-  type Logger,
-  InProcessBus,
-  type RunningService,
-  createLogger,
-} from '@vision/shared';
+import { type Clock, type Logger, InProcessBus, type RunningService, createLogger } from '@vision/shared';
 import { start as startQuota } from '@vision/quota';
 import { type TasksService, start } from '../src/index';
-import { identityDir, signFor } from '../../../test/helpers/identity';
+import { identityDir, type SignableRequest, signedAs } from '../../../test/helpers/identity';
 
 export const ADMIN_TOKEN = 'admin-token-0123456789abcdef';
 export const MEDIA = path.resolve(
@@ -180,7 +173,8 @@ export interface Stack {
   env: Record<string, string>;
   http: ReturnType<typeof request>;
   /** The signed identity header for `subject`, made for the tasks service unless `audience` names another. */
-  as(subject: string, audience?: string): Record<string, string>;
+  /** A supertest plugin signing the request as `subject` for `audience` (tasks unless named). */
+  as(subject: string, audience?: string): (req: SignableRequest) => void;
   objectFiles(): string[];
   restartTasks(clock?: Clock): Promise<void>;
   close(): Promise<void>;
@@ -236,9 +230,7 @@ export async function startStack(
     get http() {
       return request(tasks.url);
     },
-    as: (subject, audience = 'tasks') => ({
-      [IDENTITY_HEADER]: signFor({ subject, requestId: `req-${Math.random()}` }, audience),
-    }),
+    as: (subject, audience = 'tasks') => signedAs({ subject, requestId: `req-${Math.random()}` }, audience),
     objectFiles: () => listFiles(path.join(dataDir, 'objects')),
     restartTasks: async (clock) => {
       await tasks.close();
@@ -272,7 +264,7 @@ function listFiles(dir: string): string[] {
 }
 
 export async function quotaUsed(stack: Stack, subject: string): Promise<number> {
-  const r = await request(stack.quota.url).get('/v1/vision/quota').set(stack.as(subject, 'quota'));
+  const r = await request(stack.quota.url).get('/v1/vision/quota').use(stack.as(subject, 'quota'));
   return (r.body as { video_tasks: { used: number } }).video_tasks.used;
 }
 

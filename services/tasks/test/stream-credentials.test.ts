@@ -64,7 +64,7 @@ test('an http stream URL with user:pass@ reaches the probe and creates the task;
   const streamUrl = `http://${USER}:${PASS}@127.0.0.1:${camera.port}/${CLIP}`;
   const r = await stack.http
     .post('/v1/vision/tasks')
-    .set(stack.as('alice'))
+    .use(stack.as('alice'))
     .set('Idempotency-Key', randomUUID())
     .send({ scene_code: 'person_vehicle', stream_url: streamUrl });
   expect(r.status).toBe(201);
@@ -74,8 +74,8 @@ test('an http stream URL with user:pass@ reaches the probe and creates the task;
   // The guard's request authenticated with Basic (no request went out with the URL's user info inside).
   expect(camera.seen).toContain(`Basic ${Buffer.from(`${USER}:${PASS}`).toString('base64')}`);
 
-  const got = await stack.http.get(`/v1/vision/tasks/${r.body.task_id}`).set(stack.as('alice'));
-  const list = await stack.http.get('/v1/vision/tasks').set(stack.as('alice'));
+  const got = await stack.http.get(`/v1/vision/tasks/${r.body.task_id}`).use(stack.as('alice'));
+  const list = await stack.http.get('/v1/vision/tasks').use(stack.as('alice'));
   const token = Buffer.from(`${USER}:${PASS}`).toString('base64');
   for (const text of [JSON.stringify(r.body), JSON.stringify(r.headers), got.text, list.text]) {
     expect(text).not.toContain(PASS);
@@ -94,7 +94,7 @@ test('an http stream URL with user:pass@ reaches the probe and creates the task;
 test('wrong credentials are refused as stream_unreachable without echoing them', async () => {
   const r = await stack.http
     .post('/v1/vision/tasks')
-    .set(stack.as('bob'))
+    .use(stack.as('bob'))
     .set('Idempotency-Key', randomUUID())
     .send({
       scene_code: 'person_vehicle',

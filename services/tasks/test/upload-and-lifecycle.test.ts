@@ -24,14 +24,14 @@ afterAll(async () => {
 const createUrl = (stack: Stack, subject: string, key = randomUUID()) =>
   stack.http
     .post('/v1/vision/tasks')
-    .set(stack.as(subject))
+    .use(stack.as(subject))
     .set('Idempotency-Key', key)
     .send({ scene_code: 'ship', stream_url: clips.url('boats_kodak_pan_synth.mp4') });
 
 const upload = (stack: Stack, subject: string, file: string | Buffer, name: string, key = randomUUID()) =>
   stack.http
     .post('/v1/vision/video-tasks')
-    .set(stack.as(subject))
+    .use(stack.as(subject))
     .set('Idempotency-Key', key)
     .field('scene_code', 'person_vehicle')
     .attach('file', typeof file === 'string' ? readFileSync(file) : file, name);
@@ -87,7 +87,7 @@ describe('uploads', () => {
       () =>
         stack.http
           .post('/v1/vision/video-tasks')
-          .set(stack.as('ben'))
+          .use(stack.as('ben'))
           .set('Idempotency-Key', randomUUID())
           .field('scene_code', 'ship')
           .field('note', 'x')
@@ -99,7 +99,7 @@ describe('uploads', () => {
       () =>
         stack.http
           .post('/v1/vision/video-tasks')
-          .set(stack.as('ben'))
+          .use(stack.as('ben'))
           .set('Idempotency-Key', randomUUID())
           .field('scene_code', 'ship')
           .attach('video', readFileSync(MP4), 'a.mp4'),
@@ -110,7 +110,7 @@ describe('uploads', () => {
       () =>
         stack.http
           .post('/v1/vision/video-tasks')
-          .set(stack.as('ben'))
+          .use(stack.as('ben'))
           .set('Idempotency-Key', randomUUID())
           .send({ scene_code: 'ship' }),
       REASON.not_multipart,
@@ -120,7 +120,7 @@ describe('uploads', () => {
       () =>
         stack.http
           .post('/v1/vision/video-tasks')
-          .set(stack.as('ben'))
+          .use(stack.as('ben'))
           .set('Idempotency-Key', randomUUID())
           .field('scene_code', 'ship'),
       REASON.file_missing,
@@ -131,7 +131,7 @@ describe('uploads', () => {
     expect(r.status).toBe(400);
     expect(r.body.error.details.reason).toBe(reason);
     expect(stack.objectFiles()).toHaveLength(before);
-    expect((await stack.http.get('/v1/vision/tasks').set(stack.as('ben'))).body.items).toEqual([]);
+    expect((await stack.http.get('/v1/vision/tasks').use(stack.as('ben'))).body.items).toEqual([]);
     expect(await quotaUsed(stack, 'ben')).toBe(0);
   });
 
@@ -151,7 +151,7 @@ describe('uploads', () => {
     const before = stack.objectFiles().length;
     const r = await stack.http
       .post('/v1/vision/video-tasks')
-      .set(stack.as('ben'))
+      .use(stack.as('ben'))
       .set('Idempotency-Key', randomUUID())
       .field('scene_code', 'fire_smoke')
       .attach('file', readFileSync(MP4), 'a.mp4');
@@ -169,7 +169,7 @@ describe('uploads', () => {
     expect(r.headers.ratelimit).toMatch(/r=0/);
     expect(r.headers['retry-after']).toBeDefined();
     expect(stack.objectFiles()).toHaveLength(before);
-    expect((await stack.http.get('/v1/vision/tasks').set(stack.as('cat'))).body.items).toHaveLength(5);
+    expect((await stack.http.get('/v1/vision/tasks').use(stack.as('cat'))).body.items).toHaveLength(5);
   });
 
   test('20 concurrent uploads with one key: one task, one charge, one object', async () => {
@@ -214,9 +214,9 @@ describe('uploads', () => {
     await publishRecord(rec);
     await publishRecord(rec); // delivered again: one task
     await waitFor(
-      async () => (await stack.http.get(`/v1/vision/tasks/${taskId}`).set(stack.as('eve'))).status === 200,
+      async () => (await stack.http.get(`/v1/vision/tasks/${taskId}`).use(stack.as('eve'))).status === 200,
     );
-    const got = await stack.http.get(`/v1/vision/tasks/${taskId}`).set(stack.as('eve'));
+    const got = await stack.http.get(`/v1/vision/tasks/${taskId}`).use(stack.as('eve'));
     expect(got.body).toMatchObject({
       task_id: taskId,
       kind: 'image',
@@ -225,17 +225,17 @@ describe('uploads', () => {
       created_at: rec.created_at,
       updated_at: rec.updated_at,
     });
-    expect((await stack.http.get(`/v1/vision/tasks/${taskId}`).set(stack.as('zed'))).status).toBe(404);
-    const internal = await stack.http.get(`/internal/v1/tasks/${taskId}`).set(stack.as('results'));
+    expect((await stack.http.get(`/v1/vision/tasks/${taskId}`).use(stack.as('zed'))).status).toBe(404);
+    const internal = await stack.http.get(`/internal/v1/tasks/${taskId}`).use(stack.as('eve'));
     expect(internal.body).toMatchObject({
       subject: 'eve',
       kind: 'image',
       business_threshold: 0.8,
       lower_bound: 0.25,
     });
-    const stop = await stack.http.post(`/v1/vision/tasks/${taskId}/stop`).set(stack.as('eve'));
+    const stop = await stack.http.post(`/v1/vision/tasks/${taskId}/stop`).use(stack.as('eve'));
     expect(stop.status).toBe(409);
-    const listed = await stack.http.get('/v1/vision/tasks?kind=image').set(stack.as('eve'));
+    const listed = await stack.http.get('/v1/vision/tasks?kind=image').use(stack.as('eve'));
     expect(listed.body.items.filter((t: { task_id: string }) => t.task_id === taskId)).toHaveLength(1);
   });
 
@@ -372,8 +372,8 @@ describe('backend failures', () => {
       )?.[1],
     ).toBe('2');
     await stack.tasks.workers.reconcileResolving();
-    const a = await stack.http.get(`/v1/vision/tasks/${created.body.task_id}`).set(stack.as('fox'));
-    const b = await stack.http.get(`/v1/vision/tasks/${lost.body.task_id}`).set(stack.as('fox'));
+    const a = await stack.http.get(`/v1/vision/tasks/${created.body.task_id}`).use(stack.as('fox'));
+    const b = await stack.http.get(`/v1/vision/tasks/${lost.body.task_id}`).use(stack.as('fox'));
     expect(a.body.status).toBe('running');
     expect(b.body.status).toBe('refunded');
     expect(await quotaUsed(stack, 'fox')).toBe(1);
@@ -395,7 +395,7 @@ describe('backend failures', () => {
     expect((await admin(one.body.task_id, true, 'wrong-token-wrong-token')).status).toBe(401);
     const customer = await request(stack.tasks.url)
       .post(`/internal/v1/admin/tasks/${one.body.task_id}/verify`)
-      .set(stack.as('gil'))
+      .use(stack.as('gil'))
       .send({ created: true });
     expect(customer.status).toBe(401);
     expect((await admin(one.body.task_id, true)).body.status).toBe('running');
@@ -421,7 +421,7 @@ describe('backend failures', () => {
     expect(open?.body.error.details.reason).toBe(REASON.breaker_open);
     expect(failures).toBeGreaterThan(0);
     expect(await quotaUsed(stack, 'hal')).toBe(0);
-    expect((await stack.http.get('/v1/vision/tasks').set(stack.as('hal'))).body.items).toEqual([]);
+    expect((await stack.http.get('/v1/vision/tasks').use(stack.as('hal'))).body.items).toEqual([]);
 
     await stack.inference.listen(port);
     await new Promise((r) => setTimeout(r, 1700));
@@ -460,7 +460,7 @@ describe('following the backend, stop, retention', () => {
       const status = (id: string) =>
         stack.http
           .get(`/v1/vision/tasks/${id}`)
-          .set(stack.as('jo'))
+          .use(stack.as('jo'))
           .then((r) => r.body as { status: string; reason?: string });
       await waitFor(async () => (await status(a.body.task_id)).status === 'succeeded');
       // The backend forgot b's job: it is started again with the same job id, at the next run's first seq.
@@ -472,7 +472,7 @@ describe('following the backend, stop, retention', () => {
         2 * 2 ** 28,
       );
       expect(await quotaUsed(stack, 'jo')).toBe(2);
-      const stop = await stack.http.post(`/v1/vision/tasks/${a.body.task_id}/stop`).set(stack.as('jo'));
+      const stop = await stack.http.post(`/v1/vision/tasks/${a.body.task_id}/stop`).use(stack.as('jo'));
       expect(stop.status).toBe(409);
       expect(stop.body.error.code).toBe('OP-TASK-NOT-STOPPABLE');
     } finally {
@@ -493,7 +493,7 @@ describe('following the backend, stop, retention', () => {
       expect(again.source).toMatchObject({ type: 'object' });
       stack.inference.jobs.delete(id);
       const ended = await waitFor(async () => {
-        const r = await stack.http.get(`/v1/vision/tasks/${id}`).set(stack.as('kim'));
+        const r = await stack.http.get(`/v1/vision/tasks/${id}`).use(stack.as('kim'));
         return r.body.status === 'refunded' && (r.body as { reason: string });
       });
       expect(ended.reason).toBe('backend_lost_job: the inference backend lost the job');
@@ -514,7 +514,7 @@ describe('following the backend, stop, retention', () => {
       job.reason = 'backend_shutdown: the inference backend shut down';
       const submits = stack.inference.submits;
       await new Promise((r) => setTimeout(r, 800)); // four polls
-      const during = await stack.http.get(`/v1/vision/tasks/${id}`).set(stack.as('lu'));
+      const during = await stack.http.get(`/v1/vision/tasks/${id}`).use(stack.as('lu'));
       expect(during.body.status).toBe('running');
       expect(stack.inference.submits).toBe(submits);
       stack.inference.jobs.delete(id); // the next backend does not know it
@@ -543,7 +543,7 @@ describe('following the backend, stop, retention', () => {
       const status = (id: string) =>
         stack.http
           .get(`/v1/vision/tasks/${id}`)
-          .set(stack.as('ned'))
+          .use(stack.as('ned'))
           .then((r) => r.body as { status: string; reason?: string });
       const ended = (id: string) =>
         waitFor(async () => {
@@ -574,24 +574,24 @@ describe('following the backend, stop, retention', () => {
     const stack = await startStack({ env: { TASKS_STOP_WAIT_MS: '800' } });
     try {
       const t1 = await createUrl(stack, 'kit');
-      const s1 = await stack.http.post(`/v1/vision/tasks/${t1.body.task_id}/stop`).set(stack.as('kit'));
+      const s1 = await stack.http.post(`/v1/vision/tasks/${t1.body.task_id}/stop`).use(stack.as('kit'));
       expect(s1.status).toBe(200);
       expect(s1.body.status).toBe('stopped');
       expect(
-        (await stack.http.post(`/v1/vision/tasks/${t1.body.task_id}/stop`).set(stack.as('mallory'))).status,
+        (await stack.http.post(`/v1/vision/tasks/${t1.body.task_id}/stop`).use(stack.as('mallory'))).status,
       ).toBe(404);
 
       const t2 = await createUrl(stack, 'kit');
       stack.inference.behaviour.stop = 'error500';
-      const s2 = await stack.http.post(`/v1/vision/tasks/${t2.body.task_id}/stop`).set(stack.as('kit'));
+      const s2 = await stack.http.post(`/v1/vision/tasks/${t2.body.task_id}/stop`).use(stack.as('kit'));
       expect(s2.body.status).toBe('stopping');
       await stack.restartTasks();
       expect(
-        (await stack.http.get(`/v1/vision/tasks/${t2.body.task_id}`).set(stack.as('kit'))).body.status,
+        (await stack.http.get(`/v1/vision/tasks/${t2.body.task_id}`).use(stack.as('kit'))).body.status,
       ).toBe('stopping');
       stack.inference.behaviour.stop = 'confirm';
       await waitFor(async () => {
-        const r = await stack.http.get(`/v1/vision/tasks/${t2.body.task_id}`).set(stack.as('kit'));
+        const r = await stack.http.get(`/v1/vision/tasks/${t2.body.task_id}`).use(stack.as('kit'));
         return r.body.status === 'stopped';
       });
       expect(stack.inference.jobs.get(t2.body.task_id)?.status).toBe('stopped');
@@ -609,12 +609,12 @@ describe('following the backend, stop, retention', () => {
       const t = await createUrl(stack, 'lou');
       stack.inference.behaviour.submit = 'accept';
       expect(t.body.status).toBe('resolving');
-      const s = await stack.http.post(`/v1/vision/tasks/${t.body.task_id}/stop`).set(stack.as('lou'));
+      const s = await stack.http.post(`/v1/vision/tasks/${t.body.task_id}/stop`).use(stack.as('lou'));
       expect(s.status).toBe(202);
       expect(s.body.status).toBe('resolving');
       await stack.tasks.workers.reconcileResolving();
       await waitFor(async () => {
-        const r = await stack.http.get(`/v1/vision/tasks/${t.body.task_id}`).set(stack.as('lou'));
+        const r = await stack.http.get(`/v1/vision/tasks/${t.body.task_id}`).use(stack.as('lou'));
         return r.body.status === 'stopped';
       });
     } finally {
@@ -628,7 +628,7 @@ describe('following the backend, stop, retention', () => {
     try {
       const t = await upload(stack, 'max', MP4, 'a.mp4');
       expect(t.status).toBe(201);
-      await stack.http.post(`/v1/vision/tasks/${t.body.task_id}/stop`).set(stack.as('max'));
+      await stack.http.post(`/v1/vision/tasks/${t.body.task_id}/stop`).use(stack.as('max'));
       expect(stack.objectFiles()).toHaveLength(1);
       clock.advance(89 * 86_400_000);
       expect(await stack.tasks.workers.expireTasks()).toBe(0);
@@ -636,7 +636,7 @@ describe('following the backend, stop, retention', () => {
       clock.advance(2 * 86_400_000);
       expect(await stack.tasks.workers.expireTasks()).toBe(1);
       expect(stack.objectFiles()).toHaveLength(0);
-      expect((await stack.http.get(`/v1/vision/tasks/${t.body.task_id}`).set(stack.as('max'))).status).toBe(
+      expect((await stack.http.get(`/v1/vision/tasks/${t.body.task_id}`).use(stack.as('max'))).status).toBe(
         404,
       );
     } finally {

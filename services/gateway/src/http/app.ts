@@ -166,6 +166,8 @@ export function createApp(deps: GatewayDeps): Express {
       deps.signer,
       { subject: res.locals.subject as string, requestId },
       route.upstream,
+      // Bound to the request forwarded: its method and target (forward() sends req.url as it is).
+      { method: req.method, target: req.url },
     );
     req.headers[REQUEST_ID_HEADER] = requestId;
     forward(req, res, { name: route.upstream, url: deps.upstreams[route.upstream] }, route.maxBodyBytes);

@@ -38,10 +38,12 @@ export class TaskResolver {
     if (!isPlausibleTaskId(taskId)) return undefined;
     let rec = await this.tasks.get(taskId);
     if (!rec?.meta) {
-      let pending = this.inFlight.get(taskId);
+      // Tasks answers a lookup for its caller's subject only: lookups of one task are shared per subject.
+      const key = `${identity.subject}\u0000${taskId}`;
+      let pending = this.inFlight.get(key);
       if (!pending) {
-        pending = this.fetchAndCache(taskId, identity).finally(() => this.inFlight.delete(taskId));
-        this.inFlight.set(taskId, pending);
+        pending = this.fetchAndCache(taskId, identity).finally(() => this.inFlight.delete(key));
+        this.inFlight.set(key, pending);
       }
       if (!(await pending)) return undefined;
       rec = await this.tasks.get(taskId);

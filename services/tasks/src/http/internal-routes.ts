@@ -23,9 +23,12 @@ export function mountInternalRoutes(app: Express, d: HttpDeps): void {
   app.get(
     '/internal/v1/tasks/:task_id',
     route(async (req, res) => {
-      // On behalf of the caller: an image call of theirs is found while its record is on the way.
-      const task = await findTask(store, d.imageCalls, identityOf(res), String(req.params.task_id));
-      if (!task || task.abandoned) throw new ApiError('OP-NOT-FOUND', 'No such task');
+      // On behalf of the caller: an image call of theirs is found while its record is on the way. Another
+      // subject's task is 404, as an unknown one (nothing tells them apart), as on the public routes.
+      const identity = identityOf(res);
+      const task = await findTask(store, d.imageCalls, identity, String(req.params.task_id));
+      if (!task || task.abandoned || task.subject !== identity.subject)
+        throw new ApiError('OP-NOT-FOUND', 'No such task');
       res.json(internalView(task));
     }),
   );
