@@ -175,8 +175,8 @@ async function main() {
   const { missed } = report([
     {
       name: 'analytics per frame / detection per frame',
-      value: `${(ratio * 100).toFixed(2)} %`,
-      limit: '<= 1 %',
+      value: `${(ratio * 100).toFixed(2)}%`,
+      limit: '<= 1%',
       ok: ratio <= 0.01,
     },
   ]);
