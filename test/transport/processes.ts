@@ -1,30 +1,47 @@
+import { execFileSync } from 'node:child_process';
 import { readFileSync, readdirSync, readlinkSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { metrics } from '@vision/shared';
+import type { ContainerInfo, ServiceProcess } from '../../scripts/distributed/launcher';
 import type { DistributedStack } from '../helpers/distributed';
 import type { TestStack } from '../helpers/stack';
 
 // What the processes serving a stack hold, read from /proc: open files, TCP connections, and whether
 // the process-wide crash handler was reached. In standalone that is this process; in distributed, the
-// service processes the launcher started (their pids are known, and they run on this machine).
+// service processes the launcher started (they run on this machine: as children, or as the main
+// processes of containers, whose current host pid and restarts `podman inspect` gives).
+
+/** `podman inspect` of a replica's container (container mode). */
+function inspectSync(stack: DistributedStack, p: ServiceProcess): ContainerInfo {
+  const d = stack.deployment;
+  const name = d.containers!.name(d.label(p));
+  const out = execFileSync('podman', ['inspect', '--type', 'container', name], { encoding: 'utf8' });
+  return (JSON.parse(out) as ContainerInfo[])[0];
+}
 
 /** The processes that serve `stack`: this one in standalone, each service process in distributed. */
 export function servicePids(stack: TestStack): Array<{ name: string; pid: number }> {
   if (stack.kind === 'standalone') return [{ name: 'standalone', pid: process.pid }];
-  return Object.values((stack as DistributedStack).deployment.procs)
+  const d = (stack as DistributedStack).deployment;
+  return Object.values(d.procs)
     .flat()
-    .flatMap((p) => (p.child?.pid ? [{ name: `${p.name}-${p.index}`, pid: p.child.pid }] : []));
+    .flatMap((p) => {
+      if (!p.child?.pid) return [];
+      // A container's main process gets a new pid when podman restarts it.
+      const pid = d.containers ? inspectSync(stack as DistributedStack, p).State.Pid : p.child.pid;
+      return [{ name: `${p.name}-${p.index}`, pid }];
+    });
 }
 
-/** The targets of the descriptors `pid` holds open ([] once it has exited). */
-function descriptors(pid: number | 'self'): string[] {
+/** The targets of the descriptors `pid` holds open; throws when they cannot be read. */
+function descriptors(name: string, pid: number | 'self'): string[] {
   const targets: string[] = [];
   let fds: string[];
   try {
     fds = readdirSync(`/proc/${pid}/fd`);
-  } catch {
-    return targets;
+  } catch (err) {
+    throw new Error(`cannot read the descriptors of ${name} (pid ${pid}): ${String(err)}`);
   }
   for (const fd of fds) {
     try {
@@ -36,30 +53,47 @@ function descriptors(pid: number | 'self'): string[] {
   return targets;
 }
 
+/**
+ * The descriptors of each process serving `stack`, each list checked to hold a listening TCP socket
+ * (every service process has one): a list read wrongly cannot pass for a process that holds nothing.
+ */
+function serviceDescriptors(stack: TestStack): Array<{ name: string; id: number | 'self'; fds: string[] }> {
+  return servicePids(stack).map(({ name, pid }) => {
+    const id = stack.kind === 'standalone' ? ('self' as const) : pid;
+    const fds = descriptors(name, id);
+    const sockets = tcpSockets(id);
+    const listening = fds.some((t) => sockets.get(/^socket:\[(\d+)\]$/.exec(t)?.[1] ?? '')?.listening);
+    if (!listening)
+      throw new Error(`no listening socket among the ${fds.length} descriptors read of ${name}`);
+    return { name, id, fds };
+  });
+}
+
 /** Paths the processes serving `stack` hold open under `dir`, as `name: path`. */
 export function openFilesUnder(stack: TestStack, dir: string): string[] {
-  return servicePids(stack).flatMap(({ name, pid }) =>
-    descriptors(stack.kind === 'standalone' ? 'self' : pid)
-      .filter((t) => t.startsWith(dir))
-      .map((t) => `${name}: ${t}`),
+  return serviceDescriptors(stack).flatMap(({ name, fds }) =>
+    fds.filter((t) => t.startsWith(dir)).map((t) => `${name}: ${t}`),
   );
 }
 
+type TcpSocket = { local: number; remote: number; listening: boolean };
+
 /** The local and remote ports of each TCP socket of `pid`'s network namespace, by socket inode. */
-function tcpSockets(pid: number | 'self'): Map<string, { local: number; remote: number }> {
-  const byInode = new Map<string, { local: number; remote: number }>();
+function tcpSockets(pid: number | 'self'): Map<string, TcpSocket> {
+  const byInode = new Map<string, TcpSocket>();
   for (const table of ['tcp', 'tcp6']) {
     let text = '';
     try {
       text = readFileSync(`/proc/${pid}/net/${table}`, 'utf8');
-    } catch {
-      continue;
+    } catch (err) {
+      if (table === 'tcp6') continue; // no IPv6 on this machine
+      throw new Error(`cannot read /proc/${pid}/net/${table}: ${String(err)}`);
     }
     for (const line of text.split('\n').slice(1)) {
       const f = line.trim().split(/\s+/);
       if (f.length < 10) continue;
       const port = (addr: string) => parseInt(addr.slice(addr.lastIndexOf(':') + 1), 16);
-      byInode.set(f[9], { local: port(f[1]), remote: port(f[2]) });
+      byInode.set(f[9], { local: port(f[1]), remote: port(f[2]), listening: f[3] === '0A' });
     }
   }
   return byInode;
@@ -70,10 +104,9 @@ function tcpSockets(pid: number | 'self'): Map<string, { local: number; remote: 
  * remote port, as `name: local->remote`: a connection a vanished client or an aborted call left open.
  */
 export function openConnections(stack: TestStack, match: { local?: number; remote?: number }): string[] {
-  return servicePids(stack).flatMap(({ name, pid }) => {
-    const id = stack.kind === 'standalone' ? 'self' : pid;
+  return serviceDescriptors(stack).flatMap(({ name, id, fds }) => {
     const sockets = tcpSockets(id);
-    return descriptors(id).flatMap((t) => {
+    return fds.flatMap((t) => {
       const s = sockets.get(/^socket:\[(\d+)\]$/.exec(t)?.[1] ?? '');
       if (!s || (match.local !== undefined && s.local !== match.local)) return [];
       if (match.remote !== undefined && s.remote !== match.remote) return [];
@@ -85,6 +118,9 @@ export function openConnections(stack: TestStack, match: { local?: number; remot
 /**
  * How often the process-wide crash handler was reached, and which service processes exited: in
  * standalone the handler's counter in this process, in distributed each service's metrics endpoint.
+ * In container mode podman restarts a process that exited (its new process counts from 0), so a
+ * container that is not running, or was restarted more often than the launcher restarted it on
+ * purpose (crash()), counts as exited, with its restarts and last exit code.
  */
 export async function fatalErrors(stack: TestStack): Promise<{ count: number; exited: string[] }> {
   if (stack.kind === 'standalone') {
@@ -93,9 +129,23 @@ export async function fatalErrors(stack: TestStack): Promise<{ count: number; ex
   }
   let count = 0;
   const exited: string[] = [];
-  for (const p of Object.values((stack as DistributedStack).deployment.procs).flat()) {
-    if (p.child && (p.child.exitCode !== null || p.child.signalCode !== null)) {
-      exited.push(`${p.name}-${p.index}: ${p.child.exitCode ?? p.child.signalCode}`);
+  const d = (stack as DistributedStack).deployment;
+  for (const p of Object.values(d.procs).flat()) {
+    const label = `${p.name}-${p.index}`;
+    if (d.containers && p.child) {
+      const s = await d.containers.inspect(p);
+      const expected = 'restarts' in p.child ? p.child.restarts : 0;
+      if (!s.State.Running) {
+        exited.push(`${label}: ${s.State.ExitCode}`);
+        continue;
+      }
+      // Running again: podman keeps no exit code of the process it replaced.
+      if (s.RestartCount !== expected) {
+        exited.push(`${label}: restarted by podman ${s.RestartCount - expected} time(s)`);
+        continue;
+      }
+    } else if (p.child && (p.child.exitCode !== null || p.child.signalCode !== null)) {
+      exited.push(`${label}: ${p.child.exitCode ?? p.child.signalCode}`);
       continue;
     }
     const text = await (await fetch(p.metricsUrl)).text();
