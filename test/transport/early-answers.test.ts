@@ -11,7 +11,7 @@ import { MEDIA } from '../helpers/stack';
 import { storedObjects } from '../helpers/stored-objects';
 import { curlUpload, fetchUpload, pythonUpload, sdkUpload, type Read, type Upload } from './clients';
 import { openTemporaryFiles } from './processes';
-import { eventually, head, imageForm, rawClient, serving, sleep, transportStack } from './support';
+import { eventually, head, imageForm, rawClient, serving, transportStack } from './support';
 
 const KEY = 'transport-early-0123456789';
 const IMAGES = '/v1/vision/image-detections';
@@ -257,8 +257,8 @@ describe('transport: early answers reach the client', () => {
     expect(a.status).toBe(400);
     expect(JSON.parse(a.body).error.details.reason).toBe('idempotency_key');
     // The idle cut, then the linger: the connection is closed, and nothing threw on the way.
-    await sleep(IDLE_MS + 3000);
-    expect(c.socket.readableEnded || c.socket.destroyed).toBe(true);
+    const closed = () => c.socket.readableEnded || c.socket.destroyed;
+    expect(await eventually(closed, (v) => v, 25_000)).toBe(true);
     expect(await serving(stack(), KEY)).toBe(true);
   }, 30_000);
 
