@@ -1,4 +1,4 @@
-import { AnalyticsEngine } from '../../src/domain/analytics';
+import { AnalyticsEngine, ANCHORS, type Anchor } from '../../src/domain/analytics';
 import { brief, eventsOf, footAt, frames, obj, rules, run, SQUARE } from './analytics-fixtures';
 
 const IN = footAt(0.5, 0.5);
@@ -41,7 +41,7 @@ describe('zones: anchors', () => {
   // One box; around each of its nine anchor points a small zone. A rule with anchor A counts the object in
   // the zone around A's point and in no other.
   const box: [number, number, number, number] = [0.3, 0.2, 0.7, 0.8];
-  const points: Record<string, [number, number]> = {
+  const points: Record<Anchor, [number, number]> = {
     top_left: [0.3, 0.2],
     top_center: [0.5, 0.2],
     top_right: [0.7, 0.2],
@@ -58,7 +58,7 @@ describe('zones: anchors', () => {
     [x + 0.02, y + 0.02],
     [x - 0.02, y + 0.02],
   ];
-  it.each(Object.keys(points))('%s decides membership', (anchor) => {
+  it.each(ANCHORS)('%s decides membership', (anchor) => {
     const zones = Object.entries(points).map(([name, p]) => ({ id: name, polygon: around(p), anchor }));
     const e = AnalyticsEngine.create('t', rules({ zones }));
     const [out] = run(e, frames([[obj('1', box)]]));
