@@ -736,7 +736,7 @@ export interface components {
     };
   };
   parameters: {
-    /** @description How long the caller will wait for the answer, in milliseconds (1 to 600000). A call that cannot start within it is refused at once with 503 `deadline_exceeded` or `overloaded` (nothing charged); the deadline travels with the internal calls, and work whose deadline passed is dropped before inference (docs/OVERLOAD.md) */
+    /** @description How long the caller will wait for the answer, in milliseconds (100 to 600000). A value below 100 is refused with 400 `invalid_field` (no call can be answered that fast). A call that cannot start within it is refused at once with 503 `deadline_exceeded` or `overloaded` (nothing charged); the deadline travels with the internal calls, and work whose deadline passed is dropped before inference (docs/OVERLOAD.md) */
     RequestTimeout: number;
     /**
      * @description A UUID (8-4-4-4-12 hex digits) chosen by the caller; a retry sends the same one
@@ -812,7 +812,7 @@ export interface operations {
          * @example 3f1c2a9e-8b7d-4c52-9f0e-1a2b3c4d5e6f
          */
         'Idempotency-Key': components['parameters']['IdempotencyKey'];
-        /** @description How long the caller will wait for the answer, in milliseconds (1 to 600000). A call that cannot start within it is refused at once with 503 `deadline_exceeded` or `overloaded` (nothing charged); the deadline travels with the internal calls, and work whose deadline passed is dropped before inference (docs/OVERLOAD.md) */
+        /** @description How long the caller will wait for the answer, in milliseconds (100 to 600000). A value below 100 is refused with 400 `invalid_field` (no call can be answered that fast). A call that cannot start within it is refused at once with 503 `deadline_exceeded` or `overloaded` (nothing charged); the deadline travels with the internal calls, and work whose deadline passed is dropped before inference (docs/OVERLOAD.md) */
         'X-Request-Timeout-Ms'?: components['parameters']['RequestTimeout'];
       };
       path?: never;
@@ -855,7 +855,7 @@ export interface operations {
          * @example 3f1c2a9e-8b7d-4c52-9f0e-1a2b3c4d5e6f
          */
         'Idempotency-Key': components['parameters']['IdempotencyKey'];
-        /** @description How long the caller will wait for the answer, in milliseconds (1 to 600000). A call that cannot start within it is refused at once with 503 `deadline_exceeded` or `overloaded` (nothing charged); the deadline travels with the internal calls, and work whose deadline passed is dropped before inference (docs/OVERLOAD.md) */
+        /** @description How long the caller will wait for the answer, in milliseconds (100 to 600000). A value below 100 is refused with 400 `invalid_field` (no call can be answered that fast). A call that cannot start within it is refused at once with 503 `deadline_exceeded` or `overloaded` (nothing charged); the deadline travels with the internal calls, and work whose deadline passed is dropped before inference (docs/OVERLOAD.md) */
         'X-Request-Timeout-Ms'?: components['parameters']['RequestTimeout'];
       };
       path?: never;
@@ -1180,7 +1180,7 @@ export interface operations {
          * @example 3f1c2a9e-8b7d-4c52-9f0e-1a2b3c4d5e6f
          */
         'Idempotency-Key': components['parameters']['IdempotencyKey'];
-        /** @description How long the caller will wait for the answer, in milliseconds (1 to 600000). A call that cannot start within it is refused at once with 503 `deadline_exceeded` or `overloaded` (nothing charged); the deadline travels with the internal calls, and work whose deadline passed is dropped before inference (docs/OVERLOAD.md) */
+        /** @description How long the caller will wait for the answer, in milliseconds (100 to 600000). A value below 100 is refused with 400 `invalid_field` (no call can be answered that fast). A call that cannot start within it is refused at once with 503 `deadline_exceeded` or `overloaded` (nothing charged); the deadline travels with the internal calls, and work whose deadline passed is dropped before inference (docs/OVERLOAD.md) */
         'X-Request-Timeout-Ms'?: components['parameters']['RequestTimeout'];
       };
       path?: never;

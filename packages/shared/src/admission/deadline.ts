@@ -12,19 +12,31 @@ export const DEADLINE_HEADER = 'x-vision-deadline';
 export const MAX_REQUEST_TIMEOUT_MS = 600_000;
 
 /**
+ * The shortest wait a caller may announce. The fastest image call takes about 50 ms inside the service
+ * alone (docs/PERFORMANCE.md), before any network: a shorter deadline cannot be met by any call, so it is
+ * the caller's mistake (400), not the service's failure to keep up (503 `deadline_exceeded`, which invites
+ * a retry that would fail the same way).
+ */
+export const MIN_REQUEST_TIMEOUT_MS = 100;
+
+/**
  * The deadline (epoch ms) a caller's X-Request-Timeout-Ms sets, counted from `now`; undefined when it
- * sent none. A value that is not a whole number of milliseconds from 1 to MAX_REQUEST_TIMEOUT_MS is 400.
+ * sent none. A value that is not a whole number of milliseconds from MIN_REQUEST_TIMEOUT_MS to
+ * MAX_REQUEST_TIMEOUT_MS is 400 OP-TASK-REQUEST-INVALID (`invalid_field`, with the bounds in `details`).
  */
 export function deadlineFromTimeout(value: string | string[] | undefined, now: number): number | undefined {
   if (value === undefined) return undefined;
-  const text = Array.isArray(value) ? value.join(',') : value;
-  if (!/^\d{1,6}$/.test(text.trim()) || Number(text) < 1 || Number(text) > MAX_REQUEST_TIMEOUT_MS)
+  const text = (Array.isArray(value) ? value.join(',') : value).trim();
+  const ms = /^\d{1,6}$/.test(text) ? Number(text) : Number.NaN;
+  if (!(ms >= MIN_REQUEST_TIMEOUT_MS && ms <= MAX_REQUEST_TIMEOUT_MS))
     throw invalidRequest(
-      `${REQUEST_TIMEOUT_HEADER} must be a whole number of milliseconds from 1 to ${MAX_REQUEST_TIMEOUT_MS}`,
+      ms < MIN_REQUEST_TIMEOUT_MS
+        ? `${REQUEST_TIMEOUT_HEADER} is below ${MIN_REQUEST_TIMEOUT_MS} ms, shorter than any call can be answered in`
+        : `${REQUEST_TIMEOUT_HEADER} must be a whole number of milliseconds from ${MIN_REQUEST_TIMEOUT_MS} to ${MAX_REQUEST_TIMEOUT_MS}`,
       REASON.invalid_field,
-      { field: REQUEST_TIMEOUT_HEADER },
+      { field: REQUEST_TIMEOUT_HEADER, minimum: MIN_REQUEST_TIMEOUT_MS, maximum: MAX_REQUEST_TIMEOUT_MS },
     );
-  return now + Number(text);
+  return now + ms;
 }
 
 /** The deadline an internal request carries (DEADLINE_HEADER), or undefined. */
