@@ -61,6 +61,7 @@ export const IDENTITY_ROUTES: readonly IdentityRoute[] = [
   route('results', 'GET', `${WEBHOOKS}/:endpoint_id`, 'gateway'),
   route('results', 'DELETE', `${WEBHOOKS}/:endpoint_id`, 'gateway'),
   route('results', 'POST', `${WEBHOOKS}/:endpoint_id/rotate-secret`, 'gateway'),
+  route('results', 'POST', `${WEBHOOKS}/:endpoint_id/revoke-previous-secret`, 'gateway'),
   route('results', 'GET', `${WEBHOOKS}/:endpoint_id/deliveries`, 'gateway'),
   route('results', 'GET', `${WEBHOOKS}/:endpoint_id/deliveries/:delivery_id`, 'gateway'),
   route('results', 'POST', `${WEBHOOKS}/:endpoint_id/deliveries/:delivery_id/redeliver`, 'gateway'),
