@@ -185,6 +185,21 @@ describe('AnalyticsEngine', () => {
       expect(e.analytics().rules[0]).toMatchObject({ version: 2, visits: { total: 1, open: 1 } });
     });
 
+    it('a changed line emits nothing and counts afresh; an unchanged one keeps its counts and side', () => {
+      const a = { id: 'a', start: [0.2, 0.5] as [number, number], end: [0.8, 0.5] as [number, number] };
+      const b = { id: 'b', start: [0.2, 0.55] as [number, number], end: [0.8, 0.55] as [number, number] };
+      const e = AnalyticsEngine.create('t', rules({ lines: [a, b] }));
+      run(e, frames([[obj('1', footAt(0.5, 0.7))], [obj('1', footAt(0.5, 0.3))]]));
+      expect(e.replaceRules(rules({ lines: [a, { ...b, hysteresis_ms: 100 }] }))).toEqual([]);
+      const later = run(e, frames([[obj('1', footAt(0.5, 0.7))]], 100, 2));
+      // a remembers the side (above): back below is "out"; the changed b starts without a side.
+      expect(brief(eventsOf(later))).toEqual(['line.crossed@2/1/out']);
+      expect(e.analytics().rules).toEqual([
+        expect.objectContaining({ id: 'a', version: 1, in_total: 1, out_total: 1 }),
+        expect.objectContaining({ id: 'b', version: 2, in_total: 0, out_total: 0 }),
+      ]);
+    });
+
     it('a removed zone ends its visits (reason rule_removed); a new rule starts at the new version', () => {
       const e = AnalyticsEngine.create('t', rules({ zones: [base] }));
       run(e, inside);
