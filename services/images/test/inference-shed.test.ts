@@ -7,6 +7,7 @@
 import http from 'node:http';
 import { randomUUID } from 'node:crypto';
 import request from 'supertest';
+import { metrics } from '@vision/shared';
 import {
   IDENTITY_HEADER,
   identityHeader,
@@ -51,6 +52,12 @@ describe('inference with its detect queue shrunk to one slot and no wait', () =>
     await stack?.close();
   });
 
+  /** Calls inference's detect queue runs now (this process's gauge: the stack runs in it). */
+  const detectionsRunning = async () => {
+    const { values } = await metrics.admissionInFlight.family.get();
+    return values.filter((v) => v.labels.queue === 'detections').reduce((n, v) => n + v.value, 0);
+  };
+
   /** A detect request that holds inference's one slot until `release` sends the rest of its image. */
   async function holdTheSlot(): Promise<{ release(): Promise<number> }> {
     const image = media(JPG);
@@ -73,8 +80,8 @@ describe('inference with its detect queue shrunk to one slot and no wait', () =>
       req.on('error', reject);
     });
     req.write(image.subarray(0, 1000));
-    // Its turn is taken as its headers arrive, before its body is read.
-    await new Promise((r) => setTimeout(r, 300));
+    // Its turn is taken as its headers arrive, before its body is read: wait until it runs.
+    while ((await detectionsRunning()) < 1) await new Promise((r) => setTimeout(r, 20));
     return {
       release: async () => {
         req.end(image.subarray(1000));
