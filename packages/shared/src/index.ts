@@ -5,6 +5,7 @@ export * from './upload-limits';
 export * from './multipart';
 export * from './clock';
 export * from './redact';
+export * from './retry-after';
 export * from './secret-box';
 export * from './logger';
 export * from './config';

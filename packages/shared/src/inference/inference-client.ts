@@ -14,6 +14,7 @@ import { type CallOptions, type CallResult, type ServiceClient, UnreachableError
 import { REASON } from '../reasons';
 import type { ApiError } from '../errors';
 import { deadlineExceeded, overloaded } from '../admission/admission-queue';
+import { retryAfterMs } from '../retry-after';
 import { BackendFailure, type BreakerSettings, DeadlineCut, InferenceBreaker } from './inference-breaker';
 
 export type { BreakerSettings } from './inference-breaker';
@@ -208,9 +209,7 @@ function shedRefusal(r: CallResult): ApiError {
   const reason = (r.body as { error?: { details?: { reason?: unknown } } } | undefined)?.error?.details
     ?.reason;
   if (reason === REASON.deadline_exceeded) return deadlineExceeded('the image detection');
-  const header = r.headers['retry-after'];
-  const seconds = Number(Array.isArray(header) ? header[0] : header);
-  return overloaded(Number.isFinite(seconds) && seconds > 0 ? seconds * 1000 : 0, 'image detection');
+  return overloaded(retryAfterMs(r.headers['retry-after'], Date.now()) ?? 0, 'image detection');
 }
 
 function isBreakerOpenError(err: unknown): boolean {

@@ -41,16 +41,6 @@ export function outcomeOfStatus(status: number): AttemptOutcome {
   return 'http_error';
 }
 
-/** Retry-After as delta-seconds or an HTTP date; undefined when absent or unreadable. */
-export function parseRetryAfter(value: string | null | undefined, now: Date): number | undefined {
-  if (value === null || value === undefined) return undefined;
-  const v = value.trim();
-  if (/^\d{1,10}$/.test(v)) return Number(v);
-  const at = Date.parse(v);
-  if (Number.isNaN(at)) return undefined;
-  return Math.max(0, Math.ceil((at - now.getTime()) / 1000));
-}
-
 /**
  * Delay before retry number `attempt` (1 = the first retry): base * 2^(attempt-1), capped, with "equal jitter"
  * (half fixed, half random) so that a receiver coming back is not hit by every delivery at the same instant.

@@ -4,8 +4,8 @@
  * a checked address only, redirects are answered as failures (never followed), the deadline covers connect,
  * send and the status line, and no trace context or baggage leaves with the request.
  */
-import { checkHostAddresses, pinnedFetch, type HostResolver } from '@vision/shared';
-import { outcomeOfStatus, parseRetryAfter, type AttemptResult } from '../../domain/webhooks/retry';
+import { checkHostAddresses, pinnedFetch, retryAfterMs, type HostResolver } from '@vision/shared';
+import { outcomeOfStatus, type AttemptResult } from '../../domain/webhooks/retry';
 
 export interface Egress {
   allowPrivate: boolean;
@@ -62,7 +62,8 @@ export async function sendAttempt(
     await res.body?.cancel().catch(() => undefined);
     await exchange.close();
     const outcome = outcomeOfStatus(res.status);
-    const retryAfterS = parseRetryAfter(res.headers.get('retry-after'), new Date());
+    const asked = retryAfterMs(res.headers.get('retry-after'), Date.now());
+    const retryAfterS = asked === undefined ? undefined : Math.ceil(asked / 1000);
     return done({ outcome, statusCode: res.status, ...(retryAfterS !== undefined ? { retryAfterS } : {}) });
   } catch {
     return done({ outcome: ac.signal.aborted ? 'timeout' : 'unreachable' });
