@@ -42,6 +42,8 @@ export interface FakeBehaviour {
 export class FakeInference {
   readonly jobs = new Map<string, FakeJob>();
   submits = 0;
+  /** Reads of jobs' state (GET /internal/v1/jobs and /internal/v1/jobs/:id): the tasks service's polls. */
+  polls = 0;
   behaviour: FakeBehaviour = { submit: 'accept', stop: 'confirm', disabledScenes: ['fire_smoke'] };
   private server?: Server;
   port = 0;
@@ -89,10 +91,12 @@ export class FakeInference {
       res.status(201).json({ outcome: 'accepted', job });
     });
     app.get('/internal/v1/jobs', (req, res) => {
+      this.polls++;
       const ids = String(req.query.ids ?? '').split(',');
       res.json({ jobs: ids.map((id) => this.jobs.get(id)).filter(Boolean) });
     });
     app.get('/internal/v1/jobs/:id', (req, res) => {
+      this.polls++;
       const job = this.jobs.get(req.params.id);
       if (!job)
         return void res

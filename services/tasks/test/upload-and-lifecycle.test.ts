@@ -513,7 +513,8 @@ describe('following the backend, stop, retention', () => {
       job.status = 'failed';
       job.reason = 'backend_shutdown: the inference backend shut down';
       const submits = stack.inference.submits;
-      await new Promise((r) => setTimeout(r, 800)); // four polls
+      const polls = stack.inference.polls;
+      await waitFor(async () => stack.inference.polls >= polls + 4); // four polls saw it failed
       const during = await stack.http.get(`/v1/vision/tasks/${id}`).use(stack.as('lu'));
       expect(during.body.status).toBe('running');
       expect(stack.inference.submits).toBe(submits);
