@@ -6,6 +6,7 @@ export * from './multipart';
 export * from './clock';
 export * from './redact';
 export * from './retry-after';
+export * from './quota-spend';
 export * from './secret-box';
 export * from './logger';
 export * from './config';

@@ -1,4 +1,4 @@
-import type { ServiceClient } from '@vision/shared';
+import type { ServiceClient, SpendOutcome } from '@vision/shared';
 import { ApiError, type Identity, UnreachableError } from '@vision/shared';
 
 export type SettleOutcome = 'settled' | 'retry_later' | 'exhausted' | 'gone';
@@ -10,8 +10,8 @@ export interface LeaseAnswer {
   usable_until: string;
 }
 
-/** One call's spend as quota recorded it (docs/INTERNAL.md, quota, leases). */
-export type SpendOutcome = 'charged' | 'replayed' | 'refunded' | 'exhausted';
+/** One call's spend as quota recorded it (docs/INTERNAL.md, quota, leases): the one definition is shared with quota. */
+export type { SpendOutcome };
 
 export interface LeaseRequest {
   minUnits: number;

@@ -40,8 +40,5 @@ export function decideSpend(l: LeaseState, units: number, now: Date): SpendDecis
     : { action: 'if_fits' };
 }
 
-/**
- * Outcome of one call's spend: charged now, charged before (same id and units), refunded before it arrived
- * (nothing charged), or refused because the day is full (nothing charged).
- */
-export type SpendOutcome = 'charged' | 'replayed' | 'refunded' | 'exhausted';
+/** Outcome of one call's spend (one definition, shared with images). */
+export type { SpendOutcome } from '@vision/shared';
