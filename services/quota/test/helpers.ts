@@ -36,16 +36,23 @@ export interface HarnessOptions {
   video?: number;
   image?: number;
   overrides?: Overrides;
+  /** A real Postgres database (its URL) instead of in-memory PGlite: concurrent calls get their own connections. */
+  databaseUrl?: string;
 }
 
-/** The quota service over in-memory PGlite, an in-process bus and a FakeClock, listening on a free port. */
+/** The quota service over in-memory PGlite (or o.databaseUrl), an in-process bus and a FakeClock, on a free port. */
 export async function startHarness(o: HarnessOptions = {}): Promise<Harness> {
   const clock = new FakeClock(o.start ?? '2026-03-09T04:00:00Z');
   const logger = createLogger('quota-test', { level: 'silent' });
-  const db = await openDb(
-    { VISION_MODE: 'standalone', VISION_DATA_DIR: ':memory:', DATABASE_URL: undefined },
-    { schema: 'quota', migrations, memory: true },
-  );
+  const db = o.databaseUrl
+    ? await openDb(
+        { VISION_MODE: 'distributed', VISION_DATA_DIR: ':memory:', DATABASE_URL: o.databaseUrl },
+        { schema: 'quota', migrations },
+      )
+    : await openDb(
+        { VISION_MODE: 'standalone', VISION_DATA_DIR: ':memory:', DATABASE_URL: undefined },
+        { schema: 'quota', migrations, memory: true },
+      );
   const bus = new InProcessBus();
   const events: QuotaEvent[] = [];
   const sub: Subscription = await bus.subscribe({
