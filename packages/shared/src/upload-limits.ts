@@ -8,6 +8,12 @@ export const IMAGE_UPLOAD = {
   maxBodyBytes: 81 * MiB,
   /** "1..10 images". */
   maxFiles: 10,
+  /**
+   * Decoded pixels per image (width x height, read from the header before decoding), against decompression
+   * bombs: one figure for images' check and inference's decoder, so that an image images accepts is one
+   * inference decodes (40 M: a 8000 x 5000 photo; about 120 MB once decoded).
+   */
+  maxPixels: 40_000_000,
   fileField: 'files',
   valueFields: ['scene_code'],
 } as const;

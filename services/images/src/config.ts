@@ -13,7 +13,7 @@ export const imagesShape = {
   /** Images per request (SPEC.md 8: 1..10). */
   IMAGES_MAX_FILES: env.int(IMAGE_UPLOAD.maxFiles, 1, 100),
   /** Decoded pixel cap per image (width x height), against decompression bombs. */
-  IMAGES_MAX_PIXELS: env.int(50_000_000, 1),
+  IMAGES_MAX_PIXELS: env.int(IMAGE_UPLOAD.maxPixels, 1),
   /**
    * Inference calls in flight for one request: by default one more than the backend's two model sessions,
    * so that an image is read and decoded while the model runs on two others (docs/PERFORMANCE.md).

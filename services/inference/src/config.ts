@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { commonShape, env } from '@vision/shared';
+import { IMAGE_UPLOAD, commonShape, env } from '@vision/shared';
 
 export const inferenceShape = {
   ...commonShape,
@@ -21,7 +21,7 @@ export const inferenceShape = {
   /** A live job buffers at most this many frames; newer frames are dropped while it is full. */
   INFERENCE_LIVE_QUEUE: env.int(2, 1, 100),
   STREAM_ALLOW_PRIVATE_NETWORKS: env.bool(false),
-  INFERENCE_MAX_IMAGE_PIXELS: env.int(40_000_000, 1),
+  INFERENCE_MAX_IMAGE_PIXELS: env.int(IMAGE_UPLOAD.maxPixels, 1),
   /**
    * onnxruntime sessions per model, each in its own worker thread, running at the same time (docs/PERFORMANCE.md,
    * "Session settings"): two keep the cores busy under concurrent load where one session's runs wait in line.

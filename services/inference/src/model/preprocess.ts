@@ -1,10 +1,11 @@
 import sharp, { type ExtendOptions, type Metadata } from 'sharp';
+import { IMAGE_UPLOAD } from '@vision/shared';
 import type { RgbImage } from '../detection-types';
 import { LETTERBOX_PAD_VALUE, letterboxFor, packBgrTensor, type Letterbox } from './letterbox';
 import { takeTensor } from './tensor-pool';
 
-/** Largest image (in pixels) the decoder accepts; protects against decompression bombs. */
-export const DEFAULT_MAX_INPUT_PIXELS = 40_000_000;
+/** Largest image (in pixels) the decoder accepts; protects against decompression bombs (the images service's cap). */
+export const DEFAULT_MAX_INPUT_PIXELS = IMAGE_UPLOAD.maxPixels;
 
 export interface PreparedImage {
   /** Original (EXIF-oriented) size. */
