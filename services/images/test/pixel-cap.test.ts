@@ -9,7 +9,7 @@ import { inferenceShape } from '@vision/inference';
 import { DEFAULT_MAX_INPUT_PIXELS } from '../../inference/src/model/preprocess';
 import { imagesShape } from '../src/config';
 import { checkPixelCounts } from '../src/http/upload/pixel-limit';
-import type { UploadedImage } from '../src/http/upload/multipart';
+import type { UploadedImage } from '../src/domain/call';
 
 function chunk(type: string, data: Buffer): Buffer {
   const len = Buffer.alloc(4);

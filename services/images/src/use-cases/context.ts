@@ -1,5 +1,5 @@
 /** What the image detection use cases work with (application ports and settings). */
-import type { ClaimRef, Clock, InferenceClient, Logger, ObjectStore, SceneGate } from '@vision/shared';
+import type { Clock, InferenceClient, Logger, ObjectStore, SceneGate } from '@vision/shared';
 import type { QuotaClient } from '../clients/quota-client';
 import type { QuotaLeases } from './quota-leases';
 import type { CallStore } from '../store/call-store';
@@ -24,13 +24,6 @@ export interface DetectionDeps {
   clock: Clock;
   logger: Logger;
   settings: DetectionSettings;
-}
-
-/** One attempt at one image call: its claim, task id and scene. */
-export interface CallRef {
-  ref: ClaimRef;
-  taskId: string;
-  sceneCode: string;
 }
 
 /** What may stop a call early: its caller went away or its deadline passed (callSignal), and that deadline. */

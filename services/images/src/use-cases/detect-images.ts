@@ -7,12 +7,12 @@
 import { type Identity, IdempotentRequests } from '@vision/shared';
 import { requestFingerprint } from '../domain/fingerprint';
 import { detectionResponse } from '../domain/results';
-import type { UploadedImage } from '../http/upload/multipart';
+import type { SpentCall, UploadedImage } from '../domain/call';
 import type { CallData, CallRecord } from '../store/call-store';
 import type { CallControl, DetectionDeps } from './context';
 import { type DetectionOutcome, runCall } from './run-call';
 import type { SpendOutcome } from '../clients/quota-client';
-import { finishSettling, type SpentCall, spendRecorded } from './settle-call';
+import { finishSettling, spendRecorded } from './settle-call';
 
 export const DEFAULT_SCENE = 'fire_smoke';
 export type { CallControl, DetectionDeps, DetectionSettings } from './context';

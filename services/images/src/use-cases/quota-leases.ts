@@ -10,7 +10,7 @@ import type { Clock, Identity, Logger } from '@vision/shared';
 import { ApiError, metrics, UnreachableError } from '@vision/shared';
 import { isLeaseEnded, type QuotaLeaseClient, type SpendOutcome } from '../clients/quota-client';
 import { LeaseBook } from '../domain/lease-book';
-import type { SpentCall } from './settle-call';
+import type { SpentCall } from '../domain/call';
 
 /** Units a call reserved from a lease. */
 export interface Reservation {

@@ -16,9 +16,9 @@ import {
   inUploadOrder,
   toImageObject,
 } from '../domain/results';
-import type { UploadedImage } from '../http/upload/multipart';
 import type { CallRecord } from '../store/call-store';
-import type { CallControl, CallRef, DetectionDeps } from './context';
+import type { CallRef, UploadedImage } from '../domain/call';
+import type { CallControl, DetectionDeps } from './context';
 import type { Reservation } from './quota-leases';
 
 export interface DetectionOutcome {

@@ -8,12 +8,8 @@ import type { SpendOutcome } from '../clients/quota-client';
 import { holdIdFor } from '../domain/hold-id';
 import { type ImageResult, chargeableUnits, withUngrantedImagesFailed } from '../domain/results';
 import type { CallRecord } from '../store/call-store';
-import type { CallRef, DetectionDeps } from './context';
-
-/** A call whose spend went to quota: its claim, task id, scene and stored results. */
-export interface SpentCall extends CallRef {
-  results: readonly ImageResult[];
-}
+import type { SpentCall } from '../domain/call';
+import type { DetectionDeps } from './context';
 
 /**
  * Quota did not grant the call's units (its lease or hold had expired and the day filled up meanwhile):

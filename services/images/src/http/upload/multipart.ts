@@ -2,6 +2,7 @@ import type { IncomingMessage } from 'node:http';
 import { IMAGE_UPLOAD, REASON, type FilePart, invalidRequest, readMultipart } from '@vision/shared';
 import { type ImageType, SNIFF_BYTES, sniffImageType } from '../../domain/image-type';
 import { sha256Hex } from '../../domain/fingerprint';
+import type { UploadedImage } from '../../domain/call';
 
 export const FILE_FIELD = IMAGE_UPLOAD.fileField;
 export const SCENE_FIELD = 'scene_code';
@@ -10,13 +11,6 @@ export interface UploadLimits {
   maxFileBytes: number;
   maxBodyBytes: number;
   maxFiles: number;
-}
-
-export interface UploadedImage {
-  seq: number;
-  type: ImageType;
-  data: Buffer;
-  sha256: string;
 }
 
 export interface ParsedUpload {

@@ -1,6 +1,6 @@
 import sharp from 'sharp';
 import { invalidRequest } from '@vision/shared';
-import type { UploadedImage } from './multipart';
+import type { UploadedImage } from '../../domain/call';
 
 /**
  * Rejects images whose declared size exceeds `maxPixels` (width x height), read from the header
