@@ -4,7 +4,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { TOPICS } from '@vision/shared';
-import { signedAs } from '../../../test/helpers/identity';
+import { signedAs, signFor } from '../../../test/helpers/identity';
 import { type Stack, startStack, waitFor } from './harness';
 
 let stack: Stack;
@@ -91,7 +91,6 @@ describe('identity scope of the tasks routes', () => {
 
   it('refuses a header made for another route or method of the same service', async () => {
     const taskId = await imageTask('ida');
-    const { signFor } = await import('../../../test/helpers/identity');
     const forList = signFor({ subject: 'ida', requestId: 'r' }, 'tasks', {
       method: 'GET',
       target: '/v1/vision/tasks',
