@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync, existsSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { openDb, pgliteDataDir, type Db, type Migration } from '../src';
+import { openDb, pgliteDataDir, sharedPgliteDataDir, type Db, type Migration } from '../src';
 
 const migrations: Migration[] = [
   {
@@ -134,7 +134,8 @@ describe('openDb on a PGlite data directory', () => {
     const first = await openDb(fileCfg, { schema: 'svc_b', migrations: migrations.slice(0, 1) });
     await first.knex('items').insert({ id: 'kept', n: 3 });
     await first.close();
-    expect(existsSync(pgliteDataDir(dir, 'svc_b'))).toBe(true);
+    expect(existsSync(sharedPgliteDataDir(dir))).toBe(true);
+    expect(existsSync(pgliteDataDir(dir, 'svc_b'))).toBe(false);
 
     const second = await openDb(fileCfg, { schema: 'svc_b', migrations });
     try {

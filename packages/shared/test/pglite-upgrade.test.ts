@@ -96,7 +96,9 @@ describe('standalone databases of PostgreSQL 17 (PGlite 0.3)', () => {
     expect(dataDirMajor(dir)).toBe('17');
     const db = await openDb(cfg(), { schema: SCHEMA, migrations: [...migrations, later] });
     try {
-      expect(dataDirMajor(dir)).toBe(PG_MAJOR);
+      // Upgraded, then moved into the shared database (pglite-shared.test.ts).
+      expect(existsSync(dir)).toBe(false);
+      expect(dataDirMajor(`${dir}.merged`)).toBe(PG_MAJOR);
       expect(dataDirMajor(`${dir}.pg17`)).toBe('17');
       expect(existsSync(`${dir}.upgrading`) || existsSync(`${dir}.upgraded`)).toBe(false);
       const items = await db.knex('items').orderBy('id');
@@ -128,11 +130,11 @@ describe('standalone databases of PostgreSQL 17 (PGlite 0.3)', () => {
     const upgraded = await openDb(cfg(), { schema: SCHEMA, migrations });
     await upgraded.close();
     // As if the process died after the copy: the new directory staged, the old one still in place.
-    renameSync(dir, `${dir}.upgraded`);
+    renameSync(`${dir}.merged`, `${dir}.upgraded`);
     renameSync(`${dir}.pg17`, dir);
     const db = await openDb(cfg(), { schema: SCHEMA, migrations });
     try {
-      expect(dataDirMajor(dir)).toBe(PG_MAJOR);
+      expect(dataDirMajor(`${dir}.merged`)).toBe(PG_MAJOR);
       expect(dataDirMajor(`${dir}.pg17`)).toBe('17');
       expect(await db.knex('items').orderBy('id').pluck('key')).toEqual(['k0', 'k2']);
     } finally {

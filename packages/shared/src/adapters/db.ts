@@ -1,4 +1,4 @@
-import { mkdirSync } from 'node:fs';
+import { existsSync, renameSync } from 'node:fs';
 import path from 'node:path';
 import knexFactory, { type Knex } from 'knex';
 import ClientPgLite from 'knex-pglite';
@@ -6,7 +6,8 @@ import { ConfigError, type CommonConfig } from '../config';
 import type { Logger } from '../logger';
 import type { Db, Migration } from '../ports/db';
 import { createPGlite, type PGliteLike } from './pglite-loader';
-import { upgradeStandaloneDb } from './pglite-upgrade';
+import { SHARED_DB_NAME, sharedPGliteKnex } from './pglite-shared';
+import { copySchema, upgradeStandaloneDb } from './pglite-upgrade';
 
 export interface OpenDbOptions {
   /** Postgres schema of the service, e.g. `tasks`: lower-case letters, digits and underscores. */
@@ -38,9 +39,14 @@ class ListMigrationSource implements Knex.MigrationSource<Migration> {
   }
 }
 
-/** The PGlite data directory of one service in standalone mode. */
+/** The PGlite data directory of one service in standalone mode, as earlier versions laid it out (merged on open). */
 export function pgliteDataDir(dataDir: string, schema: string): string {
   return path.resolve(dataDir, 'pg', schema);
+}
+
+/** The one PGlite data directory of every service's schema in standalone mode (pglite-shared.ts). */
+export function sharedPgliteDataDir(dataDir: string): string {
+  return path.resolve(dataDir, 'pg', SHARED_DB_NAME);
 }
 
 function isRetryableSetupError(err: unknown): boolean {
@@ -116,9 +122,10 @@ async function createSchemaFor(
  *
  * - distributed: knex over `pg` at DATABASE_URL; the service's tables live in their own schema
  *   (created when missing), which is the connection's search_path.
- * - standalone: knex over PGlite (WASM Postgres) with its own data directory
- *   `${VISION_DATA_DIR}/pg/<schema>` (copied first when an earlier PGlite wrote it, pglite-upgrade.ts);
- *   or in memory when `memory` is set or VISION_DATA_DIR is `:memory:`. PGlite has exactly one
+ * - standalone: knex over PGlite (WASM Postgres): one database for every service at
+ *   `${VISION_DATA_DIR}/pg/vision`, the service's tables in its own schema (pglite-shared.ts); a
+ *   service's database of the earlier layout, `${VISION_DATA_DIR}/pg/<schema>`, is merged into it first
+ *   (mergeLegacyDb); or in memory when `memory` is set or VISION_DATA_DIR is `:memory:`. PGlite has exactly one
  *   connection: inside `knex.transaction(...)` use the trx for every query, since a query on the plain
  *   knex waits for the connection the transaction holds.
  *
@@ -146,18 +153,20 @@ export async function openDb(
   } else {
     kind = 'pglite';
     const memory = opts.memory === true || cfg.VISION_DATA_DIR === ':memory:';
-    let dir: string | undefined;
-    if (!memory) {
-      dir = pgliteDataDir(cfg.VISION_DATA_DIR, schema);
-      mkdirSync(path.dirname(dir), { recursive: true });
-      // A directory an earlier PGlite wrote (PostgreSQL 17) is copied into this one's first.
-      await upgradeStandaloneDb(dir, {
-        schema,
-        logger: opts.logger,
-        createSchema: (pglite, names) => createSchemaFor(pglite, names, opts),
-      });
+    if (memory) {
+      knex = pgliteKnex(createPGlite(undefined), schema);
+    } else {
+      knex = sharedPGliteKnex(sharedPgliteDataDir(cfg.VISION_DATA_DIR), schema);
+      const legacy = pgliteDataDir(cfg.VISION_DATA_DIR, schema);
+      if (existsSync(legacy)) {
+        try {
+          await mergeLegacyDb(knex, legacy, opts);
+        } catch (err) {
+          await knex.destroy().catch(() => undefined);
+          throw err;
+        }
+      }
     }
-    knex = pgliteKnex(createPGlite(dir), schema);
   }
   try {
     await prepare(knex, schema, opts.migrations, opts.logger);
@@ -174,4 +183,60 @@ export async function openDb(
     },
     close: () => knex.destroy(),
   };
+}
+
+/**
+ * Moves a service's database of the earlier standalone layout (`pg/<schema>`, one PGlite per service) into
+ * the shared one: brought to the current PGlite first (pglite-upgrade.ts), then its schema created with the
+ * migrations it had, every table and sequence copied, and the old directory renamed `<schema>.merged`, which
+ * is the step that makes the merge count. A merge interrupted before it is redone from the start: the schema
+ * is dropped from the shared database first.
+ */
+async function mergeLegacyDb(knex: Knex, legacy: string, opts: OpenDbOptions): Promise<void> {
+  const { schema } = opts;
+  await upgradeStandaloneDb(legacy, {
+    schema,
+    logger: opts.logger,
+    createSchema: (pglite, names) => createSchemaFor(pglite, names, opts),
+  });
+  opts.logger?.info({ schema }, 'moving the standalone database into the shared one');
+  const old = createPGlite(legacy);
+  try {
+    await old.waitReady;
+    const table = `"${schema}".${MIGRATIONS_TABLE}`;
+    const present = (await old.query('select to_regclass($1) is not null as ok', [table])) as {
+      rows: { ok: boolean }[];
+    };
+    const applied = present.rows[0]?.ok
+      ? ((await old.query(`select name from ${table} order by id`)) as { rows: { name: string }[] }).rows
+      : [];
+    const names = applied.map((r) => r.name);
+    const unknown = names.filter((n) => !opts.migrations.some((m) => m.name === n));
+    if (unknown.length > 0)
+      throw new ConfigError([
+        `the standalone database of ${schema} has migrations this version does not know (${unknown.join(', ')})`,
+      ]);
+    await knex.raw('drop schema if exists ?? cascade', [schema]);
+    await prepare(
+      knex,
+      schema,
+      opts.migrations.filter((m) => names.includes(m.name)),
+      opts.logger,
+    );
+    // The copy runs on the shared connection while this service holds it (no other statement interleaves).
+    const client = knex.client as {
+      acquireConnection(): Promise<PGliteLike>;
+      releaseConnection(c: PGliteLike): Promise<void>;
+    };
+    const shared = await client.acquireConnection();
+    try {
+      const rows = await copySchema(old, shared, schema);
+      opts.logger?.info({ schema, rows }, 'standalone database moved into the shared one');
+    } finally {
+      await client.releaseConnection(shared);
+    }
+  } finally {
+    await old.close();
+  }
+  renameSync(legacy, `${legacy}.merged`);
 }

@@ -79,7 +79,7 @@ export async function upgradeStandaloneDb(dir: string, opts: UpgradeOptions): Pr
         pglite,
         applied.rows.map((r) => r.name),
       );
-      const rows = await copySchema(old, queryable(pglite), opts.schema);
+      const rows = await copyRows(old, queryable(pglite), opts.schema);
       opts.logger?.info({ schema: opts.schema, rows }, 'standalone database copied');
       await created.close();
     } catch (err) {
@@ -106,7 +106,11 @@ function backupName(dir: string): string {
 }
 
 /** Copies every table's rows and every sequence's position of `schema`; returns the rows copied. */
-async function copySchema(from: Queryable, to: Queryable, schema: string): Promise<number> {
+export async function copySchema(from: PGliteLike, to: PGliteLike, schema: string): Promise<number> {
+  return copyRows(queryable(from), queryable(to), schema);
+}
+
+async function copyRows(from: Queryable, to: Queryable, schema: string): Promise<number> {
   const s = ident(schema);
   const tables = await from.query<{ table_name: string }>(
     `select table_name from information_schema.tables
