@@ -37,6 +37,7 @@ const BENCHES = [
   nodeBench('overload', 'four times capacity, offered open-loop'),
   nodeBench('slow-attacks', 'slowhttptest beside a client'),
   nodeBench('startup', 'standalone start to ready'),
+  nodeBench('memory', 'standalone resident memory, idle and after both models'),
   nodeBench('analytics', "zone and line rules vs the frame's detection"),
   {
     name: 'soak',
