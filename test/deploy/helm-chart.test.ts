@@ -465,14 +465,18 @@ const egressOf = (ms: Manifest[], labels: Record<string, string>) =>
   ofKind(ms, 'NetworkPolicy')
     .map((np) => np.spec as unknown as EgressSpec)
     .filter((spec) => matches(spec.podSelector.matchLabels, labels) && spec.policyTypes.includes('Egress'));
-/** NetworkPolicy semantics (egress to an address outside the cluster): may pods with `labels` connect to `ip`? */
-function egressAllowsIp(ms: Manifest[], labels: Record<string, string>, ip: string): boolean {
+/**
+ * NetworkPolicy semantics (egress to an address outside the cluster): may pods with `labels` connect to `ip`, on
+ * TCP `port` when given (without a port: on every port, so only rules without ports count)?
+ */
+function egressAllowsIp(ms: Manifest[], labels: Record<string, string>, ip: string, port?: number): boolean {
   const policies = egressOf(ms, labels);
   if (policies.length === 0) return true;
   return policies.some((spec) =>
     (spec.egress ?? []).some(
       (rule) =>
-        !rule.ports &&
+        (!rule.ports ||
+          (port !== undefined && rule.ports.some((p) => p.port === port && p.protocol === 'TCP'))) &&
         (rule.to ?? []).some(
           (peer) =>
             peer.ipBlock !== undefined &&
@@ -482,6 +486,70 @@ function egressAllowsIp(ms: Manifest[], labels: Record<string, string>, ip: stri
     ),
   );
 }
+
+/** What the stream-opening pods may not reach inside 0.0.0.0/0 and ::/0, exactly. */
+const STREAM_EXCEPT_V4 = [
+  '0.0.0.0/8',
+  '10.0.0.0/8',
+  '100.64.0.0/10',
+  '127.0.0.0/8',
+  '169.254.0.0/16',
+  '172.16.0.0/12',
+  '192.0.0.0/24',
+  '192.168.0.0/16',
+  '198.18.0.0/15',
+  '224.0.0.0/4',
+  '240.0.0.0/4',
+];
+const STREAM_EXCEPT_V6 = [
+  '::/128',
+  '::1/128',
+  '64:ff9b::/96',
+  '64:ff9b:1::/48',
+  '2001::/32',
+  '2002::/16',
+  'fc00::/7',
+  'fe80::/10',
+  'ff00::/8',
+];
+const PUBLIC_RULE = {
+  to: [
+    { ipBlock: { cidr: '0.0.0.0/0', except: STREAM_EXCEPT_V4 } },
+    { ipBlock: { cidr: '::/0', except: STREAM_EXCEPT_V6 } },
+  ],
+};
+const DNS_RULE = {
+  to: [{ namespaceSelector: {} }],
+  ports: [
+    { port: 53, protocol: 'UDP' },
+    { port: 53, protocol: 'TCP' },
+  ],
+};
+const RELEASE_RULE = {
+  to: [
+    {
+      podSelector: {
+        matchLabels: { 'app.kubernetes.io/name': 'vision', 'app.kubernetes.io/instance': 'vis' },
+      },
+    },
+  ],
+};
+/** The components whose pods an egress policy selects. */
+const egressLimited = (ms: Manifest[]) =>
+  ofKind(ms, 'Deployment')
+    .filter((d) => egressOf(ms, podOf(d).metadata.labels).length > 0)
+    .map((d) => componentOf(podOf(d)))
+    .sort();
+/** The egress rules of the one stream-egress policy of a component's pods. */
+function streamRulesOf(ms: Manifest[], component: string) {
+  const d = ofKind(ms, 'Deployment').find((m) => componentOf(podOf(m)) === component)!;
+  const policies = egressOf(ms, podOf(d).metadata.labels);
+  expect(policies).toHaveLength(1);
+  return { labels: podOf(d).metadata.labels, rules: policies[0].egress ?? [] };
+}
+/** A backend's rule: its peers on its one TCP port. */
+const backendRule = (to: unknown[], port: number) => ({ to, ports: [{ port, protocol: 'TCP' }] });
+const NAMESPACE_PODS = [{ podSelector: {} }];
 
 function checkNetworkPolicies(
   ms: Manifest[],
@@ -575,8 +643,65 @@ describe('rendered with the default values', () => {
   test('Service selectors match exactly their Deployment pods', () => checkServices(ms));
   test('NetworkPolicies: only the gateway is reachable from the ingress controller; internal services only from their callers', () =>
     checkNetworkPolicies(ms, defaultController));
-  test('no egress policy unless networkPolicy.streamEgress.enabled', () => {
-    for (const d of ofKind(ms, 'Deployment')) expect(egressOf(ms, podOf(d).metadata.labels)).toEqual([]);
+  test('stream egress is on: tasks and the job-running inference pod are limited, nothing else', () => {
+    expect(egressLimited(ms)).toEqual(['inference', 'tasks']);
+    expect(
+      ofKind(ms, 'NetworkPolicy')
+        .filter((np) => (np.spec as unknown as EgressSpec).policyTypes.includes('Egress'))
+        .map((np) => np.metadata.name)
+        .sort(),
+    ).toEqual(['vis-vision-inference-stream-egress', 'vis-vision-tasks-stream-egress']);
+  });
+  test('stream egress: DNS, the release, the backends in the namespace on their ports, public addresses minus exactly the private ranges', () => {
+    // Tasks reads Postgres, Kafka, S3 and exports traces; inference all of those but Postgres.
+    const expected = {
+      tasks: [
+        DNS_RULE,
+        RELEASE_RULE,
+        backendRule(NAMESPACE_PODS, 9092),
+        backendRule(NAMESPACE_PODS, 4318),
+        backendRule(NAMESPACE_PODS, 5432),
+        backendRule(NAMESPACE_PODS, 9000),
+        PUBLIC_RULE,
+      ],
+      inference: [
+        DNS_RULE,
+        RELEASE_RULE,
+        backendRule(NAMESPACE_PODS, 9092),
+        backendRule(NAMESPACE_PODS, 4318),
+        backendRule(NAMESPACE_PODS, 9000),
+        PUBLIC_RULE,
+      ],
+    };
+    for (const [where, rules] of Object.entries(expected)) {
+      const got = streamRulesOf(ms, where);
+      expect({ where, rules: got.rules }).toEqual({ where, rules });
+      const verdicts = Object.fromEntries(
+        [
+          '8.8.8.8',
+          '93.184.216.34',
+          '169.254.169.254',
+          '10.0.0.1',
+          '172.16.5.5',
+          '192.168.1.1',
+          '100.64.0.1',
+          '127.0.0.1',
+        ].map((ip) => [ip, egressAllowsIp(ms, got.labels, ip, 5432)]),
+      );
+      expect({ where, verdicts }).toEqual({
+        where,
+        verdicts: {
+          '8.8.8.8': true,
+          '93.184.216.34': true,
+          '169.254.169.254': false,
+          '10.0.0.1': false,
+          '172.16.5.5': false,
+          '192.168.1.1': false,
+          '100.64.0.1': false,
+          '127.0.0.1': false,
+        },
+      });
+    }
   });
   test('HPAs for gateway, results, images and the inference detect pool; none for the job-running inference pod', () => {
     const hpas = ofKind(ms, 'HorizontalPodAutoscaler');
@@ -787,62 +912,56 @@ describe('rendered with the production-like values', () => {
     });
   });
   test('Service selectors match exactly their Deployment pods', () => checkServices(ms));
-  test('stream egress: tasks and the job-running inference pod reach DNS, the release, the configured subnet and public addresses only', () => {
-    const deployments = ofKind(ms, 'Deployment');
-    const limited = deployments
-      .filter((d) => egressOf(ms, podOf(d).metadata.labels).length > 0)
-      .map((d) => componentOf(podOf(d)))
-      .sort();
-    expect(limited).toEqual(['inference', 'tasks']);
-    const probes = [
-      '8.8.8.8',
-      '93.184.216.34',
-      '10.20.3.4',
-      '169.254.169.254',
-      '10.0.0.1',
-      '192.168.1.1',
-      '172.16.5.5',
-      '127.0.0.1',
-      '100.64.0.1',
+  test('stream egress: tasks and the job-running inference pod reach DNS, the release, the backends named and public addresses only', () => {
+    expect(egressLimited(ms)).toEqual(['inference', 'tasks']);
+    const inNamespace = (name: string) => [
+      { namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': name } } },
     ];
-    for (const where of limited) {
-      const labels = podOf(deployments.find((d) => componentOf(podOf(d)) === where)!).metadata.labels;
-      const verdicts = Object.fromEntries(probes.map((ip) => [ip, egressAllowsIp(ms, labels, ip)]));
+    // Postgres in 10.20.0.0/16 (tasks only), Kafka in the namespace data, the collector in observability; S3 is public.
+    const postgres = backendRule([{ ipBlock: { cidr: '10.20.0.0/16' } }], 5432);
+    const kafka = backendRule(inNamespace('data'), 9092);
+    const otlp = backendRule(inNamespace('observability'), 4318);
+    expect(streamRulesOf(ms, 'tasks').rules).toEqual([
+      DNS_RULE,
+      RELEASE_RULE,
+      kafka,
+      otlp,
+      postgres,
+      PUBLIC_RULE,
+    ]);
+    expect(streamRulesOf(ms, 'inference').rules).toEqual([DNS_RULE, RELEASE_RULE, kafka, otlp, PUBLIC_RULE]);
+    const probes: [string, number][] = [
+      ['8.8.8.8', 443],
+      ['93.184.216.34', 554],
+      ['10.20.3.4', 5432],
+      ['10.20.3.4', 22],
+      ['169.254.169.254', 80],
+      ['10.0.0.1', 5432],
+      ['192.168.1.1', 5432],
+      ['172.16.5.5', 5432],
+      ['127.0.0.1', 5432],
+      ['100.64.0.1', 5432],
+    ];
+    for (const where of ['tasks', 'inference']) {
+      const { labels } = streamRulesOf(ms, where);
+      const verdicts = Object.fromEntries(
+        probes.map(([ip, port]) => [`${ip}:${port}`, egressAllowsIp(ms, labels, ip, port)]),
+      );
       expect({ where, verdicts }).toEqual({
         where,
         verdicts: {
-          '8.8.8.8': true,
-          '93.184.216.34': true,
-          '10.20.3.4': true, // extraEgress: where the data services of the example live
-          '169.254.169.254': false,
-          '10.0.0.1': false,
-          '192.168.1.1': false,
-          '172.16.5.5': false,
-          '127.0.0.1': false,
-          '100.64.0.1': false,
+          '8.8.8.8:443': true,
+          '93.184.216.34:554': true,
+          '10.20.3.4:5432': where === 'tasks', // backends.postgres: the managed database of the example
+          '10.20.3.4:22': false,
+          '169.254.169.254:80': false,
+          '10.0.0.1:5432': false,
+          '192.168.1.1:5432': false,
+          '172.16.5.5:5432': false,
+          '127.0.0.1:5432': false,
+          '100.64.0.1:5432': false,
         },
       });
-      // DNS anywhere in the cluster, and every pod of the release (tasks -> quota and inference, inference -> tasks).
-      expect(egressOf(ms, labels).flatMap((p) => p.egress ?? [])).toEqual(
-        expect.arrayContaining([
-          {
-            to: [{ namespaceSelector: {} }],
-            ports: [
-              { port: 53, protocol: 'UDP' },
-              { port: 53, protocol: 'TCP' },
-            ],
-          },
-          {
-            to: [
-              {
-                podSelector: {
-                  matchLabels: { 'app.kubernetes.io/name': 'vision', 'app.kubernetes.io/instance': 'vis' },
-                },
-              },
-            ],
-          },
-        ]),
-      );
     }
   });
   test('NetworkPolicies isolate internal services; Prometheus pods of the monitoring namespace may scrape', () => {
@@ -975,6 +1094,150 @@ test('without the detect pool, images calls the job-running inference pod and ma
   expect(ofKind(ms, 'Deployment').map(componentOf)).not.toContain('inference-detect');
   checkEnvironment(ms, false);
   checkNetworkPolicies(ms, defaultController);
+});
+
+describe('stream egress (networkPolicy.streamEgress)', () => {
+  const template = (...args: string[]) =>
+    runHelm(['template', 'vis', chartDir, '--namespace', 'vision', ...DEV_CREDENTIALS, ...args]);
+  test('turned off explicitly, no pod has an egress policy', () => {
+    const ms = render('--set', 'networkPolicy.streamEgress.enabled=false');
+    expect(egressLimited(ms)).toEqual([]);
+    expect(ofKind(ms, 'NetworkPolicy').some((np) => np.metadata.name.endsWith('-stream-egress'))).toBe(false);
+  });
+  test('the backends values name each server once, used by both policies; an empty `to` drops a rule; extraEgress is added', () => {
+    const ms = render(
+      '--set',
+      'networkPolicy.streamEgress.backends.postgres.to[0].ipBlock.cidr=10.20.0.0/16',
+      '--set',
+      'networkPolicy.streamEgress.backends.kafka.to[0].namespaceSelector.matchLabels.team=data',
+      '--set',
+      'networkPolicy.streamEgress.backends.kafka.ports[0].port=9094',
+      '--set',
+      'networkPolicy.streamEgress.backends.s3.to=null',
+      '--set-json',
+      'networkPolicy.streamEgress.backends.otlp.to=[]',
+      '--set',
+      'networkPolicy.streamEgress.extraEgress[0].to[0].ipBlock.cidr=10.50.0.0/16',
+      '--set',
+      'networkPolicy.streamEgress.extraEgress[0].ports[0].port=554',
+    );
+    const postgres = backendRule([{ ipBlock: { cidr: '10.20.0.0/16' } }], 5432);
+    const kafka = { to: [{ namespaceSelector: { matchLabels: { team: 'data' } } }], ports: [{ port: 9094 }] };
+    const camera = { to: [{ ipBlock: { cidr: '10.50.0.0/16' } }], ports: [{ port: 554 }] };
+    expect(streamRulesOf(ms, 'tasks').rules).toEqual([
+      DNS_RULE,
+      RELEASE_RULE,
+      kafka,
+      postgres,
+      PUBLIC_RULE,
+      camera,
+    ]);
+    expect(streamRulesOf(ms, 'inference').rules).toEqual([
+      DNS_RULE,
+      RELEASE_RULE,
+      kafka,
+      PUBLIC_RULE,
+      camera,
+    ]);
+    const tasks = streamRulesOf(ms, 'tasks').labels;
+    expect(egressAllowsIp(ms, tasks, '10.20.7.7', 5432)).toBe(true);
+    expect(egressAllowsIp(ms, tasks, '10.20.7.7', 6379)).toBe(false);
+    // No rule is ever rendered with an empty `to` (which would allow every destination).
+    for (const np of ofKind(ms, 'NetworkPolicy'))
+      for (const rule of (np.spec as unknown as EgressSpec).egress ?? [])
+        expect(rule.to?.length).toBeGreaterThan(0);
+  });
+  test('a private IPv4 literal of a backend that no rule allows stops the render, naming the value and the way out', () => {
+    const r = template(
+      '--set',
+      'external.postgres.url=postgres://vision:Xk2pRealOne@10.1.2.3:5432/vision',
+      '--set',
+      'external.kafka.brokers={10.1.2.4:9092,kafka:9092}',
+      '--set',
+      'external.s3.endpoint=http://192.168.1.9:9000',
+    );
+    expect(r.status).not.toBe(0);
+    expect(r.stderr).toContain(
+      'networkPolicy.streamEgress is on, and no rule of it lets tasks and inference reach these private addresses: ' +
+        'external.postgres.url names 10.1.2.3 (add networkPolicy.streamEgress.backends.postgres.to: [{ipBlock: {cidr: 10.1.2.3/32}}], or a wider block); ' +
+        'external.kafka.brokers names 10.1.2.4 (add networkPolicy.streamEgress.backends.kafka.to: [{ipBlock: {cidr: 10.1.2.4/32}}], or a wider block); ' +
+        'external.s3.endpoint names 192.168.1.9 (add networkPolicy.streamEgress.backends.s3.to: [{ipBlock: {cidr: 192.168.1.9/32}}], or a wider block); ' +
+        'or set networkPolicy.streamEgress.enabled=false',
+    );
+    // Allowed by backends or extraEgress (an except inside the block does not count), or the policy off.
+    const covered = [
+      '--set',
+      'external.postgres.url=postgres://vision:Xk2pRealOne@10.1.2.3:5432/vision',
+      '--set',
+      'networkPolicy.streamEgress.backends.postgres.to[0].ipBlock.cidr=10.1.0.0/16',
+    ];
+    expect(template(...covered).status).toBe(0);
+    const excepted = template(
+      ...covered,
+      '--set',
+      'external.kafka.brokers={10.1.2.4:9092}',
+      '--set',
+      'networkPolicy.streamEgress.extraEgress[0].to[0].ipBlock.cidr=10.0.0.0/8',
+      '--set',
+      'networkPolicy.streamEgress.extraEgress[0].to[0].ipBlock.except[0]=10.1.2.4/32',
+    );
+    expect(excepted.status).not.toBe(0);
+    expect(excepted.stderr).toContain('external.kafka.brokers names 10.1.2.4 (add');
+    expect(excepted.stderr).not.toContain('external.postgres.url');
+    expect(
+      template(
+        ...covered,
+        '--set',
+        'external.kafka.brokers={10.1.2.4:9092}',
+        '--set',
+        'networkPolicy.streamEgress.extraEgress[0].to[0].ipBlock.cidr=10.0.0.0/8',
+      ).status,
+    ).toBe(0);
+    expect(
+      template(
+        '--set',
+        'external.s3.endpoint=http://192.168.1.9:9000',
+        '--set',
+        'networkPolicy.streamEgress.enabled=false',
+      ).status,
+    ).toBe(0);
+    // Public literals, host names and loopback (inside the pod) are not checked.
+    expect(
+      template(
+        '--set',
+        'external.s3.endpoint=https://8.8.8.8',
+        '--set',
+        'external.otlp.endpoint=http://127.0.0.1:4318',
+        '--set',
+        'external.kafka.brokers={kafka.data.svc:9092}',
+      ).status,
+    ).toBe(0);
+  });
+  test.each([
+    ['the defaults (--set allowDefaultCredentials=true)', []],
+    ['ci/ingress-tls-values.yaml', ['ingress-tls']],
+    ['ci/autoscaling-values.yaml', ['autoscaling']],
+    ['ci/existing-secrets-values.yaml', ['existing-secrets']],
+    ['ci/production-values.yaml', ['production']],
+  ])(
+    'each values file the kube install test installs renders it (development credentials allowed): %s',
+    (_name, files) => {
+      const ms = render(
+        ...(files as string[]).flatMap((f) => ['-f', path.join(chartDir, `ci/${f}-values.yaml`)]),
+      );
+      expect(egressLimited(ms)).toEqual(['inference', 'tasks']);
+      checkNetworkPolicies(ms, defaultController);
+      // The Postgres rule names where each file's database lives (the walkthrough's in the namespace data).
+      const postgres = streamRulesOf(ms, 'tasks').rules.find((r) => r.ports?.some((p) => p.port === 5432));
+      const where: Record<string, unknown[]> = {
+        'existing-secrets': [
+          { namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'data' } } },
+        ],
+        production: [{ ipBlock: { cidr: '10.20.0.0/16' } }],
+      };
+      expect(postgres?.to).toEqual(where[(files as string[])[0]] ?? NAMESPACE_PODS);
+    },
+  );
 });
 
 describe('values.schema.json rejects bad values', () => {

@@ -77,6 +77,7 @@ The components and what they need. These are facts of the code, not settings:
                 the pod as a file of the mounted Secret, named by <KEY>_FILE (vision.secretFiles)
   callers       components allowed to reach it (NetworkPolicy); the gateway is reached from the ingress
   opensStreams  opens caller-given stream URLs (ffprobe/ffmpeg): egress limited by networkPolicy.streamEgress
+  backends      the servers of external.* it connects to (networkPolicy.streamEgress.backends), when opensStreams
   models        mounts the models volume
   values        the key under .Values.services
   program       the service directory whose dist/main.js the container runs
@@ -103,6 +104,7 @@ tasks:
   optionalSecrets: [TASKS_ADMIN_TOKEN, TASKS_STREAM_URL_KEY]
   callers: [gateway, results]
   opensStreams: true
+  backends: [kafka, otlp, postgres, s3]
 quota:
   values: quota
   program: quota
@@ -140,6 +142,7 @@ inference:
   models: true
   singleton: true
   opensStreams: true
+  backends: [kafka, otlp, s3]
 {{- if .Values.services.inferenceDetect.enabled }}
 inference-detect:
   values: inferenceDetect
@@ -248,5 +251,112 @@ Secret, no secrets.existingSecret) and allowDefaultCredentials is not true.
 {{- if eq .Values.external.s3.secretKey "vision-dev-password" }}{{ $in = append $in "external.s3.secretKey" }}{{ end -}}
 {{- if and $in (not .Values.allowDefaultCredentials) -}}
 {{- fail (printf "the chart's default development credentials are in use (%s): set your own, or use secrets.existingSecret; for a throwaway test cluster, set allowDefaultCredentials=true (docs/DEPLOYMENT.md)" (join ", " $in)) -}}
+{{- end -}}
+{{- end -}}
+
+{{/*
+The address ranges the stream-opening pods may not reach inside 0.0.0.0/0 and ::/0 (networkPolicy.streamEgress):
+private, CGNAT, loopback, link-local (cloud metadata), multicast and reserved; in IPv6 also the ranges that carry
+an IPv4 address of any class (well-known and local-use NAT64, 6to4, Teredo). IPv4-mapped addresses (::ffff:0:0/96)
+are not listed: the API server reads them as IPv4 and refuses them inside ::/0; the dataplane matches such traffic
+against the IPv4 block.
+*/}}
+{{- define "vision.streamEgressExcept" -}}
+v4:
+  - 0.0.0.0/8
+  - 10.0.0.0/8
+  - 100.64.0.0/10
+  - 127.0.0.0/8
+  - 169.254.0.0/16
+  - 172.16.0.0/12
+  - 192.0.0.0/24
+  - 192.168.0.0/16
+  - 198.18.0.0/15
+  - 224.0.0.0/4
+  - 240.0.0.0/4
+v6:
+  - ::/128
+  - ::1/128
+  - 64:ff9b::/96
+  - 64:ff9b:1::/48
+  - 2001::/32
+  - 2002::/16
+  - fc00::/7
+  - fe80::/10
+  - ff00::/8
+{{- end -}}
+
+{{/* An IPv4 address as a number. */}}
+{{- define "vision.ipv4ToInt" -}}
+{{- $o := splitList "." . -}}
+{{- add (mul (atoi (index $o 0)) 16777216) (mul (atoi (index $o 1)) 65536) (mul (atoi (index $o 2)) 256) (atoi (index $o 3)) -}}
+{{- end -}}
+
+{{/* "true" when the IPv4 address .ip lies in .cidr (an IPv4 CIDR; a bare address is a /32); empty otherwise. */}}
+{{- define "vision.ipv4InCidr" -}}
+{{- $parts := splitList "/" .cidr -}}
+{{- $base := index $parts 0 -}}
+{{- if regexMatch "^[0-9]{1,3}(\\.[0-9]{1,3}){3}$" $base -}}
+{{- $bits := 32 -}}
+{{- if gt (len $parts) 1 }}{{ $bits = atoi (index $parts 1) }}{{ end -}}
+{{- $size := 1 -}}
+{{- range until (sub 32 $bits | int) }}{{ $size = mul $size 2 }}{{ end -}}
+{{- if eq (div (include "vision.ipv4ToInt" .ip | atoi) $size) (div (include "vision.ipv4ToInt" $base | atoi) $size) }}true{{ end -}}
+{{- end -}}
+{{- end -}}
+
+{{/*
+Stops the render while networkPolicy.streamEgress is on and a server tasks or inference uses is configured (in
+external.*) by a private IPv4 literal that no rule of streamEgress.backends.<name> or extraEgress allows: those
+pods would not reach it. Host names are not resolved, and DATABASE_URL in secrets.existingSecret is not seen.
+*/}}
+{{- define "vision.streamEgressCheck" -}}
+{{- $se := .Values.networkPolicy.streamEgress -}}
+{{- $ext := .Values.external -}}
+{{- $except := (include "vision.streamEgressExcept" . | fromYaml).v4 -}}
+{{- $addrs := list -}}
+{{- if and $ext.postgres.url (not .Values.secrets.existingSecret) -}}
+{{- $addrs = append $addrs (dict "backend" "postgres" "value" "external.postgres.url" "host" (urlParse $ext.postgres.url).hostname) -}}
+{{- end -}}
+{{- range $ext.kafka.brokers -}}
+{{- $addrs = append $addrs (dict "backend" "kafka" "value" "external.kafka.brokers" "host" (urlParse (printf "kafka://%s" .)).hostname) -}}
+{{- end -}}
+{{- if $ext.s3.endpoint -}}
+{{- $addrs = append $addrs (dict "backend" "s3" "value" "external.s3.endpoint" "host" (urlParse $ext.s3.endpoint).hostname) -}}
+{{- end -}}
+{{- if $ext.otlp.endpoint -}}
+{{- $addrs = append $addrs (dict "backend" "otlp" "value" "external.otlp.endpoint" "host" (urlParse $ext.otlp.endpoint).hostname) -}}
+{{- end -}}
+{{- $missing := list -}}
+{{- range $addrs -}}
+{{- $a := . -}}
+{{- /* Loopback stays inside the pod, where no policy applies. */ -}}
+{{- if and (regexMatch "^[0-9]{1,3}(\\.[0-9]{1,3}){3}$" $a.host) (not (hasPrefix "127." $a.host)) -}}
+{{- $private := false -}}
+{{- range $except }}{{ if include "vision.ipv4InCidr" (dict "ip" $a.host "cidr" .) }}{{ $private = true }}{{ end }}{{ end -}}
+{{- if $private -}}
+{{- $b := index ($se.backends | default dict) $a.backend | default dict -}}
+{{- $peers := $b.to | default list -}}
+{{- $covered := false -}}
+{{- range $se.extraEgress -}}
+{{- if not .to }}{{ $covered = true }}{{ else }}{{ $peers = concat $peers .to }}{{ end -}}
+{{- end -}}
+{{- range $peers -}}
+{{- if .ipBlock -}}
+{{- if include "vision.ipv4InCidr" (dict "ip" $a.host "cidr" .ipBlock.cidr) -}}
+{{- $out := false -}}
+{{- range .ipBlock.except }}{{ if include "vision.ipv4InCidr" (dict "ip" $a.host "cidr" .) }}{{ $out = true }}{{ end }}{{ end -}}
+{{- if not $out }}{{ $covered = true }}{{ end -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+{{- if not $covered -}}
+{{- $missing = append $missing (printf "%s names %s (add networkPolicy.streamEgress.backends.%s.to: [{ipBlock: {cidr: %s/32}}], or a wider block)" $a.value $a.host $a.backend $a.host) -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+{{- if $missing -}}
+{{- fail (printf "networkPolicy.streamEgress is on, and no rule of it lets tasks and inference reach these private addresses: %s; or set networkPolicy.streamEgress.enabled=false (docs/DEPLOYMENT.md, \"Stream egress\")" (join "; " (uniq $missing))) -}}
 {{- end -}}
 {{- end -}}
