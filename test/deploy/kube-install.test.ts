@@ -192,7 +192,7 @@ if (missing.length > 0) {
 
   test('ingress with TLS (ci/ingress-tls-values.yaml): the gateway Ingress as stored', () => {
     const ns = 'vision-ingress';
-    install(k, ns, [ci('ingress-tls')]);
+    install(k, ns, [ci('ingress-tls')], ['allowDefaultCredentials=true']);
     const [ing] = k.get(['ingress', '-n', ns]);
     expect(ing.metadata.name).toBe('vision-gateway');
     expect(ing.metadata.annotations).toMatchObject({
@@ -222,7 +222,7 @@ if (missing.length > 0) {
 
   test('autoscaling (ci/autoscaling-values.yaml): HPAs and PDBs as stored, Deployments at minReplicas', async () => {
     const ns = 'vision-autoscaling';
-    install(k, ns, [ci('autoscaling')]);
+    install(k, ns, [ci('autoscaling')], ['allowDefaultCredentials=true']);
     const hpa = Object.fromEntries(
       k
         .get(['hpa', '-n', ns])
