@@ -183,6 +183,40 @@ describe('results stream', () => {
   });
 });
 
+describe('results stream cursor and Last-Event-ID', () => {
+  const invalid = { error: { code: 'OP-TASK-REQUEST-INVALID', details: { reason: 'invalid_cursor' } } };
+
+  beforeEach(async () => {
+    await publishTaskEvent(h.bus, 'six');
+    await publishFrames(h.bus, 'six', 0, 6);
+    await h.bus.publish(TOPICS.frames, [endMessage('six', 6)]);
+    await waitFor('end marker', async () => (await h.svc.tasks.get('six'))?.end !== undefined);
+  });
+
+  it('refuses a cursor query the API did not give out with 400, whatever the Last-Event-ID header', async () => {
+    const given = (await readStream('six')).events[1].id!;
+    for (const lastEventId of [undefined, '', ' ', given, 'garbage']) {
+      const r = await readStream('six', { lastEventId, query: { cursor: '\u0084' } });
+      expect({ lastEventId, status: r.status }).toEqual({ lastEventId, status: 400 });
+      expect(r.body).toMatchObject(invalid);
+    }
+    const other = await readStream('six', { lastEventId: given, query: { cursor: 'abc.def' } });
+    expect(other.status).toBe(400);
+    expect(other.body).toMatchObject(invalid);
+  });
+
+  it('ignores an empty Last-Event-ID (the cursor query applies); a non-empty one wins over the query', async () => {
+    const ids = (await readStream('six')).events.map((e) => e.id);
+    const fromQuery = await readStream('six', { lastEventId: '', query: { cursor: ids[1]! } });
+    expect(fromQuery.status).toBe(200);
+    expect(frameIds(fromQuery)).toEqual(['six-f2', 'six-f3', 'six-f4', 'six-f5']);
+    const fromStart = await readStream('six', { lastEventId: '' });
+    expect(frameIds(fromStart)).toHaveLength(6);
+    const fromHeader = await readStream('six', { lastEventId: ids[3], query: { cursor: ids[1]! } });
+    expect(frameIds(fromHeader)).toEqual(['six-f4', 'six-f5']);
+  });
+});
+
 describe('results stream duration', () => {
   it('closes a stream at its maximum duration without `end`; Last-Event-ID resumes after the last frame', async () => {
     await h.close();

@@ -18,13 +18,16 @@ export function sseRetry(ms: number): string {
 }
 
 /**
- * The cursor to resume from: `Last-Event-ID` (set by a reconnecting EventSource) wins over the `cursor`
- * query parameter. An empty header means "from the start", as on the page endpoint.
+ * The cursor to resume from: a `Last-Event-ID` (set by a reconnecting EventSource) wins over the `cursor`
+ * query parameter. An empty (or blank) header is ignored, as if absent: an EventSource never sends an
+ * empty last event ID (WHATWG HTML sends the header only when the ID is not the empty string), so the
+ * `cursor` query, if any, applies. The caller still validates a `cursor` query that the header overrides.
  */
 export function resumeCursor(
   lastEventId: string | undefined,
   queryCursor: string | undefined,
 ): string | undefined {
-  if (lastEventId !== undefined) return lastEventId.trim() === '' ? undefined : lastEventId.trim();
+  const id = lastEventId?.trim();
+  if (id !== undefined && id !== '') return id;
   return queryCursor;
 }

@@ -52,6 +52,9 @@ export function createApp(deps: AppDeps): Express {
         route(async (req, res) => {
           const identity = identityOf(res);
           const parsed = parseReadQuery(req.query as Record<string, unknown>, deps.defaultLimit);
+          const taskId = String(req.params.taskId);
+          // A `cursor` query that Last-Event-ID overrides must still be one this API gave out.
+          if (parsed.cursor !== undefined) deps.reader.position(taskId, parsed.cursor);
           const cursor = resumeCursor(req.header('last-event-id'), parsed.cursor);
           const query = { limit: parsed.limit, minScore: parsed.minScore, ...(cursor ? { cursor } : {}) };
           const gone = new AbortController();
@@ -61,7 +64,7 @@ export function createApp(deps: AppDeps): Express {
             const end = await streamResults(
               deps.reader,
               deps.stream,
-              { taskId: String(req.params.taskId), identity, query },
+              { taskId, identity, query },
               (appliedMinScore) => {
                 opened = true;
                 res.status(200);

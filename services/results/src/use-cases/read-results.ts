@@ -32,15 +32,17 @@ export interface ReaderDeps {
 export class ResultsReader {
   constructor(private readonly deps: ReaderDeps) {}
 
+  /** The last sequence number a cursor of `taskId` names; 400 `invalid_cursor` for anything else. */
+  position(taskId: string, cursor: string): number {
+    const c = this.deps.cursors.decode(cursor, taskId);
+    if (!c.ok)
+      throw invalidRequest('cursor is not a cursor of this task', 'invalid_cursor', { field: 'cursor' });
+    return c.position.lastSeq;
+  }
+
   async read(taskId: string, identity: Identity, query: ReadQuery): Promise<ReadOutcome> {
     const { frames, resolver, cursors, clock, endGraceMs } = this.deps;
-    let afterSeq = -1;
-    if (query.cursor !== undefined) {
-      const c = cursors.decode(query.cursor, taskId);
-      if (!c.ok)
-        throw invalidRequest('cursor is not a cursor of this task', 'invalid_cursor', { field: 'cursor' });
-      afterSeq = c.position.lastSeq;
-    }
+    const afterSeq = query.cursor === undefined ? -1 : this.position(taskId, query.cursor);
 
     const rec = await resolver.resolve(taskId, identity);
     const now = clock.now();
