@@ -1078,6 +1078,15 @@ export interface operations {
         };
         content?: never;
       };
+      /** @description As GET (the gateway's rate limit and quota apply to HEAD too), without a body */
+      429: {
+        headers: {
+          'X-Request-Id': components['headers']['RequestId'];
+          'Retry-After': components['headers']['RetryAfter'];
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
     };
   };
   listResults: {
