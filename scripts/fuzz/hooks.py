@@ -1,7 +1,8 @@
 """schemathesis hooks for the vision API (loaded through SCHEMATHESIS_HOOKS=hooks).
 
-Opaque cursors: a positive case keeps a `cursor` only when the API gave that value out before, and a results
-stream's Last-Event-ID only when that task's stream gave it out.
+Opaque cursors: a positive case keeps a `cursor` only when the API gave that value out before (otherwise it
+is sent empty), and a results stream's Last-Event-ID only when that task's stream gave it out (otherwise it
+is one that stream gave out, or empty).
 
 A schema can say that `file` is an MP4 or MOV, that `files` are JPG/PNG/WEBP images and that
 `stream_url` must be reachable from the service, but no generator can make a playable clip or a
@@ -13,9 +14,14 @@ loopback port (never the internet). Negative cases are otherwise sent exactly as
 
 Opaque ids: an endpoint_id or delivery_id is real only when the API gave it out. Positive cases use one of
 those most of the time (so that rotate, deliveries and redeliver reach a stored endpoint and a logged
-delivery) and a generated one otherwise (a 404).
+delivery) and a generated one otherwise (a 404). A positive redeliver names a delivery last seen dead (the
+only kind it accepts), or a delivery id never given out when none is.
 
-A second check: any 503 must carry one of the three 503 codes of SPEC.md section 7 and a Retry-After.
+No hook removes a generated header or parameter: hooks only supply ids, cursors, files and receivers.
+
+A second check: a 503 must come from an operation that documents 503 in docs/openapi.yaml and carry one of
+the three 503 codes of SPEC.md section 7 and a Retry-After (schemathesis.toml lets only the calls that can
+be overloaded answer 503 at all).
 """
 import json
 import os
@@ -53,6 +59,11 @@ GIVEN_CURSORS: set = set()
 # Webhook endpoint ids the API gave out, and (endpoint_id, delivery_id) pairs of their delivery logs.
 GIVEN_ENDPOINTS: set = set()
 GIVEN_DELIVERIES: set = set()
+# The logged deliveries last seen dead (the only ones redeliver accepts), and when each was last redelivered.
+DEAD_DELIVERIES: set = set()
+REDELIVERED_AT: dict = {}
+# A delivery redelivered this recently may be pending again: an older answer that says dead is not believed.
+REDELIVER_SETTLE_S = 5.0
 # Stream event ids per task_id: a Last-Event-ID is a cursor of one task.
 GIVEN_STREAM_IDS: dict = {}
 # schemathesis's workers are threads: these change and are read under this lock.
@@ -70,7 +81,13 @@ def _remember_webhook_ids(case, body) -> None:
             if isinstance(item.get("endpoint_id"), str):
                 GIVEN_ENDPOINTS.add(item["endpoint_id"])
             if isinstance(item.get("delivery_id"), str) and isinstance(endpoint, str):
-                GIVEN_DELIVERIES.add((endpoint, item["delivery_id"]))
+                pair = (endpoint, item["delivery_id"])
+                GIVEN_DELIVERIES.add(pair)
+                settled = time.monotonic() - REDELIVERED_AT.get(pair, float("-inf")) > REDELIVER_SETTLE_S
+                if item.get("status") == "dead" and settled:
+                    DEAD_DELIVERIES.add(pair)
+                elif "status" in item:
+                    DEAD_DELIVERIES.discard(pair)
 
 
 @schemathesis.hook
@@ -80,6 +97,7 @@ def after_call(context, case, response):
         with IDS_LOCK:
             GIVEN_ENDPOINTS.discard(gone)
             GIVEN_DELIVERIES.difference_update({d for d in GIVEN_DELIVERIES if d[0] == gone})
+            DEAD_DELIVERIES.difference_update({d for d in DEAD_DELIVERIES if d[0] == gone})
     content_type = (response.headers.get("content-type") or [""])[0]
     if content_type.startswith("text/event-stream"):
         # Each event's `id:` on a task's results stream is a cursor of that task (for its Last-Event-ID).
@@ -104,6 +122,32 @@ def after_call(context, case, response):
         _remember_webhook_ids(case, body)
 
 
+def _redeliverable_ids(case) -> bool:
+    """A positive redeliver names a delivery last seen dead, or one the API never gave out (a 404).
+
+    Redelivering a logged delivery that is not dead is refused with 400 (`delivery_not_dead`), which schemathesis
+    would count against a schema-valid request. The ids a link, a generator or schemathesis's pool of seen values
+    gives (a delivered or pending delivery, say, perhaps one this module never saw listed) are replaced by a
+    dead one when there is one, else by a delivery id that does not exist.
+    """
+    params = case.path_parameters
+    if not isinstance(params, dict) or "delivery_id" not in params:
+        return False
+    pair = (params.get("endpoint_id"), params.get("delivery_id"))
+    with IDS_LOCK:
+        if pair in DEAD_DELIVERIES:
+            chosen = pair
+        elif DEAD_DELIVERIES:
+            chosen = random.choice(sorted(DEAD_DELIVERIES))
+        else:
+            params["delivery_id"] = str(uuid.uuid4())
+            return True
+        DEAD_DELIVERIES.discard(chosen)
+        REDELIVERED_AT[chosen] = time.monotonic()
+    params["endpoint_id"], params["delivery_id"] = chosen
+    return chosen != pair
+
+
 def _given_webhook_ids(case) -> bool:
     """In most positive cases, a real endpoint id (and delivery id) for the path's generated ones."""
     params = case.path_parameters
@@ -112,8 +156,7 @@ def _given_webhook_ids(case) -> bool:
     with IDS_LOCK:
         pairs, endpoints = sorted(GIVEN_DELIVERIES), sorted(GIVEN_ENDPOINTS)
     if "delivery_id" in params:
-        # Redelivering a delivery that is not dead is refused with 400 (`delivery_not_dead`), which schemathesis
-        # would count against a schema-valid request: redeliver keeps its generated ids (404).
+        # Redeliver gets its ids from _redeliverable_ids.
         if not pairs or case.operation.path.endswith("/redeliver"):
             return False
         params["endpoint_id"], params["delivery_id"] = random.choice(pairs)
@@ -137,6 +180,7 @@ def _room_for_an_endpoint() -> None:
         doomed = sorted(GIVEN_ENDPOINTS)[: MAX_ENDPOINTS // 4]
         GIVEN_ENDPOINTS.difference_update(doomed)
         GIVEN_DELIVERIES.difference_update({d for d in GIVEN_DELIVERIES if d[0] in doomed})
+        DEAD_DELIVERIES.difference_update({d for d in DEAD_DELIVERIES if d[0] in doomed})
     for endpoint in doomed:
         for _ in range(5):
             r = requests.delete(
@@ -208,20 +252,17 @@ def before_call(context, case, kwargs):
         if cursor not in (None, "") and cursor not in GIVEN_CURSORS:
             case.query["cursor"] = ""
             changed = True
-    if not _positive(case) and path.endswith("/results/stream") and case.headers is not None:
-        # A Last-Event-ID takes precedence over the `cursor` query, so a negative case's cursor would go unread.
-        for name in list(case.headers.keys()):
-            if name.lower() == "last-event-id":
-                del case.headers[name]
-                changed = True
     if _positive(case) and case.headers is not None:
-        # Last-Event-ID of the results stream is a cursor too: one the API did not give out is left out.
+        # Last-Event-ID of the results stream is a cursor too: one the API did not give out for that task
+        # becomes one it did, or empty (which the API ignores, as it would an absent header).
+        task = (case.path_parameters or {}).get("task_id")
         for name in list(case.headers.keys()):
-            task = (case.path_parameters or {}).get("task_id")
+            if name.lower() != "last-event-id":
+                continue
             with IDS_LOCK:
-                given = case.headers[name] in GIVEN_STREAM_IDS.get(task, ()) or case.headers[name] == ""
-            if name.lower() == "last-event-id" and not given:
-                del case.headers[name]
+                ids = sorted(GIVEN_STREAM_IDS.get(task, ()))
+            if case.headers[name] != "" and case.headers[name] not in ids:
+                case.headers[name] = random.choice(ids) if ids else ""
                 changed = True
     if _positive(case) and method == "POST" and case.headers is not None:
         # A generator reuses values (examples, boundaries): the same key with another body is, rightly,
@@ -231,6 +272,8 @@ def before_call(context, case, kwargs):
                 case.headers[name] = str(uuid.uuid4())
                 changed = True
     if _positive(case) and path.startswith(f"{WEBHOOKS}/") and _given_webhook_ids(case):
+        changed = True
+    if _positive(case) and path.endswith("/redeliver") and _redeliverable_ids(case):
         changed = True
     if isinstance(case.body, dict):
         if not _positive(case):
@@ -259,10 +302,17 @@ def before_call(context, case, kwargs):
         case._record_starting_state()
 
 
+def _documents_503(case) -> bool:
+    responses = (case.operation.definition.raw or {}).get("responses") or {}
+    return "503" in {str(status) for status in responses}
+
+
 @schemathesis.check
 def documented_503(ctx, response, case):
     if response.status_code != 503:
         return None
+    if not _documents_503(case):
+        raise AssertionError(f"503 from {case.operation.label}, which does not document 503")
     try:
         code = json.loads(response.content)["error"]["code"]
     except Exception:  # noqa: BLE001 - any non-envelope body is the failure
