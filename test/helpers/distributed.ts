@@ -52,7 +52,10 @@ async function callApi(
   urlPath: string,
   init: ApiInit = {},
 ): Promise<ApiResponse> {
-  const headers: Record<string, string> = { ...init.headers };
+  // Each call on a connection of its own: a pooled connection idle near the gateway's keep-alive timeout
+  // (5 s) can be closed by the gateway as the client reuses it ("other side closed"), a race of the test's
+  // client, not of the service (fetch's keep-alive timer may run a second late).
+  const headers: Record<string, string> = { connection: 'close', ...init.headers };
   if (init.key) headers.authorization = `Bearer ${init.key}`;
   const res = await fetch(`${base}${urlPath}`, { method, headers, body: init.body });
   const text = await res.text();
