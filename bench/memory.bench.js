@@ -2,6 +2,7 @@
  * Resident memory of the standalone process (`npm start`), the small box's budget. Run after `npm run build`:
  *
  *   node bench/memory.bench.js
+ *   bash -c 'source scripts/stack/session.sh && node bench/memory.bench.js --distributed'
  *
  * Starts `npm start`'s entry point as a child process on free ports and a fresh data directory, and reads its RSS
  * (VmRSS, the median of five samples a second apart, from 5 s after it printed that it is up):
@@ -10,12 +11,16 @@
  *    `fire_smoke` (the fire model);
  * 3. idle after a restart on the same data directory.
  * Targets: idle after a first start and after a restart <= 700 MB; after both models served <= 900 MB.
+ * With --distributed it also starts the six services of the distributed mode as child processes on the servers of
+ * scripts/stack (scripts/distributed/launcher.js; run it inside scripts/stack/session.sh, as above) and prints each
+ * one's idle RSS and their sum, for comparison (no target).
  * Ends with `targets: N met, M missed`.
  */
 const { randomUUID } = require('node:crypto');
 const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
+const { parseArgs } = require('./lib/args');
 const { startStandaloneChild } = require('./lib/standalone-child');
 const { report } = require('./lib/targets');
 
@@ -30,6 +35,32 @@ const IMAGES = {
 };
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+const args = parseArgs(process.argv.slice(2));
+
+/** VmRSS of a process in MB. */
+function rssOf(pid) {
+  const m = /VmRSS:\s+(\d+) kB/.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'));
+  return m ? Number(m[1]) / 1024 : NaN;
+}
+
+/** The distributed mode's six services, idle after their start: RSS of each and their sum. */
+async function distributedRss() {
+  const { Deployment, SERVICES } = require('../scripts/distributed/launcher');
+  const deployment = await new Deployment({
+    runtime: 'process',
+    env: { VISION_MODELS_DIR: process.env.VISION_MODELS_DIR ?? path.join(SHARED_DIR, 'models') },
+  }).start();
+  try {
+    await sleep(9000);
+    const figures = SERVICES.map((name) => [name, rssOf(deployment.proc(name).child.pid)]);
+    for (const [name, mb] of figures) console.log(`distributed ${name}: ${mb.toFixed(0)} MB`);
+    console.log(
+      `distributed, the six together: ${figures.reduce((sum, [, mb]) => sum + mb, 0).toFixed(0)} MB`,
+    );
+  } finally {
+    await deployment.close();
+  }
+}
 
 /** The median of five RSS samples, a second apart. */
 async function settledRss(svc) {
@@ -78,6 +109,7 @@ async function main() {
     const restartIdle = await settledRss(svc);
     console.log(`idle after a restart: ${restartIdle.toFixed(0)} MB`);
     svc.stop();
+    if (args.distributed) await distributedRss();
     const mb = (x) => x.toFixed(0);
     const { missed } = report([
       {
