@@ -85,13 +85,21 @@ function listening(pid: number): string[] {
   return out.sort();
 }
 
-function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const s = net.createServer().listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as net.AddressInfo;
-      s.close(() => resolve(port));
+/**
+ * A port nothing listens on, below the kernel's ephemeral range (32768 and up here): a port the kernel
+ * handed out and took back could be handed to the next `listen(0)` of a process starting beside it,
+ * before the process it was chosen for binds it.
+ */
+async function freePort(): Promise<number> {
+  for (;;) {
+    const port = 20_000 + Math.floor(Math.random() * 12_000);
+    const free = await new Promise<boolean>((resolve) => {
+      const s = net.createServer();
+      s.once('error', () => resolve(false));
+      s.listen(port, '127.0.0.1', () => s.close(() => resolve(true)));
     });
-  });
+    if (free) return port;
+  }
 }
 
 describe('the standalone process on the network', () => {
