@@ -4,7 +4,7 @@ import { addDwell, emptyDwellStats, type DwellStats } from './dwell-stats';
 import { makeEvent, type AnalyticsEvent, type EndReason, type EventContext } from './events';
 import type { Box } from './geometry';
 import type { ZoneRule } from './rules';
-import type { Visit } from './zone-visits';
+import { dwellDue, type Visit } from './zone-visits';
 
 /**
  * A zone with a coverage trigger (fire, smoke: where a point means nothing). At each frame the covered fraction
@@ -98,10 +98,8 @@ export class CoverageZone {
   }
 
   private checkDwell(ctx: EventContext, events: AnalyticsEvent[], visit: Visit): void {
-    const limit = this.rule.dwell_limit_ms;
-    const dwell = visit.last_inside_ms - visit.start_ms;
-    if (limit === undefined || visit.dwell_alerted || dwell < limit) return;
-    visit.dwell_alerted = true;
+    const dwell = dwellDue(this.rule, visit);
+    if (dwell === undefined) return;
     events.push(
       makeEvent(ctx, visit.id, {
         kind: 'zone.dwell_exceeded',

@@ -33,6 +33,15 @@ export interface Visit {
   dwell_alerted: boolean;
 }
 
+/** The visit's dwell once it reaches the rule's limit for the first time (marking it alerted); else undefined. */
+export function dwellDue(rule: ZoneRule, visit: Visit): number | undefined {
+  const limit = rule.dwell_limit_ms;
+  const dwell = visit.last_inside_ms - visit.start_ms;
+  if (limit === undefined || visit.dwell_alerted || dwell < limit) return undefined;
+  visit.dwell_alerted = true;
+  return dwell;
+}
+
 export interface TrackState {
   label: string;
   inside: boolean;
@@ -175,10 +184,8 @@ export class ZoneVisits {
   }
 
   private checkDwell(ctx: EventContext, events: AnalyticsEvent[], track: string, visit: Visit): void {
-    const limit = this.rule.dwell_limit_ms;
-    const dwell = visit.last_inside_ms - visit.start_ms;
-    if (limit === undefined || visit.dwell_alerted || dwell < limit) return;
-    visit.dwell_alerted = true;
+    const dwell = dwellDue(this.rule, visit);
+    if (dwell === undefined) return;
     events.push(
       makeEvent(ctx, visit.id, {
         kind: 'zone.dwell_exceeded',
