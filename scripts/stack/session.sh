@@ -16,11 +16,12 @@ echo "$$" >"$session_guard"
 started="$(mktemp)"
 cleanup() {
   local rc=$?
-  if [ "$(cat "$session_guard" 2>/dev/null)" = "$$" ]; then rm -f "$session_guard"; fi
+  # The servers stop before the guard goes: a run starting in between would take them as running for it.
   if [ "${VISION_STACK_KEEP:-0}" != 1 ] && [ -s "$started" ]; then
     # shellcheck disable=SC2046
     scripts/stack/stop.sh $(tac "$started" | tr '\n' ' ') || rc=1
   fi
+  if [ "$(cat "$session_guard" 2>/dev/null)" = "$$" ]; then rm -f "$session_guard"; fi
   rm -f "$started"
   exit "$rc"
 }
