@@ -150,8 +150,9 @@ class Deployment {
           if (name === 'images' && n > 1) url = (this.balancer = await startBalancer(this.procs.images)).url;
           this.env[URL_VAR[name]] = url;
         }
-        await Promise.all(this.procs[name].map((p) => this.spawnService(p)));
       }
+      // Every address is known first, so all start at once: a service waits for a peer through its readiness.
+      await Promise.all(SERVICES.flatMap((name) => this.procs[name].map((p) => this.spawnService(p))));
       writeScrapeTargets(this);
     } catch (err) {
       await this.close().catch(() => undefined);

@@ -124,8 +124,8 @@ export function createResults(deps: ResultsDeps): ResultsParts {
     },
     stopWorkers: async () => {
       await janitor.stop();
-      await webhooks.stop();
-      await Promise.allSettled(subs.map((s) => s.close()));
+      // Each consumer's leave waits for its fetch in flight: all leave together.
+      await Promise.allSettled([webhooks.stop(), ...subs.map((s) => s.close())]);
     },
   };
 }

@@ -14,6 +14,16 @@ export interface KafkaSubscriptionDeps {
 /** First wait before replacing a consumer that kafkajs gave up on; it doubles up to the second. */
 const FIRST_RESTART_MS = 1000;
 const MAX_RESTART_MS = 30_000;
+/**
+ * A member's heartbeat is when it learns that its group rebalances: a second consumer joining a group makes the
+ * first one rejoin on its next beat, so the join waits up to one interval (kafkajs default 3 s).
+ */
+const HEARTBEAT_MS = 1000;
+/**
+ * The longest an empty fetch waits on the broker (kafkajs default 5 s). A fetch with records returns at once; a
+ * disconnect waits for the fetch in flight, so this bounds how long a consumer takes to leave.
+ */
+const FETCH_WAIT_MS = 1000;
 
 function decodeValue(raw: Buffer | null): unknown {
   if (raw === null) return null;
@@ -106,6 +116,8 @@ export async function startKafkaSubscription(
     const consumer = deps.kafka.consumer({
       groupId: opts.group,
       allowAutoTopicCreation: false,
+      heartbeatInterval: HEARTBEAT_MS,
+      maxWaitTimeInMs: FETCH_WAIT_MS,
       partitionAssigners: [subscriptionAwareAssigner, PartitionAssigners.roundRobin],
     });
     consumer.on(consumer.events.GROUP_JOIN, () => {
