@@ -5,6 +5,8 @@
 # A second run exits at once with status 75. The guard is a pid file, not a lock on a descriptor: the servers
 # started below would inherit the descriptor and hold the lock after the run.
 session_guard="${VISION_STACK_DIR:-${HOME:-/tmp}/.cache/vision-stack}/session.pid"
+# A run still stopping its servers (scripts/stack/stop.sh) is waited for: they must not be taken as running.
+for _ in $(seq 1 120); do pgrep -f 'scripts/stack/stop\.sh' >/dev/null || break; sleep 1; done
 if other="$(cat "$session_guard" 2>/dev/null)" && [ -n "$other" ] && [ "$other" != "$$" ] &&
   kill -0 "$other" 2>/dev/null && tr '\0' ' ' <"/proc/$other/cmdline" 2>/dev/null | grep -q 'scripts/'; then
   echo "another run (pid $other: $(tr '\0' ' ' <"/proc/$other/cmdline")) is using the servers of scripts/stack;" \
