@@ -26,10 +26,12 @@ describeDistributed('quota leases of three images replicas', () => {
         IMAGES_QUOTA_LEASE_UNITS: '4',
         IMAGES_QUOTA_LEASE_WINDOW_MS: '5000',
         IMAGES_HOLD_TTL_MS: '4000',
-        // Charges wait for the sweeper (every IMAGES_CALL_LEASE_MS), so that a replica has some unreported
-        // when it is killed.
+        // A replica never reports its own charges here (its report loop is 10 min away): a call's charge reaches
+        // quota only when another replica's sweeper finishes the call's settle, once its claim has lapsed,
+        // IMAGES_CALL_LEASE_MS after the call. That is long enough for the test to kill a replica before any
+        // of its charges has been reported.
         IMAGES_QUOTA_REPORT_MS: '600000',
-        IMAGES_CALL_LEASE_MS: '3000',
+        IMAGES_CALL_LEASE_MS: '15000',
         GATEWAY_QPS: '1000',
         GATEWAY_BURST: '1000',
         GATEWAY_CONCURRENCY: '1000',
@@ -59,16 +61,33 @@ describeDistributed('quota leases of three images replicas', () => {
     return line ? Number(line.split(' ').pop()) : 0;
   };
 
+  /** The subject's quota once every charge has reached it (the sweepers report them) and no unit is held. */
+  const quotaReached = (key: string, used: number) =>
+    waitFor(
+      `${used} images charged to ${key}`,
+      async () => {
+        const q = await settledQuota(stack, key, 60_000);
+        return q.images.used >= used ? q : undefined;
+      },
+      90_000,
+    );
+
   it('concurrent calls over the replicas never charge past the day, and each 201 is charged once', async () => {
     const rs = await Promise.all(Array.from({ length: 30 }, () => detect(KEY)));
     const served = rs.filter((r) => r.status === 201);
-    expect(rs.filter((r) => r.status !== 201 && r.status !== 429).map((r) => r.status)).toEqual([]);
-    for (const r of rs.filter((x) => x.status === 429))
-      expect(r.body.error.code).toBe('OP-QUOTA-DAILY-EXHAUSTED');
+    // Refused calls are not charged: past the day (429), or when the replicas are saturated (503, which a busy
+    // machine may see: the quota figures below count them as nothing spent).
+    const refusals = rs.filter((r) => r.status !== 201).map((r) => `${r.status} ${r.body.error?.code}`);
+    for (const r of refusals)
+      expect([
+        '429 OP-QUOTA-DAILY-EXHAUSTED',
+        '503 OP-SYS-UNAVAILABLE',
+        '503 OP-TASK-BREAKER-OPEN',
+      ]).toContain(r);
     expect(served.length).toBeGreaterThan(0);
     expect(served.length).toBeLessThanOrEqual(LIMIT);
     const charged = served.filter((r) => r.body.results[0].status === 'succeeded').length;
-    const q = await settledQuota(stack, KEY, 30_000);
+    const q = await quotaReached(KEY, charged);
     expect(q.images).toMatchObject({ used: charged, held: 0 });
     expect(q.images.used).toBeLessThanOrEqual(LIMIT);
   });
@@ -87,11 +106,14 @@ describeDistributed('quota leases of three images replicas', () => {
             return { index: i };
         return undefined;
       },
-      2_000,
+      30_000,
     );
-    await stack.kill('images', { index: victim.index, signal: 'SIGKILL' });
     const charged = rs.filter((r) => r.body.results[0].status === 'succeeded').length;
-    const q = await settledQuota(stack, SECOND, 30_000);
+    // Nothing has reached quota yet (no claim has lapsed): what the dead replica owes must be finished by another.
+    const before = await stack.api('GET', '/v1/vision/quota', { key: SECOND });
+    expect(before.body.images.used).toBe(0);
+    await stack.kill('images', { index: victim.index, signal: 'SIGKILL' });
+    const q = await quotaReached(SECOND, charged);
     expect(q.images).toMatchObject({ used: charged, held: 0 });
     // Sent again, every call is a replay of the same task, and nothing more is charged.
     for (const r of rs) {
