@@ -15,8 +15,6 @@ describeDistributed('webhooks with two results replicas on Kafka and Postgres', 
   let stack: DistributedStack;
   let rx: Receiver;
   /** Requests in flight per webhook-id right now, and the most ever seen at once. */
-  const inFlight = new Map<string, number>();
-  let overlap = 0;
   beforeAll(async () => {
     rx = await new Receiver().start();
     stack = await startFaultStack({
@@ -26,7 +24,8 @@ describeDistributed('webhooks with two results replicas on Kafka and Postgres', 
         RESULTS_WEBHOOK_RETRY_BASE_MS: '200',
         RESULTS_WEBHOOK_RETRY_MAX_MS: '1000',
         RESULTS_WEBHOOK_POLL_MS: '100',
-        RESULTS_WEBHOOK_TIMEOUT_MS: '3000',
+        // Long enough that an attempt the receiver holds is still in flight when the test kills its sender.
+        RESULTS_WEBHOOK_TIMEOUT_MS: '20000',
         RESULTS_WEBHOOK_CONCURRENCY: '4',
       },
     });
@@ -66,13 +65,8 @@ describeDistributed('webhooks with two results replicas on Kafka and Postgres', 
   it('a receiver down then back gets every event once after dedup; replicas never send one delivery at once', async () => {
     const endpointId = await register(['vision.image_detection.completed']);
     let down = true;
-    rx.answer = (r) => {
-      const n = (inFlight.get(r.id) ?? 0) + 1;
-      inFlight.set(r.id, n);
-      overlap = Math.max(overlap, n);
-      setTimeout(() => inFlight.set(r.id, (inFlight.get(r.id) ?? 1) - 1), 150).unref();
-      return down ? { status: 503, delayMs: 150 } : { status: 200, delayMs: 150 };
-    };
+    // Each answer takes 150 ms, so a second replica sending the same delivery meanwhile would overlap it.
+    rx.answer = () => (down ? { status: 503, delayMs: 150 } : { status: 200, delayMs: 150 });
     const tasks: string[] = [];
     for (let i = 0; i < 8; i++) tasks.push(await detect());
     // Down until every task's event has arrived (and been refused) at least once: each delivery then needs
@@ -103,7 +97,7 @@ describeDistributed('webhooks with two results replicas on Kafka and Postgres', 
         .map((e) => e.subject)
         .sort(),
     ).toEqual([...tasks].sort());
-    expect(overlap).toBe(1);
+    expect(rx.overlap).toBe(1);
     expect(log).toHaveLength(tasks.length);
     expect(log.every((d) => d.attempts >= 2)).toBe(true);
     await stack.api('DELETE', `/v1/vision/webhooks/${endpointId}`, { key: KEY });
@@ -114,8 +108,11 @@ describeDistributed('webhooks with two results replicas on Kafka and Postgres', 
     await rx.close();
     rx = await new Receiver().start();
     const endpointId = await register(['vision.image_detection.completed']);
+    // The first attempt is held (not answered) until both senders are dead.
+    let release!: () => void;
+    const held = new Promise<void>((r) => (release = r));
     let hold = true;
-    rx.answer = () => (hold ? { status: 200, delayMs: 2500 } : { status: 200 });
+    rx.answer = () => (hold ? { status: 200, until: held } : { status: 200 });
     const taskId = await detect();
     await waitFor(
       'the first attempt',
@@ -125,6 +122,14 @@ describeDistributed('webhooks with two results replicas on Kafka and Postgres', 
     // The attempt is in flight in one of the replicas: both die before it gets its answer.
     await Promise.all([stack.kill('results', { index: 0 }), stack.kill('results', { index: 1 })]);
     hold = false;
+    release();
+    // Its sender died with it in flight: the connection was cut before any answer.
+    const firstId = rx.events().find((e) => e.subject === taskId)!.id;
+    await waitFor(
+      'the held attempt cut by its sender',
+      async () => (rx.cut.some((r) => r.id === firstId) ? true : undefined),
+      10_000,
+    );
     await Promise.all([stack.restart('results', { index: 0 }), stack.restart('results', { index: 1 })]);
     const id = rx.events().find((e) => e.subject === taskId)!.id;
     await waitFor(

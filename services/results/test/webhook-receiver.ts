@@ -17,6 +17,8 @@ export interface Answer {
   status: number;
   headers?: Record<string, string>;
   delayMs?: number;
+  /** The answer waits for this too (a receiver that holds a request until the test lets it go). */
+  until?: Promise<unknown>;
 }
 
 /**
@@ -27,17 +29,26 @@ export class Receiver {
   readonly received: Received[] = [];
   secrets: string[] = [];
   answer: (r: Received) => Answer = () => ({ status: 204 });
+  /** Requests whose sender closed the connection before the answer was sent. */
+  readonly cut: Received[] = [];
+  /** The most requests of one webhook-id open at the same time (arrival to answer or close). */
+  overlap = 0;
+  private readonly open = new Map<string, number>();
   private server?: Server;
   url = '';
 
   async start(path = '/hook'): Promise<this> {
     this.server = createServer((req, res) => {
+      const id = String(req.headers['webhook-id']);
+      this.open.set(id, (this.open.get(id) ?? 0) + 1);
+      this.overlap = Math.max(this.overlap, this.open.get(id)!);
+      res.on('close', () => this.open.set(id, this.open.get(id)! - 1));
       const chunks: Buffer[] = [];
       req.on('data', (c: Buffer) => chunks.push(c));
       req.on('end', () => {
         const body = Buffer.concat(chunks).toString('utf8');
         const r: Received = {
-          id: String(req.headers['webhook-id']),
+          id,
           headers: req.headers,
           body,
           verified: false,
@@ -59,8 +70,14 @@ export class Receiver {
           res.writeHead(a.status, a.headers ?? {});
           res.end();
         };
-        if (a.delayMs) setTimeout(send, a.delayMs).unref();
-        else send();
+        res.on('close', () => {
+          if (!res.writableEnded) this.cut.push(r);
+        });
+        const delayed = a.delayMs
+          ? new Promise((resolve) => setTimeout(resolve, a.delayMs).unref())
+          : undefined;
+        if (!delayed && !a.until) send();
+        else void Promise.all([delayed, a.until]).then(send, send);
       });
     });
     await new Promise<void>((resolve) => this.server!.listen(0, '127.0.0.1', resolve));
