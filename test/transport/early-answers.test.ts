@@ -256,7 +256,8 @@ describe('transport: early answers reach the client', () => {
     const a = await c.answer();
     expect(a.status).toBe(400);
     expect(JSON.parse(a.body).error.details.reason).toBe('idempotency_key');
-    // The idle cut, then the linger: the connection is closed, and nothing threw on the way.
+    // The idle cut (IDLE_MS without a byte) closes it, and nothing threw on the way; the linger after a cut is
+    // observed in malformed-clients.test.ts.
     const closed = () => c.socket.readableEnded || c.socket.destroyed;
     expect(await eventually(closed, (v) => v, 25_000)).toBe(true);
     expect(await serving(stack(), KEY)).toBe(true);

@@ -46,6 +46,8 @@ export interface RawClient {
   answer(timeoutMs?: number): Promise<RawAnswer>;
   /** Resolves with the statuses of the first `n` complete responses (pipelined or in turn). */
   statuses(n: number, timeoutMs?: number): Promise<number[]>;
+  /** Resolves when the server has closed the connection: `end` (FIN) or `reset` (RST). */
+  closed(timeoutMs?: number): Promise<RawAnswer['ended']>;
 }
 
 /** A raw TCP client of the gateway: the bytes go out exactly as given. */
@@ -93,6 +95,18 @@ export function rawClient(base: string): Promise<RawClient> {
               if (parsed || ended !== 'open' || socket.destroyed) {
                 clearTimeout(timer);
                 done({ ...(parsed ?? { status: 0, headers: {}, body: text, rest: '' }), ended, answeredMs });
+              } else waiters.push(check);
+            };
+            check();
+          });
+        },
+        closed(timeoutMs = 30_000) {
+          return new Promise((done, fail) => {
+            const timer = setTimeout(() => fail(new Error(`still open after ${timeoutMs} ms`)), timeoutMs);
+            const check = () => {
+              if (ended !== 'open' || socket.destroyed) {
+                clearTimeout(timer);
+                done(ended);
               } else waiters.push(check);
             };
             check();
