@@ -79,6 +79,8 @@ module.exports = {
   // took over 30 s on a 2-core machine at load ~20 (upload-and-lifecycle, gateway) and passed with more time.
   testTimeout: 90000,
   maxWorkers: 2,
+  // One fresh PGlite data directory for every in-memory database of the run (VISION_PGLITE_TEMPLATE).
+  globalSetup: '<rootDir>/test/helpers/pglite-template.js',
   // Every test file gets a fresh worker process. Libraries register process-lifetime hooks with Node
   // (prom-client's GC observer and event-loop monitor, OpenTelemetry's module and diagnostics-channel
   // hooks, listeners on the real process object), and each keeps the jest context of the file that
