@@ -142,7 +142,7 @@ const signed = (i, url) => {
  * that the bench never touches a deployment's data.
  */
 async function createBenchDatabase(adminUrl) {
-  const { createDatabase, dropDatabase } = require(path.join(root, 'scripts/distributed/launcher.js'));
+  const { createDatabase, dropDatabase } = require(path.join(root, 'scripts/distributed/stack-servers.js'));
   const server = new URL(adminUrl);
   server.pathname = '';
   const serverUrl = server.toString().replace(/\/$/, '');

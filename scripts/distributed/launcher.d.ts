@@ -120,6 +120,11 @@ export class Deployment {
   procs: Record<ServiceName, ServiceProcess[]>;
   readonly url: string;
   start(): Promise<this>;
+  /**
+   * The database URL of a service's own login (it reaches its own schema only), or of the owner login that ran the
+   * migrations ('owner'), through the Postgres link (scripts/distributed/db-logins.js). Secret: never print it.
+   */
+  databaseUrl(who: Exclude<ServiceName, 'inference'> | 'owner'): string;
   urls(name: ServiceName): string[];
   proc(name: ServiceName, index?: number): ServiceProcess;
   tail(label: string, lines?: number): string;

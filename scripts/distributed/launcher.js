@@ -3,7 +3,8 @@
  * Starts the six services as separate `node services/<name>/dist/main.js` processes against the servers of
  * scripts/stack (Postgres, Kafka, Redis, S3; toxiproxy optional), each deployment with fresh state:
  *
- * - its own Postgres database `vision_<id>` (every service its own schema inside; `scripts/migrate.js` runs first),
+ * - its own Postgres database `vision_<id>` (every service its own schema inside, reached with its own login;
+ *   `scripts/migrate.js` runs first, with the owner login: db-logins.js),
  * - its own S3 bucket `vision-<id>`,
  * - the Kafka topics deleted and created again (6 partitions), so no frame of an earlier run is delivered,
  * - the Redis database flushed (limits start empty).
@@ -23,13 +24,10 @@ const {
   LOG_ROOT,
   pruneOldLogs,
   readStackEnv,
-  sleep,
   freePort,
   hostPort,
   Toxiproxy,
   resetTopics,
-  createDatabase,
-  dropDatabase,
   minioClient,
   removeBucket,
   flushRedis,
@@ -37,7 +35,21 @@ const {
   TOPICS,
   STACK_DIR,
 } = require('./stack-servers');
-const { serviceEnv, runLogged, tailLog, spawnProcess, writeScrapeTargets } = require('./service-env');
+const {
+  DB_SERVICES,
+  createDeploymentDatabase,
+  dropDeploymentDatabase,
+  loginUrl,
+  migrateDeployment,
+} = require('./db-logins');
+const {
+  serviceEnv,
+  runLogged,
+  tailLog,
+  spawnProcess,
+  writeScrapeTargets,
+  waitServiceReady,
+} = require('./service-env');
 const { startBalancer } = require('./balancer');
 const { ContainerRuntime } = require('./container-runtime');
 const { writeServiceIdentityDirs } = require('../../packages/shared/dist/identity-keys');
@@ -106,8 +118,8 @@ class Deployment {
         throw new Error(`services/${f}/dist/main.js missing: run npm run build`);
     }
     const s = this.stack;
-    await createDatabase(s.pgUrl, this.database);
     try {
+      this.dbLogins = await createDeploymentDatabase(s.pgUrl, this.database);
       const mc = minioClient(s);
       await mc.makeBucket(this.bucket, 'us-east-1');
       await resetTopics([s.kafkaBrokers]);
@@ -125,8 +137,7 @@ class Deployment {
       }
       this.links = links;
       this.env = this.baseEnv(links);
-      if (this.containers) await this.containers.migrate(this.env);
-      else await this.run(process.execPath, [path.join(REPO, 'scripts/migrate.js')], this.env, 'migrate');
+      await migrateDeployment(this);
       for (const name of SERVICES) {
         const n = this.replicas(name);
         this.procs[name] = [];
@@ -165,6 +176,11 @@ class Deployment {
     return this.procs.gateway[0].url;
   }
 
+  /** The database URL of a service's own login, or of the owner's ('owner'), through the Postgres link. */
+  databaseUrl(who) {
+    return loginUrl(this.links.pg, this.database, this.dbLogins[who]);
+  }
+
   urls(name) {
     return this.procs[name].map((p) => p.url);
   }
@@ -196,6 +212,7 @@ class Deployment {
       [PORT_VAR[p.name]]: String(p.port),
       METRICS_PORT: String(p.metricsPort),
       VISION_IDENTITY_DIR: this.identityDirs[p.name],
+      ...(DB_SERVICES.includes(p.name) && { DATABASE_URL: this.databaseUrl(p.name) }),
       ...(this.options.serviceEnv && this.options.serviceEnv[p.name]),
     };
     if (this.containers) await this.containers.start(p, env);
@@ -204,26 +221,8 @@ class Deployment {
     return p;
   }
 
-  async waitReady(p, timeoutMs = 90_000) {
-    const end = Date.now() + timeoutMs;
-    let last = '';
-    for (let i = 0; ; i++) {
-      if (this.containers && i % 10 === 0) await this.containers.refresh(p);
-      if (p.child.exitCode !== null || p.child.signalCode !== null)
-        throw new Error(`${this.label(p)} exited during start:\n${this.tail(this.label(p))}`);
-      try {
-        const res = await fetch(`${p.url}/readyz`, { signal: AbortSignal.timeout(5000) });
-        last = `${res.status} ${await res.text()}`;
-        // Started: ready, and its metrics endpoint (opened once the service's start has finished) answers.
-        const metrics = res.ok && (await fetch(p.metricsUrl, { signal: AbortSignal.timeout(5000) }));
-        if (metrics) await metrics.arrayBuffer();
-        if (metrics && metrics.ok) return;
-      } catch (err) {
-        last = String(err);
-      }
-      if (Date.now() > end) throw new Error(`${this.label(p)} not ready after ${timeoutMs} ms: ${last}`);
-      await sleep(200);
-    }
+  waitReady(p, timeoutMs = 90_000) {
+    return waitServiceReady(this, p, timeoutMs);
   }
 
   proc(name, index = 0) {
@@ -280,7 +279,7 @@ class Deployment {
       await this.toxiproxy.remove(proxy).catch(() => undefined);
     if (this.targetsFile) fs.rmSync(this.targetsFile, { force: true });
     if (!keepData) {
-      await dropDatabase(this.stack.pgUrl, this.database).catch(() => undefined);
+      await dropDeploymentDatabase(this.stack.pgUrl, this.database).catch(() => undefined);
       await removeBucket(minioClient(this.stack), this.bucket).catch(() => undefined);
     }
   }
@@ -291,8 +290,6 @@ module.exports = {
   Toxiproxy,
   readStackEnv,
   stackScript,
-  createDatabase,
-  dropDatabase,
   SERVICES,
   TOPICS,
   STACK_DIR,

@@ -3,7 +3,7 @@
 const { spawn } = require('node:child_process');
 const fs = require('node:fs');
 const path = require('node:path');
-const { REPO } = require('./stack-servers');
+const { REPO, sleep } = require('./stack-servers');
 
 /**
  * The environment shared by every service of deployment `d` (the peers' URLs are added as they start), over the
@@ -17,7 +17,6 @@ function serviceEnv(d, links) {
     VISION_MODE: 'distributed',
     LOG_LEVEL: d.options.logLevel || process.env.E2E_LOG_LEVEL || 'warn',
     VISION_DATA_DIR: d.dataDir,
-    DATABASE_URL: `${links.pg}/${d.database}`,
     KAFKA_BROKERS: links.kafka,
     REDIS_URL: links.redis,
     S3_ENDPOINT: links.s3,
@@ -103,4 +102,29 @@ function runLogged(logDir, cmd, args, env, label) {
   });
 }
 
-module.exports = { serviceEnv, runLogged, tailLog, spawnProcess, writeScrapeTargets };
+/**
+ * Waits until a replica of deployment `d` is started: its /readyz and its metrics endpoint (opened once the service's
+ * start has finished) answer 200. Rejects when it exits first (with its log's tail) or after `timeoutMs`.
+ */
+async function waitServiceReady(d, p, timeoutMs) {
+  const end = Date.now() + timeoutMs;
+  let last = '';
+  for (let i = 0; ; i++) {
+    if (d.containers && i % 10 === 0) await d.containers.refresh(p);
+    if (p.child.exitCode !== null || p.child.signalCode !== null)
+      throw new Error(`${d.label(p)} exited during start:\n${d.tail(d.label(p))}`);
+    try {
+      const res = await fetch(`${p.url}/readyz`, { signal: AbortSignal.timeout(5000) });
+      last = `${res.status} ${await res.text()}`;
+      const metrics = res.ok && (await fetch(p.metricsUrl, { signal: AbortSignal.timeout(5000) }));
+      if (metrics) await metrics.arrayBuffer();
+      if (metrics && metrics.ok) return;
+    } catch (err) {
+      last = String(err);
+    }
+    if (Date.now() > end) throw new Error(`${d.label(p)} not ready after ${timeoutMs} ms: ${last}`);
+    await sleep(200);
+  }
+}
+
+module.exports = { serviceEnv, runLogged, tailLog, spawnProcess, writeScrapeTargets, waitServiceReady };

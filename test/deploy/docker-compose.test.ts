@@ -30,14 +30,22 @@ interface ComposeFile {
   volumes?: Record<string, unknown>;
 }
 
+/** The services with a database schema, each with its own login. */
+const DB_SERVICES: ServiceName[] = ['gateway', 'tasks', 'quota', 'results', 'images'];
+
 const composePath = path.join(repoRoot, 'docker-compose.yml');
 const composeText = readFileSync(composePath, 'utf8');
 
 /** The secrets an operator must set (the file's header lists them); test values, URL-safe like the documented ones. */
 const SECRETS: Record<string, string> = Object.fromEntries(
-  ['TASKS_ADMIN_TOKEN', 'POSTGRES_PASSWORD', 'S3_ACCESS_KEY', 'S3_SECRET_KEY', 'GRAFANA_ADMIN_PASSWORD'].map(
-    (name) => [name, `test-${name.toLowerCase().replace(/_/g, '-')}-0123456789abcdef`],
-  ),
+  [
+    'TASKS_ADMIN_TOKEN',
+    'POSTGRES_PASSWORD',
+    ...DB_SERVICES.map((s) => `POSTGRES_${s.toUpperCase()}_PASSWORD`),
+    'S3_ACCESS_KEY',
+    'S3_SECRET_KEY',
+    'GRAFANA_ADMIN_PASSWORD',
+  ].map((name) => [name, `test-${name.toLowerCase().replace(/_/g, '-')}-0123456789abcdef`]),
 );
 
 /**
@@ -178,6 +186,42 @@ test('one-shot init creates the topics and the bucket and runs the migrations be
     expect(compose.services[name].depends_on?.migrate).toEqual({
       condition: 'service_completed_successfully',
     });
+});
+
+test("each service logs in to the database as itself; only migrate has the owner's login, and grants each its schema", () => {
+  const owner = new URL(envOf('migrate').DATABASE_URL);
+  expect(owner.username).toBe('vision');
+  const logins = Object.fromEntries(
+    SERVICES.map((name) => {
+      const url = envOf(name).DATABASE_URL;
+      return [name, url && `${new URL(url).username}:${decodeURIComponent(new URL(url).password)}`];
+    }),
+  );
+  expect(logins).toEqual({
+    ...Object.fromEntries(
+      DB_SERVICES.map((s) => [s, `vision_${s}:${SECRETS[`POSTGRES_${s.toUpperCase()}_PASSWORD`]}`]),
+    ),
+    inference: undefined,
+  });
+  for (const [name, svc] of Object.entries(compose.services))
+    if (name !== 'migrate' && name !== 'db-logins' && name !== 'postgres')
+      expect({
+        name,
+        owner: JSON.stringify(svc.environment ?? {}).includes(SECRETS.POSTGRES_PASSWORD),
+      }).toEqual({
+        name,
+        owner: false,
+      });
+  expect(envOf('migrate').DATABASE_SERVICE_ROLES).toBe(DB_SERVICES.map((s) => `${s}:vision_${s}`).join(','));
+  // db-logins makes each role (with its password from the environment) before migrate grants it.
+  expect(compose.services.migrate.depends_on?.['db-logins']).toEqual({
+    condition: 'service_completed_successfully',
+  });
+  const made = envOf('db-logins');
+  for (const s of DB_SERVICES) expect(made[`POSTGRES_${s.toUpperCase()}_PASSWORD`]).toBeDefined();
+  expect(JSON.stringify(compose.services['db-logins'].command)).toContain(
+    'for s in gateway tasks quota results images',
+  );
 });
 
 test('each service mounts only its own subdirectory of the identity volume, made by identity-init first', () => {

@@ -216,6 +216,11 @@ function loadWithSecretFiles(ms: Manifest[], d: Manifest): Record<string, unknow
 /** Every key the chart's Secret may hold. */
 const SECRET_KEYS = [
   'DATABASE_URL',
+  'GATEWAY_DATABASE_URL',
+  'TASKS_DATABASE_URL',
+  'QUOTA_DATABASE_URL',
+  'RESULTS_DATABASE_URL',
+  'IMAGES_DATABASE_URL',
   'REDIS_URL',
   'S3_ACCESS_KEY',
   'S3_SECRET_KEY',
@@ -731,12 +736,15 @@ describe('rendered with the default values', () => {
     expect(job.metadata.annotations?.['helm.sh/hook']).toBe('pre-install,pre-upgrade');
     const pod = (job.spec as { template: { spec: PodSpec } }).template.spec;
     expect(pod.containers[0].command).toEqual(['node', 'scripts/migrate.js']);
-    const [file] = secretFilesOf(ms, pod, pod.containers[0]);
-    expect(file).toMatchObject({
-      setting: 'DATABASE_URL',
-      key: 'DATABASE_URL',
-      value: expect.stringMatching(/^postgres:/),
-    });
+    const [file, ...others] = secretFilesOf(ms, pod, pod.containers[0]);
+    // The owner login only: no service's own login.
+    expect(others).toEqual([]);
+    expect(file).toMatchObject({ setting: 'DATABASE_URL', key: 'DATABASE_URL' });
+    expect(new URL(file.value!).username).toBe('vision');
+    // It grants each service's schema to that service's role.
+    expect(pod.containers[0].env?.find((e) => e.name === 'DATABASE_SERVICE_ROLES')?.value).toBe(
+      'gateway:vision_gateway,images:vision_images,quota:vision_quota,results:vision_results,tasks:vision_tasks',
+    );
     const hookSecret = ofKind(ms, 'Secret').find((s) => s.metadata.name === file.secretName);
     expect(hookSecret?.metadata.annotations?.['helm.sh/hook']).toBe('pre-install,pre-upgrade');
     expect(Number(hookSecret?.metadata.annotations?.['helm.sh/hook-weight'])).toBeLessThan(
@@ -753,15 +761,37 @@ describe('rendered with the default values', () => {
   test('secrets reach the pods as read-only files, each pod only the keys it reads; none as an environment value', () => {
     checkNoSecretEnv(ms);
     expect(secretKeysByComponent(ms)).toEqual({
-      gateway: ['DATABASE_URL', 'REDIS_URL'],
-      tasks: ['DATABASE_URL', 'S3_ACCESS_KEY', 'S3_SECRET_KEY', 'TASKS_ADMIN_TOKEN'],
-      quota: ['DATABASE_URL'],
-      results: ['DATABASE_URL'],
-      images: ['DATABASE_URL', 'S3_ACCESS_KEY', 'S3_SECRET_KEY'],
+      gateway: ['GATEWAY_DATABASE_URL', 'REDIS_URL'],
+      tasks: ['S3_ACCESS_KEY', 'S3_SECRET_KEY', 'TASKS_ADMIN_TOKEN', 'TASKS_DATABASE_URL'],
+      quota: ['QUOTA_DATABASE_URL'],
+      results: ['RESULTS_DATABASE_URL'],
+      images: ['IMAGES_DATABASE_URL', 'S3_ACCESS_KEY', 'S3_SECRET_KEY'],
       // Video jobs on uploads stat the object and hand ffmpeg a presigned URL.
       inference: ['S3_ACCESS_KEY', 'S3_SECRET_KEY'],
       'inference-detect': ['S3_ACCESS_KEY', 'S3_SECRET_KEY'],
     });
+  });
+  test("each service pod gets its own database login as DATABASE_URL, and no pod the owner's", () => {
+    const logins: Record<string, string | undefined> = {};
+    for (const d of ofKind(ms, 'Deployment')) {
+      const pod = podOf(d).spec;
+      const files = secretFilesOf(ms, pod, pod.containers[0]);
+      expect(files.map((f) => f.key)).not.toContain('DATABASE_URL');
+      const db = files.find((f) => f.setting === 'DATABASE_URL');
+      logins[componentOf(d)!] = db && `${db.key} ${new URL(db.value!).username}`;
+    }
+    expect(logins).toEqual({
+      gateway: 'GATEWAY_DATABASE_URL vision_gateway',
+      tasks: 'TASKS_DATABASE_URL vision_tasks',
+      quota: 'QUOTA_DATABASE_URL vision_quota',
+      results: 'RESULTS_DATABASE_URL vision_results',
+      images: 'IMAGES_DATABASE_URL vision_images',
+      inference: undefined,
+      'inference-detect': undefined,
+    });
+    // The release's Secret holds no owner login; only the migration Job's hook Secret does.
+    const secret = ofKind(ms, 'Secret').find((s) => s.metadata.name === 'vis-vision-secrets')!;
+    expect(Object.keys(secret.data!)).not.toContain('DATABASE_URL');
   });
   test("no models volume: the image's default models in /models serve", () => {
     const inference = ofKind(ms, 'Deployment').filter(
@@ -888,9 +918,9 @@ describe('rendered with the production-like values', () => {
       for (const f of secretFilesOf(ms, pod, pod.containers[0])) expect(f.secretName).toBe('vision-secrets');
     }
     expect(secretKeysByComponent(ms)).toMatchObject({
-      gateway: ['DATABASE_URL', 'REDIS_URL'],
-      tasks: ['DATABASE_URL', 'S3_ACCESS_KEY', 'S3_SECRET_KEY'],
-      results: ['DATABASE_URL'],
+      gateway: ['GATEWAY_DATABASE_URL', 'REDIS_URL'],
+      tasks: ['S3_ACCESS_KEY', 'S3_SECRET_KEY', 'TASKS_DATABASE_URL'],
+      results: ['RESULTS_DATABASE_URL'],
     });
   });
   test('the optional keys listed as held by the existing Secret are mounted, to the pods that read them', () => {
@@ -902,11 +932,11 @@ describe('rendered with the production-like values', () => {
     );
     checkNoSecretEnv(withKeys);
     expect(secretKeysByComponent(withKeys)).toEqual({
-      gateway: ['DATABASE_URL', 'REDIS_URL', 'VISION_API_KEYS'],
-      tasks: ['DATABASE_URL', 'S3_ACCESS_KEY', 'S3_SECRET_KEY', 'TASKS_ADMIN_TOKEN'],
-      quota: ['DATABASE_URL'],
-      results: ['DATABASE_URL', 'RESULTS_WEBHOOK_SECRET_KEY'],
-      images: ['DATABASE_URL', 'S3_ACCESS_KEY', 'S3_SECRET_KEY'],
+      gateway: ['GATEWAY_DATABASE_URL', 'REDIS_URL', 'VISION_API_KEYS'],
+      tasks: ['S3_ACCESS_KEY', 'S3_SECRET_KEY', 'TASKS_ADMIN_TOKEN', 'TASKS_DATABASE_URL'],
+      quota: ['QUOTA_DATABASE_URL'],
+      results: ['RESULTS_DATABASE_URL', 'RESULTS_WEBHOOK_SECRET_KEY'],
+      images: ['IMAGES_DATABASE_URL', 'S3_ACCESS_KEY', 'S3_SECRET_KEY'],
       inference: ['S3_ACCESS_KEY', 'S3_SECRET_KEY'],
       'inference-detect': ['S3_ACCESS_KEY', 'S3_SECRET_KEY'],
     });
@@ -1083,8 +1113,8 @@ test("the chart Secret's optional keys are mounted when given, to the pods that 
   checkNoSecretEnv(ms);
   checkEnvironment(ms, false);
   expect(secretKeysByComponent(ms)).toMatchObject({
-    gateway: ['DATABASE_URL', 'REDIS_URL', 'VISION_API_KEYS'],
-    results: ['DATABASE_URL', 'RESULTS_CURSOR_SECRET', 'RESULTS_WEBHOOK_SECRET_KEY'],
+    gateway: ['GATEWAY_DATABASE_URL', 'REDIS_URL', 'VISION_API_KEYS'],
+    results: ['RESULTS_CURSOR_SECRET', 'RESULTS_DATABASE_URL', 'RESULTS_WEBHOOK_SECRET_KEY'],
   });
   expect(secretKeysByComponent(ms).tasks).toContain('TASKS_STREAM_URL_KEY');
 });
@@ -1150,7 +1180,7 @@ describe('stream egress (networkPolicy.streamEgress)', () => {
   test('a private IPv4 literal of a backend that no rule allows stops the render, naming the value and the way out', () => {
     const r = template(
       '--set',
-      'external.postgres.url=postgres://vision:Xk2pRealOne@10.1.2.3:5432/vision',
+      'external.postgres.serviceUrls.tasks=postgres://vision_tasks:Xk2pRealOne@10.1.2.3:5432/vision',
       '--set',
       'external.kafka.brokers={10.1.2.4:9092,kafka:9092}',
       '--set',
@@ -1159,7 +1189,7 @@ describe('stream egress (networkPolicy.streamEgress)', () => {
     expect(r.status).not.toBe(0);
     expect(r.stderr).toContain(
       'networkPolicy.streamEgress is on, and no rule of it lets tasks and inference reach these private addresses: ' +
-        'external.postgres.url names 10.1.2.3 (add networkPolicy.streamEgress.backends.postgres.to: [{ipBlock: {cidr: 10.1.2.3/32}}], or a wider block); ' +
+        'external.postgres.serviceUrls.tasks names 10.1.2.3 (add networkPolicy.streamEgress.backends.postgres.to: [{ipBlock: {cidr: 10.1.2.3/32}}], or a wider block); ' +
         'external.kafka.brokers names 10.1.2.4 (add networkPolicy.streamEgress.backends.kafka.to: [{ipBlock: {cidr: 10.1.2.4/32}}], or a wider block); ' +
         'external.s3.endpoint names 192.168.1.9 (add networkPolicy.streamEgress.backends.s3.to: [{ipBlock: {cidr: 192.168.1.9/32}}], or a wider block); ' +
         'or set networkPolicy.streamEgress.enabled=false',
@@ -1167,7 +1197,7 @@ describe('stream egress (networkPolicy.streamEgress)', () => {
     // Allowed by backends or extraEgress (an except inside the block does not count), or the policy off.
     const covered = [
       '--set',
-      'external.postgres.url=postgres://vision:Xk2pRealOne@10.1.2.3:5432/vision',
+      'external.postgres.serviceUrls.tasks=postgres://vision_tasks:Xk2pRealOne@10.1.2.3:5432/vision',
       '--set',
       'networkPolicy.streamEgress.backends.postgres.to[0].ipBlock.cidr=10.1.0.0/16',
     ];
@@ -1183,7 +1213,7 @@ describe('stream egress (networkPolicy.streamEgress)', () => {
     );
     expect(excepted.status).not.toBe(0);
     expect(excepted.stderr).toContain('external.kafka.brokers names 10.1.2.4 (add');
-    expect(excepted.stderr).not.toContain('external.postgres.url');
+    expect(excepted.stderr).not.toContain('external.postgres.serviceUrls.tasks');
     expect(
       template(
         ...covered,
@@ -1281,6 +1311,10 @@ describe('the default development credentials', () => {
   const REAL = [
     '--set',
     'external.postgres.url=postgres://vision:Xk2pRealOne@db:5432/vision',
+    ...['gateway', 'tasks', 'quota', 'results', 'images'].flatMap((s) => [
+      '--set',
+      `external.postgres.serviceUrls.${s}=postgres://vision_${s}:Xk2p${s}Real@db:5432/vision`,
+    ]),
     '--set',
     'external.s3.secretKey=Qz8sRealTwo',
   ];
@@ -1288,10 +1322,12 @@ describe('the default development credentials', () => {
     const r = template();
     expect(r.status).not.toBe(0);
     expect(r.stderr).toContain(
-      "the chart's default development credentials are in use (external.postgres.url, external.s3.secretKey): " +
+      "the chart's default development credentials are in use (external.postgres.url, " +
+        'external.postgres.serviceUrls.gateway, external.postgres.serviceUrls.images, external.postgres.serviceUrls.quota, ' +
+        'external.postgres.serviceUrls.results, external.postgres.serviceUrls.tasks, external.s3.secretKey): ' +
         'set your own, or use secrets.existingSecret; for a throwaway test cluster, set allowDefaultCredentials=true',
     );
-    const oneLeft = template(...REAL.slice(0, 2));
+    const oneLeft = template(...REAL.slice(0, -2));
     expect(oneLeft.status).not.toBe(0);
     expect(oneLeft.stderr).toContain('in use (external.s3.secretKey)');
     expect(template('--set', 'allowDefaultCredentials=false').status).not.toBe(0);
@@ -1302,5 +1338,59 @@ describe('the default development credentials', () => {
     expect(template(...REAL).status).toBe(0);
     expect(template('--set', 'secrets.existingSecret=mine').status).toBe(0);
     expect(template('-f', productionValues).status).toBe(0);
+  });
+});
+
+describe('database logins', () => {
+  const template = (...args: string[]) =>
+    runHelm(['template', 'vis', chartDir, '--namespace', 'vision', ...DEV_CREDENTIALS, ...args]);
+  test("a service URL with the owner's login, or another service's, stops the render", () => {
+    const owner = template(
+      '--set',
+      'external.postgres.serviceUrls.images=postgres://vision:pw@postgres:5432/vision',
+    );
+    expect(owner.status).not.toBe(0);
+    expect(owner.stderr).toContain(
+      'external.postgres.serviceUrls.images logs in as the owner of external.postgres.url: each service needs a login of its own',
+    );
+    const other = template(
+      '--set',
+      'external.postgres.serviceUrls.images=postgres://vision_gateway:pw@postgres:5432/vision',
+    );
+    expect(other.status).not.toBe(0);
+    expect(other.stderr).toContain(
+      'external.postgres.serviceUrls.images logs in as "vision_gateway", but external.postgres.serviceRoles.images is "vision_images"',
+    );
+  });
+  test('one role for two services stops the render, also with an existing Secret', () => {
+    for (const extra of [[], ['--set', 'secrets.existingSecret=mine']]) {
+      const r = template(...extra, '--set', 'external.postgres.serviceRoles.images=vision_gateway');
+      expect(r.status).not.toBe(0);
+      expect(r.stderr).toContain('external.postgres.serviceRoles: each service needs a login of its own');
+    }
+  });
+  test('the existing Secret: each pod mounts its own <SERVICE>_DATABASE_URL key, the migration Job DATABASE_URL', () => {
+    const ms = render(
+      '--set',
+      'secrets.existingSecret=mine',
+      '--set',
+      'external.postgres.serviceRoles.tasks=acme_tasks',
+    );
+    for (const d of ofKind(ms, 'Deployment')) {
+      const pod = podOf(d).spec;
+      const db = secretFilesOf(ms, pod, pod.containers[0]).filter((f) => f.setting === 'DATABASE_URL');
+      const program = serviceOf(pod.containers[0]);
+      expect(db.map((f) => `${f.secretName} ${f.key}`)).toEqual(
+        program === 'inference' ? [] : [`mine ${program.toUpperCase()}_DATABASE_URL`],
+      );
+    }
+    const [job] = ofKind(ms, 'Job');
+    const pod = (job.spec as { template: { spec: PodSpec } }).template.spec;
+    expect(secretFilesOf(ms, pod, pod.containers[0]).map((f) => `${f.secretName} ${f.key}`)).toEqual([
+      'mine DATABASE_URL',
+    ]);
+    expect(pod.containers[0].env?.find((e) => e.name === 'DATABASE_SERVICE_ROLES')?.value).toContain(
+      'tasks:acme_tasks',
+    );
   });
 });

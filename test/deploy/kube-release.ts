@@ -73,7 +73,12 @@ export function createExistingSecrets(k: Cluster, ns: string) {
     'secret',
     'generic',
     'vision-secrets',
+    // The owner login (the migration Job's), then each service's own.
     '--from-literal=DATABASE_URL=postgres://vision:pg-password@pg.data.svc:5432/vision',
+    ...['gateway', 'tasks', 'quota', 'results', 'images'].map(
+      (s) =>
+        `--from-literal=${s.toUpperCase()}_DATABASE_URL=postgres://vision_${s}:pg-${s}@pg.data.svc:5432/vision`,
+    ),
     '--from-literal=REDIS_URL=redis://:redis-password@redis.data.svc:6379',
     '--from-literal=S3_ACCESS_KEY=vision-access',
     '--from-literal=S3_SECRET_KEY=vision-secret-key-0123456789',

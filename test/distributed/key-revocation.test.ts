@@ -22,7 +22,7 @@ describeDistributed('key revocation with two gateway replicas', () => {
       replicas: { gateway: 2 },
       env: { GATEWAY_AUTH_CACHE_MS: String(CACHE_MS), GATEWAY_QPS: '1000', GATEWAY_BURST: '1000' },
     });
-    keysEnv = { VISION_MODE: 'distributed', DATABASE_URL: String(stack.deployment.env.DATABASE_URL) };
+    keysEnv = { VISION_MODE: 'distributed', DATABASE_URL: stack.deployment.databaseUrl('gateway') };
   }, 180_000);
   afterAll(async () => {
     await stack?.close();

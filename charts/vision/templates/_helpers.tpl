@@ -233,6 +233,50 @@ those listed in secrets.existingSecretOptionalKeys (a file named by <KEY>_FILE m
 {{- end -}}
 {{- end -}}
 
+{{/*
+The Secret key holding a setting of a component's pod: DATABASE_URL is each service's own login, the key
+<PROGRAM>_DATABASE_URL (the owner login, the key DATABASE_URL, is the migration Job's alone); any other setting is
+its own key. Input: dict "key" (the setting) "program".
+*/}}
+{{- define "vision.secretKey" -}}
+{{- if eq .key "DATABASE_URL" -}}
+{{- printf "%s_DATABASE_URL" (upper .program) -}}
+{{- else -}}
+{{- .key -}}
+{{- end -}}
+{{- end -}}
+
+{{/* DATABASE_SERVICE_ROLES of the migration Job: each service's schema and the role of its own login. */}}
+{{- define "vision.databaseServiceRoles" -}}
+{{- $out := list -}}
+{{- range $schema, $role := .Values.external.postgres.serviceRoles }}{{ $out = append $out (printf "%s:%s" $schema $role) }}{{ end -}}
+{{- join "," $out -}}
+{{- end -}}
+
+{{/*
+Stops the render when the database logins would not be one per service: two services with one role, a service
+with the owner's, or (the chart's own Secret) a service URL whose user is not its role in serviceRoles.
+*/}}
+{{- define "vision.checkDatabaseLogins" -}}
+{{- $pg := .Values.external.postgres -}}
+{{- $roles := values $pg.serviceRoles -}}
+{{- if ne (len $roles) (len (uniq $roles)) -}}
+{{- fail "external.postgres.serviceRoles: each service needs a login of its own (docs/DEPLOYMENT.md, \"Database logins\")" -}}
+{{- end -}}
+{{- if not .Values.secrets.existingSecret -}}
+{{- $owner := (urlParse $pg.url).userinfo | splitList ":" | first -}}
+{{- range $svc, $url := $pg.serviceUrls -}}
+{{- $user := (urlParse $url).userinfo | splitList ":" | first -}}
+{{- if eq $user $owner -}}
+{{- fail (printf "external.postgres.serviceUrls.%s logs in as the owner of external.postgres.url: each service needs a login of its own (docs/DEPLOYMENT.md, \"Database logins\")" $svc) -}}
+{{- end -}}
+{{- if ne $user (index $pg.serviceRoles $svc) -}}
+{{- fail (printf "external.postgres.serviceUrls.%s logs in as %q, but external.postgres.serviceRoles.%s is %q" $svc $user $svc (index $pg.serviceRoles $svc)) -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+
 {{/* The Secret keys one component's pod gets as files: dict "root" $ "c" (its entry of vision.components). */}}
 {{- define "vision.secretFiles" -}}
 {{- $held := include "vision.optionalSecretKeys" .root | fromYamlArray -}}
@@ -248,6 +292,7 @@ Secret, no secrets.existingSecret) and allowDefaultCredentials is not true.
 {{- define "vision.refuseDefaultCredentials" -}}
 {{- $in := list -}}
 {{- if contains "vision-dev-password" .Values.external.postgres.url }}{{ $in = append $in "external.postgres.url" }}{{ end -}}
+{{- range $svc, $url := .Values.external.postgres.serviceUrls }}{{ if contains "vision-dev-password" $url }}{{ $in = append $in (printf "external.postgres.serviceUrls.%s" $svc) }}{{ end }}{{ end -}}
 {{- if eq .Values.external.s3.secretKey "vision-dev-password" }}{{ $in = append $in "external.s3.secretKey" }}{{ end -}}
 {{- if and $in (not .Values.allowDefaultCredentials) -}}
 {{- fail (printf "the chart's default development credentials are in use (%s): set your own, or use secrets.existingSecret; for a throwaway test cluster, set allowDefaultCredentials=true (docs/DEPLOYMENT.md)" (join ", " $in)) -}}
@@ -308,15 +353,15 @@ v6:
 {{/*
 Stops the render while networkPolicy.streamEgress is on and a server tasks or inference uses is configured (in
 external.*) by a private IPv4 literal that no rule of streamEgress.backends.<name> or extraEgress allows: those
-pods would not reach it. Host names are not resolved, and DATABASE_URL in secrets.existingSecret is not seen.
+pods would not reach it. Host names are not resolved, and TASKS_DATABASE_URL in secrets.existingSecret is not seen.
 */}}
 {{- define "vision.streamEgressCheck" -}}
 {{- $se := .Values.networkPolicy.streamEgress -}}
 {{- $ext := .Values.external -}}
 {{- $except := (include "vision.streamEgressExcept" . | fromYaml).v4 -}}
 {{- $addrs := list -}}
-{{- if and $ext.postgres.url (not .Values.secrets.existingSecret) -}}
-{{- $addrs = append $addrs (dict "backend" "postgres" "value" "external.postgres.url" "host" (urlParse $ext.postgres.url).hostname) -}}
+{{- if and $ext.postgres.serviceUrls.tasks (not .Values.secrets.existingSecret) -}}
+{{- $addrs = append $addrs (dict "backend" "postgres" "value" "external.postgres.serviceUrls.tasks" "host" (urlParse $ext.postgres.serviceUrls.tasks).hostname) -}}
 {{- end -}}
 {{- range $ext.kafka.brokers -}}
 {{- $addrs = append $addrs (dict "backend" "kafka" "value" "external.kafka.brokers" "host" (urlParse (printf "kafka://%s" .)).hostname) -}}

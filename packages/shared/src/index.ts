@@ -33,6 +33,7 @@ export * from './adapters/in-process-bus';
 export * from './adapters/kafka-bus';
 export * from './adapters/bus-factory';
 export * from './adapters/db';
+export { grantSchema, parseServiceRoles, restrictDatabase } from './adapters/db-logins';
 export * from './telemetry';
 export * from './service-context';
 export * from './metrics';

@@ -5,6 +5,7 @@ import ClientPgLite from 'knex-pglite';
 import { ConfigError, type CommonConfig } from '../config';
 import type { Logger } from '../logger';
 import type { Db, Migration } from '../ports/db';
+import { mayCreateSchemas, verifyMigrated } from './db-logins';
 import { createPGlite, type PGliteLike } from './pglite-loader';
 import { SHARED_DB_NAME, sharedPGliteKnex } from './pglite-shared';
 import { copySchema, upgradeStandaloneDb } from './pglite-upgrade';
@@ -120,8 +121,10 @@ async function createSchemaFor(
 /**
  * Opens the service's database and brings its schema up to date.
  *
- * - distributed: knex over `pg` at DATABASE_URL; the service's tables live in their own schema
- *   (created when missing), which is the connection's search_path.
+ * - distributed: knex over `pg` at DATABASE_URL; the service's tables live in their own schema,
+ *   which is the connection's search_path. A login that may create schemas in the database (the owner's,
+ *   or one login for every service) creates and migrates it; a service's own login (db-logins.ts) may
+ *   not, and only checks that the owner has applied every migration (scripts/migrate.js).
  * - standalone: knex over PGlite (WASM Postgres): one database for every service at
  *   `${VISION_DATA_DIR}/pg/vision`, the service's tables in its own schema (pglite-shared.ts); a
  *   service's database of the earlier layout, `${VISION_DATA_DIR}/pg/<schema>`, is merged into it first
@@ -169,7 +172,9 @@ export async function openDb(
     }
   }
   try {
-    await prepare(knex, schema, opts.migrations, opts.logger);
+    if (kind === 'pg' && !(await mayCreateSchemas(knex)))
+      await verifyMigrated(knex, schema, opts.migrations, MIGRATIONS_TABLE);
+    else await prepare(knex, schema, opts.migrations, opts.logger);
   } catch (err) {
     await knex.destroy().catch(() => undefined);
     throw err;
