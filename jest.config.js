@@ -80,7 +80,8 @@ module.exports = {
   testTimeout: 90000,
   maxWorkers: 2,
   // One fresh PGlite data directory for every in-memory database of the run (VISION_PGLITE_TEMPLATE).
-  globalSetup: '<rootDir>/test/helpers/pglite-template.js',
+  globalSetup: '<rootDir>/test/helpers/pglite-template.ts',
+  globalTeardown: '<rootDir>/test/helpers/pglite-template-teardown.ts',
   // Every test file gets a fresh worker process. Libraries register process-lifetime hooks with Node
   // (prom-client's GC observer and event-loop monitor, OpenTelemetry's module and diagnostics-channel
   // hooks, listeners on the real process object), and each keeps the jest context of the file that

@@ -89,6 +89,15 @@ function memoryTemplate(): { loadDataDir: Blob } | undefined {
   return file ? { loadDataDir: new Blob([readFileSync(file)]) } : undefined;
 }
 
+/** A tarball of a fresh PGlite data directory, as VISION_PGLITE_TEMPLATE names one. */
+export async function freshDataDirTarball(): Promise<Buffer> {
+  const db = new (loadPGlite())();
+  await db.waitReady;
+  const dump = await db.dumpDataDir('none');
+  await db.close();
+  return Buffer.from(await dump.arrayBuffer());
+}
+
 /** A PGlite instance on `dataDir` (in memory when undefined), of `moduleName` (loadPGlite). */
 export function createPGlite(dataDir: string | undefined, moduleName?: string): PGliteLike {
   const PGlite = loadPGlite(moduleName);
