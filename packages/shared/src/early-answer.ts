@@ -41,6 +41,31 @@ export function bodyPending(req: IncomingMessage): boolean {
 }
 
 const ending = new WeakSet<ServerResponse>();
+const awaitingContinue = new WeakSet<IncomingMessage>();
+
+/**
+ * Marks a request whose client sent `Expect: 100-continue` and waits for `100 Continue` before it sends
+ * its body (the server's 'checkContinue' event): nothing of the body comes until sendContinue().
+ */
+export function awaitContinue(req: IncomingMessage): void {
+  awaitingContinue.add(req);
+}
+
+/** Lets a client that waits for it send its body (`100 Continue`): call once the request is admitted. */
+export function sendContinue(req: IncomingMessage, res: ServerResponse): void {
+  if (awaitingContinue.delete(req) && !res.headersSent && !res.destroyed) res.writeContinue();
+}
+
+/**
+ * A final answer to a client still waiting for `100 Continue` keeps the connection (Node would close it):
+ * the client either sends its body anyway, which is then read and thrown away like any refused body, or
+ * closes the connection itself, as RFC 9110 10.1.1 lets it. A client's own `Connection: close` stands.
+ */
+function keepAliveOverExpect(req: IncomingMessage, res: ServerResponse): void {
+  if (!awaitingContinue.has(req) || res.headersSent) return;
+  if (/\bclose\b/i.test(String(req.headers.connection ?? ''))) return;
+  res.setHeader('Connection', 'keep-alive');
+}
 
 /**
  * Ends `res` (after writing `chunk`, when given) by the rule above. Safe to call at any time: once
@@ -48,6 +73,7 @@ const ending = new WeakSet<ServerResponse>();
  */
 export function endAfterBody(req: IncomingMessage, res: ServerResponse, chunk?: string | Buffer): void {
   if (res.writableEnded || res.destroyed || ending.has(res)) return;
+  keepAliveOverExpect(req, res);
   if (!bodyPending(req)) {
     res.end(chunk);
     return;

@@ -1,6 +1,4 @@
 import { randomUUID } from 'node:crypto';
-import { createServer, type IncomingMessage, type Server } from 'node:http';
-import type { Socket } from 'node:net';
 import express, {
   type ErrorRequestHandler,
   type Express,
@@ -17,10 +15,9 @@ import { type IdentityRoute, identityRoutesOf } from './identity-routes';
 import type { Logger } from './logger';
 import { httpMetricsMiddleware } from './http-metrics';
 import { requestShapeGuard } from './request-shape';
-import { answerUnparsableRequest } from './unparsable-request';
 import { endAfterBody } from './early-answer';
 import { UploadAborted } from './multipart';
-import { CallerGone } from './admission/admission-queue';
+import { CallerGone } from './admission/in-turn';
 import { requestContext } from './crash-handler';
 
 export const REQUEST_ID_HEADER = 'x-request-id';
@@ -251,46 +248,4 @@ export function createServiceApp(opts: ServiceAppOptions, mount: (app: Express) 
   app.use((req, _res, next) => next(new ApiError('OP-NOT-FOUND', `No route for ${req.method} ${req.path}`)));
   app.use(errorHandler(opts.logger));
   return app;
-}
-
-/**
- * The connection limits of every HTTP server of the service, set here and nowhere else (see
- * docs/CONNECTIONS.md). A slow client holds a connection for at most these times; none holds a thread.
- */
-export const SERVER_LIMITS = {
-  /** A request head (request line and headers) must arrive whole within this (slowloris): 408. */
-  headersTimeoutMs: 20_000,
-  /** An idle keep-alive connection is closed after this; the gateway's pool closes its own at 4 s. */
-  keepAliveTimeoutMs: 5_000,
-  /** A connection on which nothing moves either way (a client that stopped reading) is closed; above the gateway's upstream timeout (120 s), so a slow upstream still gets its 503 out. */
-  socketIdleMs: 180_000,
-} as const;
-
-/** Starts listening; resolves with the server once the port is bound. */
-export function listen(app: Express, port: number, host = '0.0.0.0'): Promise<Server> {
-  return new Promise((resolve, reject) => {
-    // Node checks the head and request deadlines every `connectionsCheckingInterval` (default 30 s).
-    const server = createServer({ connectionsCheckingInterval: 1000 }, app);
-    server.listen(port, host);
-    // No deadline for a whole request: Node's default (300 s) cuts a slow but steady 512 MB upload.
-    // Stalled uploads are cut by the gateway's idle timer instead (GATEWAY_UPLOAD_IDLE_MS).
-    server.requestTimeout = 0;
-    server.headersTimeout = SERVER_LIMITS.headersTimeoutMs;
-    server.keepAliveTimeout = SERVER_LIMITS.keepAliveTimeoutMs;
-    server.timeout = SERVER_LIMITS.socketIdleMs;
-    // A connection that has not sent a request yet gets the head deadline as its idle time: Node's own
-    // head deadline starts only with the first byte, so a silent connection would stay socketIdleMs.
-    server.on('connection', (socket: Socket) => socket.setTimeout(SERVER_LIMITS.headersTimeoutMs));
-    server.on('request', (req: IncomingMessage) => req.socket.setTimeout(SERVER_LIMITS.socketIdleMs));
-    server.on('clientError', answerUnparsableRequest);
-    server.once('listening', () => resolve(server));
-    server.once('error', reject);
-  });
-}
-
-export function closeServer(server: Server): Promise<void> {
-  return new Promise((resolve) => {
-    server.close(() => resolve());
-    server.closeAllConnections?.();
-  });
 }

@@ -271,6 +271,11 @@ export const metrics = {
     'Calls that may run at once now, by queue (maxInFlight, or the adaptive limit with ADMISSION_LIMIT=gradient)',
     ['queue'],
   ),
+  upstreamQueued: new ServiceGauge(
+    'vision_gateway_upstream_queued',
+    'Requests the gateway holds waiting for a connection to an upstream, by upstream',
+    ['upstream'],
+  ),
   admissionQueued: new ServiceGauge('vision_admission_queued', 'Calls waiting for their turn now, by queue', [
     'queue',
   ]),

@@ -60,6 +60,8 @@ export const gatewayShape = {
   GATEWAY_OPENAPI_FILE: z.string().optional(),
   /** The web console's build output (default: packages/console/dist of this checkout). */
   GATEWAY_CONSOLE_DIR: z.string().optional(),
+  /** How the door sets the calls that run at once per upstream (use-cases/door.ts, docs/OVERLOAD.md). */
+  GATEWAY_ADMISSION: z.enum(['reports', 'gradient', 'off']).default('reports'),
   /** A successful key lookup is reused this long; a revoked key stops working within it. 0 disables. */
   GATEWAY_AUTH_CACHE_MS: env.int(5000, 0, 300_000),
 };

@@ -3,7 +3,9 @@ import {
   closeServer,
   createLimiter,
   createLogger,
+  LOAD_HEADER,
   listen,
+  metrics,
   openDb,
   runReadiness,
   type Db,
@@ -16,6 +18,7 @@ import {
   type StartOptions,
 } from '@vision/shared';
 import { createApp } from './http/app';
+import type { Upstream } from './domain/routes';
 import { createForwarder, type Forwarder } from './http/proxy';
 import { loadGatewayConfig, type GatewayConfig } from './config';
 import { resolveConsoleDir } from './http/console';
@@ -23,6 +26,7 @@ import { loadOpenApi, resolveOpenApiFile } from './http/openapi';
 import { openKeysInbox, type KeysInbox } from './keys-inbox';
 import { KeyStore, keyMigrations } from './store/key-store';
 import { provisionKeys, type ProvisionedKey } from './use-cases/provision-keys';
+import { Door } from './use-cases/door';
 
 export { createApp } from './http/app';
 export { KeyStore, keyMigrations } from './store/key-store';
@@ -61,16 +65,20 @@ export interface GatewayParts {
   forward: Forwarder;
   /** The full readiness report (each dependency and its error), for the internal port only. */
   readiness: () => Promise<ReadinessReport>;
+  /** Stops reading the connection-wait gauge. */
+  unwatch: () => void;
 }
 
 /** The gateway's composition root: the upstream forwarder and the app (authentication, limits, routing). */
 export function createGateway(deps: GatewayDeps): GatewayParts {
   const { cfg, logger, db, limiter } = deps;
   const checks = { database: () => db.check(), limiter: () => limiter.check() };
+  const door = new Door(cfg.GATEWAY_ADMISSION);
   const forward = createForwarder(logger, {
     timeoutMs: cfg.GATEWAY_UPSTREAM_TIMEOUT_MS,
     pooledSockets: cfg.GATEWAY_UPSTREAM_SOCKETS,
     uploadIdleMs: cfg.GATEWAY_UPLOAD_IDLE_MS,
+    onAnswer: (target, headers) => door.observe(target.name as Upstream, headers[LOAD_HEADER]),
   });
   const app = createApp({
     logger,
@@ -87,11 +95,26 @@ export function createGateway(deps: GatewayDeps): GatewayParts {
     limits: { qps: cfg.GATEWAY_QPS, burst: cfg.GATEWAY_BURST, concurrency: cfg.GATEWAY_CONCURRENCY },
     limitOverrides: cfg.GATEWAY_LIMIT_OVERRIDES,
     forward,
+    door,
     openapi: deps.openapi,
     consoleDir: resolveConsoleDir(cfg.GATEWAY_CONSOLE_DIR),
     readiness: checks,
   });
-  return { app, forward, readiness: () => runReadiness(checks) };
+  // An admitted call must never wait for a connection: this shows whether any request does.
+  const upstreams = {
+    tasks: cfg.TASKS_URL,
+    quota: cfg.QUOTA_URL,
+    results: cfg.RESULTS_URL,
+    images: cfg.IMAGES_URL,
+  };
+  const unwatch = metrics.upstreamQueued.addSource(() => {
+    const queued = forward.queued();
+    return Object.entries(upstreams).map(([upstream, url]) => [
+      { upstream },
+      queued.get(new URL(url).origin) ?? 0,
+    ]);
+  });
+  return { app, forward, readiness: () => runReadiness(checks), unwatch };
 }
 
 /** Starts the gateway: config, key database (schema `gateway`), keys at start, limiter, HTTP. */
@@ -111,7 +134,7 @@ export async function start(opts: StartOptions = {}): Promise<RunningGateway> {
       : undefined;
 
   const limiter = createLimiter(cfg, { logger, keyPrefix: 'gw' });
-  const { app, forward, readiness } = createGateway({
+  const { app, forward, readiness, unwatch } = createGateway({
     cfg,
     signer,
     logger,
@@ -120,7 +143,8 @@ export async function start(opts: StartOptions = {}): Promise<RunningGateway> {
     limiter,
     openapi,
   });
-  const server = await listen(app, opts.port ?? cfg.PORT, opts.host ?? cfg.HOST).catch(
+  // Expect: 100-continue is judged on the head: `100 Continue` only for an admitted call.
+  const server = await listen(app, opts.port ?? cfg.PORT, opts.host ?? cfg.HOST, { judgeExpect: true }).catch(
     async (err: unknown) => {
       await inbox?.close();
       throw err;
@@ -137,6 +161,7 @@ export async function start(opts: StartOptions = {}): Promise<RunningGateway> {
     readiness,
     async close() {
       await closeServer(server);
+      unwatch();
       forward.close();
       await limiter.close();
       await inbox?.close();

@@ -1,8 +1,7 @@
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import { randomBytes } from 'node:crypto';
 import { ApiError } from '../errors';
-import { discardBody } from '../multipart';
-import { deadlineOf } from './deadline';
 import { metrics } from '../metrics';
+import { currentService, runInService } from '../service-context';
 import { REASON } from '../reasons';
 import { type QueueView, type Waiting, admit, nextToStart, retryAfterSeconds } from './fair-queue';
 import {
@@ -13,8 +12,10 @@ import {
   gradientLimit,
   nextGradient,
 } from './adaptive-limit';
+import type { LoadReport } from './load-report';
 
 export type { AdmissionLimit } from './adaptive-limit';
+export { LOAD_HEADER, type LoadReport, parseLoadReport } from './load-report';
 
 export interface AdmissionOptions {
   /** Calls that run at once; with the gradient limit, where it starts (docs/OVERLOAD.md). */
@@ -87,6 +88,12 @@ export class AdmissionQueue {
   private gradient?: { opts: GradientOptions; state: GradientState };
   /** Calls that may run at once now. */
   private slots: number;
+  /** The longest a call may wait for its turn now. */
+  private maxWaitMs: number;
+  /** The service whose metrics it updates, whatever callback releases a turn or ends a wait. */
+  private readonly service = currentService();
+  /** This queue's id in its load reports (one replica of a service). */
+  private readonly replica = randomBytes(4).toString('hex');
 
   readonly what: string;
 
@@ -95,6 +102,7 @@ export class AdmissionQueue {
     if (!(opts.maxInFlight >= 1)) throw new RangeError('maxInFlight must be at least 1');
     this.now = opts.now ?? Date.now;
     this.slots = opts.maxInFlight;
+    this.maxWaitMs = opts.maxWaitMs;
     if (opts.limit === 'gradient') this.gradient = gradientFor(opts.maxInFlight);
     metrics.admissionLimit.set({ queue: opts.queue }, this.slots);
   }
@@ -102,6 +110,27 @@ export class AdmissionQueue {
   /** Calls that may run at once now: maxInFlight, or the gradient limit's current value. */
   limit(): number {
     return this.slots;
+  }
+
+  /**
+   * Sets the calls that run at once and the longest wait (a fixed limit only: a gradient limit moves by
+   * itself). Calls already running keep running; waiting ones start as slots free.
+   */
+  resize(maxInFlight: number, maxWaitMs: number): void {
+    if (!(maxInFlight >= 1)) throw new RangeError('maxInFlight must be at least 1');
+    this.maxWaitMs = maxWaitMs;
+    if (this.gradient || maxInFlight === this.slots) return;
+    this.slots = maxInFlight;
+    runInService(this.service, () => {
+      metrics.admissionLimit.set({ queue: this.opts.queue }, maxInFlight);
+      this.startNext();
+    });
+  }
+
+  /** What this queue holds now, for the gateway's admission at the door (load-report.ts). */
+  report(): LoadReport {
+    const { running, waiting } = this.usage();
+    return { replica: this.replica, limit: this.slots, maxWaitMs: this.maxWaitMs, running, waiting };
   }
 
   /** Calls running and waiting now. */
@@ -113,13 +142,17 @@ export class AdmissionQueue {
 
   /** Waits for the call's turn; rejects with overloaded() or deadlineExceeded() when it gets none. */
   enter(subject: string, opts: EnterOptions = {}): Promise<Turn> {
+    return runInService(this.service, () => this.decide(subject, opts));
+  }
+
+  private decide(subject: string, opts: EnterOptions): Promise<Turn> {
     const now = this.now();
     const { queue } = this.opts;
     if (opts.deadline !== undefined && opts.deadline <= now) {
       metrics.admissionShed.inc({ queue, reason: 'deadline' });
       return Promise.reject(deadlineExceeded(this.what));
     }
-    const bound = Math.min(this.opts.maxWaitMs, (opts.deadline ?? Infinity) - now);
+    const bound = Math.min(this.maxWaitMs, (opts.deadline ?? Infinity) - now);
     const decision = admit(this.view(), subject, bound);
     if (decision.kind === 'start') return Promise.resolve(this.begin(subject, now, now));
     if (decision.kind === 'refuse') {
@@ -134,16 +167,18 @@ export class AdmissionQueue {
       // estimate keeps to; this timer is only the backstop for an estimate gone wrong (a sudden slowdown):
       // dropping a call that waited its bound, after it waited, would answer late what should have been
       // answered at once, so the backstop is twice the bound.
-      const byDeadline = opts.deadline !== undefined && opts.deadline - now <= 2 * this.opts.maxWaitMs;
+      const byDeadline = opts.deadline !== undefined && opts.deadline - now <= 2 * this.maxWaitMs;
       const timer = setTimeout(
-        () => {
-          if (byDeadline) this.drop(id, deadlineExceeded(this.what), 'deadline');
-          else this.drop(id, overloaded(this.meanServiceMs, this.what), 'waited');
-        },
-        Math.max(0, byDeadline ? (opts.deadline as number) - now : 2 * this.opts.maxWaitMs),
+        () =>
+          runInService(this.service, () => {
+            if (byDeadline) this.drop(id, deadlineExceeded(this.what), 'deadline');
+            else this.drop(id, overloaded(this.meanServiceMs, this.what), 'waited');
+          }),
+        Math.max(0, byDeadline ? (opts.deadline as number) - now : 2 * this.maxWaitMs),
       );
       timer.unref();
-      const onAbort = () => this.drop(id, overloaded(0, this.what), 'client_gone');
+      const onAbort = () =>
+        runInService(this.service, () => this.drop(id, overloaded(0, this.what), 'client_gone'));
       opts.signal?.addEventListener('abort', onAbort, { once: true });
       const cleanup = () => {
         clearTimeout(timer);
@@ -186,16 +221,21 @@ export class AdmissionQueue {
       release: () => {
         if (done) return;
         done = true;
-        const took = this.now() - startedAt;
-        this.meanServiceMs =
-          this.meanServiceMs === 0 ? took : (1 - EWMA_WEIGHT) * this.meanServiceMs + EWMA_WEIGHT * took;
-        this.adapt(took);
-        const left = (this.running.get(subject) ?? 1) - 1;
-        if (left > 0) this.running.set(subject, left);
-        else this.running.delete(subject);
-        this.startNext();
+        runInService(this.service, () => this.finish(subject, startedAt));
       },
     };
+  }
+
+  /** A call's turn ended: its time is measured and the next waiting call starts. */
+  private finish(subject: string, startedAt: number): void {
+    const took = this.now() - startedAt;
+    this.meanServiceMs =
+      this.meanServiceMs === 0 ? took : (1 - EWMA_WEIGHT) * this.meanServiceMs + EWMA_WEIGHT * took;
+    this.adapt(took);
+    const left = (this.running.get(subject) ?? 1) - 1;
+    if (left > 0) this.running.set(subject, left);
+    else this.running.delete(subject);
+    this.startNext();
   }
 
   /** Feeds a finished call's duration to the gradient limit (before the call leaves the running ones). */
@@ -227,65 +267,5 @@ export class AdmissionQueue {
     metrics.admissionShed.inc({ queue: this.opts.queue, reason });
     metrics.admissionQueued.set({ queue: this.opts.queue }, this.waiting.length);
     entry.refuse(err);
-  }
-}
-
-/** Why a call stopped: its caller went away before the answer. */
-export class CallerGone extends Error {
-  constructor() {
-    super('the caller went away before the answer');
-    this.name = 'CallerGone';
-  }
-}
-
-/**
- * A signal that aborts when the call's work should stop: its caller went away (the response closed
- * before it finished; reason CallerGone), or its deadline passed (reason deadlineExceeded()).
- */
-export function callSignal(
-  res: { once(event: 'close', listener: () => void): unknown; writableFinished: boolean },
-  deadline: number | undefined,
-  what: string,
-  now: () => number = Date.now,
-): AbortSignal {
-  const ac = new AbortController();
-  let timer: NodeJS.Timeout | undefined;
-  if (deadline !== undefined) {
-    timer = setTimeout(() => ac.abort(deadlineExceeded(what)), Math.max(0, deadline - now()));
-    timer.unref();
-  }
-  res.once('close', () => {
-    clearTimeout(timer);
-    if (!res.writableFinished) ac.abort(new CallerGone());
-  });
-  return ac.signal;
-}
-
-/**
- * Runs `work` for an HTTP request in its turn of `queue`: the turn is taken before the request's body is
- * read, so a refused request's body is discarded (up to `discardBound` bytes), never held; `work` gets
- * the caller's deadline (DEADLINE_HEADER) and a signal that aborts when the caller goes or the deadline
- * passes; the turn is given back however `work` ends.
- */
-export async function inTurn<T>(
-  queue: AdmissionQueue,
-  req: IncomingMessage,
-  res: ServerResponse,
-  subject: string,
-  discardBound: number,
-  work: (control: { signal: AbortSignal; deadline?: number }) => Promise<T>,
-): Promise<T> {
-  const deadline = deadlineOf(req.headers);
-  const signal = callSignal(res, deadline, queue.what);
-  let turn: Turn;
-  try {
-    turn = await queue.enter(subject, { deadline, signal });
-  } catch (err) {
-    throw discardBody(req, discardBound, err as Error);
-  }
-  try {
-    return await work({ signal, deadline });
-  } finally {
-    turn.release();
   }
 }

@@ -11,6 +11,8 @@ export interface RouteMatch {
   methods: readonly Method[];
   /** Largest request body accepted at the edge, in bytes. */
   maxBodyBytes: number;
+  /** Its POST needs inference: admitted or refused at the door (use-cases/door.ts) before it is forwarded. */
+  door: boolean;
 }
 
 const MiB = 1024 * 1024;
@@ -24,23 +26,30 @@ interface RouteRule extends RouteMatch {
 }
 
 const SEGMENT = '[^/]+';
-const rule = (path: string, upstream: Upstream, methods: Method[], maxBodyBytes: number): RouteRule => ({
+const rule = (
+  path: string,
+  upstream: Upstream,
+  methods: Method[],
+  maxBodyBytes: number,
+  door = false,
+): RouteRule => ({
   pattern: new RegExp(`^${path.replace(/\{[^}]+\}/g, SEGMENT)}/?$`),
   upstream,
   methods,
   maxBodyBytes,
+  door,
 });
 
 /** The public API, path by path (each one documented in docs/openapi.yaml). */
 const ROUTES: readonly RouteRule[] = [
-  rule('/v1/vision/tasks', 'tasks', ['GET', 'POST'], DEFAULT_BODY_LIMIT),
+  rule('/v1/vision/tasks', 'tasks', ['GET', 'POST'], DEFAULT_BODY_LIMIT, true),
   rule('/v1/vision/tasks/{task_id}', 'tasks', ['GET'], 0),
   rule('/v1/vision/tasks/{task_id}/stop', 'tasks', ['POST'], DEFAULT_BODY_LIMIT),
   rule('/v1/vision/tasks/{task_id}/results', 'results', ['GET'], 0),
   rule('/v1/vision/tasks/{task_id}/results/stream', 'results', ['GET'], 0),
   rule('/v1/vision/tasks/{task_id}/video', 'tasks', ['GET'], 0),
-  rule('/v1/vision/video-tasks', 'tasks', ['POST'], VIDEO_BODY_LIMIT),
-  rule('/v1/vision/image-detections', 'images', ['POST'], IMAGE_BODY_LIMIT),
+  rule('/v1/vision/video-tasks', 'tasks', ['POST'], VIDEO_BODY_LIMIT, true),
+  rule('/v1/vision/image-detections', 'images', ['POST'], IMAGE_BODY_LIMIT, true),
   rule('/api/op/v1/scenes', 'tasks', ['GET'], 0),
   rule('/v1/vision/quota', 'quota', ['GET'], 0),
   rule('/v1/vision/webhooks', 'results', ['GET', 'POST'], DEFAULT_BODY_LIMIT),
@@ -60,8 +69,8 @@ const ROUTES: readonly RouteRule[] = [
 export function matchRoute(path: string): RouteMatch | undefined {
   const found = ROUTES.find((r) => r.pattern.test(path));
   if (!found) return undefined;
-  const { upstream, methods, maxBodyBytes } = found;
-  return { upstream, methods, maxBodyBytes };
+  const { upstream, methods, maxBodyBytes, door } = found;
+  return { upstream, methods, maxBodyBytes, door };
 }
 
 /** The value of an `Allow` header for a route: its methods, HEAD with GET, and OPTIONS. */

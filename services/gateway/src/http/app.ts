@@ -18,12 +18,14 @@ import {
   requestIdMiddleware,
   requestShapeGuard,
   type IdentitySigner,
+  setEarlyAnswerLimits,
 } from '@vision/shared';
 import { allowHeader, allows, matchRoute, routeTemplate, type Method, type Upstream } from '../domain/routes';
 import { limitsFor, type LimitOverrides, type SubjectLimits } from '../domain/limits';
 import { parseBearer } from '../domain/key-format';
 import type { KeyStore } from '../store/key-store';
 import { admit } from '../use-cases/admit';
+import type { Door } from '../use-cases/door';
 import { AuthCache } from '../use-cases/authenticate';
 import type { Forwarder } from './proxy';
 import { mountConsole } from './console';
@@ -41,6 +43,8 @@ export interface GatewayDeps {
   limitOverrides: LimitOverrides;
   /** Streams each routed request to its upstream (see createForwarder). */
   forward: Forwarder;
+  /** Admits or refuses the calls that need inference on their head, before they are forwarded. */
+  door: Door;
   openapi: Record<string, unknown>;
   readiness: Record<string, ReadinessCheck>;
   /** The web console's build output, served at /console/ (see resolveConsoleDir). */
@@ -170,7 +174,23 @@ export function createApp(deps: GatewayDeps): Express {
       { method: req.method, target: req.url },
     );
     req.headers[REQUEST_ID_HEADER] = requestId;
-    forward(req, res, { name: route.upstream, url: deps.upstreams[route.upstream] }, route.maxBodyBytes);
+    const target = { name: route.upstream, url: deps.upstreams[route.upstream] };
+    if (!route.door || req.method !== 'POST') return forward(req, res, target, route.maxBodyBytes);
+    // At the door: admitted or refused on the head alone, nothing forwarded yet. A refused body is read
+    // and thrown away here, up to the endpoint's limit (early-answer.ts); an Expect client sends none.
+    setEarlyAnswerLimits(req, { bound: route.maxBodyBytes });
+    const gone = new AbortController();
+    res.once('close', () => gone.abort());
+    deps.door
+      .enter(route.upstream, res.locals.subject as string, { deadline, signal: gone.signal })
+      .then((turn) => {
+        if (turn) {
+          res.once('finish', () => turn.release());
+          res.once('close', () => turn.release());
+        }
+        if (res.destroyed) return turn?.release();
+        forward(req, res, target, route.maxBodyBytes);
+      }, next);
   });
 
   app.use(errorHandler(logger));

@@ -2,6 +2,7 @@ import type { IncomingMessage } from 'node:http';
 import { Transform, type TransformCallback } from 'node:stream';
 import { propagation } from '@opentelemetry/api';
 import type { Dispatcher } from 'undici';
+import { LOAD_HEADER } from '@vision/shared';
 
 /** Counts bytes flowing through and fails once more than `limit` have passed. */
 export class ByteCap extends Transform {
@@ -71,7 +72,8 @@ export function clientHeaders(
 ): Record<string, string | string[]> {
   const out: Record<string, string | string[]> = {};
   for (const [k, v] of Object.entries(headers)) {
-    if (v === undefined || HOP_BY_HOP.includes(k) || k === 'transfer-encoding') continue;
+    // The backend's load report is the gateway's (the door), never the client's.
+    if (v === undefined || HOP_BY_HOP.includes(k) || k === 'transfer-encoding' || k === LOAD_HEADER) continue;
     out[k] = v;
   }
   return out;

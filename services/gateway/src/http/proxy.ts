@@ -4,6 +4,7 @@ import {
   ApiError,
   REASON,
   endAfterBody,
+  sendContinue,
   sendError,
   setEarlyAnswerLimits,
   timeoutRecorder,
@@ -25,6 +26,8 @@ export interface ForwarderOptions {
   pooledSockets: number;
   /** An upload that sends no byte for this long is cut; its upstream request is aborted. */
   uploadIdleMs: number;
+  /** Sees each upstream answer's head (before it is relayed): the door reads the load reports. */
+  onAnswer?: (target: ProxyTarget, headers: Dispatcher.ResponseData['headers']) => void;
 }
 
 /** A free pooled connection is closed after this long, before the upstream's own 5 s keep-alive timeout. */
@@ -32,6 +35,8 @@ const POOL_IDLE_MS = 4000;
 
 export interface Forwarder {
   (req: IncomingMessage, res: ServerResponse, target: ProxyTarget, maxBodyBytes: number): void;
+  /** Requests waiting for a connection now, by upstream origin (undici's pool statistics). */
+  queued(): Map<string, number>;
   /** Closes the upstream connections. */
   close(): void;
 }
@@ -78,7 +83,13 @@ export function createForwarder(logger: Logger, opts: ForwarderOptions): Forward
   };
 
   /** Relays an upstream's answer; the response ends once the client's body has ended too. */
-  const relay = (req: IncomingMessage, res: ServerResponse, up: Dispatcher.ResponseData): void => {
+  const relay = (
+    req: IncomingMessage,
+    res: ServerResponse,
+    target: ProxyTarget,
+    up: Dispatcher.ResponseData,
+  ): void => {
+    opts.onAnswer?.(target, up.headers);
     if (res.destroyed || res.headersSent) return void up.body.destroy();
     res.writeHead(up.statusCode, clientHeaders(up.headers));
     up.body.on('data', (chunk: Buffer) => {
@@ -107,7 +118,7 @@ export function createForwarder(logger: Logger, opts: ForwarderOptions): Forward
           signal: ac.signal,
         })
         .then(
-          (up) => relay(req, res, up),
+          (up) => relay(req, res, target, up),
           (err: NodeJS.ErrnoException) => {
             if (ac.signal.aborted || res.destroyed) return;
             // A pooled connection the upstream had closed as the request went out: nothing reached
@@ -213,7 +224,7 @@ export function createForwarder(logger: Logger, opts: ForwarderOptions): Forward
           stop();
           // An answer before the whole body (a refusal): nothing more goes upstream, the rest is discarded.
           req.unpipe(cap);
-          relay(req, res, up);
+          relay(req, res, target, up);
         },
         (err: NodeJS.ErrnoException) => {
           if (settled || ac.signal.aborted) return;
@@ -228,10 +239,19 @@ export function createForwarder(logger: Logger, opts: ForwarderOptions): Forward
     target: ProxyTarget,
     maxBodyBytes: number,
   ): void {
+    // Admitted: a client waiting for `100 Continue` may send its body now.
+    sendContinue(req, res);
     if (isBodiless(req.headers)) forwardBodiless(req, res, target);
     else forwardUpload(req, res, target, maxBodyBytes);
   };
   return Object.assign(forward, {
+    queued: () => {
+      const out = new Map<string, number>();
+      for (const agent of [pool, uploads])
+        for (const [origin, stats] of Object.entries(agent.stats))
+          out.set(origin, (out.get(origin) ?? 0) + ('queued' in stats ? stats.queued : stats.pending));
+      return out;
+    },
     close: () => {
       void pool.destroy().catch(() => undefined);
       void uploads.destroy().catch(() => undefined);
