@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import createClient from 'openapi-fetch';
 import { errorFromResponse, parseJson } from './errors';
+import { expectContinueFetch } from './expect-continue';
 import { multipartBody, type FormField, type ProgressCallback, type UploadSource } from './multipart';
 import { sendWithRetries, type FetchLike, type RetryOptions } from './retry';
 import { iterateResultPages, type ResultsOptions } from './results';
@@ -31,7 +32,7 @@ export interface VisionClientOptions {
   retry?: RetryOptions;
   /** Time limit of one attempt of a JSON call in ms (default 30,000). Uploads have none. */
   timeoutMs?: number;
-  /** A fetch to use instead of the global one (a proxy agent, a test double). */
+  /** A fetch to use instead of the global one (a proxy agent, a test double); else uploads send `Expect`. */
   fetch?: FetchLike;
   /** Extra headers sent with every request (e.g. `X-Request-Id`). */
   headers?: Record<string, string>;
@@ -73,6 +74,7 @@ export interface ListTasksOptions {
 export class VisionClient {
   private readonly api;
   private readonly fetchImpl: FetchLike;
+  private readonly uploadFetch: FetchLike;
   private readonly baseUrl: string;
   private readonly headers: Record<string, string>;
   /** Webhook endpoints of this key's subject and their delivery logs. */
@@ -83,6 +85,7 @@ export class VisionClient {
     if (!options.apiKey) throw new TypeError('apiKey is required');
     this.baseUrl = options.baseUrl.replace(/\/+$/, '');
     this.fetchImpl = options.fetch ?? ((req) => fetch(req));
+    this.uploadFetch = options.fetch ?? expectContinueFetch;
     this.headers = {
       'user-agent': `vision-sdk/${SDK_VERSION}`,
       ...options.headers,
@@ -203,7 +206,7 @@ export class VisionClient {
     const body = await multipartBody(fields);
     const url = `${this.baseUrl}${route}`;
     const res = await sendWithRetries(
-      this.fetchImpl,
+      this.uploadFetch,
       (signal) =>
         new Request(url, {
           method: 'POST',
