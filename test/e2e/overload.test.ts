@@ -108,8 +108,8 @@ describe('overload: the excess is refused at once, nothing is lost', () => {
       total(after, name, labels) - total(before, name, labels);
     const served = results.filter((r) => r.status === 201).length;
     const refused = results.filter((r) => r.status === 503).length;
-    // Each refused call was counted once, by the queue that refused it (the images service's: with one
-    // call at a time there, inference's detect queue never fills).
+    // Each refused call was counted once, by the queue that refused it (the gateway's at the door, or the
+    // images service's behind it: with one call at a time there, inference's detect queue never fills).
     expect(grew('vision_admission_shed_total', {})).toBe(refused);
     expect(grew('vision_admission_shed_total', { reason: 'overloaded' })).toBeGreaterThan(0);
     // Each served call waited its turn once, and so did each of its images at inference.

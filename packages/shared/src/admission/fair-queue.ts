@@ -64,7 +64,9 @@ function subjects(view: QueueView, asking: string): Set<string> {
 export function admit(view: QueueView, subject: string, boundMs: number): Admission {
   if (view.waiting.length === 0 && total(view.running) < view.maxInFlight) return { kind: 'start' };
   const wait = expectedWait(view, view.waiting.length);
-  if (wait <= boundMs) return { kind: 'wait', expectedWaitMs: wait };
+  // A call that may not wait at all never joins the queue (its expected wait is 0 only while no call has
+  // been measured yet).
+  if (wait <= boundMs && boundMs > 0) return { kind: 'wait', expectedWaitMs: wait };
   // Full. A subject below its fair share of what the service holds takes the place of the newest call of
   // the subject furthest above it.
   const all = subjects(view, subject);

@@ -16,6 +16,12 @@ const view = (over: Partial<QueueView> = {}): QueueView => ({
 const waiting = (...subjects: string[]) => subjects.map((subject, i) => ({ id: i + 1, subject, since: i }));
 
 describe('admission: who starts, waits or is refused', () => {
+  it('refuses a call that may not wait when no slot is free, even before any call was measured', () => {
+    const full = view({ running: new Map([['b', 2]]), meanServiceMs: 0 });
+    expect(admit(full, 'a', 0)).toEqual({ kind: 'refuse', expectedWaitMs: 0 });
+    expect(admit(full, 'a', 1000)).toEqual({ kind: 'wait', expectedWaitMs: 0 });
+  });
+
   it('starts a call at once while a slot is free and nobody waits', () => {
     expect(admit(view(), 'a', 1000)).toEqual({ kind: 'start' });
     expect(admit(view({ running: new Map([['a', 1]]) }), 'b', 1000)).toEqual({ kind: 'start' });
