@@ -1,8 +1,9 @@
 /**
  * Overload: what the service does when offered four times what it can serve. Run after `npm run build`:
  *
- *   node bench/overload.bench.js [--seconds 60] [--limit fixed|gradient] [--profile-dir DIR]
- *                                [--gateway-url URL --keys k1,k2,...]
+ *   node bench/overload.bench.js [--seconds 60] [--limit fixed|gradient] [--door reports|gradient|off]
+ *                                [--profile-dir DIR] [--capacity C]
+ *                                [--gateway-url URL --keys k1,k2,... --metrics-url URL --pids p1,p2,...]
  *
  * Starts `npm start`'s entry point as a child process on free ports with 20 keys and
  * `ADMISSION_LIMIT=<--limit>` (default fixed; docs/OVERLOAD.md), or uses the given gateway and keys
@@ -14,8 +15,15 @@
  *    p99 under 1 s: C is the last one that was;
  * 3. 4 x C for --seconds from the 20 subjects (each within its own limits), sampling the RSS;
  * 4. five seconds after the load stops, one call alone.
+ * During 4 x C every fourth call is sent with `Expect: 100-continue` (as curl sends a large upload), and
+ * the bench samples the gateway's accept queue, its event-loop delay and the requests waiting for an
+ * upstream connection (bench/lib/load-probes.js), and the service's CPU: the CPU of a served call is
+ * read at C (all served), that of a refused call from 4 x C less its served calls at that cost.
+ * --door sets GATEWAY_ADMISSION of the started process. With --gateway-url, --metrics-url is the
+ * gateway's metrics endpoint and --pids the service processes whose CPU and RSS are counted.
  * Targets: goodput >= 0.9 C; p99 of the 201s <= the queue bound (IMAGES_QUEUE_MAX_WAIT_MS, 1 s) + 2 x the
- * unloaded p99; every other call a 503 with Retry-After, their p99 <= 100 ms; no reset or client
+ * unloaded p99; every other call a 503 with Retry-After, their p99 <= 100 ms after the last byte, and
+ * after the head for an Expect client, which sent no byte of its body; no reset or client
  * timeout; peak RSS <= unloaded RSS + 300 MB; quota used = the 201s; the call after the load within 2 x
  * the unloaded p99. Ends with `targets: N met, M missed`.
  */
@@ -26,6 +34,7 @@ const { parseArgs } = require('./lib/args');
 const { startStandaloneChild } = require('./lib/standalone-child');
 const { openLoop, quantile } = require('../scripts/overload/open-loop');
 const { report } = require('./lib/targets');
+const { startProbes, holdTurns, cpuSecondsOf: pidsCpuSeconds, rssMbOf } = require('./lib/load-probes');
 
 const root = path.resolve(__dirname, '..');
 const args = parseArgs(process.argv.slice(2));
@@ -41,6 +50,10 @@ if (LIMIT !== 'fixed' && LIMIT !== 'gradient')
   throw new Error(`--limit: expected fixed or gradient, got ${LIMIT}`);
 if (args.limit && args['gateway-url'])
   throw new Error('--limit sets the started process; with --gateway-url, start that service with it');
+const DOOR = args.door ?? 'reports';
+if (!['reports', 'gradient', 'off'].includes(DOOR))
+  throw new Error(`--door: expected reports, gradient or off, got ${DOOR}`);
+const PIDS = args.pids ? args.pids.split(',').map(Number) : [];
 /** The limit in the header lines. */
 const LIMIT_SHOWN = args['gateway-url'] ? "the given service's" : LIMIT;
 
@@ -51,7 +64,13 @@ const ms = (x) => `${x.toFixed(0)} ms`;
 
 async function main() {
   const svc = args['gateway-url']
-    ? { url: args['gateway-url'], rssMb: () => NaN, stop: () => undefined }
+    ? {
+        url: args['gateway-url'],
+        metricsUrl: args['metrics-url'],
+        rssMb: () => (PIDS.length ? rssMbOf(PIDS) : NaN),
+        cpuSeconds: PIDS.length ? () => pidsCpuSeconds(PIDS) : undefined,
+        stop: () => undefined,
+      }
     : await startStandaloneChild(
         {
           VISION_MODELS_DIR: process.env.VISION_MODELS_DIR ?? path.join(SHARED_DIR, 'models'),
@@ -59,14 +78,20 @@ async function main() {
           QUOTA_IMAGE_DAILY: '1000000',
           IMAGES_QUEUE_MAX_WAIT_MS: String(QUEUE_BOUND_MS),
           ADMISSION_LIMIT: LIMIT,
+          GATEWAY_ADMISSION: DOOR,
         },
         PROFILE_ARGS,
       );
-  console.log(`overload: ${KEYS.length} keys, ADMISSION_LIMIT ${LIMIT_SHOWN}, 4 x C for ${SECONDS} s`);
+  console.log(
+    `overload: ${KEYS.length} keys, ADMISSION_LIMIT ${LIMIT_SHOWN}, GATEWAY_ADMISSION ${args['gateway-url'] ? "the given service's" : DOOR}, 4 x C for ${SECONDS} s; load average ${os
+      .loadavg()
+      .map((l) => l.toFixed(1))
+      .join(' ')}`,
+  );
   try {
     const every = [];
-    const run = async (rate, seconds) => {
-      const rs = await openLoop({ url: svc.url, rate, seconds, keys: KEYS, image: IMAGE });
+    const run = async (rate, seconds, expectEvery = 0) => {
+      const rs = await openLoop({ url: svc.url, rate, seconds, keys: KEYS, image: IMAGE, expectEvery });
       every.push(...rs);
       return rs;
     };
@@ -78,8 +103,14 @@ async function main() {
     console.log(`unloaded: p50 ${ms(uP50)}, p99 ${ms(uP99)}, RSS ${rss0.toFixed(0)} MB`);
 
     let capacity = 0;
-    for (let rate = 5; rate <= 200; rate += 5) {
+    /** CPU seconds of one served call, at the highest rate served whole. */
+    let cpuPerServed = NaN;
+    // --capacity N: C is given (to compare two configurations at the same offered load): one step at it.
+    const fixedC = args.capacity ? Number(args.capacity) : undefined;
+    for (let rate = fixedC ?? 5; rate <= (fixedC ?? 200); rate += 5) {
+      const c0 = svc.cpuSeconds?.();
       const rs = await run(rate, 8);
+      const cpu = svc.cpuSeconds?.() - c0;
       const whole = rs.every((r) => r.status === 201);
       const p99 = quantile(
         rs.map((r) => r.ms),
@@ -88,8 +119,9 @@ async function main() {
       console.log(
         `  ${rate}/s: ${rs.filter((r) => r.status === 201).length}/${rs.length} served, p99 ${ms(p99)}`,
       );
-      if (!whole || p99 >= 1000) break;
+      if (fixedC === undefined && (!whole || p99 >= 1000)) break;
       capacity = rate;
+      cpuPerServed = cpu / rs.length;
     }
     if (capacity === 0) throw new Error('not even 5 calls/s were served whole');
     console.log(`capacity C: ${capacity} calls/s`);
@@ -97,14 +129,17 @@ async function main() {
     const offered = 4 * capacity;
     let peakRss = 0;
     const sampler = setInterval(() => (peakRss = Math.max(peakRss, svc.rssMb())), 250);
+    if (svc.metricsUrl) await fetch(svc.metricsUrl).catch(() => undefined); // starts the event-loop window
+    const probes = startProbes({ port: Number(new URL(svc.url).port), metricsUrl: svc.metricsUrl });
     const t0 = performance.now();
     const cpu0 = {
       service: svc.cpuSeconds?.(),
       generator: process.cpuUsage(),
       machine: machineBusySeconds(),
     };
-    const rs = await run(offered, SECONDS);
+    const rs = await run(offered, SECONDS, 4);
     const took = (performance.now() - t0) / 1000;
+    const seen = probes.stop();
     const cores = {
       service: (svc.cpuSeconds?.() - cpu0.service) / took,
       generator: cpuSecondsOf(process.cpuUsage(cpu0.generator)) / took,
@@ -114,8 +149,25 @@ async function main() {
     await new Promise((r) => setTimeout(r, 5000));
     const after = (await run(1, 1))[0];
 
+    // What a refusal costs: with every turn held (admitted Expect calls that send no body), each call of a
+    // short burst is refused; the service's CPU over the burst, per call.
+    const holders = await holdTurns(svc.url, KEYS, 24, IMAGE.length);
+    const refusalCost = async (expectEvery) => {
+      const c0 = svc.cpuSeconds?.();
+      const burst = await run(capacity * 2, 4, expectEvery);
+      const cpu = svc.cpuSeconds?.() - c0;
+      const no = burst.filter((r) => r.status === 503).length;
+      return { cpuMs: (cpu / burst.length) * 1000, refused: no, calls: burst.length };
+    };
+    const costPlain = await refusalCost(0);
+    const costExpect = await refusalCost(1);
+    for (const h of holders) h.destroy();
+
     const served = rs.filter((r) => r.status === 201);
     const refused = rs.filter((r) => r.status === 503);
+    const refusedPlain = refused.filter((r) => !r.expect);
+    const refusedExpect = refused.filter((r) => r.expect);
+    const expectBodySent = refusedExpect.filter((r) => r.bodySent).length;
     const withRetry = refused.filter((r) => Number(r.retryAfter) >= 1);
     const noAnswer = rs.filter((r) => r.status === 0);
     const other = rs.filter((r) => r.status !== 0 && r.status !== 201 && r.status !== 503);
@@ -126,7 +178,12 @@ async function main() {
     );
     // A 503 is judged from the request's last byte (the service may answer before it has read the body).
     const refusedP99 = quantile(
-      refused.map((r) => r.afterSentMs),
+      refusedPlain.map((r) => r.afterSentMs),
+      0.99,
+    );
+    // An Expect client's 503 is judged from its head: it sends its body only after a 100.
+    const refusedExpectP99 = quantile(
+      refusedExpect.map((r) => r.headMs),
       0.99,
     );
     const refusedP99FromStart = quantile(
@@ -135,8 +192,16 @@ async function main() {
     );
     let used = 0;
     for (const key of KEYS) {
-      const q = await fetch(`${svc.url}/v1/vision/quota`, { headers: { authorization: `Bearer ${key}` } });
-      used += (await q.json()).images.used;
+      // A call's charge is reported just after its answer: read the quota once nothing is held.
+      for (let tries = 0; ; tries++) {
+        const q = await fetch(`${svc.url}/v1/vision/quota`, { headers: { authorization: `Bearer ${key}` } });
+        const images = (await q.json()).images;
+        if (images.held === 0 || tries >= 50) {
+          used += images.used;
+          break;
+        }
+        await new Promise((r) => setTimeout(r, 200));
+      }
     }
     const charged = every.filter((r) => r.status === 201).length;
     console.log(
@@ -147,13 +212,28 @@ async function main() {
       `  503: ${refused.length} (${withRetry.length} with Retry-After), p99 ${ms(refusedP99)} after the last byte (${ms(refusedP99FromStart)} from the first)`,
     );
     console.log(
+      `  Expect clients: ${rs.filter((r) => r.expect).length} calls, ${refusedExpect.length} refused, p99 ${ms(refusedExpectP99)} after the head, ${expectBodySent} of them had sent body bytes`,
+    );
+    const lag = [...seen.lagP99Ms].sort((a, b) => a - b);
+    console.log(
+      `  gateway event-loop delay (p99 per ${lag.length} windows of 250 ms): median ${ms(quantile(lag, 0.5))}, max ${ms(lag.at(-1) ?? NaN)}`,
+    );
+    console.log(
+      `  accept queue of the gateway's socket: at most ${seen.acceptMax} waiting (bound: the backlog, 511); requests waiting for an upstream connection: at most ${seen.upstreamQueuedMax}`,
+    );
+    console.log(
+      `  CPU of the service per call: served ${ms(cpuPerServed * 1000)} (at C); with ${holders.length} turns held, refused ${ms(costPlain.cpuMs)} (${costPlain.refused}/${costPlain.calls} refused), refused with Expect ${ms(costExpect.cpuMs)} (${costExpect.refused}/${costExpect.calls}); refused / served ${(costPlain.cpuMs / (cpuPerServed * 1000)).toFixed(3)}`,
+    );
+    console.log(
       `  CPU cores used: service ${cores.service.toFixed(2)}, load generator ${cores.generator.toFixed(2)}, whole machine ${cores.machine.toFixed(2)} (of ${os.cpus().length})`,
     );
     const errors = [...new Set(noAnswer.map((r) => r.error))].join(', ');
     console.log(
       `  no answer: ${noAnswer.length} (${errors}); other: ${other.length}; peak RSS ${peakRss.toFixed(0)} MB`,
     );
-    console.log(`  a call 5 s after: ${after.status} in ${ms(after.ms)}`);
+    console.log(
+      `  a call 5 s after: ${after.status} in ${ms(after.ms)}; quota used ${used}, 201s ${charged}`,
+    );
 
     const rows = [
       ['goodput / C', goodput / capacity, '>= 0.9', goodput >= 0.9 * capacity],
@@ -169,7 +249,13 @@ async function main() {
         '= 1',
         withRetry.length === rs.length - served.length,
       ],
-      ['p99 of 503s / 100 ms', refusedP99 / 100, '<= 1', !(refusedP99 > 100)],
+      ['p99 of 503s after the last byte / 100 ms', refusedP99 / 100, '<= 1', !(refusedP99 > 100)],
+      [
+        'p99 of Expect 503s after the head / 100 ms',
+        refusedExpectP99 / 100,
+        '<= 1',
+        refusedExpect.length > 0 && !(refusedExpectP99 > 100) && expectBodySent === 0,
+      ],
       ['resets and client timeouts', noAnswer.length, '= 0', noAnswer.length === 0],
       ['quota used / 201s of the whole run', used / charged, '= 1', used === charged],
       ['peak RSS - unloaded RSS (MB) / 300', (peakRss - rss0) / 300, '<= 1', !(peakRss - rss0 > 300)],

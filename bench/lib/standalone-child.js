@@ -28,11 +28,12 @@ function freePort() {
 async function startStandaloneChild(env, nodeArgs = []) {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'bench-standalone-'));
   const port = String(await freePort());
+  const metricsPort = String(await freePort());
   const child = spawn(process.execPath, [...nodeArgs, MAIN], {
     env: {
       ...process.env,
       PORT: port,
-      METRICS_PORT: String(await freePort()),
+      METRICS_PORT: metricsPort,
       VISION_DATA_DIR: dataDir,
       LOG_LEVEL: 'warn',
       ...env,
@@ -53,6 +54,7 @@ async function startStandaloneChild(env, nodeArgs = []) {
       const m = /VmRSS:\s+(\d+) kB/.exec(fs.readFileSync(`/proc/${child.pid}/status`, 'utf8'));
       return m ? Number(m[1]) / 1024 : NaN;
     },
+    metricsUrl: `http://127.0.0.1:${metricsPort}/metrics`,
     /** CPU time the process used so far, user and system, in seconds (/proc/PID/stat, 100 ticks a second). */
     cpuSeconds: () => {
       const fields = fs.readFileSync(`/proc/${child.pid}/stat`, 'utf8').split(') ')[1].split(' ');

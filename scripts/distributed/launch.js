@@ -44,7 +44,8 @@ async function main() {
   await d.start();
   process.stdout.write(`gateway ${d.url}\ndatabase ${d.database}\nbucket ${d.bucket}\nlogs ${d.logDir}\n`);
   for (const [name, procs] of Object.entries(d.procs))
-    for (const p of procs) process.stdout.write(`  ${name}#${p.index + 1} ${p.url} pid ${p.child.pid}\n`);
+    for (const p of procs)
+      process.stdout.write(`  ${name}#${p.index + 1} ${p.url} pid ${p.child.pid} metrics ${p.metricsUrl}\n`);
   let stopping = false;
   const stop = () => {
     if (stopping) return;

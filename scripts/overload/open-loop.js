@@ -76,10 +76,85 @@ function send(agent, url, key, idem, { body, contentType }, timeoutMs) {
 }
 
 /**
- * Sends `rate` requests a second for `seconds`, round-robin over `keys`; resolves with every result once
- * all are answered (or failed). `timeoutMs` is the client's own timeout (default 30 s).
+ * One POST of the image endpoint with `Expect: 100-continue`, as curl sends a large upload: the body
+ * leaves only after `100 Continue`. A final answer before it is read and the connection closed without
+ * the body (a refused call sent no byte of it). The result adds { expect: true, bodySent, headMs: from the
+ * head handed to the kernel to the first answer, 100 or final }.
  */
-async function openLoop({ url, rate, seconds, keys, image, timeoutMs = 30_000 }) {
+function sendExpect(agent, url, key, idem, { body, contentType }, timeoutMs) {
+  const target = new URL('/v1/vision/image-detections', url);
+  const t0 = performance.now();
+  let headAt = t0;
+  let answeredAt;
+  let sentAt;
+  let bodySent = false;
+  let settled = false;
+  return new Promise((resolve) => {
+    const done = (r) => {
+      if (settled) return;
+      settled = true;
+      const end = performance.now();
+      const afterSentMs = Math.max(0, end - (bodySent ? (sentAt ?? end) : headAt));
+      resolve({
+        key,
+        idem,
+        expect: true,
+        bodySent,
+        ms: end - t0,
+        afterSentMs,
+        headMs: (answeredAt ?? end) - headAt,
+        ...r,
+      });
+    };
+    const req = http.request(target, {
+      method: 'POST',
+      agent,
+      headers: {
+        authorization: `Bearer ${key}`,
+        'idempotency-key': idem,
+        'content-type': contentType,
+        'content-length': body.length,
+        expect: '100-continue',
+      },
+      timeout: timeoutMs,
+    });
+    req.once('continue', () => {
+      answeredAt ??= performance.now();
+      bodySent = true;
+      req.end(body);
+    });
+    req.once('response', (res) => {
+      answeredAt ??= performance.now();
+      const chunks = [];
+      res.on('data', (c) => chunks.push(c));
+      res.on('error', (err) => done({ status: 0, error: err.code ?? err.message }));
+      res.on('end', () => {
+        let reason;
+        try {
+          reason = JSON.parse(Buffer.concat(chunks).toString()).error?.details?.reason;
+        } catch {
+          reason = undefined;
+        }
+        done({ status: res.statusCode, retryAfter: res.headers['retry-after'], reason });
+        if (!bodySent) req.destroy();
+      });
+    });
+    req.on('timeout', () =>
+      req.destroy(Object.assign(new Error('client timeout'), { code: 'CLIENT_TIMEOUT' })),
+    );
+    req.on('error', (err) => done({ status: 0, error: err.code ?? err.message }));
+    req.on('finish', () => (sentAt = performance.now()));
+    req.flushHeaders();
+    headAt = performance.now();
+  });
+}
+
+/**
+ * Sends `rate` requests a second for `seconds`, round-robin over `keys`; resolves with every result once
+ * all are answered (or failed). `timeoutMs` is the client's own timeout (default 30 s). With
+ * `expectEvery: n`, every n-th call is sent with `Expect: 100-continue` (sendExpect).
+ */
+async function openLoop({ url, rate, seconds, keys, image, timeoutMs = 30_000, expectEvery = 0 }) {
   const agent = new http.Agent({ keepAlive: true, maxSockets: Infinity });
   const encoded = imageBody(image);
   const total = Math.round(rate * seconds);
@@ -89,7 +164,8 @@ async function openLoop({ url, rate, seconds, keys, image, timeoutMs = 30_000 })
     const due = t0 + (i * 1000) / rate;
     const wait = due - performance.now();
     if (wait > 1) await new Promise((r) => setTimeout(r, wait));
-    pending.push(send(agent, url, keys[i % keys.length], randomUUID(), encoded, timeoutMs));
+    const how = expectEvery > 0 && i % expectEvery === expectEvery - 1 ? sendExpect : send;
+    pending.push(how(agent, url, keys[i % keys.length], randomUUID(), encoded, timeoutMs));
   }
   const results = await Promise.all(pending);
   agent.destroy();
@@ -103,4 +179,4 @@ function quantile(xs, p) {
   return s[Math.min(s.length - 1, Math.ceil(p * s.length) - 1)];
 }
 
-module.exports = { openLoop, send, imageBody, quantile };
+module.exports = { openLoop, send, sendExpect, imageBody, quantile };
