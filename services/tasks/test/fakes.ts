@@ -5,6 +5,7 @@
 import { randomUUID } from 'node:crypto';
 import {
   ApiError,
+  REASON,
   type Identity,
   type JobSource,
   type JobView,
@@ -91,6 +92,14 @@ export class FakeInference implements InferencePort {
   }
   state() {
     return this.open ? ('open' as const) : ('closed' as const);
+  }
+  breakerRefusal(what: string) {
+    return new ApiError(
+      'OP-TASK-BREAKER-OPEN',
+      `The inference backend is failing; ${what} are not accepted for now`,
+      { reason: REASON.breaker_open },
+      { 'Retry-After': '30' },
+    );
   }
 }
 

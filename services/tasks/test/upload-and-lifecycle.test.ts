@@ -419,6 +419,8 @@ describe('backend failures', () => {
       }
     }
     expect(open?.body.error.details.reason).toBe(REASON.breaker_open);
+    // Come back when the probe call is due.
+    expect(Number(open?.headers['retry-after'])).toBeGreaterThanOrEqual(1);
     expect(failures).toBeGreaterThan(0);
     expect(await quotaUsed(stack, 'hal')).toBe(0);
     expect((await stack.http.get('/v1/vision/tasks').use(stack.as('hal'))).body.items).toEqual([]);

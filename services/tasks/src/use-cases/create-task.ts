@@ -4,14 +4,7 @@
  * submission or a place in the queue of file tasks. Any refusal leaves no task and
  * no charge behind.
  */
-import {
-  ApiError,
-  type ClaimRecord,
-  type Identity,
-  type OwnedClaim,
-  REASON,
-  recordBreakerRefusal,
-} from '@vision/shared';
+import { ApiError, type ClaimRecord, type Identity, type OwnedClaim, REASON } from '@vision/shared';
 import type { TaskContext } from '../ports';
 import type { NewVideoTask, TaskRow } from '../store/task-store';
 import { type CreateClaims, createClaims, finishCreate } from './create-claims';
@@ -63,14 +56,8 @@ export class CreateTask {
           reason: REASON.maintenance,
         },
       );
-    if (this.ctx.inference.isOpen()) {
-      recordBreakerRefusal('inference');
-      throw new ApiError(
-        'OP-TASK-BREAKER-OPEN',
-        'The inference backend is failing; new tasks are not accepted for now',
-        { reason: REASON.breaker_open },
-      );
-    }
+    // With Retry-After: the time left until the breaker's probe call.
+    if (this.ctx.inference.isOpen()) throw this.ctx.inference.breakerRefusal('new tasks');
   }
 
   async assertActiveRoom(subject: string): Promise<void> {
