@@ -5,3 +5,4 @@
  */
 export * from './geometry';
 export * from './rules';
+export * from './rules-request';
