@@ -129,6 +129,11 @@ export class AnalyticsEngine {
     return this.version;
   }
 
+  /** The seq of the last frame processed; null before the first. */
+  get lastSeq(): number | null {
+    return this.asOfSeq;
+  }
+
   get rules(): RuleSet {
     return {
       zones: this.runtimes.flatMap((r) => (r instanceof ZoneRuntime ? [r.rule] : [])),
