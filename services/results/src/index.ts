@@ -63,6 +63,8 @@ export interface ResultsParts {
   tasks: TasksStore;
   janitor: Janitor;
   webhooks: WebhookParts;
+  /** Evaluates zones and lines on ingest (docs/ANALYTICS.md). */
+  analytics: AnalyticsRunner;
   /** Subscribes the ingest handlers to the bus and starts the retention timer. */
   startWorkers(): Promise<void>;
   /** Stops retention (waits for a pass in progress) and closes the bus subscriptions. */
@@ -144,6 +146,7 @@ export function createResults(deps: ResultsDeps): ResultsParts {
     tasks,
     janitor,
     webhooks,
+    analytics,
     startWorkers: async () => {
       const writer = new FrameWriter(frames, tasks, clock, { lingerMs: cfg.RESULTS_INGEST_LINGER_MS });
       subs = await subscribeIngest(bus, { frames, tasks, writer, clock, logger, analytics });
@@ -165,6 +168,7 @@ export interface RunningResults extends RunningService {
   frames: FramesStore;
   tasks: TasksStore;
   webhooks: WebhookParts;
+  analytics: AnalyticsRunner;
 }
 
 /** Starts the results service: config, database (schema `results`), bus, workers, HTTP. */
@@ -197,6 +201,7 @@ export async function start(opts: StartOptions = {}): Promise<RunningResults> {
       frames: running.frames,
       tasks: running.tasks,
       webhooks: running.webhooks,
+      analytics: running.analytics,
       close: () =>
         (closing ??= (async () => {
           await closeServer(server);

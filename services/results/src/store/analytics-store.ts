@@ -63,15 +63,6 @@ export class AnalyticsStore {
     return r ? fromRow(r) : undefined;
   }
 
-  /** Which of `taskIds` have rules (one statement: called for every batch of frames). */
-  async withRules(taskIds: string[]): Promise<string[]> {
-    if (taskIds.length === 0) return [];
-    const rows = (await this.knex('analytics_tasks').whereIn('task_id', taskIds).select('task_id')) as {
-      task_id: string;
-    }[];
-    return rows.map((r) => r.task_id);
-  }
-
   /** Records a task's first known rules; false when it already had some (the row stands). */
   async create(
     taskId: string,

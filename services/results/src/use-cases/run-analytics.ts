@@ -84,10 +84,9 @@ export class AnalyticsRunner {
     return run;
   }
 
-  /** After frames of `taskIds` were stored: evaluates them for the tasks that have rules. */
+  /** After frames of `taskIds` (tasks with rules: FrameWriter answers which) were stored: evaluates them. */
   async framesStored(taskIds: string[]): Promise<void> {
-    const ids = await this.deps.store.withRules([...new Set(taskIds)]);
-    for (const id of ids) await this.locked(id, () => this.catchUp(id));
+    for (const id of taskIds) await this.locked(id, () => this.catchUp(id));
   }
 
   /** A task's rules were announced: records them, or evaluates the frames under the old ones and replaces them. */

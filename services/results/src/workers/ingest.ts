@@ -58,7 +58,7 @@ export function framesBatchHandler(deps: IngestDeps): (messages: IncomingMessage
         if (parsed.frame.captured_at_ms) captured.push(parsed.frame.captured_at_ms);
       } else ends.set(parsed.end.task_id, { frames: parsed.end.frames, status: parsed.end.status });
     }
-    await deps.writer.write([...frames.values()]);
+    const withRules = await deps.writer.write([...frames.values()]);
     // Wall clock on both sides (the capture stamp is the inference process's Date.now()).
     const storedAt = Date.now();
     for (const at of captured) metrics.ingestLag.observe({}, Math.max(0, storedAt - at) / 1000);
@@ -66,7 +66,10 @@ export function framesBatchHandler(deps: IngestDeps): (messages: IncomingMessage
     // After the frames: a stored end marker means every frame before it is stored too.
     for (const [taskId, end] of ends) await deps.tasks.markEnded(taskId, end, now);
     // Before the batch is committed: a crash here delivers it again, and the frames are evaluated then.
-    await deps.analytics?.framesStored([...new Set([...frames.values()].map((f) => f.taskId))]);
+    const evaluate = [...new Set([...frames.values()].map((f) => f.taskId))].filter((id) =>
+      withRules.has(id),
+    );
+    if (evaluate.length > 0) await deps.analytics?.framesStored(evaluate);
   };
 }
 
