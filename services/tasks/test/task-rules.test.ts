@@ -9,7 +9,7 @@ const events: IncomingMessage[] = [];
 
 beforeAll(async () => {
   clips = await startClipServer();
-  stack = await startStack({ env: { TASKS_MAX_ACTIVE: '10' } });
+  stack = await startStack({ env: { TASKS_MAX_ACTIVE: '10' }, quotaDaily: 6 });
   await stack.bus.subscribe({
     topic: TOPICS.taskEvents,
     group: 'test',
@@ -186,6 +186,19 @@ describe('zones and lines on video tasks', () => {
     expect(bad.body.error.details).toMatchObject({ reason: REASON.invalid_field, field: 'zones' });
     const crossing = await up({ lines: JSON.stringify([{ id: 'l', start: [0.2, 0.2], end: [0.2, 0.2] }]) });
     expect(crossing.body.error.details).toMatchObject({ reason: REASON.invalid_field, field: 'lines.0.end' });
+  });
+
+  test('a create refused after its task row was written keeps no rules behind', async () => {
+    const versions = async () =>
+      Number(
+        ((await stack.tasks.db.knex('task_rule_versions').count({ n: '*' }).first()) as { n: string }).n,
+      );
+    for (let i = 0; i < 6; i++) expect((await createStream('hana', streamBody({}))).status).toBe(201);
+    const before = await versions();
+    const refused = await createStream('hana', streamBody({ zones: [zone] }));
+    expect(refused.status).toBe(429);
+    expect(refused.body.error.code).toBe('OP-QUOTA-DAILY-EXHAUSTED');
+    expect(await versions()).toBe(before);
   });
 
   test('the same key with other rules is another meaning', async () => {

@@ -81,6 +81,11 @@ export class TaskStore extends TaskQueueStore {
     await this.knex.transaction(async (trx) => {
       await trx(CLAIMS_TABLE).where({ task_id: taskId }).delete();
       await trx('tasks').where({ task_id: taskId, announced: false }).delete();
+      // Its rule versions go with it (an announced task stays, and keeps them).
+      await trx('task_rule_versions')
+        .where({ task_id: taskId })
+        .whereNotExists(trx('tasks').where({ task_id: taskId }).select('task_id'))
+        .delete();
     });
   }
 
