@@ -28,6 +28,7 @@ const { report } = require('./lib/targets');
 
 const root = path.resolve(__dirname, '..');
 const analytics = require(path.join(root, 'services/results/dist/domain/analytics/index.js'));
+const { parseRules } = require(path.join(root, 'packages/shared/dist/index.js'));
 
 const args = parseArgs(process.argv.slice(2));
 const ROUNDS = Number(args.rounds ?? 15);
@@ -85,7 +86,7 @@ function ruleSet() {
     end: [0.95, 0.1 + i * 0.085],
     hysteresis_ms: i % 2 ? 0 : 200,
   }));
-  const parsed = analytics.parseRules({ zones, lines });
+  const parsed = parseRules({ zones, lines });
   if (!parsed.ok) throw new Error(parsed.error.message);
   return parsed.rules;
 }

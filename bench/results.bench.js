@@ -106,6 +106,8 @@ async function benchIngest(svc, bus, knex) {
     writer: new results.FrameWriter(svc.frames, svc.tasks, clock),
     clock,
     logger,
+    // As the service wires it: each batch asks which of its tasks have zones or lines (these have none).
+    analytics: svc.analytics,
   });
   for (;;) {
     const row = await knex('result_tasks').whereNotNull('end_frames').count({ n: '*' }).first();

@@ -43,6 +43,8 @@ export const IDENTITY_ROUTES: readonly IdentityRoute[] = [
   route('tasks', 'POST', '/v1/vision/tasks/:task_id/stop', 'gateway'),
   route('tasks', 'GET', '/v1/vision/tasks/:task_id/video', 'gateway'),
   route('tasks', 'POST', '/v1/vision/video-tasks', 'gateway'),
+  route('tasks', 'GET', '/v1/vision/tasks/:task_id/rules', 'gateway'),
+  route('tasks', 'PUT', '/v1/vision/tasks/:task_id/rules', 'gateway'),
   route('tasks', 'GET', '/internal/v1/tasks/:task_id', 'results'),
   // quota: the caller's remaining quota; video charges by tasks; image holds and leases by images.
   route('quota', 'GET', '/v1/vision/quota', 'gateway'),
@@ -56,6 +58,10 @@ export const IDENTITY_ROUTES: readonly IdentityRoute[] = [
   // results: the public API through the gateway.
   route('results', 'GET', '/v1/vision/tasks/:task_id/results', 'gateway'),
   route('results', 'GET', '/v1/vision/tasks/:task_id/results/stream', 'gateway'),
+  route('results', 'GET', '/v1/vision/tasks/:task_id/analytics', 'gateway'),
+  route('results', 'POST', '/v1/vision/tasks/:task_id/analytics/replay', 'gateway'),
+  route('results', 'GET', '/v1/vision/tasks/:task_id/events', 'gateway'),
+  route('results', 'GET', '/v1/vision/tasks/:task_id/events/stream', 'gateway'),
   route('results', 'POST', WEBHOOKS, 'gateway'),
   route('results', 'GET', WEBHOOKS, 'gateway'),
   route('results', 'GET', `${WEBHOOKS}/:endpoint_id`, 'gateway'),

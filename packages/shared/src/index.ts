@@ -59,3 +59,4 @@ export * from './decoder-env';
 export * from './pinned-relay';
 export * from './rtsp-reply-watch';
 export * from './pinned-agent';
+export * from './places';

@@ -24,5 +24,8 @@ export const VIDEO_UPLOAD = {
   /** Room for the multipart framing and the scene_code field around the file. */
   framingBytes: MiB,
   fileField: 'file',
-  valueFields: ['scene_code'],
+  /** `zones` and `lines` are JSON arrays of rules (docs/ANALYTICS.md), sent before the file. */
+  valueFields: ['scene_code', 'zones', 'lines'],
+  /** Largest value field: room for 20 rules of 32 vertices written out in full. */
+  maxFieldBytes: 64 * 1024,
 } as const;

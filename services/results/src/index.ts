@@ -18,11 +18,14 @@ import {
 import { createApp } from './http/app';
 import { loadResultsConfig, type ResolvedResultsConfig } from './config';
 import { CursorCodec } from './domain/cursor';
+import { AnalyticsStore } from './store/analytics-store';
 import { FramesStore } from './store/frames-store';
 import { migrations } from './store/migrations';
 import { TasksStore } from './store/tasks-store';
+import { AnalyticsReader } from './use-cases/read-analytics';
 import { ResultsReader } from './use-cases/read-results';
 import { TaskResolver } from './use-cases/resolve-task';
+import { AnalyticsRunner } from './use-cases/run-analytics';
 import { FrameWriter } from './workers/frame-writer';
 import { subscribeIngest } from './workers/ingest';
 import { Janitor } from './workers/janitor';
@@ -60,6 +63,8 @@ export interface ResultsParts {
   tasks: TasksStore;
   janitor: Janitor;
   webhooks: WebhookParts;
+  /** Evaluates zones and lines on ingest (docs/ANALYTICS.md). */
+  analytics: AnalyticsRunner;
   /** Subscribes the ingest handlers to the bus and starts the retention timer. */
   startWorkers(): Promise<void>;
   /** Stops retention (waits for a pass in progress) and closes the bus subscriptions. */
@@ -73,29 +78,54 @@ export function createResults(deps: ResultsDeps): ResultsParts {
   const tasks = new TasksStore(db.knex);
   const cursors = new CursorCodec(cfg.cursorSecret);
   const webhooks = createWebhooks({ db, bus, clock, logger, cfg, cursors });
+  const resolver = new TaskResolver(tasks, deps.tasksClient, clock, logger);
   const reader = new ResultsReader({
     frames,
-    resolver: new TaskResolver(tasks, deps.tasksClient, clock, logger),
+    resolver,
     cursors,
     clock,
     endGraceMs: cfg.RESULTS_END_GRACE_MS,
   });
+  const analyticsStore = new AnalyticsStore(db.knex);
+  const analytics = new AnalyticsRunner({
+    store: analyticsStore,
+    frames,
+    tasks,
+    fanout: webhooks.fanout,
+    clock,
+    logger,
+  });
+  const stream = {
+    pollMs: cfg.RESULTS_STREAM_POLL_MS,
+    heartbeatMs: cfg.RESULTS_STREAM_HEARTBEAT_MS,
+    maxDurationMs: cfg.RESULTS_STREAM_MAX_MS,
+  };
   const app = createApp({
     logger,
     identity: cfg.identity.verifier,
     reader,
     defaultLimit: cfg.RESULTS_DEFAULT_LIMIT,
-    stream: {
-      pollMs: cfg.RESULTS_STREAM_POLL_MS,
-      heartbeatMs: cfg.RESULTS_STREAM_HEARTBEAT_MS,
-      maxDurationMs: cfg.RESULTS_STREAM_MAX_MS,
-    },
+    stream,
     readiness: { database: () => db.check(), bus: () => bus.check() },
     webhooks: webhooks.routes,
+    analytics: {
+      reader: new AnalyticsReader({
+        store: analyticsStore,
+        frames,
+        resolver,
+        cursors: new CursorCodec(cfg.cursorSecret, 'events'),
+        clock,
+        endGraceMs: cfg.RESULTS_END_GRACE_MS,
+      }),
+      logger,
+      defaultLimit: cfg.RESULTS_DEFAULT_LIMIT,
+      stream,
+    },
   });
   const janitor = new Janitor({
     frames,
     tasks,
+    analytics: analyticsStore,
     clock,
     logger,
     deleteBatch: cfg.RESULTS_DELETE_BATCH,
@@ -116,9 +146,10 @@ export function createResults(deps: ResultsDeps): ResultsParts {
     tasks,
     janitor,
     webhooks,
+    analytics,
     startWorkers: async () => {
       const writer = new FrameWriter(frames, tasks, clock, { lingerMs: cfg.RESULTS_INGEST_LINGER_MS });
-      subs = await subscribeIngest(bus, { frames, tasks, writer, clock, logger });
+      subs = await subscribeIngest(bus, { frames, tasks, writer, clock, logger, analytics });
       await webhooks.start();
       janitor.start();
     },
@@ -137,6 +168,7 @@ export interface RunningResults extends RunningService {
   frames: FramesStore;
   tasks: TasksStore;
   webhooks: WebhookParts;
+  analytics: AnalyticsRunner;
 }
 
 /** Starts the results service: config, database (schema `results`), bus, workers, HTTP. */
@@ -169,6 +201,7 @@ export async function start(opts: StartOptions = {}): Promise<RunningResults> {
       frames: running.frames,
       tasks: running.tasks,
       webhooks: running.webhooks,
+      analytics: running.analytics,
       close: () =>
         (closing ??= (async () => {
           await closeServer(server);

@@ -27,6 +27,8 @@ export interface WebhookParts {
   deliveries: WebhookDeliveriesStore;
   dispatcher: WebhookDispatcher;
   announcer: FramesAnnouncer;
+  /** What writes deliveries of events (the analytics runner writes those of zone and line events). */
+  fanout: FanoutDeps;
   start(): Promise<void>;
   stop(): Promise<void>;
 }
@@ -87,6 +89,7 @@ export function createWebhooks(deps: {
     deliveries,
     dispatcher,
     announcer,
+    fanout,
     async start() {
       subs = await subscribeFanout(bus, fanout);
       dispatcher.start();

@@ -1,12 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import path from 'node:path';
-import {
-  AnalyticsEngine,
-  parseRules,
-  type Anchor,
-  type AnalyticsFrame,
-  type Box,
-} from '../src/domain/analytics';
+import { parseRules, type Anchor, type Box } from '@vision/shared';
+import { AnalyticsEngine, type AnalyticsFrame } from '../src/domain/analytics';
 
 /**
  * The engine's line counts against the real supervision library (PyPI, pinned in

@@ -14,6 +14,12 @@ export const WEBHOOK_EVENT_TYPES = [
   'vision.task.frames_available',
   'vision.image_detection.completed',
   'vision.quota.exhausted',
+  'vision.zone.entered',
+  'vision.zone.exited',
+  'vision.zone.dwell_exceeded',
+  'vision.zone.occupancy_exceeded',
+  'vision.zone.occupancy_cleared',
+  'vision.line.crossed',
 ] as const satisfies readonly WebhookEventType[];
 // Fails to compile when docs/openapi.yaml gains an event type that the list above lacks.
 const everyTypeListed: Exclude<WebhookEventType, (typeof WEBHOOK_EVENT_TYPES)[number]> extends never

@@ -132,6 +132,101 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/v1/vision/tasks/{task_id}/rules': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** The task's current zones and lines and their rules version */
+    get: operations['getTaskRules'];
+    /**
+     * Replace a video task's zones and lines while it runs (no restart)
+     * @description The body is the whole new rule set. When it differs from the rules in force it becomes a new rules version (`rules_version` + 1); the same rules again change nothing (the PUT is idempotent). Rules whose definition is unchanged keep their state, counts and event ids; a changed or removed zone ends its open visits (`zone.exited`, reason `rule_changed` or `rule_removed`). The change applies from the next frame results evaluates. An image call record, another key's task or an expired one answer 404.
+     */
+    put: operations['replaceTaskRules'];
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/vision/tasks/{task_id}/analytics': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** Per rule, counts in and out by label, occupancy, visits and dwell, as of a frame */
+    get: operations['getTaskAnalytics'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/vision/tasks/{task_id}/events': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** The task's zone and line events, page by page, in the order they were decided */
+    get: operations['listTaskEvents'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/vision/tasks/{task_id}/events/stream': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * The task's zone and line events pushed as Server-Sent Events
+     * @description Each `zone_event` event carries one AnalyticsEvent as JSON and, as its `id`, the events cursor after it; `Last-Event-ID` (or `cursor`) resumes after it. `: heartbeat` comments while idle; one `end` event once the page endpoint would answer an empty `next_cursor`.
+     */
+    get: operations['streamTaskEvents'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/vision/tasks/{task_id}/analytics/replay': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Evaluate a rule set over the task's stored frames (finished or running); nothing is re-decoded
+     * @description The rule set runs as rules version 1 from the task's first stored frame up to its last stored frame, in a fresh engine: the task's own rules, counts and events are not touched. The same rules over the same frames answer the same events with the same ids, byte for byte; replaying the rules a task was created with (never replaced) answers exactly the events of `GET .../events`. At most `max_events` events are returned (the first ones); the analytics always cover every frame.
+     */
+    post: operations['replayTaskAnalytics'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/v1/vision/image-detections': {
     parameters: {
       query?: never;
@@ -330,7 +425,13 @@ export interface components {
       | 'vision.task.status_changed'
       | 'vision.task.frames_available'
       | 'vision.image_detection.completed'
-      | 'vision.quota.exhausted';
+      | 'vision.quota.exhausted'
+      | 'vision.zone.entered'
+      | 'vision.zone.exited'
+      | 'vision.zone.dwell_exceeded'
+      | 'vision.zone.occupancy_exceeded'
+      | 'vision.zone.occupancy_cleared'
+      | 'vision.line.crossed';
     WebhookEndpoint: {
       endpoint_id: string;
       url: string;
@@ -430,6 +531,8 @@ export interface components {
       created_at: string;
       /** Format: date-time */
       updated_at: string;
+      /** @description video tasks that have or had zones or lines; see GET /v1/vision/tasks/{task_id}/rules */
+      rules_version?: number;
     };
     BBox: {
       /** @constant */
@@ -444,6 +547,8 @@ export interface components {
       score: number;
       bbox: components['schemas']['BBox'];
       track_id?: string;
+      /** @description result frames of a task with zones: the ids of the zones the object is counted in at this frame (after hysteresis; for a coverage zone, its box overlaps the zone) */
+      zones?: string[];
     };
     Frame: {
       frame_id: string;
@@ -455,6 +560,13 @@ export interface components {
       objects: components['schemas']['DetectedObject'][];
       /** @description present only when min_score was given */
       objects_total?: number;
+      /** @description tasks with zones: per zone id, the zone's occupancy by label after this frame (`*`: all watched labels) and a coverage zone's covered fraction */
+      zones?: {
+        [key: string]: {
+          counts: components['schemas']['Counts'];
+          coverage?: number;
+        };
+      };
     };
     ImageDetection: {
       task_id: string;
@@ -469,7 +581,194 @@ export interface components {
         status: 'succeeded' | 'failed';
         objects?: (components['schemas']['DetectedObject'] & unknown)[];
         error_code?: string;
+        /** @description present when the call carried `zones`; one entry per zone, in the zones' order */
+        zones?: components['schemas']['ImageZoneCounts'][];
       }[];
+    };
+    /** @description [x, y], normalized image coordinates (x right, y down), each in [0, 1] */
+    Point: number[];
+    /**
+     * @description the box point that decides inside/outside and the side of a line
+     * @default bottom_center
+     * @enum {string}
+     */
+    Anchor:
+      | 'bottom_center'
+      | 'center'
+      | 'top_left'
+      | 'top_center'
+      | 'top_right'
+      | 'center_left'
+      | 'center_right'
+      | 'bottom_left'
+      | 'bottom_right';
+    /** @description unique across the task's zones and lines */
+    RuleId: string;
+    OccupancyAlert: {
+      /** @description `*` for every watched label together */
+      label: string;
+      /** @description raised once the count is above this */
+      over: number;
+      /** @description cleared once the count is below this; at most `over + 1` (the default) */
+      under?: number;
+      /** @default 0 */
+      hysteresis_ms: number;
+    };
+    /** @description A polygon (simple: no crossing or touching edges, no repeated vertex; area at least 1e-6). Exact meaning of every field: docs/ANALYTICS.md, "Exact rules". */
+    Zone: {
+      id: components['schemas']['RuleId'];
+      /** @description display name; defaults to the id */
+      name?: string;
+      /** @description labels watched; absent or empty, every label */
+      labels?: string[];
+      /** @default 0 */
+      min_score: number;
+      anchor?: components['schemas']['Anchor'];
+      polygon: components['schemas']['Point'][];
+      /**
+       * @description enter hysteresis (media time)
+       * @default 0
+       */
+      enter_ms: number;
+      /**
+       * @description exit hysteresis (media time)
+       * @default 0
+       */
+      exit_ms: number;
+      /** @description zone.dwell_exceeded once a visit lasts this long */
+      dwell_limit_ms?: number;
+      /** @default 1000 */
+      lost_grace_ms: number;
+      /** @default 0.05 */
+      switch_distance: number;
+      /** @description a coverage zone (fire, smoke) is active while the union of the watched boxes covers this fraction of it */
+      coverage?: number;
+      occupancy?: components['schemas']['OccupancyAlert'][];
+    };
+    /** @description A segment at least 0.001 long. "in" is a crossing from the right of start→end to its left as seen on the image (y down), as supervision's LineZone counts `in_count`; only the segment counts. */
+    Line: {
+      id: components['schemas']['RuleId'];
+      name?: string;
+      labels?: string[];
+      /** @default 0 */
+      min_score: number;
+      anchor?: components['schemas']['Anchor'];
+      start: components['schemas']['Point'];
+      end: components['schemas']['Point'];
+      /** @default 0 */
+      hysteresis_ms: number;
+    };
+    /** @description zones and lines together at most 20; ids unique across both */
+    RuleSet: {
+      zones?: components['schemas']['Zone'][];
+      lines?: components['schemas']['Line'][];
+    };
+    TaskRules: {
+      task_id: string;
+      /** @description 0 while the task never had rules */
+      rules_version: number;
+      zones: components['schemas']['Zone'][];
+      lines: components['schemas']['Line'][];
+      /**
+       * Format: date-time
+       * @description when this version was set
+       */
+      updated_at?: string;
+    };
+    /** @description counts by label; `*` is every watched label together where given */
+    Counts: {
+      [key: string]: number;
+    };
+    ZoneSummary: {
+      /** @constant */
+      kind: 'zone';
+      id: string;
+      name: string;
+      /** @description the rules version this rule's definition came with */
+      version: number;
+      /** @enum {string} */
+      mode: 'anchor' | 'coverage';
+      occupancy: components['schemas']['Counts'];
+      entered: components['schemas']['Counts'];
+      exited: components['schemas']['Counts'];
+      visits: {
+        total: number;
+        open: number;
+      };
+      /** @description of ended visits; p50 and p95 at most 1/64 above the exact value */
+      dwell_ms: {
+        count: number;
+        p50: number | null;
+        p95: number | null;
+        max: number | null;
+      };
+      /** @description per alert label, whether it is raised */
+      occupancy_alerts: {
+        [key: string]: boolean;
+      };
+      coverage?: {
+        fraction: number;
+        active: boolean;
+      };
+    };
+    LineSummary: {
+      /** @constant */
+      kind: 'line';
+      id: string;
+      name: string;
+      version: number;
+      in: components['schemas']['Counts'];
+      out: components['schemas']['Counts'];
+      in_total: number;
+      out_total: number;
+    };
+    Analytics: {
+      task_id: string;
+      rules_version: number;
+      /** @description the last frame evaluated (its seq in the task's frames) */
+      as_of_seq: number | null;
+      /** @description that frame's media time */
+      media_ms: number | null;
+      rules: (components['schemas']['ZoneSummary'] | components['schemas']['LineSummary'])[];
+    };
+    /** @description `id` is the first 32 hex characters of sha256 over (task id, rule id, rule version, key, kind, seq): the same rules over the same frames give the same ids (docs/ANALYTICS.md, "Events and their ids"). */
+    AnalyticsEvent: {
+      id: string;
+      /** @enum {string} */
+      kind:
+        | 'zone.entered'
+        | 'zone.exited'
+        | 'zone.dwell_exceeded'
+        | 'zone.occupancy_exceeded'
+        | 'zone.occupancy_cleared'
+        | 'line.crossed';
+      task_id: string;
+      rule_id: string;
+      rule_version: number;
+      /** @description the frame the event was decided on */
+      seq: number;
+      media_ms: number;
+      visit_id?: string;
+      track_id?: string;
+      label?: string;
+      dwell_ms?: number;
+      /** @enum {string} */
+      direction?: 'in' | 'out';
+      count?: number;
+      threshold?: number;
+      coverage?: number;
+      /** @enum {string} */
+      reason?: 'exited' | 'lost' | 'rule_changed' | 'rule_removed';
+    };
+    /** @description The `data` of a `vision.zone.*` or `vision.line.crossed` webhook event: the AnalyticsEvent itself (its `id` is also the CloudEvents `id` and the delivery's webhook-id). */
+    AnalyticsWebhookData: components['schemas']['AnalyticsEvent'];
+    ImageZoneCounts: {
+      zone_id: string;
+      counts: components['schemas']['Counts'];
+      coverage?: {
+        fraction: number;
+        triggered: boolean;
+      };
     };
     Scene: {
       scene_code: components['schemas']['SceneCode'];
@@ -619,6 +918,35 @@ export interface components {
          *         "message": "stream_url is not reachable",
          *         "details": {
          *           "reason": "stream_unreachable"
+         *         },
+         *         "request_id": "5b8e1f0c-6a2d-4c3b-8e9f-7a6b5c4d3e2f"
+         *       }
+         *     }
+         */
+        'application/json': components['schemas']['ErrorEnvelope'];
+      };
+    };
+    /**
+     * @description OP-TASK-REQUEST-INVALID: a rule set that is not valid (docs/ANALYTICS.md, "Limits" and "Validation
+     *     errors"): `unknown_field` with `details.fields`, or `invalid_field` with `details.field` naming the
+     *     first problem (`zones.0.polygon` for a self-intersecting or zero-area polygon or a point outside
+     *     [0, 1], `lines.1.end` for a degenerate line, `zones` for more than 20 rules); a body that is not JSON
+     *     (`malformed_json`).
+     */
+    InvalidRules: {
+      headers: {
+        'X-Request-Id': components['headers']['RequestId'];
+        [name: string]: unknown;
+      };
+      content: {
+        /**
+         * @example {
+         *       "error": {
+         *         "code": "OP-TASK-REQUEST-INVALID",
+         *         "message": "Invalid field zones.0.polygon: must not intersect itself or repeat a vertex",
+         *         "details": {
+         *           "reason": "invalid_field",
+         *           "field": "zones.0.polygon"
          *         },
          *         "request_id": "5b8e1f0c-6a2d-4c3b-8e9f-7a6b5c4d3e2f"
          *       }
@@ -833,6 +1161,10 @@ export interface operations {
            *     information (never echoed back). Without whitespace or control characters.
            */
           stream_url: string;
+          /** @description places to watch (docs/ANALYTICS.md); zones and lines together at most 20 */
+          zones?: components['schemas']['Zone'][];
+          /** @description segments to count crossings of (docs/ANALYTICS.md) */
+          lines?: components['schemas']['Line'][];
         };
       };
     };
@@ -870,6 +1202,10 @@ export interface operations {
            * @description MP4 or MOV (recognised by content, not by name or declared type), at most 512 MB
            */
           file: string;
+          /** @description a JSON array of Zone (docs/ANALYTICS.md), as one text field before the file; validated as the stream body's `zones` */
+          zones?: string;
+          /** @description a JSON array of Line, as one text field before the file */
+          lines?: string;
         };
       };
     };
@@ -1180,6 +1516,241 @@ export interface operations {
       503: components['responses']['Unavailable'];
     };
   };
+  getTaskRules: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /**
+         * @description The `task_id` of a task of this key's subject; any other value answers 404
+         * @example 7d9f1c3e-2b4a-4e8f-9a1b-0c2d3e4f5a6b
+         */
+        task_id: components['parameters']['TaskId'];
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The rules in force (every default filled in) */
+      200: {
+        headers: {
+          'X-Request-Id': components['headers']['RequestId'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['TaskRules'];
+        };
+      };
+      400: components['responses']['InvalidQuery'];
+      401: components['responses']['Unauthorized'];
+      404: components['responses']['NotFound'];
+      429: components['responses']['TooManyRequests'];
+      503: components['responses']['Unavailable'];
+    };
+  };
+  replaceTaskRules: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /**
+         * @description The `task_id` of a task of this key's subject; any other value answers 404
+         * @example 7d9f1c3e-2b4a-4e8f-9a1b-0c2d3e4f5a6b
+         */
+        task_id: components['parameters']['TaskId'];
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['RuleSet'];
+      };
+    };
+    responses: {
+      /** @description The rules in force after the request */
+      200: {
+        headers: {
+          'X-Request-Id': components['headers']['RequestId'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['TaskRules'];
+        };
+      };
+      400: components['responses']['InvalidRules'];
+      401: components['responses']['Unauthorized'];
+      404: components['responses']['NotFound'];
+      429: components['responses']['TooManyRequests'];
+      503: components['responses']['Unavailable'];
+    };
+  };
+  getTaskAnalytics: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /**
+         * @description The `task_id` of a task of this key's subject; any other value answers 404
+         * @example 7d9f1c3e-2b4a-4e8f-9a1b-0c2d3e4f5a6b
+         */
+        task_id: components['parameters']['TaskId'];
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The summary of the rules in force; `as_of_seq` null and every count empty before results evaluated a frame (or when the task has no rules) */
+      200: {
+        headers: {
+          'X-Request-Id': components['headers']['RequestId'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Analytics'];
+        };
+      };
+      400: components['responses']['InvalidQuery'];
+      401: components['responses']['Unauthorized'];
+      404: components['responses']['NotFound'];
+      429: components['responses']['TooManyRequests'];
+      503: components['responses']['Unavailable'];
+    };
+  };
+  listTaskEvents: {
+    parameters: {
+      query?: {
+        /** @description the `next_cursor` of the previous page of this task's events; empty or absent for the first page */
+        cursor?: string;
+        limit?: number;
+      };
+      header?: never;
+      path: {
+        /**
+         * @description The `task_id` of a task of this key's subject; any other value answers 404
+         * @example 7d9f1c3e-2b4a-4e8f-9a1b-0c2d3e4f5a6b
+         */
+        task_id: components['parameters']['TaskId'];
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description A page of events */
+      200: {
+        headers: {
+          'X-Request-Id': components['headers']['RequestId'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            items: components['schemas']['AnalyticsEvent'][];
+            /** @description empty only when the task has ended, its every frame was evaluated and every event returned */
+            next_cursor: string;
+          };
+        };
+      };
+      400: components['responses']['InvalidQuery'];
+      401: components['responses']['Unauthorized'];
+      404: components['responses']['NotFound'];
+      429: components['responses']['TooManyRequests'];
+      503: components['responses']['Unavailable'];
+    };
+  };
+  streamTaskEvents: {
+    parameters: {
+      query?: {
+        /** @description where to start, as on the page endpoint */
+        cursor?: string;
+        /** @description events read per round */
+        limit?: number;
+      };
+      header?: {
+        /** @description the `id` of the last event received; wins over `cursor` */
+        'Last-Event-ID'?: string;
+      };
+      path: {
+        /**
+         * @description The `task_id` of a task of this key's subject; any other value answers 404
+         * @example 7d9f1c3e-2b4a-4e8f-9a1b-0c2d3e4f5a6b
+         */
+        task_id: components['parameters']['TaskId'];
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description An event stream of `zone_event` events, heartbeats and a final `end` */
+      200: {
+        headers: {
+          'X-Request-Id': components['headers']['RequestId'];
+          [name: string]: unknown;
+        };
+        content: {
+          'text/event-stream': {
+            /** @enum {string} */
+            event: 'zone_event' | 'end';
+            /** @description JSON: the AnalyticsEvent for `zone_event`, `{}` for `end` */
+            data: string;
+            /** @description the events cursor after this event: a Last-Event-ID */
+            id?: string;
+          };
+        };
+      };
+      400: components['responses']['InvalidQuery'];
+      401: components['responses']['Unauthorized'];
+      404: components['responses']['NotFound'];
+      429: components['responses']['TooManyRequests'];
+      503: components['responses']['Unavailable'];
+    };
+  };
+  replayTaskAnalytics: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /**
+         * @description The `task_id` of a task of this key's subject; any other value answers 404
+         * @example 7d9f1c3e-2b4a-4e8f-9a1b-0c2d3e4f5a6b
+         */
+        task_id: components['parameters']['TaskId'];
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': {
+          zones?: components['schemas']['Zone'][];
+          lines?: components['schemas']['Line'][];
+          /** @default 1000 */
+          max_events?: number;
+        };
+      };
+    };
+    responses: {
+      /** @description The analytics and events of the rule set over the stored frames */
+      200: {
+        headers: {
+          'X-Request-Id': components['headers']['RequestId'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            analytics: components['schemas']['Analytics'];
+            events: components['schemas']['AnalyticsEvent'][];
+            /** @description every event the replay gave */
+            events_total: number;
+            /** @description stored frames evaluated */
+            frames: number;
+          };
+        };
+      };
+      400: components['responses']['InvalidRules'];
+      401: components['responses']['Unauthorized'];
+      404: components['responses']['NotFound'];
+      429: components['responses']['TooManyRequests'];
+      503: components['responses']['Unavailable'];
+    };
+  };
   createImageDetection: {
     parameters: {
       query?: never;
@@ -1201,6 +1772,8 @@ export interface operations {
           scene_code?: components['schemas']['SceneCode'];
           /** @description JPG, PNG or WEBP (recognised by content), at most 8 MiB each, 81 MiB for the whole body */
           files: string[];
+          /** @description a JSON array of Zone (docs/ANALYTICS.md, "Images"); each image's result then counts, per zone, the objects in it. Hysteresis, dwell and occupancy alerts need time and do not apply. */
+          zones?: string;
         };
       };
     };

@@ -3,7 +3,7 @@ import { IMAGE_UPLOAD, VIDEO_UPLOAD } from '@vision/shared';
 
 export type Upstream = 'tasks' | 'quota' | 'results' | 'images';
 
-export type Method = 'GET' | 'POST' | 'DELETE';
+export type Method = 'GET' | 'POST' | 'PUT' | 'DELETE';
 
 export interface RouteMatch {
   upstream: Upstream;
@@ -48,6 +48,11 @@ const ROUTES: readonly RouteRule[] = [
   rule('/v1/vision/tasks/{task_id}/results', 'results', ['GET'], 0),
   rule('/v1/vision/tasks/{task_id}/results/stream', 'results', ['GET'], 0),
   rule('/v1/vision/tasks/{task_id}/video', 'tasks', ['GET'], 0),
+  rule('/v1/vision/tasks/{task_id}/rules', 'tasks', ['GET', 'PUT'], DEFAULT_BODY_LIMIT),
+  rule('/v1/vision/tasks/{task_id}/analytics', 'results', ['GET'], 0),
+  rule('/v1/vision/tasks/{task_id}/analytics/replay', 'results', ['POST'], DEFAULT_BODY_LIMIT),
+  rule('/v1/vision/tasks/{task_id}/events', 'results', ['GET'], 0),
+  rule('/v1/vision/tasks/{task_id}/events/stream', 'results', ['GET'], 0),
   rule('/v1/vision/video-tasks', 'tasks', ['POST'], VIDEO_BODY_LIMIT, true),
   rule('/v1/vision/image-detections', 'images', ['POST'], IMAGE_BODY_LIMIT, true),
   rule('/api/op/v1/scenes', 'tasks', ['GET'], 0),

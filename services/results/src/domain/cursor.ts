@@ -20,10 +20,13 @@ const MAX_CURSOR_LENGTH = 1024;
 export class CursorCodec {
   private readonly key: Buffer;
 
-  constructor(secret: string) {
+  /** `purpose` names what the positions count (`frames`: frame seqs; `events`: analytics event numbers). */
+  constructor(secret: string, purpose: 'frames' | 'events' = 'frames') {
     if (secret.length < 16) throw new Error('cursor secret must have at least 16 characters');
-    // A key of its own, derived from the configured secret, so a cursor is never valid as anything else.
-    this.key = createHmac('sha256', secret).update('vision.results.cursor.v1').digest();
+    // A key of its own, derived from the configured secret, so a cursor is never valid as anything else
+    // (a frames cursor is no events cursor).
+    const label = purpose === 'frames' ? 'vision.results.cursor.v1' : 'vision.results.events-cursor.v1';
+    this.key = createHmac('sha256', secret).update(label).digest();
   }
 
   private mac(payload: string): string {

@@ -12,6 +12,15 @@ export interface StoredObject {
   t?: string;
 }
 
+/**
+ * What the analytics of places noted on an evaluated frame: `o[i]` the zones stored object i is counted in,
+ * `z` each zone's occupancy by label (and a coverage zone's covered fraction) after the frame.
+ */
+export interface FrameZones {
+  o: string[][];
+  z: Record<string, { counts: Record<string, number>; coverage?: number }>;
+}
+
 /** One stored frame (a row of result_frames). */
 export interface StoredFrame {
   taskId: string;
@@ -21,6 +30,8 @@ export interface StoredFrame {
   width: number;
   height: number;
   objects: StoredObject[];
+  /** Set once results evaluated the task's zones over this frame. */
+  zones?: FrameZones;
 }
 
 /** A result frame as the public API shows it (SPEC.md 2.2). */
@@ -28,8 +39,9 @@ export interface PublicFrame {
   frame_id: string;
   frame_time_ms: number;
   image: { width: number; height: number };
-  objects: DetectedObject[];
+  objects: (DetectedObject & { zones?: string[] })[];
   objects_total?: number;
+  zones?: FrameZones['z'];
 }
 
 /**
@@ -72,15 +84,22 @@ function toPublicObject(o: StoredObject): DetectedObject {
 
 /**
  * The public frame with the read-time filter applied: objects scoring at least `threshold` are kept.
- * The frame itself is always returned (even with no object left) so that the timeline stays complete.
+ * The frame itself is always returned (even with no object left) so that the timeline stays complete. An
+ * evaluated frame of a task with zones carries its zone counts, and each object the zones it is counted in.
  */
 export function toPublicFrame(frame: StoredFrame, threshold: number, withTotal: boolean): PublicFrame {
   const out: PublicFrame = {
     frame_id: frame.frameId,
     frame_time_ms: frame.frameTimeMs,
     image: { width: frame.width, height: frame.height },
-    objects: frame.objects.filter((o) => o.s >= threshold).map(toPublicObject),
+    objects: [],
   };
+  const zones = frame.zones;
+  frame.objects.forEach((o, i) => {
+    if (o.s < threshold) return;
+    out.objects.push(zones ? { ...toPublicObject(o), zones: zones.o[i] ?? [] } : toPublicObject(o));
+  });
   if (withTotal) out.objects_total = frame.objects.length;
+  if (zones) out.zones = zones.z;
   return out;
 }

@@ -76,6 +76,9 @@ export const taskEventSchema = z.object({
       failed: z.number().int().min(0),
     })
     .optional(),
+  /** Video tasks with zones or lines: the rules in force (checked by parseRules where used) and their version. */
+  rules_version: z.number().int().min(0).optional(),
+  rules: z.unknown().optional(),
 });
 
 /** `vision.quota-events` of type `exhausted` (the other types are not read by results). */

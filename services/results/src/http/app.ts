@@ -12,6 +12,7 @@ import { parseReadQuery } from '../domain/read-query';
 import { resumeCursor } from '../domain/sse';
 import type { ResultsReader } from '../use-cases/read-results';
 import { streamResults, type StreamSettings } from '../use-cases/stream-results';
+import { mountAnalyticsRoutes, type AnalyticsRouteDeps } from './analytics-routes';
 import { mountWebhookRoutes, type WebhookRouteDeps } from './webhook-routes';
 
 export interface AppDeps {
@@ -22,6 +23,7 @@ export interface AppDeps {
   stream: StreamSettings;
   readiness?: Record<string, ReadinessCheck>;
   webhooks?: WebhookRouteDeps;
+  analytics?: AnalyticsRouteDeps;
 }
 
 /** Response header naming the score filter a read applied (default threshold, or min_score after clamping). */
@@ -32,6 +34,7 @@ export function createApp(deps: AppDeps): Express {
     { name: 'results', logger: deps.logger, identity: deps.identity, readiness: deps.readiness },
     (app) => {
       if (deps.webhooks) mountWebhookRoutes(app, deps.webhooks);
+      if (deps.analytics) mountAnalyticsRoutes(app, deps.analytics);
       app.get(
         '/v1/vision/tasks/:taskId/results',
         route(async (req, res) => {

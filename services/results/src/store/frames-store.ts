@@ -1,5 +1,5 @@
 import type { Knex } from '@vision/shared';
-import type { StoredFrame, StoredObject } from '../domain/frames';
+import type { FrameZones, StoredFrame, StoredObject } from '../domain/frames';
 
 /** Rows per INSERT statement: 7 parameters a row stays well under Postgres' 65535 bind parameters. */
 export const INSERT_CHUNK = 4000;
@@ -12,6 +12,7 @@ interface FrameRow {
   width: number;
   height: number;
   objects: StoredObject[] | string;
+  zones?: FrameZones | string | null;
 }
 
 export function toRow(f: StoredFrame): Record<string, unknown> {
@@ -28,7 +29,7 @@ export function toRow(f: StoredFrame): Record<string, unknown> {
 }
 
 function fromRow(r: FrameRow): StoredFrame {
-  return {
+  const frame: StoredFrame = {
     taskId: r.task_id,
     seq: Number(r.seq),
     frameId: r.frame_id,
@@ -38,6 +39,9 @@ function fromRow(r: FrameRow): StoredFrame {
     height: r.height,
     objects: typeof r.objects === 'string' ? (JSON.parse(r.objects) as StoredObject[]) : r.objects,
   };
+  if (r.zones !== null && r.zones !== undefined)
+    frame.zones = typeof r.zones === 'string' ? (JSON.parse(r.zones) as FrameZones) : r.zones;
+  return frame;
 }
 
 export class FramesStore {
@@ -59,7 +63,7 @@ export class FramesStore {
    */
   async page(taskId: string, afterSeq: number, limit: number): Promise<StoredFrame[]> {
     const rows = (await this.knex('result_frames')
-      .select('task_id', 'seq', 'frame_id', 'frame_time_ms', 'width', 'height', 'objects')
+      .select('task_id', 'seq', 'frame_id', 'frame_time_ms', 'width', 'height', 'objects', 'zones')
       .where('task_id', taskId)
       .andWhere('seq', '>', afterSeq)
       .orderBy('seq', 'asc')
@@ -75,6 +79,13 @@ export class FramesStore {
       [taskId, taskId, batch],
     )) as { rowCount?: number; affectedRows?: number };
     return r.rowCount ?? r.affectedRows ?? 0;
+  }
+
+  /** The seq of the task's last stored frame; -1 when it has none. */
+  async lastSeq(taskId: string): Promise<number> {
+    const row = (await this.knex('result_frames').where('task_id', taskId).max({ s: 'seq' }).first()) as
+      { s: string | number | null } | undefined;
+    return row?.s === null || row?.s === undefined ? -1 : Number(row.s);
   }
 
   async count(taskId: string): Promise<number> {

@@ -1,4 +1,5 @@
 import type { Migration } from '@vision/shared';
+import { analyticsMigration } from './analytics-migration';
 import { webhooksMigration } from './webhook-migration';
 
 /**
@@ -56,4 +57,5 @@ export const migrations: Migration[] = [
     },
   },
   webhooksMigration,
+  analyticsMigration,
 ];

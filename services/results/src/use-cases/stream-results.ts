@@ -23,38 +23,44 @@ export interface StreamSink {
 /** How a stream ended: the task's last frame was sent, the maximum duration passed, or the client left. */
 export type StreamEnd = 'ended' | 'expired' | 'gone';
 
+/** One page of a paged read: its items, the cursor after each, and the next cursor (empty: nothing more, ever). */
+export interface StreamPage {
+  items: unknown[];
+  itemCursors: string[];
+  next_cursor: string;
+}
+
 /**
- * GET /v1/vision/tasks/{id}/results/stream: the page endpoint's reads in a loop, each frame one event
- * whose id is the cursor after it. The first read happens before `open` so that a bad cursor or an
- * unknown task answers the usual JSON error; after `open` the caller owns the response.
+ * A paged read pushed as Server-Sent Events: the page endpoint's reads in a loop, each item one `event` whose id
+ * is the cursor after it, `end` once `next_cursor` is empty. The first read happens before `open` so that a bad
+ * cursor or an unknown task answers the usual JSON error; after `open` the caller owns the response.
  */
-export async function streamResults(
-  reader: ResultsReader,
+export async function streamPages(
   settings: StreamSettings,
-  req: { taskId: string; identity: Identity; query: ReadQuery },
-  open: (appliedMinScore: number) => StreamSink,
+  event: string,
+  limit: number,
+  read: (cursor: string | undefined) => Promise<StreamPage>,
+  first: StreamPage,
+  open: () => StreamSink,
 ): Promise<StreamEnd> {
-  const { taskId, identity } = req;
-  let query = req.query;
-  let outcome = await reader.read(taskId, identity, query);
-  const sink = open(outcome.appliedMinScore);
+  let outcome = first;
+  const sink = open();
   const started = Date.now();
   let lastWrite = started;
   for (;;) {
-    const { page, itemCursors } = outcome;
-    for (let i = 0; i < page.items.length; i++) {
+    for (let i = 0; i < outcome.items.length; i++) {
       if (sink.signal.aborted) return 'gone';
-      await sink.write(sseEvent('frame', page.items[i], itemCursors[i]));
+      await sink.write(sseEvent(event, outcome.items[i], outcome.itemCursors[i]));
       lastWrite = Date.now();
     }
-    if (page.next_cursor === '') {
+    if (outcome.next_cursor === '') {
       await sink.write(sseEvent('end', {}));
       return 'ended';
     }
-    query = { ...query, cursor: page.next_cursor };
+    const cursor = outcome.next_cursor;
     if (Date.now() - started >= settings.maxDurationMs) return 'expired';
-    if (page.items.length < query.limit) {
-      // Caught up: wait for more frames, with a heartbeat when nothing was written for a while.
+    if (outcome.items.length < limit) {
+      // Caught up: wait for more, with a heartbeat when nothing was written for a while.
       try {
         await sleep(settings.pollMs, undefined, { signal: sink.signal });
       } catch {
@@ -66,6 +72,32 @@ export async function streamResults(
       }
     }
     if (sink.signal.aborted) return 'gone';
-    outcome = await reader.read(taskId, identity, query);
+    outcome = await read(cursor);
   }
+}
+
+/** GET /v1/vision/tasks/{id}/results/stream: frames as `frame` events (streamPages). */
+export async function streamResults(
+  reader: ResultsReader,
+  settings: StreamSettings,
+  req: { taskId: string; identity: Identity; query: ReadQuery },
+  open: (appliedMinScore: number) => StreamSink,
+): Promise<StreamEnd> {
+  const { taskId, identity, query } = req;
+  const page = async (cursor: string | undefined): Promise<StreamPage> => {
+    const { page: p, itemCursors } = await reader.read(taskId, identity, {
+      ...query,
+      ...(cursor !== undefined ? { cursor } : {}),
+    });
+    return { items: p.items, itemCursors, next_cursor: p.next_cursor };
+  };
+  const first = await reader.read(taskId, identity, query);
+  return streamPages(
+    settings,
+    'frame',
+    query.limit,
+    page,
+    { items: first.page.items, itemCursors: first.itemCursors, next_cursor: first.page.next_cursor },
+    () => open(first.appliedMinScore),
+  );
 }

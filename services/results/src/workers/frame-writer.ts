@@ -5,7 +5,8 @@ import type { TasksStore } from '../store/tasks-store';
 
 interface Waiter {
   frames: StoredFrame[];
-  resolve: () => void;
+  /** Resolved with the tasks of the write that have zones or lines. */
+  resolve: (withRules: ReadonlySet<string>) => void;
   reject: (err: unknown) => void;
 }
 
@@ -44,9 +45,10 @@ export class FrameWriter {
     this.maxFramesPerWrite = opts.maxFramesPerWrite ?? 8_000;
   }
 
-  write(frames: StoredFrame[]): Promise<void> {
-    if (frames.length === 0) return Promise.resolve();
-    return new Promise<void>((resolve, reject) => {
+  /** Stores `frames`; resolves, once they are committed, with the tasks of the write that have zones or lines. */
+  write(frames: StoredFrame[]): Promise<ReadonlySet<string>> {
+    if (frames.length === 0) return Promise.resolve(new Set());
+    return new Promise<ReadonlySet<string>>((resolve, reject) => {
       this.pending.push({ frames, resolve, reject });
       this.pendingFrames += frames.length;
       if (this.linger && this.pendingFrames >= this.maxFramesPerWrite) {
@@ -88,8 +90,10 @@ export class FrameWriter {
       const all = group.flatMap((w) => w.frames);
       try {
         await this.frames.insert(all);
-        await this.tasks.noteFrames([...new Set(all.map((f) => f.taskId))], this.clock.now());
-        for (const w of group) w.resolve();
+        const withRules = new Set(
+          await this.tasks.noteFrames([...new Set(all.map((f) => f.taskId))], this.clock.now()),
+        );
+        for (const w of group) w.resolve(withRules);
       } catch (err) {
         for (const w of group) w.reject(err);
       }

@@ -1,6 +1,7 @@
 import {
   TOPICS,
   metrics,
+  parseRules,
   type Bus,
   type Clock,
   type IncomingMessage,
@@ -13,6 +14,7 @@ import type { EndMarker } from '../domain/task-meta';
 import type { FrameWriter } from './frame-writer';
 import type { FramesStore } from '../store/frames-store';
 import type { TasksStore } from '../store/tasks-store';
+import type { AnalyticsRunner } from '../use-cases/run-analytics';
 
 /** Consumer group of the results service on both topics. */
 export const RESULTS_GROUP = 'results';
@@ -24,6 +26,8 @@ export interface IngestDeps {
   tasks: TasksStore;
   clock: Clock;
   logger: Logger;
+  /** Evaluates zones and lines over the stored frames (docs/ANALYTICS.md). */
+  analytics?: AnalyticsRunner;
 }
 
 function skip(logger: Logger, m: IncomingMessage, problem: string): void {
@@ -54,13 +58,18 @@ export function framesBatchHandler(deps: IngestDeps): (messages: IncomingMessage
         if (parsed.frame.captured_at_ms) captured.push(parsed.frame.captured_at_ms);
       } else ends.set(parsed.end.task_id, { frames: parsed.end.frames, status: parsed.end.status });
     }
-    await deps.writer.write([...frames.values()]);
+    const withRules = await deps.writer.write([...frames.values()]);
     // Wall clock on both sides (the capture stamp is the inference process's Date.now()).
     const storedAt = Date.now();
     for (const at of captured) metrics.ingestLag.observe({}, Math.max(0, storedAt - at) / 1000);
     const now = deps.clock.now();
     // After the frames: a stored end marker means every frame before it is stored too.
     for (const [taskId, end] of ends) await deps.tasks.markEnded(taskId, end, now);
+    // Before the batch is committed: a crash here delivers it again, and the frames are evaluated then.
+    const evaluate = [...new Set([...frames.values()].map((f) => f.taskId))].filter((id) =>
+      withRules.has(id),
+    );
+    if (evaluate.length > 0) await deps.analytics?.framesStored(evaluate);
   };
 }
 
@@ -90,6 +99,18 @@ export function taskEventsBatchHandler(deps: IngestDeps): (messages: IncomingMes
         },
         now,
       );
+      if (e.kind === 'video' && e.rules_version !== undefined && e.rules_version > 0 && deps.analytics) {
+        const rules = parseRules(e.rules);
+        if (!rules.ok) skip(deps.logger, m, `rules: ${rules.error.message}`);
+        else
+          await deps.analytics.rulesAnnounced({
+            taskId: e.task_id,
+            version: e.rules_version,
+            rules: rules.rules,
+            // Events of one task arrive in order: a version first seen on any other event is the creation's.
+            fromStart: e.type !== 'task.rules_changed',
+          });
+      }
     }
   };
 }

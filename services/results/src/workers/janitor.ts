@@ -1,10 +1,13 @@
 import { type Clock, type Logger, Periodic } from '@vision/shared';
+import type { AnalyticsStore } from '../store/analytics-store';
 import type { FramesStore } from '../store/frames-store';
 import type { TasksStore } from '../store/tasks-store';
 
 export interface JanitorOptions {
   frames: FramesStore;
   tasks: TasksStore;
+  /** A purged task's analytics (rules, snapshot, events) go with its frames. */
+  analytics?: AnalyticsStore;
   clock: Clock;
   logger: Logger;
   /** Most frames one DELETE removes, so a task with millions of frames never holds a long lock. */
@@ -56,6 +59,7 @@ export class Janitor {
       run.framesDeleted += n;
       if (n < deleteBatch) break;
     }
+    await this.opts.analytics?.deleteTask(taskId);
     await tasks.markPurged(taskId, this.opts.clock.now());
     run.tasksPurged += 1;
   }

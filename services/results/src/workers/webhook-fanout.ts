@@ -86,7 +86,9 @@ export function taskEventsToWebhooks(deps: FanoutDeps): (messages: IncomingMessa
     for (const m of messages) {
       const parsed = parseTaskEvent(m.value);
       if (!parsed.ok) skip(deps.logger, m, parsed.problem);
-      else events.push({ ...fromTaskEvent(parsed.event), traceHeaders: traceOf(m) });
+      // A replacement of a task's zones and lines changes no status: no webhook of its own.
+      else if (parsed.event.type !== 'task.rules_changed')
+        events.push({ ...fromTaskEvent(parsed.event), traceHeaders: traceOf(m) });
     }
     await fanOut(deps, events);
   };

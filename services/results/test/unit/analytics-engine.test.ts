@@ -125,6 +125,24 @@ describe('AnalyticsEngine', () => {
     }
   });
 
+  it('numbers rule versions as the task store does: create at any version, replace only above it', () => {
+    const z = rules({ zones: [{ id: 'z', polygon: SQUARE }] });
+    const e = AnalyticsEngine.create('t', z, 3);
+    expect(e.rulesVersion).toBe(3);
+    expect(
+      brief(e.processFrame({ seq: 0, time_ms: 0, objects: [obj('1', footAt(0.5, 0.5))] }).events),
+    ).toEqual(['zone.entered@0/1']);
+    expect(() => e.replaceRules(z, 3)).toThrow(/not above/);
+    const moved = {
+      zones: [{ ...z.zones[0], polygon: SQUARE.map(([x, y]) => [x, y - 0.1] as [number, number]) }],
+    };
+    expect(e.replaceRules(rules(moved), 7).map((ev) => [ev.kind, ev.rule_version, ev.reason])).toEqual([
+      ['zone.exited', 3, 'rule_changed'],
+    ]);
+    expect(e.rulesVersion).toBe(7);
+    expect(e.analytics().rules[0].version).toBe(7);
+  });
+
   it('skips a frame whose seq is not above the last one, and never runs media time backwards', () => {
     const e = AnalyticsEngine.create('t', rules({ zones: [{ id: 'z', polygon: SQUARE, enter_ms: 200 }] }));
     const a = e.processFrame({ seq: 5, time_ms: 1000, objects: [obj('1', footAt(0.5, 0.5))] });

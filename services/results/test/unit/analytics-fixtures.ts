@@ -1,13 +1,10 @@
 import type { AnalyticsEngine } from '../../src/domain/analytics';
-import {
-  parseRules,
-  type AnalyticsEvent,
-  type AnalyticsFrame,
-  type AnalyticsObject,
-  type Box,
-  type FrameAnalytics,
-  type RuleSet,
-  type RuleSetInput,
+import { parseRules, type Box, type RuleSet, type RuleSetInput } from '@vision/shared';
+import type {
+  AnalyticsEvent,
+  AnalyticsFrame,
+  AnalyticsObject,
+  FrameAnalytics,
 } from '../../src/domain/analytics';
 
 /** Validated rules, or the test fails with the refusal. */

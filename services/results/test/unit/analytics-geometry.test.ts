@@ -6,7 +6,7 @@ import {
   polygonBounds,
   type Box,
   type Point,
-} from '../../src/domain/analytics/geometry';
+} from '@vision/shared';
 
 /** Oracle: Sutherland–Hodgman clipping of the polygon by one rectangle, then the shoelace area. */
 function clipArea(poly: readonly Point[], r: Box): number {

@@ -1,4 +1,4 @@
-import { parseRules, RULE_LIMITS } from '../../src/domain/analytics';
+import { parseRules, RULE_LIMITS } from '@vision/shared';
 import { SQUARE } from './analytics-fixtures';
 
 const zone = (extra: Record<string, unknown> = {}) => ({ id: 'z1', polygon: SQUARE, ...extra });

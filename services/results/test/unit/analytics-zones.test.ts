@@ -1,4 +1,5 @@
-import { AnalyticsEngine, ANCHORS, type Anchor } from '../../src/domain/analytics';
+import { ANCHORS, type Anchor } from '@vision/shared';
+import { AnalyticsEngine } from '../../src/domain/analytics';
 import { brief, eventsOf, footAt, frames, obj, rules, run, SQUARE } from './analytics-fixtures';
 
 const IN = footAt(0.5, 0.5);

@@ -11,6 +11,8 @@ export interface TaskViewInput {
   result_expires_at: Date;
   created_at: Date;
   updated_at: Date;
+  /** Video tasks: 0 while the task never had zones or lines. */
+  rules_version?: number;
 }
 
 export interface PublicTask {
@@ -23,6 +25,7 @@ export interface PublicTask {
   updated_at: string;
   kind: string;
   reason?: string;
+  rules_version?: number;
 }
 
 export function toPublicTask(t: TaskViewInput): PublicTask {
@@ -36,6 +39,7 @@ export function toPublicTask(t: TaskViewInput): PublicTask {
     updated_at: t.updated_at.toISOString(),
     kind: t.kind,
   };
+  if (t.rules_version !== undefined && t.rules_version > 0) view.rules_version = t.rules_version;
   if (t.reason && (t.status === 'failed' || t.status === 'refunded')) view.reason = toTaskReason(t.reason); // also rows stored before the closed list
   return view;
 }

@@ -4,6 +4,7 @@ import { ADMIN_PREFIX, mountAdminRoutes } from './admin-routes';
 import { mountCreateRoutes } from './create-routes';
 import type { HttpDeps } from './deps';
 import { mountInternalRoutes } from './internal-routes';
+import { mountRulesRoutes } from './rules-routes';
 import { mountTaskRoutes } from './task-routes';
 import { mountUploadDownload } from './upload-download';
 
@@ -25,6 +26,7 @@ export function createApp(o: AppOptions, d: HttpDeps): Express {
     (app) => {
       mountCreateRoutes(app, d);
       mountTaskRoutes(app, d);
+      mountRulesRoutes(app, d);
       mountUploadDownload(app, { store: d.ctx.store, objects: d.objects });
       mountInternalRoutes(app, d);
       mountAdminRoutes(app, d);

@@ -6,6 +6,7 @@ import { createHash } from 'node:crypto';
 import type { Express, Request, Response } from 'express';
 import { z } from 'zod';
 import { ApiError, type Identity, REASON, identityOf, inTurn, invalidRequest, route } from '@vision/shared';
+import { rulesOfRequest, rulesOfUpload } from '../domain/task-rules';
 import { fingerprintOf } from '../domain/fingerprint';
 import { parseStreamUrl } from '../domain/stream-url';
 import { toPublicTask } from '../domain/task-view';
@@ -31,14 +32,19 @@ export function mountCreateRoutes(app: Express, d: HttpDeps): void {
     route(async (req, res) => {
       const identity = identityOf(res);
       const key = idempotencyKeyOf(req);
-      const body = strictBody({ scene_code: z.unknown(), stream_url: z.unknown() }, req.body);
+      const body = strictBody(
+        { scene_code: z.unknown(), stream_url: z.unknown(), zones: z.unknown(), lines: z.unknown() },
+        req.body,
+      );
       const parsed = parseStreamUrl(body.stream_url);
       if (!parsed.ok) throw invalidRequest(parsed.problem, REASON.stream_url_invalid);
+      const rules = rulesOfRequest(body.zones, body.lines);
       const sceneCode = typeof body.scene_code === 'string' ? body.scene_code : '';
       const fingerprint = fingerprintOf({
         endpoint: 'tasks',
         scene_code: sceneCode,
         stream_url: parsed.url.href,
+        ...(rules ? { rules: rules.canonical } : {}),
       });
       const admission = await inTurn(d.admission, req, res, identity.subject, 0, (control) =>
         create.create(identity, { key, fingerprint, ...control }, async () => {
@@ -74,6 +80,7 @@ export function mountCreateRoutes(app: Express, d: HttpDeps): void {
             stream_url: parsed.url.href,
             stream_url_redacted: parsed.url.redacted,
             retention_days: settings.retentionDays,
+            ...(rules ? { rules: rules.set } : {}),
           };
         }),
       );
@@ -106,10 +113,12 @@ export function mountCreateRoutes(app: Express, d: HttpDeps): void {
     });
     let admission: Admission | undefined;
     try {
+      const rules = rulesOfUpload(video.zones, video.lines);
       const fingerprint = fingerprintOf({
         endpoint: 'video-tasks',
         scene_code: video.sceneCode ?? '',
         file_sha256: video.sha256,
+        ...(rules ? { rules: rules.canonical } : {}),
       });
       admission = await create.create(identity, { key, fingerprint, ...control }, async () => {
         create.assertAcceptingNewTasks();
@@ -124,6 +133,7 @@ export function mountCreateRoutes(app: Express, d: HttpDeps): void {
           object_sha256: video.sha256,
           object_size: video.size,
           retention_days: settings.retentionDays,
+          ...(rules ? { rules: rules.set } : {}),
         };
       });
     } finally {

@@ -1,6 +1,6 @@
 /**
  * Receives `POST /v1/vision/video-tasks` bodies with the shared multipart reader: exactly one file
- * field `file` and at most one value field `scene_code`. The file is streamed into the object store
+ * field `file` and at most one each of the value fields `scene_code`, `zones` and `lines`. The file is streamed into the object store
  * while its sha256 is computed and its first bytes are checked for an MP4/MOV `ftyp` box; the body
  * is never held in memory. Any failure deletes what was written.
  */
@@ -20,6 +20,9 @@ import { SNIFF_BYTES, type VideoContainer, sniffVideoContainer } from '../domain
 
 export interface ReceivedVideo {
   sceneCode?: string;
+  /** The `zones` and `lines` text fields as sent (JSON arrays, checked by the create). */
+  zones?: string;
+  lines?: string;
   key: string;
   sha256: string;
   size: number;
@@ -63,7 +66,7 @@ async function storeVideo(
   part: FilePart,
   store: ObjectStore,
   key: string,
-): Promise<Omit<ReceivedVideo, 'sceneCode'>> {
+): Promise<Omit<ReceivedVideo, 'sceneCode' | 'zones' | 'lines'>> {
   const sniffer = new SniffAndHash();
   let sniffError: Error | undefined;
   sniffer.on('error', (err: Error) => (sniffError ??= err));
@@ -98,18 +101,24 @@ export async function receiveVideoUpload(
   opts: { maxBytes: number; keyPrefix: string },
 ): Promise<ReceivedVideo> {
   const key = `${opts.keyPrefix}/${randomUUID()}`;
-  let stored: Omit<ReceivedVideo, 'sceneCode'> | undefined;
+  let stored: Omit<ReceivedVideo, 'sceneCode' | 'zones' | 'lines'> | undefined;
   try {
     const form = await readMultipart(req, {
       fileField: VIDEO_UPLOAD.fileField,
       valueFields: VIDEO_UPLOAD.valueFields,
       maxFiles: 1,
+      maxFieldBytes: VIDEO_UPLOAD.maxFieldBytes,
       maxFileBytes: opts.maxBytes,
       maxBodyBytes: opts.maxBytes + VIDEO_UPLOAD.framingBytes,
       onFile: async (part) => (stored = await storeVideo(part, store, key)),
     });
     const video = form.files[0];
-    return { ...video, sceneCode: form.fields.scene_code };
+    return {
+      ...video,
+      sceneCode: form.fields.scene_code,
+      zones: form.fields.zones,
+      lines: form.fields.lines,
+    };
   } catch (err) {
     // A failure after the file was stored (a later part broke the form) leaves nothing behind either.
     if (stored) await store.delete([key]).catch(() => undefined);

@@ -156,4 +156,29 @@ export const migrations: Migration[] = [
       });
     },
   },
+  {
+    // Zones and lines of a video task (docs/ANALYTICS.md): the rules in force and their version on the task
+    // (0: never had any), every version kept beside it.
+    name: '007_task_rules',
+    async up(knex) {
+      await knex.schema.alterTable('tasks', (t) => {
+        t.jsonb('rules').nullable();
+        t.integer('rules_version').notNullable().defaultTo(0);
+      });
+      await knex.schema.createTable('task_rule_versions', (t) => {
+        t.string('task_id', 64).notNullable();
+        t.integer('version').notNullable();
+        t.jsonb('rules').notNullable();
+        t.timestamp('created_at', { useTz: true }).notNullable();
+        t.primary(['task_id', 'version']);
+      });
+    },
+    async down(knex) {
+      await knex.schema.dropTableIfExists('task_rule_versions');
+      await knex.schema.alterTable('tasks', (t) => {
+        t.dropColumn('rules_version');
+        t.dropColumn('rules');
+      });
+    },
+  },
 ];

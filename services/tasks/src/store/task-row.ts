@@ -1,4 +1,5 @@
 /** The task row and its mapping from the database (tasks service schema, store/migrations.ts). */
+import type { RuleSet } from '@vision/shared';
 import type { TaskStatus } from '../domain/state-machine';
 
 export type TaskKind = 'video' | 'image';
@@ -34,6 +35,10 @@ export interface TaskRow {
   /** Times the task's job was started again after the backend lost it (domain/lost-job.ts). */
   job_restarts: number;
   job_restarted_at: Date | null;
+  /** The zones and lines in force (docs/ANALYTICS.md); null while the task never had any. */
+  rules: RuleSet | null;
+  /** Their version: 0 while the task never had rules, then 1, 2, ... one per change. */
+  rules_version: number;
 }
 
 export interface NewVideoTask {
@@ -51,6 +56,8 @@ export interface NewVideoTask {
   object_size?: number;
   /** Results are kept this many days from the creation instant (SPEC 8). */
   retention_days: number;
+  /** Zones and lines given at creation (not empty): rules version 1. */
+  rules?: RuleSet;
 }
 
 export type InsertOutcome =
@@ -69,7 +76,8 @@ export const TASKS_OUTBOX = {
 export interface TaskEvent {
   schema: 1;
   event_id: string;
-  type: 'task.created' | 'task.status_changed';
+  /** `task.rules_changed`: the zones and lines were replaced (no change of status). */
+  type: 'task.created' | 'task.status_changed' | 'task.rules_changed';
   task_id: string;
   subject: string;
   kind: TaskKind;
@@ -87,6 +95,13 @@ export interface TaskEvent {
   reason?: string;
   /** Image calls: images carried, succeeded and failed. */
   images?: { total: number; succeeded: number; failed: number };
+  /** Video tasks that have or had zones or lines: the rules in force and their version. */
+  rules_version?: number;
+  rules?: RuleSet;
+}
+
+function parseJson(v: unknown): unknown {
+  return typeof v === 'string' ? JSON.parse(v) : v;
 }
 
 function toDate(v: unknown): Date {
@@ -106,6 +121,8 @@ export function rowToTask(r: Record<string, unknown>): TaskRow {
     queued_at: r.queued_at ? toDate(r.queued_at) : null,
     job_restarts: Number(r.job_restarts ?? 0),
     job_restarted_at: r.job_restarted_at ? toDate(r.job_restarted_at) : null,
+    rules: r.rules === null || r.rules === undefined ? null : (parseJson(r.rules) as RuleSet),
+    rules_version: Number(r.rules_version ?? 0),
   };
 }
 

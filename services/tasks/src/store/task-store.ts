@@ -1,26 +1,17 @@
 /** Writes of tasks, their create claims and their outbox events, each in one transaction (knex). */
-import { randomUUID } from 'node:crypto';
-import {
-  type ClaimRef,
-  type Clock,
-  TOPICS,
-  metrics,
-  toTaskReason,
-  taskReasonCode,
-  type Knex,
-  outboxRow,
-} from '@vision/shared';
+import { type ClaimRef, type Clock, metrics, toTaskReason, type Knex } from '@vision/shared';
 import { resultExpiresAt } from '../domain/retention';
 import { type TaskTrigger, transition } from '../domain/state-machine';
 import { CLAIMS_TABLE, TaskClaims } from './task-claims';
+import { eventRow } from './task-events';
 import { TaskQueueStore } from './task-queue';
+import { TaskRulesStore } from './task-rules';
 import {
   ACTIVE,
   type InsertOutcome,
   type NewVideoTask,
   type TaskEvent,
   type TaskRow,
-  TASKS_OUTBOX,
   rowToTask,
 } from './task-row';
 
@@ -29,10 +20,13 @@ export * from './task-row';
 export class TaskStore extends TaskQueueStore {
   /** The create requests' idempotency claims (the shared claim mechanism's store). */
   readonly claims: TaskClaims;
+  /** Zones and lines: their versions and replacement. */
+  readonly rules: TaskRulesStore;
 
   constructor(knex: Knex, clock: Clock) {
     super(knex, clock);
     this.claims = new TaskClaims(knex);
+    this.rules = new TaskRulesStore(knex, clock);
   }
 
   /**
@@ -71,8 +65,11 @@ export class TaskStore extends TaskQueueStore {
         created_at: now,
         updated_at: now,
         result_expires_at: resultExpiresAt(now, t.retention_days),
+        rules: t.rules ? JSON.stringify(t.rules) : null,
+        rules_version: t.rules ? 1 : 0,
       };
       const [created] = await trx('tasks').insert(row).returning('*');
+      if (t.rules) await TaskRulesStore.insertVersion(trx, t.task_id, 1, t.rules, now);
       return { kind: 'created', task: rowToTask(created as Record<string, unknown>) };
     });
     if (outcome.kind === 'created') metrics.taskTransitions.inc({ from: 'none', to: 'submitting' });
@@ -84,6 +81,11 @@ export class TaskStore extends TaskQueueStore {
     await this.knex.transaction(async (trx) => {
       await trx(CLAIMS_TABLE).where({ task_id: taskId }).delete();
       await trx('tasks').where({ task_id: taskId, announced: false }).delete();
+      // Its rule versions go with it (an announced task stays, and keeps them).
+      await trx('task_rule_versions')
+        .where({ task_id: taskId })
+        .whereNotExists(trx('tasks').where({ task_id: taskId }).select('task_id'))
+        .delete();
     });
   }
 
@@ -239,40 +241,4 @@ export class TaskStore extends TaskQueueStore {
 /** Every reason is stored as a code of the closed list (packages/shared task-reasons), at most 200 characters. */
 function storedReason(reason: string | null): string | null {
   return reason === null ? null : toTaskReason(reason);
-}
-
-/** An image call's counts from its results summary (`{images, succeeded, failed}`), when it has one. */
-function imageCounts(summary: unknown): TaskEvent['images'] {
-  const s = (typeof summary === 'string' ? JSON.parse(summary) : summary) as
-    { images?: unknown; succeeded?: unknown; failed?: unknown } | null | undefined;
-  if (!s || typeof s.images !== 'number' || typeof s.succeeded !== 'number' || typeof s.failed !== 'number')
-    return undefined;
-  return { total: s.images, succeeded: s.succeeded, failed: s.failed };
-}
-
-/**
- * The outbox row of a task event, keyed by task id: the task's state, and for webhooks the status it left
- * (`previous_status`), the reason code of its end and the request that created it.
- */
-function eventRow(task: TaskRow, type: TaskEvent['type'], now: Date, previous?: string) {
-  const images = task.kind === 'image' ? imageCounts(task.results_summary) : undefined;
-  const event: TaskEvent = {
-    schema: 1,
-    event_id: randomUUID(),
-    type,
-    task_id: task.task_id,
-    subject: task.subject,
-    kind: task.kind,
-    scene_code: task.scene_code,
-    status: task.status,
-    business_threshold: task.business_threshold,
-    lower_bound: task.lower_bound,
-    result_expires_at: task.result_expires_at.toISOString(),
-    occurred_at: now.toISOString(),
-    request_id: task.request_id,
-    ...(previous !== undefined ? { previous_status: previous } : {}),
-    ...(task.reason && taskReasonCode(task.reason) ? { reason: taskReasonCode(task.reason) } : {}),
-    ...(images ? { images } : {}),
-  };
-  return outboxRow(TASKS_OUTBOX, TOPICS.taskEvents, task.task_id, event, now);
 }

@@ -2,8 +2,7 @@ import type { Counts } from './counts';
 import { reachesCoverage, type PolygonCover } from './coverage';
 import { addDwell, emptyDwellStats, type DwellStats } from './dwell-stats';
 import { makeEvent, type AnalyticsEvent, type EndReason, type EventContext } from './events';
-import type { Box } from './geometry';
-import type { ZoneRule } from './rules';
+import { type Box, type ZoneRule } from '@vision/shared';
 import { dwellDue, type Visit } from './zone-visits';
 
 /**

@@ -1,4 +1,4 @@
-import { polygonArea, type Box, type Point } from './geometry';
+import { polygonArea, type Box, type Point } from '@vision/shared';
 
 /**
  * The area of (union of boxes) ∩ polygon, exact up to floating-point rounding (no sampling, no grid).

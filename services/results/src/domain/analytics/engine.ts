@@ -1,6 +1,6 @@
 import type { Counts } from './counts';
 import type { AnalyticsEvent, EndReason, EventContext } from './events';
-import type { Box } from './geometry';
+import { type Box, parseRules, type LineRule, type RuleSet, type ZoneRule } from '@vision/shared';
 import type { LineCrossingsState } from './line-crossings';
 import {
   filterKey,
@@ -13,7 +13,6 @@ import {
   type ZoneRuntimeState,
   type ZoneSummary,
 } from './rule-runtime';
-import { parseRules, type LineRule, type RuleSet, type ZoneRule } from './rules';
 
 /**
  * The analytics engine of one task: it runs a rule set (rules.ts) over the task's result frames, in seq
@@ -90,13 +89,17 @@ export class AnalyticsEngine {
 
   private constructor(readonly taskId: string) {}
 
-  /** A new engine at rules version 1. `rules` comes from parseRules. */
-  static create(taskId: string, rules: RuleSet): AnalyticsEngine {
+  /**
+   * A new engine at rules version `version` (1 unless the task's rules were set before results saw any of its
+   * frames under another version). `rules` comes from parseRules.
+   */
+  static create(taskId: string, rules: RuleSet, version = 1): AnalyticsEngine {
+    if (!Number.isSafeInteger(version) || version < 1) throw new Error(`invalid rules version ${version}`);
     const engine = new AnalyticsEngine(taskId);
-    engine.version = 1;
+    engine.version = version;
     engine.runtimes = [
-      ...rules.zones.map((z) => new ZoneRuntime(z, 1)),
-      ...rules.lines.map((l) => new LineRuntime(l, 1)),
+      ...rules.zones.map((z) => new ZoneRuntime(z, version)),
+      ...rules.lines.map((l) => new LineRuntime(l, version)),
     ];
     return engine;
   }
@@ -124,6 +127,11 @@ export class AnalyticsEngine {
 
   get rulesVersion(): number {
     return this.version;
+  }
+
+  /** The seq of the last frame processed; null before the first. */
+  get lastSeq(): number | null {
+    return this.asOfSeq;
   }
 
   get rules(): RuleSet {
@@ -184,10 +192,12 @@ export class AnalyticsEngine {
    * (its name may change) keeps its state and version. A changed or removed zone ends its open visits
    * (zone.exited) and clears its raised occupancy alerts (zone.occupancy_cleared), with reason rule_changed or
    * rule_removed, at the last processed frame's seq and media time, under the old rule version; a changed or
-   * removed line emits nothing and its counts end. Changed and new rules start empty under the new version.
+   * removed line emits nothing and its counts end. Changed and new rules start empty under the new version:
+   * `version`, this version + 1 unless the task's rules store numbers its versions (it must be above this one).
    */
-  replaceRules(next: RuleSet): AnalyticsEvent[] {
-    const version = this.version + 1;
+  replaceRules(next: RuleSet, version = this.version + 1): AnalyticsEvent[] {
+    if (!Number.isSafeInteger(version) || version <= this.version)
+      throw new Error(`rules version ${version} is not above ${this.version}`);
     const events: AnalyticsEvent[] = [];
     const keep = new Map<string, Runtime>();
     const nextById = new Map<string, [string, ZoneRule | LineRule]>([

@@ -1,6 +1,6 @@
 import type { StoredFrame } from '../frames';
 import type { AnalyticsFrame } from './engine';
-import type { Box } from './geometry';
+import type { Box } from '@vision/shared';
 
 /** A box stored as [cx, cy, w, h] (normalized) as [x1, y1, x2, y2], clamped to [0, 1]. */
 export function cxcywhToBox(cx: number, cy: number, w: number, h: number): Box {

@@ -1,7 +1,7 @@
 /**
  * Analytics of places: zones, lines, dwell and occupancy over a task's result frames (docs/ANALYTICS.md).
  *
- *   const parsed = parseRules({ zones, lines });           // 400 invalid_field / unknown_field when !parsed.ok
+ *   const parsed = parseRules({ zones, lines });           // @vision/shared; 400 when !parsed.ok
  *   const engine = AnalyticsEngine.create(taskId, parsed.rules);
  *   const out = engine.processFrame(analyticsFrameOf(storedFrame)); // events, objects' zones, zone counts
  *   engine.replaceRules(nextRules);                         // PUT rules: a new rules version
@@ -19,20 +19,8 @@ export type {
 } from './engine';
 export { eventId } from './events';
 export type { AnalyticsEvent, AnalyticsEventKind, EndReason } from './events';
-export { ANCHORS } from './geometry';
-export type { Anchor, Box, Point } from './geometry';
 export { countImageZones } from './image-zones';
 export type { ImageObject, ImageZoneCounts } from './image-zones';
 export { analyticsFrameOf, cxcywhToBox } from './frame-input';
 export type { LineSummary, ZoneSummary } from './rule-runtime';
-export { lineSchema, parseRules, RULE_ID_PATTERN, RULE_LIMITS, ruleSetSchema, zoneSchema } from './rules';
-export type {
-  LineRule,
-  OccupancyThreshold,
-  ParseRulesResult,
-  RuleSet,
-  RuleSetInput,
-  RulesError,
-  ZoneRule,
-} from './rules';
 export type { Counts } from './counts';

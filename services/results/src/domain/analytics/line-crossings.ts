@@ -1,7 +1,6 @@
 import { addCount, sortedCounts, type Counts } from './counts';
 import { makeEvent, type AnalyticsEvent, type EventContext } from './events';
-import { anchorX, anchorY, type Box } from './geometry';
-import type { LineRule } from './rules';
+import { anchorX, anchorY, type Box, type LineRule } from '@vision/shared';
 
 /**
  * Crossings of a line segment, the rule of supervision's `LineZone` (0.31.2, `minimum_crossing_threshold=1`)

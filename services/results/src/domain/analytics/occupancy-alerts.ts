@@ -1,6 +1,6 @@
 import { countOf, type Counts } from './counts';
 import { makeEvent, type AnalyticsEvent, type EndReason, type EventContext } from './events';
-import type { OccupancyThreshold } from './rules';
+import type { OccupancyThreshold } from '@vision/shared';
 
 /**
  * Occupancy alerts of a zone, one per threshold label (`*`: every watched label together). The count is the

@@ -3,10 +3,9 @@ import { CoverageZone, emptyCoverageZone, type CoverageZoneState } from './cover
 import { PolygonCover } from './coverage';
 import { dwellPercentile } from './dwell-stats';
 import type { AnalyticsEvent, EndReason, EventContext } from './events';
-import { polygonBounds, type Box } from './geometry';
+import { polygonBounds, type Box, type LineRule, type ZoneRule } from '@vision/shared';
 import { emptyLineCrossings, LineCrossings, type LineCrossingsState } from './line-crossings';
 import { OccupancyAlerts, type OccupancyAlertsState } from './occupancy-alerts';
-import type { LineRule, ZoneRule } from './rules';
 import { emptyZoneVisits, ZoneVisits, type TrackedObservation, type ZoneVisitsState } from './zone-visits';
 
 /** One watched object of a frame, as a rule sees it (`track` absent: an object without a track id). */

@@ -10,8 +10,8 @@ import {
   type PolygonXY,
   type Box,
   type Point,
-} from './geometry';
-import type { ZoneRule } from './rules';
+  type ZoneRule,
+} from '@vision/shared';
 
 /**
  * Visits of tracked objects to a zone, decided by the anchor point (docs/ANALYTICS.md, "Exact rules"):

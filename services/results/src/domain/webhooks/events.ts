@@ -2,6 +2,7 @@
  * The webhook event catalogue and the CloudEvents 1.0 envelope (JSON format) every delivery carries.
  * Pure: maps bus messages to the events endpoints can subscribe to.
  */
+import type { AnalyticsEvent } from '../analytics';
 import type { TaskEvent } from '../messages';
 
 /** Event types an endpoint can subscribe to (docs/WEBHOOKS.md). */
@@ -10,6 +11,12 @@ export const EVENT_TYPES = [
   'vision.task.frames_available',
   'vision.image_detection.completed',
   'vision.quota.exhausted',
+  'vision.zone.entered',
+  'vision.zone.exited',
+  'vision.zone.dwell_exceeded',
+  'vision.zone.occupancy_exceeded',
+  'vision.zone.occupancy_cleared',
+  'vision.line.crossed',
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 
@@ -183,4 +190,20 @@ export function verificationEvent(id: string, endpointId: string, at: Date): Clo
   return cloudEvent(id, `/v1/vision/webhooks/${endpointId}`, VERIFICATION_EVENT, at, {
     endpoint_id: endpointId,
   });
+}
+
+/**
+ * A zone or line event of a task's analytics (docs/ANALYTICS.md): type `vision.` + its kind, `data` the event,
+ * and the event's deterministic id as the CloudEvents id, so a delivery written again after a restart is the same
+ * delivery.
+ */
+export function analyticsWebhookEvent(e: AnalyticsEvent, subject: string, at: Date): WebhookEvent {
+  const type = `vision.${e.kind}` as EventType;
+  return {
+    subject,
+    type,
+    orderKey: e.task_id,
+    occurredAt: at,
+    envelope: cloudEvent(e.id, taskSource(e.task_id), type, at, { ...e }, e.task_id),
+  };
 }

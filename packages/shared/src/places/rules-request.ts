@@ -1,0 +1,34 @@
+import { invalidRequest } from '../errors';
+import { REASON } from '../reasons';
+import { parseRules, type RuleSet } from './rules';
+
+/**
+ * A request's rule set, or the 400 OP-TASK-REQUEST-INVALID that refuses it: `unknown_field` with
+ * `details.fields`, `invalid_field` with `details.field` (the shape strictBody gives any other body).
+ */
+export function requireRules(input: unknown): RuleSet {
+  const parsed = parseRules(input);
+  if (parsed.ok) return parsed.rules;
+  const { reason, message, details } = parsed.error;
+  throw invalidRequest(
+    message,
+    reason === 'unknown_field' ? REASON.unknown_field : REASON.invalid_field,
+    details,
+  );
+}
+
+/** True when the set has no zone and no line. */
+export function isEmptyRuleSet(rules: RuleSet): boolean {
+  return rules.zones.length === 0 && rules.lines.length === 0;
+}
+
+/** JSON with object keys sorted: two rule sets are the same rules exactly when these strings are equal. */
+export function canonicalJson(value: unknown): string {
+  return JSON.stringify(value, (_key, v: unknown) =>
+    v && typeof v === 'object' && !Array.isArray(v)
+      ? Object.fromEntries(
+          Object.entries(v as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)),
+        )
+      : v,
+  );
+}

@@ -1,0 +1,120 @@
+/** Zones and lines of a video task: analytics, events (page and SSE), replay (docs/API.md). */
+import { once } from 'node:events';
+import type { Express } from 'express';
+import { identityOf, invalidRequest, REASON, requireRules, route, type Logger } from '@vision/shared';
+import { parseReadQuery } from '../domain/read-query';
+import { resumeCursor } from '../domain/sse';
+import type { AnalyticsReader } from '../use-cases/read-analytics';
+import { streamPages, type StreamSettings } from '../use-cases/stream-results';
+
+export interface AnalyticsRouteDeps {
+  reader: AnalyticsReader;
+  logger: Logger;
+  defaultLimit: number;
+  stream: StreamSettings;
+}
+
+const MAX_REPLAY_EVENTS = 10_000;
+const DEFAULT_REPLAY_EVENTS = 1000;
+
+/** `cursor` and `limit` of an events read; anything else (min_score included) is an unknown parameter. */
+function eventsQuery(raw: Record<string, unknown>, defaultLimit: number): { cursor?: string; limit: number } {
+  const q = parseReadQuery(raw, defaultLimit);
+  if (q.minScore !== undefined)
+    throw invalidRequest('Unknown query parameter: min_score', REASON.unknown_field, { field: 'min_score' });
+  return { limit: q.limit, ...(q.cursor !== undefined ? { cursor: q.cursor } : {}) };
+}
+
+export function mountAnalyticsRoutes(app: Express, d: AnalyticsRouteDeps): void {
+  app.get(
+    '/v1/vision/tasks/:taskId/analytics',
+    route(async (req, res) => {
+      const summary = await d.reader.summary(String(req.params.taskId), identityOf(res));
+      res.setHeader('Cache-Control', 'no-store');
+      res.json(summary);
+    }),
+  );
+
+  app.get(
+    '/v1/vision/tasks/:taskId/events',
+    route(async (req, res) => {
+      const query = eventsQuery(req.query as Record<string, unknown>, d.defaultLimit);
+      const page = await d.reader.events(String(req.params.taskId), identityOf(res), query);
+      res.setHeader('Cache-Control', 'no-store');
+      res.json({ items: page.items, next_cursor: page.next_cursor });
+    }),
+  );
+
+  app.get(
+    '/v1/vision/tasks/:taskId/events/stream',
+    route(async (req, res) => {
+      const identity = identityOf(res);
+      const taskId = String(req.params.taskId);
+      const parsed = eventsQuery(req.query as Record<string, unknown>, d.defaultLimit);
+      if (parsed.cursor !== undefined) d.reader.position(taskId, parsed.cursor);
+      const cursor = resumeCursor(req.header('last-event-id'), parsed.cursor);
+      const read = (c: string | undefined) =>
+        d.reader.events(taskId, identity, { limit: parsed.limit, ...(c !== undefined ? { cursor: c } : {}) });
+      const first = await read(cursor);
+      const gone = new AbortController();
+      res.on('close', () => gone.abort());
+      try {
+        const end = await streamPages(d.stream, 'zone_event', parsed.limit, read, first, () => {
+          res.status(200);
+          res.setHeader('Content-Type', 'text/event-stream; charset=utf-8');
+          res.setHeader('Cache-Control', 'no-store');
+          res.setHeader('X-Accel-Buffering', 'no');
+          res.flushHeaders();
+          return {
+            signal: gone.signal,
+            write: async (chunk) => {
+              if (gone.signal.aborted || res.write(chunk)) return;
+              await once(res, 'drain', { signal: gone.signal }).catch(() => undefined);
+            },
+          };
+        });
+        if (end !== 'gone') res.end();
+      } catch (err) {
+        // The head is gone: end the stream; the client resumes from its last event id.
+        d.logger.warn({ err, requestId: identity.requestId }, 'events stream ended by an error');
+        res.end();
+      }
+    }),
+  );
+
+  app.post(
+    '/v1/vision/tasks/:taskId/analytics/replay',
+    route(async (req, res) => {
+      const identity = identityOf(res);
+      const body: unknown = req.body;
+      if (typeof body !== 'object' || body === null || Array.isArray(body))
+        throw invalidRequest('Request body must be a JSON object', REASON.malformed_body);
+      const { max_events: maxEvents, ...ruleInput } = body as Record<string, unknown>;
+      if (
+        maxEvents !== undefined &&
+        !(
+          typeof maxEvents === 'number' &&
+          Number.isInteger(maxEvents) &&
+          maxEvents >= 0 &&
+          maxEvents <= MAX_REPLAY_EVENTS
+        )
+      )
+        throw invalidRequest(
+          `Invalid field max_events: an integer from 0 to ${MAX_REPLAY_EVENTS}`,
+          REASON.invalid_field,
+          {
+            field: 'max_events',
+          },
+        );
+      const rules = requireRules(ruleInput);
+      const out = await d.reader.replay(
+        String(req.params.taskId),
+        identity,
+        rules,
+        typeof maxEvents === 'number' ? maxEvents : DEFAULT_REPLAY_EVENTS,
+      );
+      res.setHeader('Cache-Control', 'no-store');
+      res.json(out);
+    }),
+  );
+}

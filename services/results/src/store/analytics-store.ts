@@ -1,0 +1,149 @@
+import type { Knex, RuleSet } from '@vision/shared';
+import type { AnalyticsEvent, EngineSnapshot } from '../domain/analytics';
+import type { FrameZones } from '../domain/frames';
+
+/** What results keeps about one task's analytics (a row of analytics_tasks). */
+export interface AnalyticsRecord {
+  taskId: string;
+  rulesVersion: number;
+  rules: RuleSet;
+  /** The engine as of its last evaluated frame; null before it evaluated any. */
+  snapshot: EngineSnapshot | null;
+  eventsCount: number;
+  rev: number;
+}
+
+interface Row {
+  task_id: string;
+  rules_version: number;
+  rules: string;
+  snapshot: string | null;
+  events_count: string | number;
+  rev: string | number;
+}
+
+const fromRow = (r: Row): AnalyticsRecord => ({
+  taskId: r.task_id,
+  rulesVersion: Number(r.rules_version),
+  rules: JSON.parse(r.rules) as RuleSet,
+  snapshot: r.snapshot === null ? null : (JSON.parse(r.snapshot) as EngineSnapshot),
+  eventsCount: Number(r.events_count),
+  rev: Number(r.rev),
+});
+
+/** One step of a task's evaluation, written in one transaction. */
+export interface AnalyticsStep {
+  taskId: string;
+  /** The rev read: the write fails (AnalyticsConflict) when another writer moved the row since. */
+  rev: number;
+  rulesVersion: number;
+  rules: RuleSet;
+  snapshot: EngineSnapshot;
+  /** The events decided, numbered from the stored count on. */
+  events: AnalyticsEvent[];
+  /** The evaluated frames' annotations. */
+  frames: { seq: number; zones: FrameZones }[];
+}
+
+/** Another writer (a second results replica) advanced the task first: the step is dropped, its batch redelivered. */
+export class AnalyticsConflict extends Error {
+  constructor(taskId: string) {
+    super(`analytics of task ${taskId} were advanced by another writer`);
+  }
+}
+
+/** Rows per statement: well under Postgres' 65535 bind parameters. */
+const CHUNK = 1000;
+
+export class AnalyticsStore {
+  constructor(private readonly knex: Knex) {}
+
+  async get(taskId: string): Promise<AnalyticsRecord | undefined> {
+    const r = (await this.knex('analytics_tasks').where({ task_id: taskId }).first()) as Row | undefined;
+    return r ? fromRow(r) : undefined;
+  }
+
+  /** Records a task's first known rules; false when it already had some (the row stands). */
+  async create(
+    taskId: string,
+    rulesVersion: number,
+    rules: RuleSet,
+    snapshot: EngineSnapshot | null,
+    now: Date,
+  ): Promise<boolean> {
+    const inserted = (await this.knex('analytics_tasks')
+      .insert({
+        task_id: taskId,
+        rules_version: rulesVersion,
+        rules: JSON.stringify(rules),
+        snapshot: snapshot === null ? null : JSON.stringify(snapshot),
+        updated_at: now,
+      })
+      .onConflict('task_id')
+      .ignore()
+      .returning('task_id')) as unknown[];
+    return inserted.length === 1;
+  }
+
+  /**
+   * Writes a step: the events (numbered from `eventsCount`; an id already stored is kept once), the frames'
+   * annotations, and the row (rules, snapshot, count, rev + 1) only if its rev is still `step.rev`. `also`
+   * runs in the same transaction (the webhook deliveries of the events).
+   */
+  async write(
+    step: AnalyticsStep,
+    eventsCount: number,
+    now: Date,
+    also: (trx: Knex) => Promise<void>,
+  ): Promise<void> {
+    await this.knex.transaction(async (trx) => {
+      const moved = await trx('analytics_tasks')
+        .where({ task_id: step.taskId, rev: step.rev })
+        .update({
+          rules_version: step.rulesVersion,
+          rules: JSON.stringify(step.rules),
+          snapshot: JSON.stringify(step.snapshot),
+          events_count: eventsCount + step.events.length,
+          rev: step.rev + 1,
+          updated_at: now,
+        });
+      if (moved !== 1) throw new AnalyticsConflict(step.taskId);
+      for (let i = 0; i < step.events.length; i += CHUNK) {
+        const rows = step.events.slice(i, i + CHUNK).map((e, j) => ({
+          task_id: step.taskId,
+          n: eventsCount + i + j,
+          event_id: e.id,
+          body: JSON.stringify(e),
+        }));
+        await trx('analytics_events').insert(rows).onConflict(['task_id', 'event_id']).ignore();
+      }
+      for (let i = 0; i < step.frames.length; i += CHUNK) {
+        const chunk = step.frames.slice(i, i + CHUNK);
+        await trx.raw(
+          `UPDATE result_frames f SET zones = v.zones::jsonb
+             FROM (VALUES ${chunk.map(() => '(?::integer, ?::text)').join(', ')}) AS v(seq, zones)
+            WHERE f.task_id = ? AND f.seq = v.seq`,
+          [...chunk.flatMap((f) => [f.seq, JSON.stringify(f.zones)]), step.taskId],
+        );
+      }
+      await also(trx);
+    });
+  }
+
+  /** Events numbered after `afterN`, in order, at most `limit`, as stored (the bytes the engine gave). */
+  async eventsPage(taskId: string, afterN: number, limit: number): Promise<{ n: number; body: string }[]> {
+    const rows = (await this.knex('analytics_events')
+      .where('task_id', taskId)
+      .andWhere('n', '>', afterN)
+      .orderBy('n', 'asc')
+      .limit(limit)
+      .select('n', 'body')) as { n: string | number; body: string }[];
+    return rows.map((r) => ({ n: Number(r.n), body: r.body }));
+  }
+
+  /** Forgets a task's analytics (retention). */
+  async deleteTask(taskId: string): Promise<void> {
+    await this.knex('analytics_events').where({ task_id: taskId }).delete();
+    await this.knex('analytics_tasks').where({ task_id: taskId }).delete();
+  }
+}

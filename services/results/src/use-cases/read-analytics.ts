@@ -1,0 +1,135 @@
+import { invalidRequest, notFound, type Clock, type Identity, type RuleSet } from '@vision/shared';
+import {
+  AnalyticsEngine,
+  analyticsFrameOf,
+  type AnalyticsEvent,
+  type AnalyticsSummary,
+} from '../domain/analytics';
+import type { CursorCodec } from '../domain/cursor';
+import { isEndOfData, isExpired } from '../domain/task-meta';
+import type { AnalyticsStore } from '../store/analytics-store';
+import type { FramesStore } from '../store/frames-store';
+import type { TaskResolver } from './resolve-task';
+import { engineOf } from './run-analytics';
+
+export interface EventsPage {
+  /** The events as stored: the JSON the engine gave, byte for byte. */
+  items: AnalyticsEvent[];
+  next_cursor: string;
+  /** The cursor after each item (an event stream's ids). */
+  itemCursors: string[];
+}
+
+export interface ReplayOutcome {
+  analytics: AnalyticsSummary;
+  events: AnalyticsEvent[];
+  events_total: number;
+  frames: number;
+}
+
+export interface AnalyticsReaderDeps {
+  store: AnalyticsStore;
+  frames: FramesStore;
+  resolver: TaskResolver;
+  /** Events cursors (CursorCodec of purpose `events`). */
+  cursors: CursorCodec;
+  clock: Clock;
+  endGraceMs: number;
+  /** Frames read per round of a replay. */
+  replayPage?: number;
+}
+
+/** GET analytics and events, and replays, of a video task for its owner (docs/API.md). */
+export class AnalyticsReader {
+  constructor(private readonly deps: AnalyticsReaderDeps) {}
+
+  /** The caller's video task, or 404 as for an unknown one. */
+  private async own(taskId: string, identity: Identity) {
+    const rec = await this.deps.resolver.resolve(taskId, identity);
+    if (
+      !rec ||
+      rec.meta.subject !== identity.subject ||
+      rec.meta.kind !== 'video' ||
+      isExpired(rec.meta, this.deps.clock.now())
+    )
+      throw notFound('Task not found');
+    return rec;
+  }
+
+  /** The last event number an events cursor of `taskId` names; 400 `invalid_cursor` for anything else. */
+  position(taskId: string, cursor: string): number {
+    const c = this.deps.cursors.decode(cursor, taskId);
+    if (!c.ok)
+      throw invalidRequest('cursor is not an events cursor of this task', 'invalid_cursor', {
+        field: 'cursor',
+      });
+    return c.position.lastSeq;
+  }
+
+  async summary(taskId: string, identity: Identity): Promise<AnalyticsSummary> {
+    await this.own(taskId, identity);
+    const rec = await this.deps.store.get(taskId);
+    if (!rec) return { task_id: taskId, rules_version: 0, as_of_seq: null, media_ms: null, rules: [] };
+    return engineOf(rec).analytics();
+  }
+
+  async events(
+    taskId: string,
+    identity: Identity,
+    query: { cursor?: string; limit: number },
+  ): Promise<EventsPage> {
+    const { store, frames, cursors, clock, endGraceMs } = this.deps;
+    const afterN = query.cursor === undefined ? -1 : this.position(taskId, query.cursor);
+    const task = await this.own(taskId, identity);
+    const rows = await store.eventsPage(taskId, afterN, query.limit + 1);
+    const hasMore = rows.length > query.limit;
+    const page = hasMore ? rows.slice(0, query.limit) : rows;
+    const lastN = page.length > 0 ? page[page.length - 1].n : afterN;
+    let done = false;
+    if (!hasMore) {
+      // Every event is out once the task's frames are complete and every stored frame was evaluated.
+      const rec = await store.get(taskId);
+      const lastStored = await frames.lastSeq(taskId);
+      const evaluated = rec ? (rec.snapshot?.as_of_seq ?? -1) : lastStored;
+      const now = clock.now();
+      done =
+        evaluated >= lastStored &&
+        isEndOfData({ meta: task.meta, end: task.end, lastSeq: lastStored, hasMore: false, now, endGraceMs });
+    }
+    return {
+      items: page.map((r) => JSON.parse(r.body) as AnalyticsEvent),
+      next_cursor: done ? '' : cursors.encode({ taskId, lastSeq: lastN }),
+      itemCursors: page.map((r) => cursors.encode({ taskId, lastSeq: r.n })),
+    };
+  }
+
+  /**
+   * Runs `rules` as version 1 over every stored frame of the task, in a fresh engine: the task's own analytics
+   * are not touched. At most `maxEvents` events are kept (the first ones); the analytics cover every frame.
+   */
+  async replay(
+    taskId: string,
+    identity: Identity,
+    rules: RuleSet,
+    maxEvents: number,
+  ): Promise<ReplayOutcome> {
+    await this.own(taskId, identity);
+    const pageSize = this.deps.replayPage ?? 1000;
+    const engine = AnalyticsEngine.create(taskId, rules);
+    const events: AnalyticsEvent[] = [];
+    let total = 0;
+    let frames = 0;
+    for (let after = -1; ;) {
+      const page = await this.deps.frames.page(taskId, after, pageSize);
+      for (const f of page) {
+        const out = engine.processFrame(analyticsFrameOf(f));
+        frames++;
+        total += out.events.length;
+        for (const e of out.events) if (events.length < maxEvents) events.push(e);
+      }
+      if (page.length < pageSize) break;
+      after = page[page.length - 1].seq;
+    }
+    return { analytics: engine.analytics(), events, events_total: total, frames };
+  }
+}
