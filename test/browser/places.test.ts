@@ -191,6 +191,20 @@ describe('zones and lines in the web console', () => {
     await page.click('.places .save-rules');
     await page.locator('.places .rules-version[data-version="4"]').waitFor();
     expect((await rules()).zones.map((z) => z.id)).toEqual(['lane']);
+    // The changed zone's open visits ended with the save (zone.exited, rule_changed): the timeline reads them.
+    const all = await waitFor(
+      'every event after the changes',
+      async () => {
+        const r = await api('GET', `/v1/vision/tasks/${taskId}/events?limit=500`);
+        return r.body.next_cursor === '' ? (r.body.items as { kind: string; reason?: string }[]) : undefined;
+      },
+      60_000,
+    );
+    expect(all.some((e) => e.kind === 'zone.exited' && e.reason === 'rule_changed')).toBe(true);
+    await page.locator(`.events-timeline[data-events="${all.length}"][data-ended="true"]`).waitFor();
+    expect(await page.locator('.event-mark[data-kind="zone.exited"]').count()).toBe(
+      all.filter((e) => e.kind === 'zone.exited').length,
+    );
     await screenshots(page, 'places-2-edited');
     expect(realErrors(errors)).toEqual([]);
   }, 120_000);

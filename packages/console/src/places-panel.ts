@@ -176,7 +176,18 @@ export function createPlacesPanel(
     renderList();
   };
 
+  /** Polls run one at a time; `reread` asks the next one to read every event again (after a save). */
+  let polling = false;
+  let reread = false;
   const poll = async () => {
+    timer = undefined;
+    polling = true;
+    if (reread) {
+      reread = false;
+      events.length = 0;
+      eventsCursor = '';
+      eventsEnded = false;
+    }
     try {
       const wasEnded = eventsEnded;
       if (!eventsEnded) await readEvents();
@@ -184,12 +195,19 @@ export function createPlacesPanel(
       if (gone) return;
       renderEvents();
       // Once every event is in, the counts are final: one more read, then none.
-      if (!wasEnded) timer = setTimeout(() => void poll(), POLL_MS);
+      if (!wasEnded || reread) timer = setTimeout(() => void poll(), POLL_MS);
     } catch (err) {
       if (gone) return;
       onError(err);
       timer = setTimeout(() => void poll(), POLL_MS * 3);
+    } finally {
+      polling = false;
     }
+  };
+  /** A saved rule set may end visits (events of their own): the events and counts are read again. */
+  const readAgain = () => {
+    reread = true;
+    if (!polling && timer === undefined) void poll();
   };
 
   const showRules = (r: TaskRules) => {
@@ -207,10 +225,10 @@ export function createPlacesPanel(
     save.disabled = true;
     const { zones, lines } = editor.rules;
     void api<TaskRules>('PUT', `${base}/rules`, { json: { zones, lines } })
-      .then(async (r) => {
+      .then((r) => {
         showRules(r.body);
         onError(undefined);
-        await readAnalytics();
+        readAgain();
       })
       .catch((err: unknown) => {
         save.disabled = false;
