@@ -23,9 +23,10 @@ describe('image detection end to end through the gateway', () => {
     await stack?.close();
   });
 
-  const detect = (key: string, idem: string, files: string[], scene?: string) => {
+  const detect = (key: string, idem: string, files: string[], scene?: string, zones?: unknown[]) => {
     const form = new FormData();
     if (scene) form.append('scene_code', scene);
+    if (zones) form.append('zones', JSON.stringify(zones));
     for (const f of files) form.append('files', new Blob([readFileSync(f)]), path.basename(f));
     return stack.api('POST', '/v1/vision/image-detections', {
       key,
@@ -116,5 +117,64 @@ describe('image detection end to end through the gateway', () => {
     const noKey = await detect(ACME, 'not-a-uuid', [image('none_bedroom_coco632.jpg')]);
     expect(noKey.status).toBe(400);
     expect(await imagesUsed(ACME)).toBe(before);
+  }, 60_000);
+
+  it('counts the objects of each image per zone, and replays the counts as they were', async () => {
+    const zones = [
+      {
+        id: 'frame',
+        polygon: [
+          [0, 0],
+          [1, 0],
+          [1, 1],
+          [0, 1],
+        ],
+      },
+      {
+        id: 'left',
+        labels: ['person'],
+        min_score: 0.5,
+        polygon: [
+          [0, 0],
+          [0.5, 0],
+          [0.5, 1],
+          [0, 1],
+        ],
+      },
+    ];
+    const files = [image('street_bus_pedestrians_coco2006.jpg'), image('none_bedroom_coco632.jpg')];
+    const idem = randomUUID();
+    const r = await detect(ACME, idem, files, 'person_vehicle', zones);
+    expect(r.status).toBe(201);
+    for (const entry of r.body.results as (Entry & { zones: unknown })[]) {
+      const objects = entry.objects ?? [];
+      // Every anchor lies in the whole frame; the left half holds the people whose bottom-center is left of 0.5.
+      const byLabel: Record<string, number> = {};
+      for (const o of objects) byLabel[o.label] = (byLabel[o.label] ?? 0) + 1;
+      const left = objects.filter((o) => o.label === 'person' && o.score >= 0.5 && o.bbox.cx < 0.5).length;
+      expect(entry.zones).toEqual([
+        { zone_id: 'frame', counts: { ...byLabel, '*': objects.length } },
+        { zone_id: 'left', counts: left > 0 ? { person: left, '*': left } : { '*': 0 } },
+      ]);
+    }
+    expect((r.body.results as Entry[])[0].objects!.length).toBeGreaterThan(0);
+    const replay = await detect(ACME, idem, files, 'person_vehicle', zones);
+    expect(replay.status).toBe(200);
+    expect(replay.body.results).toEqual(r.body.results);
+
+    const bowtie = [
+      {
+        id: 'z',
+        polygon: [
+          [0, 0],
+          [1, 1],
+          [1, 0],
+          [0, 1],
+        ],
+      },
+    ];
+    const bad = await detect(ACME, randomUUID(), files, 'person_vehicle', bowtie);
+    expect(bad.status).toBe(400);
+    expect(bad.body.error.details).toEqual({ reason: 'invalid_field', field: 'zones.0.polygon' });
   }, 60_000);
 });

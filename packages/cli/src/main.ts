@@ -2,6 +2,7 @@ import { Command, CommanderError, Option } from 'commander';
 import { SDK_VERSION } from '@vision/sdk';
 import { detectCommand } from './commands/detect';
 import { quotaCommand, scenesCommand } from './commands/info';
+import { analyticsCommand, eventsCommand, rulesCommand } from './commands/places';
 import { resultsCommand } from './commands/results';
 import { taskCommand, tasksCommand } from './commands/tasks';
 import { webhooksCommand } from './commands/webhooks';
@@ -24,6 +25,9 @@ export function program(): Command {
     taskCommand(),
     tasksCommand(),
     resultsCommand(),
+    rulesCommand(),
+    analyticsCommand(),
+    eventsCommand(),
     quotaCommand(),
     webhooksCommand(),
   ])

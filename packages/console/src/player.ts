@@ -13,6 +13,9 @@ const colourOfObject = (o: DetectedObject) => colourOf(o.track_id ? `track:${o.t
 
 export interface Player {
   el: HTMLElement;
+  /** The video and its overlays (zones and lines are drawn over it too). */
+  stage: HTMLElement;
+  video: HTMLVideoElement;
   /** Draws again for the frame on screen (after the frames were re-read). */
   redraw(): void;
   dispose(): void;
@@ -67,6 +70,8 @@ export function createPlayer(src: string, feed: FrameFeed): Player {
   const stage = h('div', { class: 'stage video-stage' }, video, svg);
   return {
     el: h('div', { class: 'player-wrap' }, stage, info),
+    stage,
+    video,
     redraw: draw,
     dispose() {
       window.removeEventListener('resize', draw);

@@ -1,12 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import createClient from 'openapi-fetch';
 import { errorFromResponse, parseJson } from './errors';
+import { created, type CreateOptions, type CreatedTask, type UploadOptions } from './create';
 import { expectContinueFetch } from './expect-continue';
-import { multipartBody, type FormField, type ProgressCallback, type UploadSource } from './multipart';
+import { multipartBody, type FormField, type UploadSource } from './multipart';
 import { sendWithRetries, type FetchLike, type RetryOptions } from './retry';
 import { iterateResultPages, type ResultsOptions } from './results';
-import { followFrames, type FollowOptions } from './stream';
+import { eventStreamOpener, followFrames, type FollowOptions } from './stream';
 import { waitForTask, type WaitOptions } from './wait';
+import { PlacesApi, type RuleSetInput, type ZoneInput } from './places';
 import { WebhooksApi } from './webhooks';
 import type {
   Frame,
@@ -18,6 +20,7 @@ import type {
   Task,
   TaskPage,
   TaskStatus,
+  components,
   paths,
 } from './types';
 
@@ -38,30 +41,6 @@ export interface VisionClientOptions {
   headers?: Record<string, string>;
 }
 
-export interface CreateOptions {
-  /**
-   * The Idempotency-Key (UUID). Made once per call when absent and reused on every retry, so a
-   * retried create is never charged twice. Keep it to resend the same create later yourself.
-   */
-  idempotencyKey?: string;
-  signal?: AbortSignal;
-}
-
-export interface UploadOptions extends CreateOptions {
-  /** Called as the request body goes out (restarts from 0 when the upload is retried). */
-  onUploadProgress?: ProgressCallback;
-}
-
-/** What a create answered: the task, and whether it was new (201), a replay (200) or resolving (202). */
-export interface CreatedTask {
-  task: Task;
-  httpStatus: 200 | 201 | 202;
-  /** True on an idempotent replay (200): nothing was charged this time. */
-  replayed: boolean;
-  /** The key the create was sent with. */
-  idempotencyKey: string;
-}
-
 export interface ListTasksOptions {
   status?: TaskStatus;
   kind?: 'video' | 'image';
@@ -79,6 +58,8 @@ export class VisionClient {
   private readonly headers: Record<string, string>;
   /** Webhook endpoints of this key's subject and their delivery logs. */
   readonly webhooks: WebhooksApi;
+  /** Zones and lines of video tasks: rules, analytics, events and replay (docs/ANALYTICS.md). */
+  readonly places: PlacesApi;
 
   constructor(private readonly options: VisionClientOptions) {
     if (!options.baseUrl) throw new TypeError('baseUrl is required');
@@ -102,6 +83,12 @@ export class VisionClient {
         }),
     });
     this.webhooks = new WebhooksApi(this.api, (call) => this.unwrap(call));
+    this.places = new PlacesApi(
+      this.api,
+      (call) => this.unwrap(call),
+      (path) => eventStreamOpener(this.fetchImpl, `${this.baseUrl}${path}`, this.headers),
+      failure,
+    );
   }
 
   private get retry(): RetryOptions {
@@ -151,15 +138,20 @@ export class VisionClient {
     } while (cursor);
   }
 
-  /** Creates a task on a live stream (http, https, rtsp or rtmp URL). */
+  /** Creates a task on a live stream (http, https, rtsp or rtmp URL), with its zones and lines if any. */
   async createStreamTask(
-    input: { streamUrl: string; scene: SceneCode },
+    input: { streamUrl: string; scene: SceneCode } & RuleSetInput,
     opts: CreateOptions = {},
   ): Promise<CreatedTask> {
     const key = opts.idempotencyKey ?? randomUUID();
+    const { zones, lines } = input;
+    const rules = {
+      ...(zones ? { zones } : {}),
+      ...(lines ? { lines } : {}),
+    } as components['schemas']['RuleSet'];
     const { data, error, response } = await this.api.POST('/v1/vision/tasks', {
       params: { header: { 'Idempotency-Key': key } },
-      body: { scene_code: input.scene, stream_url: input.streamUrl },
+      body: { scene_code: input.scene, stream_url: input.streamUrl, ...rules },
       signal: opts.signal,
     });
     if (!response.ok || !data) throw errorFromResponse(response.status, response.headers, error);
@@ -168,12 +160,15 @@ export class VisionClient {
 
   /** Creates a task on a video file (MP4 or MOV: a path, the bytes, or a stream), reporting upload progress. */
   async createFileTask(
-    input: { file: UploadSource; scene?: SceneCode },
+    input: { file: UploadSource; scene?: SceneCode } & RuleSetInput,
     opts: UploadOptions = {},
   ): Promise<CreatedTask> {
     const key = opts.idempotencyKey ?? randomUUID();
     const fields: FormField[] = [];
     if (input.scene) fields.push({ name: 'scene_code', value: input.scene });
+    // The rules go before the file, as JSON text fields.
+    if (input.zones) fields.push({ name: 'zones', value: JSON.stringify(input.zones) });
+    if (input.lines) fields.push({ name: 'lines', value: JSON.stringify(input.lines) });
     fields.push({ name: 'file', file: input.file });
     const res = await this.upload('/v1/vision/video-tasks', fields, key, opts);
     return created(res.status, (await res.json()) as Task, key);
@@ -181,16 +176,18 @@ export class VisionClient {
 
   /**
    * Detects objects in 1..10 images (paths, Buffers or streams; JPG, PNG or WEBP), synchronously.
-   * One result per image, in order; a failed image carries `error_code` and costs nothing.
+   * One result per image, in order; a failed image carries `error_code` and costs nothing. With `zones`, each
+   * succeeded image also carries its counts per zone.
    */
   async detectImages(
     images: UploadSource[],
-    opts: UploadOptions & { scene?: SceneCode } = {},
+    opts: UploadOptions & { scene?: SceneCode; zones?: ZoneInput[] } = {},
   ): Promise<ImageDetection> {
     if (images.length < 1 || images.length > 10)
       throw new RangeError(`detectImages takes 1 to 10 images, got ${images.length}`);
     const key = opts.idempotencyKey ?? randomUUID();
     const fields: FormField[] = images.map((file) => ({ name: 'files', file }));
+    if (opts.zones) fields.unshift({ name: 'zones', value: JSON.stringify(opts.zones) });
     if (opts.scene) fields.unshift({ name: 'scene_code', value: opts.scene });
     const res = await this.upload('/v1/vision/image-detections', fields, key, opts);
     return (await res.json()) as ImageDetection;
@@ -267,27 +264,13 @@ export class VisionClient {
   followResults(taskId: string, opts: FollowOptions = {}): AsyncGenerator<Frame> {
     const qs = opts.minScore !== undefined ? `?min_score=${encodeURIComponent(String(opts.minScore))}` : '';
     const url = `${this.baseUrl}/v1/vision/tasks/${encodeURIComponent(taskId)}/results/stream${qs}`;
-    return followFrames(
-      (lastEventId, signal) =>
-        this.fetchImpl(
-          new Request(url, {
-            headers: {
-              ...this.headers,
-              accept: 'text/event-stream',
-              ...(lastEventId ? { 'last-event-id': lastEventId } : {}),
-            },
-            signal,
-          }),
-        ),
-      async (res) => errorFromResponse(res.status, res.headers, parseJson(await res.text())),
-      opts,
-    );
+    return followFrames(eventStreamOpener(this.fetchImpl, url, this.headers), failure, opts);
   }
 }
 
-function created(status: number, task: Task, key: string): CreatedTask {
-  const httpStatus = status === 200 || status === 202 ? status : 201;
-  return { task, httpStatus, replayed: status === 200, idempotencyKey: key };
+/** The typed error of a stream's non-2xx answer. */
+async function failure(res: Response): Promise<Error> {
+  return errorFromResponse(res.status, res.headers, parseJson(await res.text()));
 }
 
 function clean<T extends object>(o: T): { [K in keyof T]: Exclude<T[K], undefined> } {

@@ -1,5 +1,3 @@
-import type { ResultPage } from './types';
-
 export interface ResultsOptions {
   /** Lower bound of confidence, 0..1 (below the scene's inference lower bound it is clamped). */
   minScore?: number;
@@ -20,14 +18,20 @@ export interface ResultsOptions {
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
+/** A page of a cursor-paged list (result frames, zone and line events). */
+export interface CursorPage {
+  items: unknown[];
+  next_cursor: string;
+}
+
 /**
- * Follows `next_cursor` page after page: every frame once, in order. The last page is the one whose
+ * Follows `next_cursor` page after page: every item once, in order. The last page is the one whose
  * `next_cursor` is empty (the task ended and everything was returned; docs/API.md, Results paging).
  */
-export async function* iterateResultPages(
-  fetchPage: (cursor: string | undefined) => Promise<ResultPage>,
-  opts: ResultsOptions = {},
-): AsyncGenerator<ResultPage> {
+export async function* iterateResultPages<P extends CursorPage>(
+  fetchPage: (cursor: string | undefined) => Promise<P>,
+  opts: Omit<ResultsOptions, 'minScore' | 'limit'> = {},
+): AsyncGenerator<P> {
   let cursor = opts.cursor || undefined;
   for (;;) {
     opts.signal?.throwIfAborted();

@@ -67,11 +67,25 @@ const RETRYABLE = new Set([429, 502, 503, 504]);
  * Every frame of a task as the server pushes it, each once and in order: a dropped connection or a
  * stream closed before `end` is reopened with `Last-Event-ID`, which resumes after the last frame.
  */
-export async function* followFrames(
+export function followFrames(
   open: OpenStream,
   fail: (res: Response) => Promise<Error>,
   opts: FollowOptions = {},
 ): AsyncGenerator<Frame> {
+  return followServerEvents<Frame>(open, fail, 'frame', opts);
+}
+
+/**
+ * The JSON data of every `name` event of a stream that ends with an `end` event, each once and in order:
+ * a dropped connection, a stream closed before `end` or a 429/5xx answer is reopened with `Last-Event-ID`
+ * (the id of the last event received), which resumes after it.
+ */
+export async function* followServerEvents<T>(
+  open: OpenStream,
+  fail: (res: Response) => Promise<Error>,
+  name: string,
+  opts: Omit<FollowOptions, 'minScore'> = {},
+): AsyncGenerator<T> {
   let lastEventId = opts.lastEventId;
   const delay = opts.reconnectDelayMs ?? 1000;
   for (;;) {
@@ -87,10 +101,10 @@ export async function* followFrames(
       try {
         for await (const ev of parseEventStream(res.body)) {
           if (ev.event === 'end') return;
-          if (ev.event !== 'frame') continue;
-          const frame = JSON.parse(ev.data) as Frame;
+          if (ev.event !== name) continue;
+          const data = JSON.parse(ev.data) as T;
           if (ev.id !== undefined) lastEventId = ev.id;
-          yield frame;
+          yield data;
         }
       } catch (err) {
         if (opts.signal?.aborted) throw err;
@@ -100,4 +114,23 @@ export async function* followFrames(
     }
     await new Promise((resolve) => setTimeout(resolve, delay));
   }
+}
+
+/** Opens `url` as an event stream with these headers, from an event id. */
+export function eventStreamOpener(
+  fetchImpl: (req: Request) => Promise<Response>,
+  url: string,
+  headers: Record<string, string>,
+): OpenStream {
+  return (lastEventId, signal) =>
+    fetchImpl(
+      new Request(url, {
+        headers: {
+          ...headers,
+          accept: 'text/event-stream',
+          ...(lastEventId ? { 'last-event-id': lastEventId } : {}),
+        },
+        signal,
+      }),
+    );
 }

@@ -4,11 +4,13 @@ import type { SceneCode } from '@vision/sdk';
 import { drawDetections } from '../draw';
 import { clientFor, json, out } from '../context';
 import { UsageError } from '../exit-codes';
+import { readZonesFile } from './places';
 
 interface DetectOptions {
   scene?: string;
   json?: boolean;
   draw?: string;
+  zones?: string;
 }
 
 export function detectCommand(): Command {
@@ -17,11 +19,13 @@ export function detectCommand(): Command {
     .argument('<images...>', 'image files')
     .option('--scene <scene>', 'scene code (the service default is fire_smoke)')
     .option('--json', 'print the service answer as JSON')
+    .option('--zones <file>', 'count per zone: a JSON file { "zones": [...] } (docs/ANALYTICS.md)')
     .option('--draw <dir>', 'write copies of the images into DIR with the boxes and labels drawn')
     .action(async (images: string[], opts: DetectOptions, cmd: Command) => {
       if (images.length > 10) throw new UsageError(`at most 10 images per call, got ${images.length}`);
       const client = clientFor(cmd);
-      const answer = await client.detectImages(images, { scene: opts.scene as SceneCode | undefined });
+      const zones = opts.zones ? readZonesFile(opts.zones) : undefined;
+      const answer = await client.detectImages(images, { scene: opts.scene as SceneCode | undefined, zones });
       const names = new Set<string>();
       const drawn: string[] = [];
       for (const r of answer.results) {
@@ -46,6 +50,12 @@ export function detectCommand(): Command {
         }
         const objects = r.objects ?? [];
         await out(`${file}: ${objects.length} object(s)`);
+        for (const z of r.zones ?? [])
+          await out(
+            `  zone ${z.zone_id}: ${Object.entries(z.counts)
+              .map(([k, v]) => `${k}=${v}`)
+              .join(' ')}${z.coverage ? ` coverage ${z.coverage.fraction.toFixed(3)}` : ''}`,
+          );
         for (const o of objects) {
           const b = o.bbox;
           await out(

@@ -3,6 +3,7 @@ import { TASK_STATUSES, type SceneCode, type Task, type VisionClient } from '@vi
 import { clientFor, json, numberIn, out } from '../context';
 import { TaskOutcomeError, UsageError } from '../exit-codes';
 import { createProgress } from '../progress';
+import { readRulesFile } from './places';
 
 const taskLine = (t: Task) =>
   `${t.task_id}  ${t.status.padEnd(10)} ${(t.kind ?? '').padEnd(5)} ${t.scene_code.padEnd(14)} ${t.created_at}` +
@@ -51,6 +52,7 @@ interface CreateOptions {
   json?: boolean;
   idempotencyKey?: string;
   timeout: number;
+  rules?: string;
 }
 
 function createCommand(): Command {
@@ -59,6 +61,10 @@ function createCommand(): Command {
     .addOption(new Option('--file <path>', 'video file to upload').conflicts('url'))
     .addOption(new Option('--url <url>', 'live stream address').conflicts('file'))
     .requiredOption('--scene <scene>', 'scene code (see `vision scenes`)')
+    .option(
+      '--rules <file>',
+      'zones and lines: a JSON file { "zones": [...], "lines": [...] } (docs/ANALYTICS.md)',
+    )
     .option('--wait', 'wait until the task ends (spinner on a terminal, status lines otherwise)')
     .option(
       '--timeout <seconds>',
@@ -72,20 +78,21 @@ function createCommand(): Command {
       if (!opts.file === !opts.url) throw new UsageError('give exactly one of --file or --url');
       const client = clientFor(cmd);
       const scene = opts.scene as SceneCode;
+      const rules = opts.rules ? readRulesFile(opts.rules) : {};
       const keyOpt = { idempotencyKey: opts.idempotencyKey };
       let created;
       if (opts.file) {
         const progress = createProgress();
         try {
           created = await client.createFileTask(
-            { file: opts.file, scene },
+            { file: opts.file, scene, ...rules },
             { ...keyOpt, onUploadProgress: (p) => progress.upload(p) },
           );
         } finally {
           progress.uploadDone();
         }
       } else {
-        created = await client.createStreamTask({ streamUrl: String(opts.url), scene }, keyOpt);
+        created = await client.createStreamTask({ streamUrl: String(opts.url), scene, ...rules }, keyOpt);
       }
       if (created.httpStatus === 202)
         process.stderr.write('submission outcome unknown: the service is confirming it (resolving)\n');

@@ -1,11 +1,13 @@
 /**
  * One video task: its status (polled), a stop button, the min_score slider, and either the uploaded
- * video with the detections drawn over it (file tasks) or the live chart and latest objects (streams).
+ * video with the detections drawn over it (file tasks) or the live chart and latest objects (streams). A file
+ * task's zones and lines are drawn over its video, edited and saved there, with their counts and events.
  */
 import { STOPPABLE, TERMINAL, api, type Task } from '../api.js';
 import { fill, h } from '../dom.js';
 import { FrameFeed } from '../feed.js';
 import { createLiveView } from '../live.js';
+import { createPlacesPanel, type PlacesPanel } from '../places-panel.js';
 import { createPlayer, type Player } from '../player.js';
 import { badge, scoreSlider, showError, when } from '../ui.js';
 import { hasUpload, videoSource } from '../video-auth.js';
@@ -24,6 +26,7 @@ export function taskPage(taskId: string): Page {
     let player: Player | undefined;
     let live: ReturnType<typeof createLiveView> | undefined;
     let release: (() => void) | undefined;
+    let places: PlacesPanel | undefined;
     let gone = false;
     let statusTimer: ReturnType<typeof setTimeout> | undefined;
 
@@ -125,6 +128,8 @@ export function taskPage(taskId: string): Page {
           player = createPlayer(source.src, feed);
           player.el.dataset.mode = source.mode;
           fill(view, player.el);
+          places = createPlacesPanel(taskId, player.stage, player.video, (err) => showError(errors, err));
+          root.append(places.el);
         } else {
           live = createLiveView(feed);
           fill(view, live.el);
@@ -143,6 +148,7 @@ export function taskPage(taskId: string): Page {
       gone = true;
       clearTimeout(statusTimer);
       feed.stop();
+      places?.dispose();
       player?.dispose();
       release?.();
     };

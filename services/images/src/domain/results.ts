@@ -1,4 +1,5 @@
 import type { BBox, ErrorCode } from '@vision/shared';
+import type { ImageZoneCounts } from '@vision/results/dist/domain/analytics/image-zones';
 
 /** A detection as image detection returns it: never a track_id (SPEC.md 2.3). */
 export interface ImageObject {
@@ -8,7 +9,7 @@ export interface ImageObject {
 }
 
 export type ImageResult =
-  | { seq: number; status: 'succeeded'; objects: ImageObject[] }
+  | { seq: number; status: 'succeeded'; objects: ImageObject[]; zones?: ImageZoneCounts[] }
   | { seq: number; status: 'failed'; error_code: ErrorCode };
 
 /** Why one image failed, as the service saw it. */

@@ -61,6 +61,7 @@ export function createApp(deps: AppDeps): Express {
                 upload.sceneCode,
                 upload.files,
                 control,
+                upload.zones,
               );
               res.status(outcome.status).json(outcome.body);
             },

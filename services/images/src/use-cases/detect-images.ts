@@ -6,6 +6,7 @@
  */
 import { type Identity, IdempotentRequests } from '@vision/shared';
 import { requestFingerprint } from '../domain/fingerprint';
+import { zonesFingerprint, zonesOfField } from '../domain/image-zones';
 import { detectionResponse } from '../domain/results';
 import type { SpentCall, UploadedImage } from '../domain/call';
 import type { CallData, CallRecord } from '../store/call-store';
@@ -42,6 +43,7 @@ export class ImageDetections {
     sceneField: string | undefined,
     files: UploadedImage[],
     call: CallControl = {},
+    zonesField?: string,
   ): Promise<DetectionOutcome> {
     // SPEC.md 4.6: a missing field means fire_smoke; an empty one is a scene that does not exist.
     const sceneCode = sceneField === undefined ? DEFAULT_SCENE : sceneField;
@@ -49,9 +51,12 @@ export class ImageDetections {
     // database refuses, such as NUL; found by schemathesis). Whether the scene is enabled is checked after
     // the claim, so that the replay of a finished call does not depend on the scene being enabled now.
     this.d.scenes.requireSceneCode(sceneCode);
+    // Zones are validated before the claim too: a refused rule set stores nothing.
+    const zones = zonesOfField(zonesField);
     const fingerprint = requestFingerprint(
       sceneCode,
       files.map((f) => f.sha256),
+      zones && zonesFingerprint(zones),
     );
     return this.claims.handle(
       {
@@ -61,7 +66,7 @@ export class ImageDetections {
         data: { sceneCode, imageCount: files.length },
       },
       {
-        run: (owned) => runCall(this.d, identity, owned, sceneCode, files, call),
+        run: (owned) => runCall(this.d, identity, owned, sceneCode, files, call, zones),
         // Settling calls replay too: their results are final, only the quota settle may be outstanding.
         replay: async (rec) => ({
           status: 200,

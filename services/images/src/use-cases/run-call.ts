@@ -4,8 +4,9 @@
  * reported to quota after the answer (SPEC.md 4.6).
  */
 import { setImmediate as nextTurn } from 'node:timers/promises';
-import { ApiError, type Identity, type OwnedClaim } from '@vision/shared';
+import { ApiError, type Identity, type OwnedClaim, type ZoneRule } from '@vision/shared';
 import { CONTENT_TYPES } from '../domain/image-type';
+import { withZoneCounts } from '../domain/image-zones';
 import { imageObjectKey } from '../domain/object-key';
 import {
   type DetectionResponse,
@@ -33,6 +34,7 @@ export async function runCall(
   sceneCode: string,
   files: UploadedImage[],
   control: CallControl = {},
+  zones?: readonly ZoneRule[],
 ): Promise<DetectionOutcome> {
   const { calls, leases, clock, logger } = ctx;
   const call: CallRef = { ref: owned.ref, taskId: owned.taskId, sceneCode };
@@ -65,6 +67,8 @@ export async function runCall(
   let reserved: Reservation;
   try {
     results = await processImages(ctx, identity, call.taskId, sceneCode, files, held, control);
+    // The counts per zone are stored with the results, so that a replay of the call answers them as they were.
+    if (zones) results = withZoneCounts(results, zones);
     reserved = await held;
   } catch (err) {
     const refused = await holdError;

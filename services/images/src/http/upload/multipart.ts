@@ -3,6 +3,7 @@ import { IMAGE_UPLOAD, REASON, type FilePart, invalidRequest, readMultipart } fr
 import { type ImageType, SNIFF_BYTES, sniffImageType } from '../../domain/image-type';
 import { sha256Hex } from '../../domain/fingerprint';
 import type { UploadedImage } from '../../domain/call';
+import { MAX_ZONES_FIELD_BYTES, ZONES_FIELD } from '../../domain/image-zones';
 
 export const FILE_FIELD = IMAGE_UPLOAD.fileField;
 export const SCENE_FIELD = 'scene_code';
@@ -16,25 +17,27 @@ export interface UploadLimits {
 export interface ParsedUpload {
   /** As sent; undefined when the field was absent (the caller applies the default). */
   sceneCode?: string;
+  /** The `zones` text field as sent (a JSON array of Zone), undefined when absent. */
+  zones?: string;
   files: UploadedImage[];
 }
 
 /**
  * Reads a multipart image upload (SPEC.md 4.6) with the shared reader: only the file field `files`
  * (1..maxFiles files, each at most maxFileBytes, JPG/PNG/WEBP by content, refused as soon as the
- * first bytes tell) and only the value field `scene_code`; at most maxBodyBytes in all.
+ * first bytes tell) and only the value fields `scene_code` and `zones`; at most maxBodyBytes in all.
  */
 export async function parseImageUpload(req: IncomingMessage, limits: UploadLimits): Promise<ParsedUpload> {
   const form = await readMultipart(req, {
     fileField: FILE_FIELD,
-    valueFields: [SCENE_FIELD],
+    valueFields: [SCENE_FIELD, ZONES_FIELD],
     maxFiles: limits.maxFiles,
     maxFileBytes: limits.maxFileBytes,
     maxBodyBytes: limits.maxBodyBytes,
-    maxFieldBytes: 128,
+    maxFieldBytes: MAX_ZONES_FIELD_BYTES,
     onFile: readImage,
   });
-  return { sceneCode: form.fields[SCENE_FIELD], files: form.files };
+  return { sceneCode: form.fields[SCENE_FIELD], zones: form.fields[ZONES_FIELD], files: form.files };
 }
 
 async function readImage(part: FilePart): Promise<UploadedImage> {

@@ -1,0 +1,168 @@
+/** `vision rules`, `analytics`, `events` and the rules of `task create` and `detect`, spawned against the standalone stack. */
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { MEDIA, startStack, type TestStack } from '../../../test/helpers/stack';
+import { runVision } from './support/vision-process';
+
+const KEY = 'cli-places-key-0123456789';
+const PARKING = path.join(MEDIA, 'videos', 'person_bicycle_car_parkinglot_intel.mp4');
+const LANE = {
+  id: 'lane',
+  labels: ['car', 'truck'],
+  polygon: [
+    [0, 0.3],
+    [0.3, 0.3],
+    [0.3, 0.7],
+    [0, 0.7],
+  ],
+};
+const CURB = { id: 'curb', start: [0.2, 0.7], end: [0.2, 0.3], labels: ['car'] };
+
+describe('zones and lines through the vision command', () => {
+  let stack: TestStack;
+  let tmp: string;
+  const vision = (args: string[]) => runVision(args, { VISION_BASE_URL: stack.url, VISION_API_KEY: KEY });
+  const file = (name: string, value: unknown) => {
+    const p = path.join(tmp, name);
+    writeFileSync(p, typeof value === 'string' ? value : JSON.stringify(value));
+    return p;
+  };
+
+  beforeAll(async () => {
+    if (!existsSync(path.resolve(__dirname, '../dist/main.js')))
+      throw new Error('packages/cli is not built: run `npm run build` first');
+    stack = await startStack({ keys: `${KEY}:cli-places`, env: { TASKS_POLL_INTERVAL_MS: '300' } });
+    tmp = mkdtempSync(path.join(os.tmpdir(), 'vision-cli-places-'));
+  }, 180_000);
+  afterAll(async () => {
+    await stack?.close();
+    if (tmp) rmSync(tmp, { recursive: true, force: true });
+  });
+
+  it('task create --rules, then events (pages and --follow alike), analytics, rules get and rules set', async () => {
+    const rules = file('rules.json', { zones: [LANE], lines: [CURB] });
+    const created = await vision([
+      'task',
+      'create',
+      '--file',
+      PARKING,
+      '--scene',
+      'person_vehicle',
+      '--rules',
+      rules,
+      '--json',
+    ]);
+    expect(created.code).toBe(0);
+    const taskId = (JSON.parse(created.stdout) as { task_id: string }).task_id;
+
+    const [followed, paged] = await Promise.all([
+      vision(['events', taskId, '--follow', '--json']),
+      vision(['events', taskId, '--json', '--page-size', '3']),
+    ]);
+    expect([followed.code, paged.code]).toEqual([0, 0]);
+    const events = paged.stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { kind: string; direction?: string });
+    expect(followed.stdout).toBe(paged.stdout);
+    const crossingsIn = events.filter((e) => e.kind === 'line.crossed' && e.direction === 'in').length;
+    expect(crossingsIn).toBeGreaterThanOrEqual(1);
+    const text = await vision(['events', taskId]);
+    expect(text.stdout.trim().split('\n')).toHaveLength(events.length);
+    expect(text.stdout).toContain('line.crossed');
+
+    const analytics = await vision(['analytics', taskId, '--json']);
+    const a = JSON.parse(analytics.stdout) as { rules: { id: string; in_total?: number }[] };
+    expect(a.rules.find((r) => r.id === 'curb')?.in_total).toBe(crossingsIn);
+    expect((await vision(['analytics', taskId])).stdout).toContain(`line curb  in ${crossingsIn}`);
+
+    const got = await vision(['rules', 'get', taskId]);
+    expect(got.stdout).toContain('rules version 1');
+    expect(got.stdout).toContain('zone lane');
+    const set = await vision(['rules', 'set', taskId, file('lines-only.json', { lines: [CURB] }), '--json']);
+    expect(set.code).toBe(0);
+    expect(JSON.parse(set.stdout)).toMatchObject({ rules_version: 2, zones: [], lines: [{ id: 'curb' }] });
+  }, 300_000);
+
+  it('answers --help for the rules, analytics and events commands', async () => {
+    for (const cmd of [['rules'], ['rules', 'get'], ['rules', 'set'], ['analytics'], ['events']]) {
+      const r = await vision([...cmd, '--help']);
+      expect([cmd.join(' '), r.code]).toEqual([cmd.join(' '), 0]);
+      expect(r.stdout).toContain(`Usage: vision ${cmd.join(' ')}`);
+    }
+  }, 60_000);
+
+  it('detect --zones prints the counts per zone', async () => {
+    const zones = file('zones.json', {
+      zones: [
+        {
+          id: 'frame',
+          polygon: [
+            [0, 0],
+            [1, 0],
+            [1, 1],
+            [0, 1],
+          ],
+        },
+      ],
+    });
+    const r = await vision([
+      'detect',
+      path.join(MEDIA, 'images', 'street_bus_pedestrians_coco2006.jpg'),
+      '--scene',
+      'person_vehicle',
+      '--zones',
+      zones,
+      '--json',
+    ]);
+    expect(r.code).toBe(0);
+    const result = (
+      JSON.parse(r.stdout) as {
+        results: { objects: unknown[]; zones: { counts: Record<string, number> }[] }[];
+      }
+    ).results[0];
+    expect(result.zones[0].counts['*']).toBe(result.objects.length);
+  }, 60_000);
+
+  it('a rules file that is not a rule set is a usage error (2); rules the service refuses are an API error (1)', async () => {
+    const bad = await vision([
+      'task',
+      'create',
+      '--file',
+      PARKING,
+      '--scene',
+      'person_vehicle',
+      '--rules',
+      file('bad.json', '{nope'),
+    ]);
+    expect([bad.code, bad.stderr]).toEqual([2, expect.stringContaining('is not JSON')]);
+    const list = await vision(['rules', 'set', 'x', file('list.json', [LANE])]);
+    expect(list.code).toBe(2);
+    const bowtie = file('bowtie.json', {
+      zones: [
+        {
+          id: 'z',
+          polygon: [
+            [0, 0],
+            [1, 1],
+            [1, 0],
+            [0, 1],
+          ],
+        },
+      ],
+    });
+    const refused = await vision([
+      'task',
+      'create',
+      '--file',
+      PARKING,
+      '--scene',
+      'person_vehicle',
+      '--rules',
+      bowtie,
+    ]);
+    expect([refused.code, refused.stderr]).toEqual([1, expect.stringContaining('OP-TASK-REQUEST-INVALID')]);
+    expect((await vision(['rules', 'get', 'no-such-task'])).code).toBe(1);
+  }, 120_000);
+});

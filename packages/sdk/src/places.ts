@@ -1,0 +1,145 @@
+/**
+ * Zones and lines on a video task (docs/ANALYTICS.md): the rules in force and their replacement, the analytics,
+ * the events (page by page, or pushed live over Server-Sent Events) and the replay of a rule set over a task's
+ * stored frames.
+ */
+import type { Client } from 'openapi-fetch';
+import { iterateResultPages, type CursorPage } from './results';
+import { followServerEvents, type FollowOptions, type OpenStream } from './stream';
+import type { components, paths } from './types';
+
+type Schemas = components['schemas'];
+export type Zone = Schemas['Zone'];
+export type Line = Schemas['Line'];
+export type TaskRules = Schemas['TaskRules'];
+export type Analytics = Schemas['Analytics'];
+export type ZoneSummary = Schemas['ZoneSummary'];
+export type LineSummary = Schemas['LineSummary'];
+export type AnalyticsEvent = Schemas['AnalyticsEvent'];
+export type ImageZoneCounts = Schemas['ImageZoneCounts'];
+
+/** Fields the service fills in with their defaults when a request leaves them out. */
+type WithDefaults<T, K extends keyof T> = Omit<T, K> & Partial<Pick<T, K>>;
+export type OccupancyAlertInput = WithDefaults<Schemas['OccupancyAlert'], 'hysteresis_ms'>;
+/** A zone as a request sends it: every field with a default may be left out. */
+export type ZoneInput = WithDefaults<
+  Omit<Zone, 'occupancy'>,
+  'min_score' | 'enter_ms' | 'exit_ms' | 'lost_grace_ms' | 'switch_distance'
+> & { occupancy?: OccupancyAlertInput[] };
+/** A line as a request sends it: every field with a default may be left out. */
+export type LineInput = WithDefaults<Line, 'min_score' | 'hysteresis_ms'>;
+/** Zones and lines together at most 20, ids unique across both. */
+export interface RuleSetInput {
+  zones?: ZoneInput[];
+  lines?: LineInput[];
+}
+
+export interface EventPage {
+  items: AnalyticsEvent[];
+  next_cursor: string;
+}
+
+export interface EventsOptions {
+  /** Events per page, 1..500 (default 500). */
+  limit?: number;
+  /** Resume from a cursor of an earlier page. */
+  cursor?: string;
+  /**
+   * What to do when a page comes back empty while the task is still running: `true` (default) polls every
+   * `pollIntervalMs` until the task ends and every event is delivered; `false` stops there.
+   */
+  follow?: boolean;
+  pollIntervalMs?: number;
+  signal?: AbortSignal;
+}
+
+export type FollowEventsOptions = Omit<FollowOptions, 'minScore'>;
+
+export interface ReplayResult {
+  analytics: Analytics;
+  /** The first `maxEvents` events (default 1,000). */
+  events: AnalyticsEvent[];
+  /** Every event the replay gave. */
+  events_total: number;
+  /** Stored frames evaluated. */
+  frames: number;
+}
+
+type Unwrap = <T>(call: Promise<{ data?: T; error?: unknown; response: Response }>) => Promise<T>;
+const taskPath = (taskId: string) => ({ path: { task_id: taskId } });
+/** The generated request types mark defaulted fields as required; the service fills them in. */
+const asRuleSet = (rules: RuleSetInput) => rules as Schemas['RuleSet'];
+
+export class PlacesApi {
+  constructor(
+    private readonly api: Client<paths>,
+    private readonly unwrap: Unwrap,
+    /** Opens the event stream at a path of the service. */
+    private readonly openStream: (path: string) => OpenStream,
+    private readonly fail: (res: Response) => Promise<Error>,
+  ) {}
+
+  /** The zones and lines in force (every default filled in) and their `rules_version` (0: never had rules). */
+  getRules(taskId: string): Promise<TaskRules> {
+    return this.unwrap(this.api.GET('/v1/vision/tasks/{task_id}/rules', { params: taskPath(taskId) }));
+  }
+
+  /**
+   * Replaces the task's whole rule set while it runs, with no restart: a set that differs becomes
+   * `rules_version` + 1; unchanged rules keep their state. Answers the rules in force after the request.
+   */
+  replaceRules(taskId: string, rules: RuleSetInput): Promise<TaskRules> {
+    return this.unwrap(
+      this.api.PUT('/v1/vision/tasks/{task_id}/rules', { params: taskPath(taskId), body: asRuleSet(rules) }),
+    );
+  }
+
+  /** Per rule: counts in and out by label, occupancy, visits and dwell, as of the frame `as_of_seq`. */
+  analytics(taskId: string): Promise<Analytics> {
+    return this.unwrap(this.api.GET('/v1/vision/tasks/{task_id}/analytics', { params: taskPath(taskId) }));
+  }
+
+  /** One page of the task's events, in the order they were decided. */
+  eventPage(taskId: string, opts: { cursor?: string; limit?: number } = {}): Promise<EventPage> {
+    const query = {
+      ...(opts.cursor ? { cursor: opts.cursor } : {}),
+      ...(opts.limit !== undefined ? { limit: opts.limit } : {}),
+    };
+    return this.unwrap(
+      this.api.GET('/v1/vision/tasks/{task_id}/events', { params: { ...taskPath(taskId), query } }),
+    );
+  }
+
+  /** Every event of the task, each once, in order, following the cursor (see EventsOptions for running tasks). */
+  async *events(taskId: string, opts: EventsOptions = {}): AsyncGenerator<AnalyticsEvent> {
+    const limit = opts.limit ?? 500;
+    const pages = iterateResultPages<EventPage & CursorPage>(
+      (cursor) => this.eventPage(taskId, { cursor, limit }),
+      opts,
+    );
+    for await (const page of pages) yield* page.items;
+  }
+
+  /**
+   * Every event pushed over the live stream (Server-Sent Events), each once, in order, until the task ends and
+   * every event was sent; reconnects with `Last-Event-ID` when the connection drops.
+   */
+  followEvents(taskId: string, opts: FollowEventsOptions = {}): AsyncGenerator<AnalyticsEvent> {
+    const open = this.openStream(`/v1/vision/tasks/${encodeURIComponent(taskId)}/events/stream`);
+    return followServerEvents<AnalyticsEvent>(open, this.fail, 'zone_event', opts);
+  }
+
+  /**
+   * Evaluates a rule set over the task's stored frames (finished or running) in a fresh engine: the task's own
+   * rules and events are not touched, nothing is re-decoded, and the same rules give the same events and ids.
+   */
+  replay(taskId: string, rules: RuleSetInput, opts: { maxEvents?: number } = {}): Promise<ReplayResult> {
+    const body = {
+      ...asRuleSet(rules),
+      ...(opts.maxEvents !== undefined ? { max_events: opts.maxEvents } : {}),
+    };
+    return this.unwrap(
+      this.api.POST('/v1/vision/tasks/{task_id}/analytics/replay', { params: taskPath(taskId), body }),
+    );
+  }
+}

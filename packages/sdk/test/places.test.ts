@@ -1,0 +1,177 @@
+/**
+ * Zones and lines through the SDK against the standalone stack: rules on create, the rules in force and their
+ * replacement, the events page by page and over the live stream, the analytics, the replay, and image
+ * detections with zones.
+ */
+import path from 'node:path';
+import { MEDIA, startStack, type TestStack } from '../../../test/helpers/stack';
+import { VisionApiError, VisionClient, type AnalyticsEvent, type LineSummary, type ZoneInput } from '../src';
+
+const KEY = 'sdk-places-key-0123456789';
+const CLIP = path.join(MEDIA, 'videos', 'person_bicycle_car_parkinglot_intel.mp4');
+
+/** The lot's left lane (the car in the clip drives up and to the left through it) and a line it crosses inwards. */
+const ZONES: ZoneInput[] = [
+  {
+    id: 'lane',
+    name: 'left lane',
+    labels: ['car', 'truck'],
+    polygon: [
+      [0, 0.3],
+      [0.3, 0.3],
+      [0.3, 0.7],
+      [0, 0.7],
+    ],
+  },
+];
+const LINES = [{ id: 'curb', start: [0.2, 0.7], end: [0.2, 0.3], labels: ['car'] }];
+
+describe('zones and lines through the SDK', () => {
+  let stack: TestStack;
+  let client: VisionClient;
+  beforeAll(async () => {
+    stack = await startStack({
+      keys: `${KEY}:sdk-places`,
+      env: { TASKS_POLL_INTERVAL_MS: '300', RESULTS_STREAM_POLL_MS: '100' },
+    });
+    client = new VisionClient({ baseUrl: stack.url, apiKey: KEY, retry: { minDelayMs: 50 } });
+  }, 180_000);
+  afterAll(async () => {
+    await stack?.close();
+  });
+
+  it('a file task with rules: events pages and the live stream agree, analytics count them, replay repeats them', async () => {
+    const created = await client.createFileTask({
+      file: CLIP,
+      scene: 'person_vehicle',
+      zones: ZONES,
+      lines: LINES,
+    });
+    expect(created.httpStatus).toBe(201);
+    const taskId = created.task.task_id;
+    // Followed from the start, while the task runs, until the stream's `end`.
+    const followed: AnalyticsEvent[] = [];
+    const following = (async () => {
+      for await (const e of client.places.followEvents(taskId, { reconnectDelayMs: 100 })) followed.push(e);
+    })();
+
+    const rules = await client.places.getRules(taskId);
+    expect(rules.rules_version).toBe(1);
+    expect(rules.zones[0]).toMatchObject({ id: 'lane', anchor: 'bottom_center', min_score: 0 });
+    expect(rules.lines.map((l) => l.id)).toEqual(['curb']);
+
+    const paged: AnalyticsEvent[] = [];
+    for await (const e of client.places.events(taskId, { limit: 5, pollIntervalMs: 200 })) paged.push(e);
+    await following;
+    expect(paged.length).toBeGreaterThan(0);
+    expect(followed).toEqual(paged);
+    const crossings = paged.filter((e) => e.kind === 'line.crossed');
+    expect(crossings.length).toBeGreaterThanOrEqual(1);
+    expect(paged.some((e) => e.kind === 'zone.entered')).toBe(true);
+
+    const analytics = await client.places.analytics(taskId);
+    expect(analytics.rules_version).toBe(1);
+    const curb = analytics.rules.find((r): r is LineSummary => r.kind === 'line' && r.id === 'curb');
+    expect(curb?.in_total).toBe(crossings.filter((e) => e.direction === 'in').length);
+    expect(curb?.out_total).toBe(crossings.filter((e) => e.direction === 'out').length);
+
+    const replay = await client.places.replay(taskId, { zones: ZONES, lines: LINES });
+    expect(replay.events).toEqual(paged);
+    expect(replay.events_total).toBe(paged.length);
+    expect(replay.analytics.rules).toEqual(analytics.rules);
+    const firstOnly = await client.places.replay(taskId, { zones: ZONES, lines: LINES }, { maxEvents: 1 });
+    expect(firstOnly.events).toEqual(paged.slice(0, 1));
+
+    // A new rule set is a new version; the same set again changes nothing.
+    const wider = {
+      zones: [
+        {
+          ...ZONES[0],
+          polygon: [
+            [0, 0],
+            [0.5, 0],
+            [0.5, 1],
+            [0, 1],
+          ],
+        },
+      ],
+      lines: LINES,
+    };
+    expect((await client.places.replaceRules(taskId, wider)).rules_version).toBe(2);
+    const again = await client.places.replaceRules(taskId, wider);
+    expect(again.rules_version).toBe(2);
+    expect(again.zones[0].polygon).toEqual(wider.zones[0].polygon);
+    expect((await client.places.getRules(taskId)).rules_version).toBe(2);
+  }, 300_000);
+
+  it('refused rules throw the typed error with the field at fault', async () => {
+    const bowtie = [
+      {
+        id: 'z',
+        polygon: [
+          [0, 0],
+          [1, 1],
+          [1, 0],
+          [0, 1],
+        ],
+      },
+    ];
+    const err = await client
+      .createFileTask({ file: CLIP, scene: 'person_vehicle', zones: bowtie })
+      .catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(VisionApiError);
+    expect((err as VisionApiError).status).toBe(400);
+    expect((err as VisionApiError).details).toMatchObject({
+      reason: 'invalid_field',
+      field: 'zones.0.polygon',
+    });
+    const missing = await client.places.getRules('no-such-task').catch((e: unknown) => e);
+    expect((missing as VisionApiError).status).toBe(404);
+  }, 60_000);
+
+  it('image detections with zones answer the counts per zone of each image', async () => {
+    const frame = {
+      id: 'frame',
+      polygon: [
+        [0, 0],
+        [1, 0],
+        [1, 1],
+        [0, 1],
+      ],
+    };
+    const r = await client.detectImages([path.join(MEDIA, 'images', 'street_bus_pedestrians_coco2006.jpg')], {
+      scene: 'person_vehicle',
+      zones: [frame],
+    });
+    const result = r.results[0];
+    expect(result.status).toBe('succeeded');
+    expect(result.zones).toEqual([
+      { zone_id: 'frame', counts: expect.objectContaining({ '*': result.objects!.length }) },
+    ]);
+    expect(result.objects!.length).toBeGreaterThan(0);
+  }, 60_000);
+
+  it('a stream task sends its zones and lines in the create body', async () => {
+    let sent: unknown;
+    const recording = new VisionClient({
+      baseUrl: 'http://vision.invalid',
+      apiKey: KEY,
+      fetch: async (req) => {
+        sent = await req.json();
+        return Response.json({ task_id: 't1', status: 'running' }, { status: 201 });
+      },
+    });
+    await recording.createStreamTask({
+      streamUrl: 'rtsp://camera.invalid/lot',
+      scene: 'person_vehicle',
+      zones: ZONES,
+      lines: LINES,
+    });
+    expect(sent).toEqual({
+      scene_code: 'person_vehicle',
+      stream_url: 'rtsp://camera.invalid/lot',
+      zones: ZONES,
+      lines: LINES,
+    });
+  });
+});

@@ -1,0 +1,46 @@
+/**
+ * Zones on an image detection call (docs/ANALYTICS.md, "Images"): the `zones` text field read and validated by
+ * the shared rule validation, and each succeeded image's objects counted per zone by the same pure function the
+ * results service documents for one image. Lines need time and are not accepted here.
+ */
+import { REASON, type ZoneRule, canonicalJson, invalidRequest, requireRules } from '@vision/shared';
+import { countImageZones } from '@vision/results/dist/domain/analytics/image-zones';
+import { cxcywhToBox } from '@vision/results/dist/domain/analytics/frame-input';
+import type { ImageResult } from './results';
+
+export const ZONES_FIELD = 'zones';
+/** The longest `zones` text field, in bytes (docs/openapi.yaml). */
+export const MAX_ZONES_FIELD_BYTES = 65536;
+
+/** The zones of a call as the text field carried them; undefined when it had none (absent or `[]`). */
+export function zonesOfField(text: string | undefined): ZoneRule[] | undefined {
+  if (text === undefined) return undefined;
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text) as unknown;
+  } catch {
+    throw invalidRequest(`Invalid field ${ZONES_FIELD}: must be a JSON array`, REASON.invalid_field, {
+      field: ZONES_FIELD,
+    });
+  }
+  const { zones } = requireRules({ zones: parsed });
+  return zones.length > 0 ? zones : undefined;
+}
+
+/** The zones' canonical JSON (part of the call's fingerprint: other zones are another request). */
+export function zonesFingerprint(zones: readonly ZoneRule[]): string {
+  return canonicalJson(zones);
+}
+
+/** Each succeeded image with its counts per zone, in the zones' order. */
+export function withZoneCounts(results: readonly ImageResult[], zones: readonly ZoneRule[]): ImageResult[] {
+  return results.map((r) => {
+    if (r.status !== 'succeeded') return r;
+    const objects = r.objects.map((o) => ({
+      label: o.label,
+      score: o.score,
+      box: cxcywhToBox(o.bbox.cx, o.bbox.cy, o.bbox.width, o.bbox.height),
+    }));
+    return { ...r, zones: countImageZones(zones, objects) };
+  });
+}
