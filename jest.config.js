@@ -34,7 +34,6 @@ const shared = {
     '^@vision/shared$': '<rootDir>/packages/shared/src/index.ts',
     '^@vision/shared/(.*)$': '<rootDir>/packages/shared/src/$1',
     '^@vision/(gateway|tasks|quota|results|images|inference)$': '<rootDir>/services/$1/src/index.ts',
-    '^@vision/(gateway|tasks|quota|results|images|inference)/dist/(.*)$': '<rootDir>/services/$1/src/$2',
     '^@vision/sdk$': '<rootDir>/packages/sdk/src/index.ts',
   },
 };

@@ -208,3 +208,9 @@ export function pointInPolygonXY(x: number, y: number, poly: PolygonXY): boolean
 export function distance(a: Point, b: Point): number {
   return Math.hypot(a[0] - b[0], a[1] - b[1]);
 }
+
+/** A box stored as [cx, cy, w, h] (normalized) as [x1, y1, x2, y2], clamped to [0, 1]. */
+export function cxcywhToBox(cx: number, cy: number, w: number, h: number): Box {
+  const clamp = (v: number): number => Math.min(1, Math.max(0, v));
+  return [clamp(cx - w / 2), clamp(cy - h / 2), clamp(cx + w / 2), clamp(cy + h / 2)];
+}

@@ -6,3 +6,6 @@
 export * from './geometry';
 export * from './rules';
 export * from './rules-request';
+export * from './counts';
+export * from './coverage';
+export * from './image-zones';

@@ -1,11 +1,17 @@
 /**
  * Zones on an image detection call (docs/ANALYTICS.md, "Images"): the `zones` text field read and validated by
- * the shared rule validation, and each succeeded image's objects counted per zone by the same pure function the
- * results service documents for one image. Lines need time and are not accepted here.
+ * the shared rule validation, and each succeeded image's objects counted per zone by the shared pure function for one image
+ * (packages/shared/src/places). Lines need time and are not accepted here.
  */
-import { REASON, type ZoneRule, canonicalJson, invalidRequest, requireRules } from '@vision/shared';
-import { countImageZones } from '@vision/results/dist/domain/analytics/image-zones';
-import { cxcywhToBox } from '@vision/results/dist/domain/analytics/frame-input';
+import {
+  REASON,
+  type ZoneRule,
+  canonicalJson,
+  countImageZones,
+  cxcywhToBox,
+  invalidRequest,
+  requireRules,
+} from '@vision/shared';
 import type { ImageResult } from './results';
 
 export const ZONES_FIELD = 'zones';

@@ -1,5 +1,4 @@
-import type { BBox, ErrorCode } from '@vision/shared';
-import type { ImageZoneCounts } from '@vision/results/dist/domain/analytics/image-zones';
+import type { BBox, ErrorCode, ImageZoneCounts } from '@vision/shared';
 
 /** A detection as image detection returns it: never a track_id (SPEC.md 2.3). */
 export interface ImageObject {

@@ -1,7 +1,7 @@
+import { countImageZones } from '@vision/shared';
 import {
   AnalyticsEngine,
   analyticsFrameOf,
-  countImageZones,
   type AnalyticsFrame,
   type EngineSnapshot,
 } from '../../src/domain/analytics';

@@ -1,4 +1,4 @@
-import { PolygonCover } from '../../src/domain/analytics/coverage';
+import { PolygonCover } from '@vision/shared';
 import {
   isSimplePolygon,
   pointInPolygon,

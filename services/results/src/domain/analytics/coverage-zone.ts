@@ -1,5 +1,5 @@
-import type { Counts } from './counts';
-import { reachesCoverage, type PolygonCover } from './coverage';
+import type { Counts } from '@vision/shared';
+import { reachesCoverage, type PolygonCover } from '@vision/shared';
 import { addDwell, emptyDwellStats, type DwellStats } from './dwell-stats';
 import { makeEvent, type AnalyticsEvent, type EndReason, type EventContext } from './events';
 import { type Box, type ZoneRule } from '@vision/shared';

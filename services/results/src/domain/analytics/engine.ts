@@ -1,4 +1,4 @@
-import type { Counts } from './counts';
+import type { Counts } from '@vision/shared';
 import type { AnalyticsEvent, EndReason, EventContext } from './events';
 import { type Box, parseRules, type LineRule, type RuleSet, type ZoneRule } from '@vision/shared';
 import type { LineCrossingsState } from './line-crossings';

@@ -19,8 +19,5 @@ export type {
 } from './engine';
 export { eventId } from './events';
 export type { AnalyticsEvent, AnalyticsEventKind, EndReason } from './events';
-export { countImageZones } from './image-zones';
-export type { ImageObject, ImageZoneCounts } from './image-zones';
-export { analyticsFrameOf, cxcywhToBox } from './frame-input';
+export { analyticsFrameOf } from './frame-input';
 export type { LineSummary, ZoneSummary } from './rule-runtime';
-export type { Counts } from './counts';

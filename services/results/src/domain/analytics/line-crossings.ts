@@ -1,4 +1,4 @@
-import { addCount, sortedCounts, type Counts } from './counts';
+import { addCount, sortedCounts, type Counts } from '@vision/shared';
 import { makeEvent, type AnalyticsEvent, type EventContext } from './events';
 import { anchorX, anchorY, type Box, type LineRule } from '@vision/shared';
 

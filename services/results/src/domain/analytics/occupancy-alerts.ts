@@ -1,4 +1,4 @@
-import { countOf, type Counts } from './counts';
+import { countOf, type Counts } from '@vision/shared';
 import { makeEvent, type AnalyticsEvent, type EndReason, type EventContext } from './events';
 import type { OccupancyThreshold } from '@vision/shared';
 

@@ -1,6 +1,6 @@
-import { addCount, type Counts } from './counts';
+import { addCount, type Counts } from '@vision/shared';
 import { CoverageZone, emptyCoverageZone, type CoverageZoneState } from './coverage-zone';
-import { PolygonCover } from './coverage';
+import { PolygonCover } from '@vision/shared';
 import { dwellPercentile } from './dwell-stats';
 import type { AnalyticsEvent, EndReason, EventContext } from './events';
 import { polygonBounds, type Box, type LineRule, type ZoneRule } from '@vision/shared';

@@ -1,4 +1,4 @@
-import { addCount, sortedCounts, type Counts } from './counts';
+import { addCount, sortedCounts, type Counts } from '@vision/shared';
 import { addDwell, emptyDwellStats, type DwellStats } from './dwell-stats';
 import { makeEvent, type AnalyticsEvent, type EndReason, type EventContext } from './events';
 import {

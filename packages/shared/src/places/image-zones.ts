@@ -1,6 +1,7 @@
 import { addCount, type Counts } from './counts';
 import { PolygonCover, reachesCoverage } from './coverage';
-import { anchorPoint, pointInPolygon, polygonBounds, type Box, type ZoneRule } from '@vision/shared';
+import { anchorPoint, pointInPolygon, polygonBounds, type Box } from './geometry';
+import type { ZoneRule } from './rules';
 
 /**
  * Zones over one image's detections (no tracks, no time): per zone, the watched objects counted in it by label

@@ -1,4 +1,4 @@
-import { polygonArea, type Box, type Point } from '@vision/shared';
+import { polygonArea, type Box, type Point } from './geometry';
 
 /**
  * The area of (union of boxes) ∩ polygon, exact up to floating-point rounding (no sampling, no grid).
