@@ -5,6 +5,7 @@
  */
 import { spawn } from 'node:child_process';
 import {
+  decoderCommand,
   decoderEnv,
   ffmpegInputGuard,
   startPinnedRelay,
@@ -90,14 +91,11 @@ function runProbe(
   opts: { timeoutMs: number; ffprobePath?: string; httpProxy?: string },
 ): Promise<ProbeResult> {
   return new Promise((resolve) => {
-    const child = spawn(
+    const cmd = decoderCommand(
       opts.ffprobePath ?? 'ffprobe',
       ffprobeArgs(url, scheme, opts.timeoutMs, opts.httpProxy),
-      {
-        stdio: ['ignore', 'pipe', 'pipe'],
-        env: decoderEnv(),
-      },
     );
+    const child = spawn(cmd.file, cmd.args, { stdio: ['ignore', 'pipe', 'pipe'], env: decoderEnv() });
     let out = '';
     let done = false;
     const finish = (r: ProbeResult) => {
