@@ -118,6 +118,8 @@ function runProbe(
     child.stderr.resume(); // may echo the URL: never kept
     child.on('error', () => finish({ ok: false, problem: 'probe could not run', ourSide: true }));
     child.on('close', (code) => {
+      // 126: the decoder sandbox refused to start (no Landlock here): our side, not the caller's stream.
+      if (code === 126) return finish({ ok: false, problem: 'probe could not run', ourSide: true });
       if (code !== 0) return finish({ ok: false, problem: 'stream could not be opened' });
       try {
         const parsed = JSON.parse(out) as {
