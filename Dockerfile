@@ -69,6 +69,14 @@ COPY --from=coco-model yolox_nano.onnx yolox_nano.labels.txt /models/
 COPY scripts/image/models.sha256 /tmp/models.sha256
 RUN cd /models && sha256sum -c /tmp/models.sha256 && chmod 0644 /models/*
 
+# ---- decoder sandbox: ffmpeg and ffprobe run under Landlock (scripts/image/decoder-sandbox.c, docs/SECURITY.md) --
+FROM ${NODE_IMAGE} AS sandbox
+RUN apt-get update \
+ && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends gcc libc6-dev \
+ && rm -rf /var/lib/apt/lists/*
+COPY scripts/image/decoder-sandbox.c /tmp/decoder-sandbox.c
+RUN gcc -O2 -Wall -Wextra -Werror -o /usr/local/bin/vision-decoder-sandbox /tmp/decoder-sandbox.c
+
 # ---- runtime ----------------------------------------------------------------------------------------
 FROM ${NODE_IMAGE} AS runtime
 # ffmpeg/ffprobe: inference decodes video with ffmpeg, tasks probes uploads with ffprobe.
@@ -95,6 +103,7 @@ ENV NODE_ENV=production \
     VISION_DATA_DIR=/tmp/vision-data \
     GATEWAY_OPENAPI_FILE=/app/docs/openapi.yaml
 COPY --from=models /models /models
+COPY --from=sandbox /usr/local/bin/vision-decoder-sandbox /usr/local/bin/vision-decoder-sandbox
 COPY --from=prod-deps /app/ ./
 COPY --from=build /app/packages/shared/dist packages/shared/dist
 COPY --from=build /app/apps/standalone/dist apps/standalone/dist

@@ -166,6 +166,8 @@ export const commonShape = {
    * calls others, and the public keys of the services that call it. Standalone: `<VISION_DATA_DIR>/identity`.
    */
   VISION_IDENTITY_DIR: z.string().optional(),
+  /** The decoder sandbox launcher, or `off` (decoder-env.ts reads it where decoders are spawned). */
+  VISION_DECODER_SANDBOX: z.string().optional(),
   DATABASE_URL: z.string().optional(),
   KAFKA_BROKERS: env.list([]),
   REDIS_URL: z.string().optional(),

@@ -16,6 +16,8 @@ import {
   type RunningService,
   type StartOptions,
   loadServiceIdentity,
+  decoderSandbox,
+  unconfinedDecoderWarning,
 } from '@vision/shared';
 import { createApp } from './http/app';
 import { SceneCatalogue } from './catalogue/catalogue';
@@ -94,6 +96,8 @@ export async function createInference(deps: InferenceDeps): Promise<InferencePar
     logger: deps.logger,
   });
   const decoder = await decoderCheck;
+  const unconfined = unconfinedDecoderWarning(decoderSandbox());
+  if (unconfined) deps.logger.warn(unconfined);
   if (!decoder.ok)
     deps.logger.error({ reason: decoder.reason }, 'decoder preflight failed: video tasks are refused');
   const jobs = new JobManager({

@@ -25,6 +25,8 @@ import {
   loadCallingIdentity,
   type CallingIdentity,
   deriveSecret,
+  decoderSandbox,
+  unconfinedDecoderWarning,
 } from '@vision/shared';
 import type { AddressInfo } from 'node:net';
 import { ImagesClient } from './clients/images-client';
@@ -79,6 +81,8 @@ export interface TasksParts {
 /** Composition root: wires the use cases, workers and HTTP routes of the tasks service over its adapters. */
 export function createTasks(deps: TasksDeps): TasksParts {
   const { cfg, db, bus, objects, clock, logger } = deps;
+  const unconfined = unconfinedDecoderWarning(decoderSandbox());
+  if (unconfined) logger.warn(unconfined);
   const store = new TaskStore(db.knex, clock);
   const inference =
     deps.inference ??

@@ -1,6 +1,6 @@
 import { execFile } from 'node:child_process';
 import { ffmpegArgs, type InputKind } from './ffmpeg-args';
-import { decoderEnv } from '@vision/shared';
+import { decoderCommand, decoderEnv } from '@vision/shared';
 
 export type DecoderCheck = { ok: true; version: string } | { ok: false; reason: string };
 
@@ -24,9 +24,10 @@ const MEANING: { cls: string; option: string; text: RegExp }[] = [
 
 const run = (file: string, args: string[], timeoutMs = 20_000) =>
   new Promise<{ code: number | null; out: string; err?: NodeJS.ErrnoException }>((resolve) => {
+    const cmd = decoderCommand(file, args);
     execFile(
-      file,
-      args,
+      cmd.file,
+      cmd.args,
       { timeout: timeoutMs, maxBuffer: 32 * 1024 * 1024, env: decoderEnv(), encoding: 'utf8' },
       (err, stdout, stderr) => {
         const e = err as (NodeJS.ErrnoException & { code?: unknown }) | null;
@@ -104,6 +105,12 @@ export function checkOptionSupport(help: Map<string, Map<string, string>>): stri
  */
 export async function checkDecoder(ffmpegPath: string, ffprobePath: string): Promise<DecoderCheck> {
   const version = await run(ffmpegPath, ['-hide_banner', '-version']);
+  // The sandbox launcher's own refusal (no Landlock in this kernel, or the seccomp profile denies it).
+  if (version.code === 126 && /vision-decoder-sandbox/.test(version.out))
+    return {
+      ok: false,
+      reason: 'the decoder sandbox cannot start (Landlock unavailable); see VISION_DECODER_SANDBOX',
+    };
   if (version.err || version.code !== 0)
     return { ok: false, reason: 'ffmpeg is not installed or does not run' };
   const probe = await run(ffprobePath, ['-hide_banner', '-version']);

@@ -1,6 +1,6 @@
 import { spawn, type ChildProcessByStdio } from 'node:child_process';
 import type { Readable } from 'node:stream';
-import { decoderEnv } from '@vision/shared';
+import { decoderCommand, decoderEnv } from '@vision/shared';
 import { scrubDecoderLine } from './failure';
 import { isErrorLine, parseDurationLine, parseShowinfoLine, type ShowinfoFrame } from './ffmpeg-log';
 
@@ -33,6 +33,8 @@ export interface SourceExit {
 export interface FrameSourceOptions {
   ffmpegPath: string;
   args: string[];
+  /** Paths the decoder may read besides the system's files (a local input file); nothing else is reachable. */
+  read?: string[];
   /** Bytes per output frame (size*size*3). */
   frameBytes: number;
   /**
@@ -70,7 +72,8 @@ export class FfmpegFrameSource {
 
   constructor(private readonly opts: FrameSourceOptions) {
     this.partial = Buffer.allocUnsafe(opts.frameBytes);
-    this.child = spawn(opts.ffmpegPath, opts.args, { stdio: ['ignore', 'pipe', 'pipe'], env: decoderEnv() });
+    const cmd = decoderCommand(opts.ffmpegPath, opts.args, opts.read);
+    this.child = spawn(cmd.file, cmd.args, { stdio: ['ignore', 'pipe', 'pipe'], env: decoderEnv() });
     this.child.stdout.on('data', (chunk: Buffer) => this.onStdout(chunk));
     let lineBuf = '';
     this.child.stderr.setEncoding('utf8');

@@ -227,6 +227,7 @@ export class Job {
     });
     const source = new FfmpegFrameSource({
       ffmpegPath: this.rt.ffmpegPath,
+      read: this.input.kind === 'file' ? [this.input.input] : [],
       ...jobDecoder({
         input: this.input,
         streamInput: this.streamInput,

@@ -5,6 +5,7 @@
  */
 import { spawn } from 'node:child_process';
 import {
+  decoderCommand,
   decoderEnv,
   ffmpegInputGuard,
   startPinnedRelay,
@@ -90,14 +91,11 @@ function runProbe(
   opts: { timeoutMs: number; ffprobePath?: string; httpProxy?: string },
 ): Promise<ProbeResult> {
   return new Promise((resolve) => {
-    const child = spawn(
+    const cmd = decoderCommand(
       opts.ffprobePath ?? 'ffprobe',
       ffprobeArgs(url, scheme, opts.timeoutMs, opts.httpProxy),
-      {
-        stdio: ['ignore', 'pipe', 'pipe'],
-        env: decoderEnv(),
-      },
     );
+    const child = spawn(cmd.file, cmd.args, { stdio: ['ignore', 'pipe', 'pipe'], env: decoderEnv() });
     let out = '';
     let done = false;
     const finish = (r: ProbeResult) => {
@@ -120,6 +118,8 @@ function runProbe(
     child.stderr.resume(); // may echo the URL: never kept
     child.on('error', () => finish({ ok: false, problem: 'probe could not run', ourSide: true }));
     child.on('close', (code) => {
+      // 126: the decoder sandbox refused to start (no Landlock here): our side, not the caller's stream.
+      if (code === 126) return finish({ ok: false, problem: 'probe could not run', ourSide: true });
       if (code !== 0) return finish({ ok: false, problem: 'stream could not be opened' });
       try {
         const parsed = JSON.parse(out) as {
