@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
-# Prepares podman (as root) and a local stand-in for node:20-slim where no image registry is reachable:
-# debootstrap --variant=minbase bookworm + this machine's Node 20 in /usr/local + user node (uid 1000).
-#   VISION_BASE_IMAGE  tag of the imported image (default: localhost/vision-node20-base:bookworm)
+# Prepares podman (as root) and a local stand-in for node:<major>-slim where no image registry is reachable:
+# debootstrap --variant=minbase bookworm + the Node of .node-version (with its npm, as scripts/ci/ensure-node.sh
+# caches it in ~/.cache/vision-node) in /usr/local + user node (uid 1000).
+#   VISION_BASE_IMAGE  tag of the imported image (default: localhost/vision-node<version>-base:bookworm)
 #   VISION_IMAGE_DIR   cache root for the rootfs tarball (default: $HOME/.cache/vision-image)
 # Cold: a few minutes (apt + debootstrap); cached: seconds. Prints the image tag.
 set -euo pipefail
 
-TAG="${VISION_BASE_IMAGE:-localhost/vision-node20-base:bookworm}"
+node_version="$(tr -d ' \t\r\nv' <"$(dirname "$0")/../../.node-version")"
+TAG="${VISION_BASE_IMAGE:-localhost/vision-node${node_version}-base:bookworm}"
 CACHE="${VISION_IMAGE_DIR:-${HOME:-/tmp}/.cache/vision-image}"
 mkdir -p "$CACHE"
 exec 9>"$CACHE/.base.lock"
@@ -35,15 +37,15 @@ if podman image exists "$TAG"; then
   exit 0
 fi
 
-tarball="$CACHE/node20-bookworm.tar"
+tarball="$CACHE/node${node_version}-bookworm.tar"
 if [ ! -f "$tarball" ]; then
   root="$CACHE/rootfs"
   rm -rf "$root"
   echo "image-base: debootstrap bookworm (minbase)" >&2
   debootstrap --variant=minbase bookworm "$root" http://deb.debian.org/debian >&2
-  node_bin="$(command -v node)"
+  node_bin="$(bash "$(dirname "$0")/../ci/ensure-node.sh")/node"
   npm_dir="$(dirname "$(dirname "$node_bin")")/lib/node_modules/npm"
-  [ "$("$node_bin" -p 'process.versions.node.split(".")[0]')" = 20 ] || { echo "image-base: need Node 20" >&2; exit 1; }
+  [ "$("$node_bin" --version)" = "v$node_version" ] || { echo "image-base: need Node $node_version" >&2; exit 1; }
   install -m 0755 "$node_bin" "$root/usr/local/bin/node"
   mkdir -p "$root/usr/local/lib/node_modules"
   cp -a "$npm_dir" "$root/usr/local/lib/node_modules/npm"

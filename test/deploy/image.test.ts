@@ -78,7 +78,9 @@ function rebuiltSteps(log: string): string[] {
         path.join(context, 'services/gateway/src/main.ts'),
         `\n// a source-only change ${randomUUID()}\n`,
       );
-      const base = process.env.VISION_BASE_IMAGE ?? 'localhost/vision-node20-base:bookworm';
+      // scripts/image/base.sh's default tag, named by the Node version of .node-version.
+      const nodeVersion = readFileSync(path.join(repoRoot, '.node-version'), 'utf8').trim();
+      const base = process.env.VISION_BASE_IMAGE ?? `localhost/vision-node${nodeVersion}-base:bookworm`;
       const coco = process.env.VISION_COCO_MODELS ?? path.join(SHARED_DIR, 'models');
       const build = spawnSync(
         'nice',
