@@ -82,7 +82,7 @@ type TcpSocket = { local: number; remote: number; listening: boolean };
 function tcpSockets(pid: number | 'self'): Map<string, TcpSocket> {
   const byInode = new Map<string, TcpSocket>();
   for (const table of ['tcp', 'tcp6']) {
-    let text = '';
+    let text: string;
     try {
       text = readFileSync(`/proc/${pid}/net/${table}`, 'utf8');
     } catch (err) {
