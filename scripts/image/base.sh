@@ -42,7 +42,8 @@ if [ ! -f "$tarball" ]; then
   root="$CACHE/rootfs"
   rm -rf "$root"
   echo "image-base: debootstrap bookworm (minbase)" >&2
-  debootstrap --variant=minbase bookworm "$root" http://deb.debian.org/debian >&2
+  # libatomic1: the official Node binaries link libatomic.so.1 (node:*-slim images carry it too).
+  debootstrap --variant=minbase --include=libatomic1 bookworm "$root" http://deb.debian.org/debian >&2
   node_bin="$(bash "$(dirname "$0")/../ci/ensure-node.sh")/node"
   npm_dir="$(dirname "$(dirname "$node_bin")")/lib/node_modules/npm"
   [ "$("$node_bin" --version)" = "v$node_version" ] || { echo "image-base: need Node $node_version" >&2; exit 1; }
@@ -51,6 +52,8 @@ if [ ! -f "$tarball" ]; then
   cp -a "$npm_dir" "$root/usr/local/lib/node_modules/npm"
   ln -sf ../lib/node_modules/npm/bin/npm-cli.js "$root/usr/local/bin/npm"
   ln -sf ../lib/node_modules/npm/bin/npx-cli.js "$root/usr/local/bin/npx"
+  if chroot "$root" ldd /usr/local/bin/node | grep 'not found' >&2; then echo "image-base: node lacks a library" >&2; exit 1; fi
+  [ "$(chroot "$root" /usr/local/bin/node --version)" = "v$node_version" ] || { echo "image-base: node does not run" >&2; exit 1; }
   chroot "$root" groupadd --gid 1000 node
   chroot "$root" useradd --uid 1000 --gid node --shell /bin/bash --create-home node
   rm -rf "$root/var/cache/apt/archives/"*.deb "$root/var/lib/apt/lists/"*
