@@ -11,13 +11,15 @@
 # /run/host-ca.crt for the npm steps only and never lands in a layer.
 # No HEALTHCHECK: Kubernetes probes /healthz and /readyz, docker-compose declares its own checks.
 
-ARG NODE_IMAGE=node:20-slim
+ARG NODE_IMAGE=node:26-slim
 
 # ---- build: every dependency, TypeScript compile --------------------------------------------------
 FROM ${NODE_IMAGE} AS build
 WORKDIR /app
+ENV ONNXRUNTIME_NODE_INSTALL=skip
 # Manifests first so the dependency layer is reused while only sources change.
-# .npmrc carries onnxruntime-node-install=skip (the CPU binaries ship inside the package).
+# package.json's allowScripts denies onnxruntime-node's postinstall (it only fetches CUDA binaries; the CPU ones ship
+# inside the package); ONNXRUNTIME_NODE_INSTALL=skip says the same to an npm without allowScripts.
 COPY package.json package-lock.json .npmrc ./
 COPY packages/shared/package.json packages/shared/
 COPY apps/standalone/package.json apps/standalone/
@@ -42,6 +44,7 @@ RUN npm run build
 # ---- production dependencies only -----------------------------------------------------------------
 FROM ${NODE_IMAGE} AS prod-deps
 WORKDIR /app
+ENV ONNXRUNTIME_NODE_INSTALL=skip
 COPY --from=build /app/package.json /app/package-lock.json /app/.npmrc ./
 COPY --from=build /app/packages/shared/package.json packages/shared/
 COPY --from=build /app/apps/standalone/package.json apps/standalone/

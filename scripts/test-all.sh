@@ -10,7 +10,10 @@
 #   VISION_CI_PHASES  a file of "name<TAB>seconds<TAB>status[<TAB>beside]" lines to add to (.ci/run times npm ci into it)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-export PATH="$PATH:/usr/local/go/bin:$HOME/go/bin"
+# Every phase runs on the Node of .node-version (scripts/ci/ensure-node.sh: cached in ~/.cache/vision-node, fetched
+# once from the npm registry when missing), whatever node started npm.
+PATH="$(bash scripts/ci/ensure-node.sh):$PATH:/usr/local/go/bin:$HOME/go/bin"
+export PATH ONNXRUNTIME_NODE_INSTALL=skip
 
 work="$(mktemp -d)"
 export VISION_CI_PHASES="${VISION_CI_PHASES:-$work/phases}"

@@ -108,7 +108,7 @@ function runLogged(logDir, cmd, args, env, label) {
  */
 async function waitServiceReady(d, p, timeoutMs) {
   const end = Date.now() + timeoutMs;
-  let last = '';
+  let last;
   for (let i = 0; ; i++) {
     if (d.containers && i % 10 === 0) await d.containers.refresh(p);
     if (p.child.exitCode !== null || p.child.signalCode !== null)

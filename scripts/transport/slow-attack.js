@@ -49,7 +49,7 @@ async function wellBehaved(url, key, seconds, gapMs = 50) {
   const until = Date.now() + seconds * 1000;
   while (Date.now() < until) {
     const t0 = performance.now();
-    let status = 0;
+    let status;
     try {
       const res = await fetch(`${url}/v1/vision/quota`, {
         headers: { authorization: `Bearer ${key}` },

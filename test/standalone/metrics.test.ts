@@ -150,7 +150,7 @@ describe('standalone GET /metrics', () => {
   it('counts a live job while it runs and the decoder restarts when its stream is lost', async () => {
     const clip = path.join(MEDIA, 'videos', 'pedestrians_vtest_opencv_10s.mov');
     const media = await startMediaServer({ 'cam.mov': clip });
-    let id = '';
+    let id: string;
     try {
       const created = await stack.api('POST', '/v1/vision/tasks', {
         key: KEY,

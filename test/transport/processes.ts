@@ -41,7 +41,7 @@ function descriptors(name: string, pid: number | 'self'): string[] {
   try {
     fds = readdirSync(`/proc/${pid}/fd`);
   } catch (err) {
-    throw new Error(`cannot read the descriptors of ${name} (pid ${pid}): ${String(err)}`);
+    throw new Error(`cannot read the descriptors of ${name} (pid ${pid}): ${String(err)}`, { cause: err });
   }
   for (const fd of fds) {
     try {
@@ -82,12 +82,12 @@ type TcpSocket = { local: number; remote: number; listening: boolean };
 function tcpSockets(pid: number | 'self'): Map<string, TcpSocket> {
   const byInode = new Map<string, TcpSocket>();
   for (const table of ['tcp', 'tcp6']) {
-    let text = '';
+    let text: string;
     try {
       text = readFileSync(`/proc/${pid}/net/${table}`, 'utf8');
     } catch (err) {
       if (table === 'tcp6') continue; // no IPv6 on this machine
-      throw new Error(`cannot read /proc/${pid}/net/${table}: ${String(err)}`);
+      throw new Error(`cannot read /proc/${pid}/net/${table}: ${String(err)}`, { cause: err });
     }
     for (const line of text.split('\n').slice(1)) {
       const f = line.trim().split(/\s+/);

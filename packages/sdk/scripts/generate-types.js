@@ -29,7 +29,7 @@ async function render() {
 async function main() {
   const check = process.argv.includes('--check');
   const wanted = await render();
-  let current = '';
+  let current;
   try {
     current = readFileSync(outputPath, 'utf8');
   } catch {

@@ -174,7 +174,7 @@ export function verifyIdentity(
   if (!issuerCalls(claims.iss).includes(claims.aud)) return undefined;
   const key = verifier.keys.get(claims.iss);
   if (!key) return undefined;
-  let valid = false;
+  let valid: boolean;
   try {
     valid = verify(null, Buffer.from(payload), key, Buffer.from(header.slice(dot + 1), 'base64url'));
   } catch {

@@ -7,7 +7,7 @@ import { ExpressInstrumentation, ExpressLayerType } from '@opentelemetry/instrum
 import { HttpInstrumentation } from '@opentelemetry/instrumentation-http';
 import { PgInstrumentation } from '@opentelemetry/instrumentation-pg';
 import { UndiciInstrumentation } from '@opentelemetry/instrumentation-undici';
-import { BatchSpanProcessor, type SpanProcessor } from '@opentelemetry/sdk-trace-base';
+import { BatchSpanProcessor, type SpanProcessor } from '@opentelemetry/sdk-trace';
 import { redactText } from './redact';
 import { setProcessService } from './service-context';
 import { ServiceRoutingTracerProvider } from './trace-routing';
@@ -59,7 +59,7 @@ export function startTelemetry(
   setProcessService(serviceName);
   const exporting = Boolean(env.OTEL_EXPORTER_OTLP_ENDPOINT) && env.OTEL_TRACES_EXPORTER !== 'none';
   const processors = [
-    ...(exporting ? [new BatchSpanProcessor(new OTLPTraceExporter())] : []),
+    ...(exporting ? [new BatchSpanProcessor({ exporter: new OTLPTraceExporter() })] : []),
     ...spanProcessors,
   ];
   const provider = new ServiceRoutingTracerProvider(processors, {

@@ -9,7 +9,7 @@ import {
   trace,
 } from '@opentelemetry/api';
 import { resourceFromAttributes } from '@opentelemetry/resources';
-import { BasicTracerProvider, type SpanProcessor } from '@opentelemetry/sdk-trace-base';
+import { TracerProvider as SdkTracerProvider, type SpanProcessor } from '@opentelemetry/sdk-trace';
 import { ATTR_SERVICE_NAME } from '@opentelemetry/semantic-conventions';
 import { currentService } from './service-context';
 
@@ -21,17 +21,17 @@ import { currentService } from './service-context';
  * span processors (one exporter; spans carry their own resource).
  */
 export class ServiceRoutingTracerProvider implements TracerProvider {
-  private readonly providers = new Map<string, BasicTracerProvider>();
+  private readonly providers = new Map<string, SdkTracerProvider>();
 
   constructor(
     private readonly processors: SpanProcessor[],
     private readonly resourceAttributes: Record<string, string> = {},
   ) {}
 
-  providerFor(service: string): BasicTracerProvider {
+  providerFor(service: string): SdkTracerProvider {
     let p = this.providers.get(service);
     if (!p) {
-      p = new BasicTracerProvider({
+      p = new SdkTracerProvider({
         resource: resourceFromAttributes({ ...this.resourceAttributes, [ATTR_SERVICE_NAME]: service }),
         spanProcessors: this.processors,
       });

@@ -8,7 +8,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { trace } from '@opentelemetry/api';
-import { InMemorySpanExporter, SimpleSpanProcessor, type ReadableSpan } from '@opentelemetry/sdk-trace-base';
+import { InMemorySpanExporter, SimpleSpanProcessor, type ReadableSpan } from '@opentelemetry/sdk-trace';
 import { startTelemetry, type TelemetryHandle } from '../src/telemetry';
 import { InferenceClient } from '../src/inference/inference-client';
 import { ServiceClient } from '../src/service-client';
@@ -34,7 +34,7 @@ describe('inference breaker and timeout telemetry', () => {
 
   beforeAll(async () => {
     exporter = new InMemorySpanExporter();
-    telemetry = startTelemetry('breaker-test', {}, [new SimpleSpanProcessor(exporter)]);
+    telemetry = startTelemetry('breaker-test', {}, [new SimpleSpanProcessor({ exporter })]);
     server = http.createServer((req, res) => {
       req.resume();
       const answer = () => {

@@ -9,7 +9,7 @@ import { pbkdf2 } from 'node:crypto';
 import net from 'node:net';
 import dns2 from 'dns2';
 import { trace } from '@opentelemetry/api';
-import { InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
+import { InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace';
 import { DnsTimeoutError, checkHostAddresses, streamResolver } from '../src/host-check';
 import { startTelemetry } from '../src/telemetry';
 
@@ -104,7 +104,7 @@ describe('streamResolver', () => {
 
   it("a timed-out lookup is recorded on the span active when it was asked (the create's span)", async () => {
     const exporter = new InMemorySpanExporter();
-    const telemetry = startTelemetry('dns-test', {}, [new SimpleSpanProcessor(exporter)]);
+    const telemetry = startTelemetry('dns-test', {}, [new SimpleSpanProcessor({ exporter })]);
     try {
       const resolve = streamResolver({ servers: [ns.server], timeoutMs: 300 });
       await trace.getTracer('test').startActiveSpan('POST /v1/vision/tasks', async (span) => {

@@ -17,9 +17,9 @@ const SCRIPT = `
 const net = require('node:net');
 const express = require('express');
 const shared = require('./dist');
-const { InMemorySpanExporter, SimpleSpanProcessor } = require('@opentelemetry/sdk-trace-base');
+const { InMemorySpanExporter, SimpleSpanProcessor } = require('@opentelemetry/sdk-trace');
 const exporter = new InMemorySpanExporter();
-shared.startTelemetry('preloaded', {}, [new SimpleSpanProcessor(exporter)]);
+shared.startTelemetry('preloaded', {}, [new SimpleSpanProcessor({ exporter })]);
 const app = express();
 app.get('/things/:id', (_req, res) => res.json({ ok: true }));
 shared.listen(app, 0, '127.0.0.1').then((server) => {

@@ -2,7 +2,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Writable } from 'node:stream';
 import { SpanKind, trace } from '@opentelemetry/api';
-import { InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
+import { InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace';
 import { startTelemetry, type TelemetryHandle } from '../src/telemetry';
 import { runInService } from '../src/service-context';
 import { InProcessBus } from '../src/adapters/in-process-bus';
@@ -15,7 +15,7 @@ describe('telemetry', () => {
   let handle: TelemetryHandle;
   beforeAll(() => {
     exporter = new InMemorySpanExporter();
-    handle = startTelemetry('telemetry-test', {}, [new SimpleSpanProcessor(exporter)]);
+    handle = startTelemetry('telemetry-test', {}, [new SimpleSpanProcessor({ exporter })]);
   });
   afterAll(() => handle.shutdown());
   beforeEach(() => exporter.reset());

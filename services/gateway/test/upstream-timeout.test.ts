@@ -7,7 +7,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { trace } from '@opentelemetry/api';
 import express from 'express';
-import { InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
+import { InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace';
 import { createLogger, metricsRegistry, startTelemetry, type TelemetryHandle } from '@vision/shared';
 import { createForwarder } from '../src/http/proxy';
 
@@ -22,7 +22,7 @@ describe('gateway upstream timeout', () => {
   const servers: http.Server[] = [];
   beforeAll(() => {
     exporter = new InMemorySpanExporter();
-    telemetry = startTelemetry('gateway', {}, [new SimpleSpanProcessor(exporter)]);
+    telemetry = startTelemetry('gateway', {}, [new SimpleSpanProcessor({ exporter })]);
   });
   afterAll(async () => {
     for (const s of servers) s.closeAllConnections();

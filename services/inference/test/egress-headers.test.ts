@@ -5,7 +5,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { context, propagation, trace } from '@opentelemetry/api';
-import { InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
+import { InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace';
 import { startTelemetry, type TelemetryHandle } from '@vision/shared';
 import { resolveRedirects } from '../src/net/redirects';
 
@@ -14,7 +14,9 @@ let server: http.Server;
 let base = '';
 const seen: http.IncomingHttpHeaders[] = [];
 beforeAll(async () => {
-  telemetry = startTelemetry('inference', {}, [new SimpleSpanProcessor(new InMemorySpanExporter())]);
+  telemetry = startTelemetry('inference', {}, [
+    new SimpleSpanProcessor({ exporter: new InMemorySpanExporter() }),
+  ]);
   server = http.createServer((req, res) => {
     seen.push(req.headers);
     if (req.url === '/a') return void res.writeHead(302, { location: '/live.m3u8' }).end();

@@ -3,7 +3,7 @@
  * delivers (the context the event carried on the bus), with the attempt number and its outcome.
  */
 import { SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
-import { InMemorySpanExporter, SimpleSpanProcessor, type ReadableSpan } from '@opentelemetry/sdk-trace-base';
+import { InMemorySpanExporter, SimpleSpanProcessor, type ReadableSpan } from '@opentelemetry/sdk-trace';
 import { startTelemetry, type TelemetryHandle } from '@vision/shared';
 import { Receiver } from './webhook-receiver';
 import { startWebhookHarness, waitFor, type WebhookHarness } from './webhook-harness';
@@ -15,7 +15,7 @@ let rx: Receiver;
 
 beforeAll(async () => {
   exporter = new InMemorySpanExporter();
-  telemetry = startTelemetry('results', {}, [new SimpleSpanProcessor(exporter)]);
+  telemetry = startTelemetry('results', {}, [new SimpleSpanProcessor({ exporter })]);
   h = await startWebhookHarness();
   rx = await new Receiver().start();
   const r = await h.api('POST', '/v1/vision/webhooks', {

@@ -6,7 +6,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { context, propagation, trace } from '@opentelemetry/api';
-import { InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
+import { InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace';
 import { startTelemetry, type TelemetryHandle } from '@vision/shared';
 import { guardStreamUrl } from '../src/probe/stream-guard';
 import { parseStreamUrl } from '../src/domain/stream-url';
@@ -16,7 +16,9 @@ let server: http.Server;
 let base = '';
 const seen: http.IncomingHttpHeaders[] = [];
 beforeAll(async () => {
-  telemetry = startTelemetry('tasks', {}, [new SimpleSpanProcessor(new InMemorySpanExporter())]);
+  telemetry = startTelemetry('tasks', {}, [
+    new SimpleSpanProcessor({ exporter: new InMemorySpanExporter() }),
+  ]);
   server = http.createServer((req, res) => {
     seen.push(req.headers);
     res.writeHead(req.url === '/admin' ? 404 : 401).end('internal detail');

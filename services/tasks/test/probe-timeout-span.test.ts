@@ -7,7 +7,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { trace } from '@opentelemetry/api';
-import { InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
+import { InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace';
 import { metricsRegistry, startTelemetry, type TelemetryHandle } from '@vision/shared';
 import { probeStream } from '../src/probe/ffprobe';
 import { guardStreamUrl } from '../src/probe/stream-guard';
@@ -20,7 +20,7 @@ describe('stream probe timeouts on the span', () => {
   let url = '';
   beforeAll(async () => {
     exporter = new InMemorySpanExporter();
-    telemetry = startTelemetry('tasks', {}, [new SimpleSpanProcessor(exporter)]);
+    telemetry = startTelemetry('tasks', {}, [new SimpleSpanProcessor({ exporter })]);
     // Reads the request, never answers.
     server = http.createServer((req) => req.resume());
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
