@@ -602,11 +602,12 @@ export interface components {
       | 'center_right'
       | 'bottom_left'
       | 'bottom_right';
+    /** @description A rule's name, a watched label, or an occupancy threshold's label (`*`: every watched label together): 1-200 characters, no control characters. */
+    RuleText: string;
     /** @description unique across the task's zones and lines */
     RuleId: string;
     OccupancyAlert: {
-      /** @description `*` for every watched label together */
-      label: string;
+      label: components['schemas']['RuleText'];
       /** @description raised once the count is above this */
       over: number;
       /** @description cleared once the count is below this; at most `over + 1` (the default) */
@@ -617,10 +618,9 @@ export interface components {
     /** @description A polygon (simple: no crossing or touching edges, no repeated vertex; area at least 1e-6). Exact meaning of every field: docs/ANALYTICS.md, "Exact rules". */
     Zone: {
       id: components['schemas']['RuleId'];
-      /** @description display name; defaults to the id */
-      name?: string;
+      name?: components['schemas']['RuleText'];
       /** @description labels watched; absent or empty, every label */
-      labels?: string[];
+      labels?: components['schemas']['RuleText'][];
       /** @default 0 */
       min_score: number;
       anchor?: components['schemas']['Anchor'];
@@ -648,8 +648,8 @@ export interface components {
     /** @description A segment at least 0.001 long. "in" is a crossing from the right of start→end to its left as seen on the image (y down), as supervision's LineZone counts `in_count`; only the segment counts. */
     Line: {
       id: components['schemas']['RuleId'];
-      name?: string;
-      labels?: string[];
+      name?: components['schemas']['RuleText'];
+      labels?: components['schemas']['RuleText'][];
       /** @default 0 */
       min_score: number;
       anchor?: components['schemas']['Anchor'];

@@ -25,6 +25,19 @@ export const RULE_LIMITS = {
 
 export const RULE_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
 
+/** True for text with no control character and no lone surrogate (what Postgres stores as text). */
+function plainText(s: string): boolean {
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c < 0x20 || c === 0x7f || (c >= 0xdc00 && c <= 0xdfff)) return false;
+    if (c >= 0xd800 && c <= 0xdbff) {
+      const next = s.charCodeAt(i + 1);
+      if (!(next >= 0xdc00 && next <= 0xdfff)) return false;
+      i++;
+    }
+  }
+  return true;
+}
 const finite = z.number().finite();
 const unit = finite.min(0).max(1);
 const ms = (max: number) => z.number().int().min(0).max(max);
@@ -32,11 +45,13 @@ const point = z.tuple([unit, unit]);
 const ruleId = z
   .string()
   .regex(RULE_ID_PATTERN, 'must be 1-64 characters of A-Z a-z 0-9 _ . - starting with a letter or digit');
-const label = z.string().min(1).max(200);
+/** A name or a label: stored as text, so no control character (Postgres refuses NUL in text) and no lone surrogate. */
+const text = z.string().min(1).max(200).refine(plainText, 'must not hold control characters');
+const label = text;
 
 const common = {
   id: ruleId,
-  name: z.string().min(1).max(200).optional(),
+  name: text.optional(),
   labels: z.array(label).max(RULE_LIMITS.maxLabels).optional(),
   min_score: unit.default(0),
   anchor: z.enum(ANCHORS).default('bottom_center'),

@@ -126,6 +126,17 @@ describe('parseRules', () => {
     expect(refusal({ zones, lines }).message).toMatch(/at most 20/);
   });
 
+  it('refuses names and labels with a control character or a lone surrogate (not storable as text)', () => {
+    expect(refusal({ zones: [zone({ name: 'a\u0000b' })] }).field).toBe('zones.0.name');
+    expect(refusal({ zones: [zone({ labels: ['car', 'tab\there'] })] }).field).toBe('zones.0.labels.1');
+    expect(refusal({ lines: [line({ labels: ['\ud800'] })] }).field).toBe('lines.0.labels.0');
+    expect(refusal({ lines: [line({ name: 'x\udc00' })] }).field).toBe('lines.0.name');
+    expect(refusal({ zones: [zone({ occupancy: [{ label: 'del\u007f', over: 2 }] })] }).field).toBe(
+      'zones.0.occupancy.0.label',
+    );
+    expect(parseRules({ zones: [zone({ name: 'Entrée 🚗 门', labels: ['person'] })] }).ok).toBe(true);
+  });
+
   it('names an unknown field with reason unknown_field', () => {
     const r = parseRules({ zones: [zone({ colour: 'red' })] });
     expect(r).toEqual({
