@@ -1,7 +1,7 @@
 """schemathesis hooks for the vision API (loaded through SCHEMATHESIS_HOOKS=hooks).
 
 Opaque cursors: a positive case keeps a `cursor` only when the API gave that value out before (otherwise it
-is sent empty), and a results stream's Last-Event-ID only when that task's stream gave it out (otherwise it
+is sent empty), and a stream's Last-Event-ID only when that stream of that task gave it out (otherwise it
 is one that stream gave out, or empty).
 
 A schema can say that `file` is an MP4 or MOV, that `files` are JPG/PNG/WEBP images and that
@@ -64,7 +64,7 @@ DEAD_DELIVERIES: set = set()
 REDELIVERED_AT: dict = {}
 # A delivery redelivered this recently may be pending again: an older answer that says dead is not believed.
 REDELIVER_SETTLE_S = 5.0
-# Stream event ids per task_id: a Last-Event-ID is a cursor of one task.
+# Stream event ids per (stream path, task_id): a Last-Event-ID is a cursor of one stream of one task.
 GIVEN_STREAM_IDS: dict = {}
 # schemathesis's workers are threads: these change and are read under this lock.
 IDS_LOCK = threading.Lock()
@@ -100,12 +100,13 @@ def after_call(context, case, response):
             DEAD_DELIVERIES.difference_update({d for d in DEAD_DELIVERIES if d[0] == gone})
     content_type = (response.headers.get("content-type") or [""])[0]
     if content_type.startswith("text/event-stream"):
-        # Each event's `id:` on a task's results stream is a cursor of that task (for its Last-Event-ID).
-        task = (case.path_parameters or {}).get("task_id")
+        # Each event's `id:` on a task's stream is a cursor of that stream of that task (for its Last-Event-ID):
+        # a results stream's ids are frame cursors, an events stream's are events cursors.
+        stream = (case.operation.path, (case.path_parameters or {}).get("task_id"))
         lines = response.content.decode("utf-8", "replace").splitlines()
         ids = {ln[3:].strip() for ln in lines if ln.startswith("id:")}
         with IDS_LOCK:
-            GIVEN_STREAM_IDS.setdefault(task, set()).update(ids - {""})
+            GIVEN_STREAM_IDS.setdefault(stream, set()).update(ids - {""})
         return
     # Only JSON answers, parsed here with json.loads: schemathesis's response.json() caches its result as
     # the deserialized body, and the schema check would then judge a video byte range ("0") as JSON.
@@ -253,14 +254,14 @@ def before_call(context, case, kwargs):
             case.query["cursor"] = ""
             changed = True
     if _positive(case) and case.headers is not None:
-        # Last-Event-ID of the results stream is a cursor too: one the API did not give out for that task
+        # Last-Event-ID of a stream is a cursor too: one the API did not give out on that stream of that task
         # becomes one it did, or empty (which the API ignores, as it would an absent header).
-        task = (case.path_parameters or {}).get("task_id")
+        stream = (path, (case.path_parameters or {}).get("task_id"))
         for name in list(case.headers.keys()):
             if name.lower() != "last-event-id":
                 continue
             with IDS_LOCK:
-                ids = sorted(GIVEN_STREAM_IDS.get(task, ()))
+                ids = sorted(GIVEN_STREAM_IDS.get(stream, ()))
             if case.headers[name] != "" and case.headers[name] not in ids:
                 case.headers[name] = random.choice(ids) if ids else ""
                 changed = True
