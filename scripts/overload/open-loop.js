@@ -15,6 +15,23 @@ const http = require('node:http');
 const { randomUUID } = require('node:crypto');
 
 /** A multipart body with one image, encoded once. */
+
+/** Reads an answer to its end: its status, Retry-After and error reason go to `done`; then `after`, if given. */
+function readAnswer(res, done, after) {
+  const chunks = [];
+  res.on('data', (c) => chunks.push(c));
+  res.on('error', (err) => done({ status: 0, error: err.code ?? err.message }));
+  res.on('end', () => {
+    let reason;
+    try {
+      reason = JSON.parse(Buffer.concat(chunks).toString()).error?.details?.reason;
+    } catch {
+      reason = undefined;
+    }
+    done({ status: res.statusCode, retryAfter: res.headers['retry-after'], reason });
+    after?.();
+  });
+}
 function imageBody(image, scene = 'person_vehicle') {
   const boundary = 'open-loop-6f1c';
   const body = Buffer.concat([
@@ -51,20 +68,7 @@ function send(agent, url, key, idem, { body, contentType }, timeoutMs) {
         },
         timeout: timeoutMs,
       },
-      (res) => {
-        const chunks = [];
-        res.on('data', (c) => chunks.push(c));
-        res.on('error', (err) => done({ status: 0, error: err.code ?? err.message }));
-        res.on('end', () => {
-          let reason;
-          try {
-            reason = JSON.parse(Buffer.concat(chunks).toString()).error?.details?.reason;
-          } catch {
-            reason = undefined;
-          }
-          done({ status: res.statusCode, retryAfter: res.headers['retry-after'], reason });
-        });
-      },
+      (res) => readAnswer(res, done),
     );
     req.on('timeout', () =>
       req.destroy(Object.assign(new Error('client timeout'), { code: 'CLIENT_TIMEOUT' })),
@@ -125,17 +129,7 @@ function sendExpect(agent, url, key, idem, { body, contentType }, timeoutMs) {
     });
     req.once('response', (res) => {
       answeredAt ??= performance.now();
-      const chunks = [];
-      res.on('data', (c) => chunks.push(c));
-      res.on('error', (err) => done({ status: 0, error: err.code ?? err.message }));
-      res.on('end', () => {
-        let reason;
-        try {
-          reason = JSON.parse(Buffer.concat(chunks).toString()).error?.details?.reason;
-        } catch {
-          reason = undefined;
-        }
-        done({ status: res.statusCode, retryAfter: res.headers['retry-after'], reason });
+      readAnswer(res, done, () => {
         if (!bodySent) req.destroy();
       });
     });
