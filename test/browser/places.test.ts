@@ -5,25 +5,15 @@
  */
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import path from 'node:path';
 import type { Browser, Page } from 'playwright-core';
-import { MEDIA, startStandaloneStack, type TestStack } from '../helpers/stack';
+import { CURB, LEFT_LANE, PARKING_LOT } from '../helpers/places';
+import { startStandaloneStack, type TestStack } from '../helpers/stack';
 import { waitFor } from '../helpers/media-server';
 import { enterKey, launchChromium, newContext, screenshots, watchErrors } from './support';
 
 const KEY = 'browser-places-key-0123456789';
-const PARKING = path.join(MEDIA, 'videos', 'person_bicycle_car_parkinglot_intel.mp4');
-const LANE = {
-  id: 'lane',
-  labels: ['car', 'truck'],
-  polygon: [
-    [0, 0.3],
-    [0.3, 0.3],
-    [0.3, 0.7],
-    [0, 0.7],
-  ],
-};
-const CURB = { id: 'curb', start: [0.2, 0.7], end: [0.2, 0.3], labels: ['car'] };
+const PARKING = PARKING_LOT;
+const LANE = LEFT_LANE;
 
 type Rules = { rules_version: number; zones: (typeof LANE)[]; lines: (typeof CURB)[] };
 const realErrors = (errors: string[]) => errors.filter((e) => !e.includes('Failed to load resource'));

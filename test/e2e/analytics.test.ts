@@ -6,14 +6,14 @@
  */
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import path from 'node:path';
 import { parseEventStream } from '../../packages/sdk/src/stream';
 import type { Receiver } from '../../services/results/test/webhook-receiver';
-import { MEDIA, type TestStack } from '../helpers/stack';
+import { CURB, LEFT_LANE, PARKING_LOT } from '../helpers/places';
+import { type TestStack } from '../helpers/stack';
 import { startWebhookStack, until } from '../helpers/webhooks';
 
 const KEY = 'e2e-analytics-key-0123456789';
-const CLIP = path.join(MEDIA, 'videos', 'person_bicycle_car_parkinglot_intel.mp4');
+const CLIP = PARKING_LOT;
 const TYPES = [
   'vision.zone.entered',
   'vision.zone.exited',
@@ -23,23 +23,8 @@ const TYPES = [
   'vision.line.crossed',
 ];
 
-/** The lot's left lane: the car in the clip drives up and to the left through it and across the line. */
-const ZONES = [
-  {
-    id: 'lane',
-    name: 'left lane',
-    polygon: [
-      [0, 0.3],
-      [0.3, 0.3],
-      [0.3, 0.7],
-      [0, 0.7],
-    ],
-    labels: ['car', 'truck'],
-    occupancy: [{ label: '*', over: 0 }],
-  },
-];
-/** Drawn upwards, so that its left side on the image (the "in" side) is to the left. */
-const LINES = [{ id: 'curb', start: [0.2, 0.7], end: [0.2, 0.3], labels: ['car'] }];
+const ZONES = [{ ...LEFT_LANE, name: 'left lane', occupancy: [{ label: '*', over: 0 }] }];
+const LINES = [CURB];
 
 type Event = Record<string, unknown> & { id: string; kind: string; seq: number; rule_id: string };
 

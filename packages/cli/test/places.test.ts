@@ -2,22 +2,13 @@
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { CURB, LEFT_LANE, PARKING_LOT } from '../../../test/helpers/places';
 import { MEDIA, startStack, type TestStack } from '../../../test/helpers/stack';
 import { runVision } from './support/vision-process';
 
 const KEY = 'cli-places-key-0123456789';
-const PARKING = path.join(MEDIA, 'videos', 'person_bicycle_car_parkinglot_intel.mp4');
-const LANE = {
-  id: 'lane',
-  labels: ['car', 'truck'],
-  polygon: [
-    [0, 0.3],
-    [0.3, 0.3],
-    [0.3, 0.7],
-    [0, 0.7],
-  ],
-};
-const CURB = { id: 'curb', start: [0.2, 0.7], end: [0.2, 0.3], labels: ['car'] };
+const PARKING = PARKING_LOT;
+const LANE = LEFT_LANE;
 
 describe('zones and lines through the vision command', () => {
   let stack: TestStack;

@@ -4,27 +4,14 @@
  * detections with zones.
  */
 import path from 'node:path';
+import { CURB, LEFT_LANE, PARKING_LOT } from '../../../test/helpers/places';
 import { MEDIA, startStack, type TestStack } from '../../../test/helpers/stack';
 import { VisionApiError, VisionClient, type AnalyticsEvent, type LineSummary, type ZoneInput } from '../src';
 
 const KEY = 'sdk-places-key-0123456789';
-const CLIP = path.join(MEDIA, 'videos', 'person_bicycle_car_parkinglot_intel.mp4');
-
-/** The lot's left lane (the car in the clip drives up and to the left through it) and a line it crosses inwards. */
-const ZONES: ZoneInput[] = [
-  {
-    id: 'lane',
-    name: 'left lane',
-    labels: ['car', 'truck'],
-    polygon: [
-      [0, 0.3],
-      [0.3, 0.3],
-      [0.3, 0.7],
-      [0, 0.7],
-    ],
-  },
-];
-const LINES = [{ id: 'curb', start: [0.2, 0.7], end: [0.2, 0.3], labels: ['car'] }];
+const CLIP = PARKING_LOT;
+const ZONES: ZoneInput[] = [{ ...LEFT_LANE, name: 'left lane' }];
+const LINES = [CURB];
 
 describe('zones and lines through the SDK', () => {
   let stack: TestStack;

@@ -1,0 +1,27 @@
+/**
+ * The places the end-to-end, SDK, CLI and console tests watch on the parking-lot clip: the lot's left lane (the
+ * car in the clip drives up and to the left through it) and a line it crosses inwards, drawn upwards so that its
+ * left side on the image (the "in" side) is to the left.
+ */
+import path from 'node:path';
+import { MEDIA } from './stack';
+
+export const PARKING_LOT = path.join(MEDIA, 'videos', 'person_bicycle_car_parkinglot_intel.mp4');
+
+export const LEFT_LANE = {
+  id: 'lane',
+  labels: ['car', 'truck'],
+  polygon: [
+    [0, 0.3],
+    [0.3, 0.3],
+    [0.3, 0.7],
+    [0, 0.7],
+  ] as [number, number][],
+};
+
+export const CURB = {
+  id: 'curb',
+  start: [0.2, 0.7] as [number, number],
+  end: [0.2, 0.3] as [number, number],
+  labels: ['car'],
+};
