@@ -3,8 +3,10 @@
 # started (VISION_STACK_KEEP=1 leaves them running). The exit status is the script's, or 1 if a stop fails.
 # One run at a time: a deployment empties the Kafka topics when it starts, so two runs would break each other.
 # A second run exits at once with status 75. The guard is a pid file, not a lock on a descriptor: the servers
-# started below would inherit the descriptor and hold the lock after the run.
-session_guard="${VISION_STACK_DIR:-${HOME:-/tmp}/.cache/vision-stack}/session.pid"
+# started below would inherit the descriptor and hold the lock after the run. It is one file per machine, not per
+# stack directory: the servers listen on fixed ports, so a run with another HOME or VISION_STACK_DIR (a cold cache)
+# would take the same ports.
+session_guard=/tmp/vision-stack.session.pid
 # A run still stopping its servers (scripts/stack/stop.sh) is waited for: they must not be taken as running.
 for _ in $(seq 1 120); do pgrep -f 'scripts/stack/stop\.sh' >/dev/null || break; sleep 1; done
 if other="$(cat "$session_guard" 2>/dev/null)" && [ -n "$other" ] && [ "$other" != "$$" ] &&
