@@ -814,6 +814,15 @@ describe('rendered with the default values', () => {
     for (const key of ['TASKS_ADMIN_TOKEN'])
       expect(Buffer.from(secret.data![key], 'base64').toString('utf8').length).toBeGreaterThanOrEqual(16);
   });
+  test("the chart's route table is IDENTITY_ROUTES as the code has it (it derives callers and key mounts from it)", () => {
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    const file = require('../../scripts/identity-routes-file.js') as {
+      render: (routes: typeof IDENTITY_ROUTES, issuers: typeof IDENTITY_ISSUERS) => string;
+      FILE: string;
+    };
+    // After a change of the table: `npm run build && node scripts/identity-routes-file.js`.
+    expect(readFileSync(file.FILE, 'utf8')).toBe(file.render(IDENTITY_ROUTES, IDENTITY_ISSUERS));
+  });
   test("each pod mounts only its own identity key and its callers' public keys; the generated pairs sign and verify", () => {
     const secret = ofKind(ms, 'Secret').find((s) => s.metadata.name === 'vis-vision-identity')!;
     const root = mkdtempSync(path.join(os.tmpdir(), 'vision-chart-identity-'));

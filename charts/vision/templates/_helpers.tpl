@@ -75,7 +75,8 @@ The components and what they need. These are facts of the code, not settings:
   port/portVar  the port each service listens on and the variable that sets it
   secrets       Secret keys the component reads (required); optionalSecrets may be absent. Each reaches
                 the pod as a file of the mounted Secret, named by <KEY>_FILE (vision.secretFiles)
-  callers       components allowed to reach it (NetworkPolicy); the gateway is reached from the ingress
+  callers       components allowed to reach it (NetworkPolicy) and whose public keys it mounts: the issuers of
+                its routes in the identity route table (vision.callersOf); the gateway is reached from the ingress
   opensStreams  opens caller-given stream URLs (ffprobe/ffmpeg): egress limited by networkPolicy.streamEgress
   backends      the servers of external.* it connects to (networkPolicy.streamEgress.backends), when opensStreams
   models        mounts the models volume
@@ -102,7 +103,7 @@ tasks:
   portVar: TASKS_PORT
   secrets: [DATABASE_URL, S3_ACCESS_KEY, S3_SECRET_KEY]
   optionalSecrets: [TASKS_ADMIN_TOKEN, TASKS_STREAM_URL_KEY]
-  callers: [gateway, results]
+  callers: {{ include "vision.callersOf" (dict "root" . "service" "tasks") }}
   opensStreams: true
   backends: [kafka, otlp, postgres, s3]
 quota:
@@ -112,7 +113,7 @@ quota:
   portVar: QUOTA_PORT
   secrets: [DATABASE_URL]
   optionalSecrets: []
-  callers: [gateway, tasks, images]
+  callers: {{ include "vision.callersOf" (dict "root" . "service" "quota") }}
 results:
   values: results
   program: results
@@ -120,7 +121,7 @@ results:
   portVar: RESULTS_PORT
   secrets: [DATABASE_URL]
   optionalSecrets: [RESULTS_CURSOR_SECRET, RESULTS_WEBHOOK_SECRET_KEY]
-  callers: [gateway]
+  callers: {{ include "vision.callersOf" (dict "root" . "service" "results") }}
 images:
   values: images
   program: images
@@ -128,7 +129,7 @@ images:
   portVar: IMAGES_PORT
   secrets: [DATABASE_URL, S3_ACCESS_KEY, S3_SECRET_KEY]
   optionalSecrets: []
-  callers: [gateway, tasks]
+  callers: {{ include "vision.callersOf" (dict "root" . "service" "images") }}
 inference:
   values: inference
   program: inference
@@ -138,7 +139,7 @@ inference:
   # is required in distributed mode (ffmpeg itself runs with an empty environment).
   secrets: [S3_ACCESS_KEY, S3_SECRET_KEY]
   optionalSecrets: []
-  callers: {{ if .Values.services.inferenceDetect.enabled }}[tasks]{{ else }}[tasks, images]{{ end }}
+  callers: {{ include "vision.callersOf" (dict "root" . "service" "inference" "prefix" (ternary "/internal/v1/jobs" "" .Values.services.inferenceDetect.enabled)) }}
   models: true
   singleton: true
   opensStreams: true
@@ -151,7 +152,7 @@ inference-detect:
   portVar: INFERENCE_PORT
   secrets: [S3_ACCESS_KEY, S3_SECRET_KEY]
   optionalSecrets: []
-  callers: [images]
+  callers: {{ include "vision.callersOf" (dict "root" . "service" "inference" "prefix" "/internal/v1/detect") }}
   models: true
 {{- end }}
 {{- end -}}
@@ -184,9 +185,26 @@ seccompProfile:
   type: RuntimeDefault
 {{- end -}}
 
-{{/* The services that call others, each with an identity key pair (IDENTITY_CALLS in packages/shared/src/identity.ts). */}}
+{{/* The services that call others, each with an identity key pair (IDENTITY_ISSUERS in packages/shared/src/identity.ts). */}}
 {{- define "vision.identityIssuers" -}}
-[gateway, tasks, images, results]
+{{- (.Files.Get "files/identity-routes.yaml" | fromYaml).issuers | toJson -}}
+{{- end -}}
+
+{{/*
+The issuers whose identity opens some route of a service: the component's callers (NetworkPolicy ingress, public
+keys mounted). From files/identity-routes.yaml, the route table of packages/shared/src/identity-routes.ts written
+by scripts/identity-routes-file.js. Input: dict "root" (the chart's root context) "service" (the program) and an
+optional "prefix": only the routes whose path starts with it (one of a split service's deployments).
+*/}}
+{{- define "vision.callersOf" -}}
+{{- $routes := (.root.Files.Get "files/identity-routes.yaml" | fromYaml).routes -}}
+{{- $callers := list -}}
+{{- range $routes -}}
+{{- if and (eq .service $.service) (hasPrefix ($.prefix | default "") .path) -}}
+{{- $callers = concat $callers .issuers -}}
+{{- end -}}
+{{- end -}}
+{{- $callers | uniq | toJson -}}
 {{- end -}}
 
 {{- define "vision.identitySecretName" -}}
@@ -196,10 +214,10 @@ seccompProfile:
 {{/*
 The identity keys a component's pod mounts (docs/SECURITY.md): its own Ed25519 private key when its program
 calls other services (gateway, tasks, images, results), and the public keys of its callers, nothing else.
-Input: dict "name" (program) "callers" (list).
+Input: dict "root" (the chart's root context) "name" (program) "callers" (list).
 */}}
 {{- define "vision.identityItems" -}}
-{{- if has .name (include "vision.identityIssuers" . | fromYamlArray) }}
+{{- if has .name (include "vision.identityIssuers" .root | fromYamlArray) }}
 - key: {{ .name }}.key
   path: {{ .name }}.key
 {{- end }}
