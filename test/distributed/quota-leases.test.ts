@@ -25,13 +25,13 @@ describeDistributed('quota leases of three images replicas', () => {
         QUOTA_IMAGE_DAILY: String(LIMIT),
         IMAGES_QUOTA_LEASE_UNITS: '4',
         IMAGES_QUOTA_LEASE_WINDOW_MS: '5000',
-        IMAGES_HOLD_TTL_MS: '4000',
+        IMAGES_QUOTA_LEASE_GRACE_MS: '4000',
         // A replica never reports its own charges here (its report loop is 10 min away): a call's charge reaches
         // quota only when another replica's sweeper finishes the call's settle, once its claim has lapsed,
-        // IMAGES_CALL_LEASE_MS after the call. That is long enough for the test to kill a replica before any
+        // IMAGES_CALL_CLAIM_MS after the call. That is long enough for the test to kill a replica before any
         // of its charges has been reported.
         IMAGES_QUOTA_REPORT_MS: '600000',
-        IMAGES_CALL_LEASE_MS: '15000',
+        IMAGES_CALL_CLAIM_MS: '15000',
         GATEWAY_QPS: '1000',
         GATEWAY_BURST: '1000',
         GATEWAY_CONCURRENCY: '1000',

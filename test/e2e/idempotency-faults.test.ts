@@ -216,7 +216,7 @@ beforeAll(async () => {
       TASKS_IDEMPOTENCY_WAIT_MS: String(WAIT_MS),
       IMAGES_IDEMPOTENCY_WAIT_MS: String(WAIT_MS),
       TASKS_RECOVER_AFTER_MS: String(LEASE_MS),
-      IMAGES_CALL_LEASE_MS: String(LEASE_MS),
+      IMAGES_CALL_CLAIM_MS: String(LEASE_MS),
     },
   });
 }, 120_000);

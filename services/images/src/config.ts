@@ -46,7 +46,7 @@ export const imagesShape = {
   /** How long a copy of the scene list may still be used while inference is unreachable. */
   IMAGES_SCENE_STALE_MS: env.int(300_000, 0),
   /** How long a quota lease outlives its window: a crashed replica's unspent units return to the day after this. */
-  IMAGES_HOLD_TTL_MS: env.int(10 * 60_000, 1000),
+  IMAGES_QUOTA_LEASE_GRACE_MS: env.int(10 * 60_000, 1000),
   /** Units a quota lease is asked for beyond a call's own, so that the next calls of the subject need no round trip. */
   IMAGES_QUOTA_LEASE_UNITS: env.int(32, 0, 10_000),
   /** How long calls reserve from one quota lease before a new one is taken. */
@@ -55,8 +55,8 @@ export const imagesShape = {
   IMAGES_QUOTA_LEASE_IDLE_MS: env.int(1000, 0, 60 * 60_000),
   /** Period of the loop that reports the calls' spends to quota and closes ended leases. */
   IMAGES_QUOTA_REPORT_MS: env.int(20, 1, 60 * 60_000),
-  /** Lease of a running call record; renewed while the call runs, taken over after it lapses. */
-  IMAGES_CALL_LEASE_MS: env.int(60_000, 1000),
+  /** The Idempotency-Key claim of a running call: renewed while the call runs, taken over after it lapses. */
+  IMAGES_CALL_CLAIM_MS: env.int(60_000, 1000),
   /** How long a duplicate request waits for the first one before answering 503 with Retry-After. */
   IMAGES_IDEMPOTENCY_WAIT_MS: env.int(120_000, 0),
   /** Retention of uploaded images and stored call results (SPEC.md 8: 90 days). */

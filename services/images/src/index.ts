@@ -116,7 +116,7 @@ export function createImages(deps: ImagesPartsDeps): ImagesParts {
       chunk: cfg.IMAGES_QUOTA_LEASE_UNITS,
       windowMs: cfg.IMAGES_QUOTA_LEASE_WINDOW_MS,
       idleMs: cfg.IMAGES_QUOTA_LEASE_IDLE_MS,
-      ttlMs: cfg.IMAGES_QUOTA_LEASE_WINDOW_MS + cfg.IMAGES_HOLD_TTL_MS,
+      ttlMs: cfg.IMAGES_QUOTA_LEASE_WINDOW_MS + cfg.IMAGES_QUOTA_LEASE_GRACE_MS,
       flushMs: cfg.IMAGES_QUOTA_REPORT_MS,
     },
     onRecorded: (spend, outcome) => detections.spendRecorded(spend.call, outcome),
@@ -131,7 +131,7 @@ export function createImages(deps: ImagesPartsDeps): ImagesParts {
     clock,
     logger,
     settings: {
-      leaseMs: cfg.IMAGES_CALL_LEASE_MS,
+      claimMs: cfg.IMAGES_CALL_CLAIM_MS,
       idempotencyWaitMs: cfg.IMAGES_IDEMPOTENCY_WAIT_MS,
       detectConcurrency: cfg.IMAGES_DETECT_CONCURRENCY,
     },
@@ -161,7 +161,7 @@ export function createImages(deps: ImagesPartsDeps): ImagesParts {
   // The sweeper of interrupted settles and the retention janitor: the shared loop helper.
   const sweeper = new Periodic(
     'settle sweeper',
-    cfg.IMAGES_CALL_LEASE_MS,
+    cfg.IMAGES_CALL_CLAIM_MS,
     () => detections.recoverLapsed(),
     logger,
   );

@@ -24,7 +24,7 @@ let clock: FakeClock;
 beforeAll(async () => {
   clock = new FakeClock(new Date());
   // Test-local inference (docs/INTERNAL.md contract) so that faults can be injected per image.
-  stack = await startStack({ inference: 'fake', clock, env: { IMAGES_CALL_LEASE_MS: '5000' } });
+  stack = await startStack({ inference: 'fake', clock, env: { IMAGES_CALL_CLAIM_MS: '5000' } });
 });
 afterAll(async () => {
   await stack?.close();

@@ -26,11 +26,11 @@ beforeAll(async () => {
     inference: 'fake',
     clock,
     env: {
-      IMAGES_HOLD_TTL_MS: '1000',
+      IMAGES_QUOTA_LEASE_GRACE_MS: '1000',
       IMAGES_QUOTA_LEASE_WINDOW_MS: '1000',
       // Spends are reported only when the test flushes them (as if quota could not be reached).
       IMAGES_QUOTA_REPORT_MS: '600000',
-      IMAGES_CALL_LEASE_MS: '5000',
+      IMAGES_CALL_CLAIM_MS: '5000',
     },
   });
 });

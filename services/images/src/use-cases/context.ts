@@ -5,7 +5,8 @@ import type { QuotaLeases } from './quota-leases';
 import type { CallStore } from '../store/call-store';
 
 export interface DetectionSettings {
-  leaseMs: number;
+  /** How long a call's Idempotency-Key claim holds without renewal (IMAGES_CALL_CLAIM_MS). */
+  claimMs: number;
   idempotencyWaitMs: number;
   detectConcurrency: number;
   /** Poll period while waiting for a concurrent duplicate. */

@@ -30,7 +30,7 @@ export class ImageDetections {
       logger: d.logger,
       name: 'image call',
       settings: {
-        leaseMs: d.settings.leaseMs,
+        leaseMs: d.settings.claimMs,
         waitMs: d.settings.idempotencyWaitMs,
         pollMs: d.settings.pollMs,
       },
