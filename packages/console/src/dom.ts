@@ -52,3 +52,6 @@ export function fill(el: Element, ...children: Child[]): void {
   el.replaceChildren();
   append(el, children);
 }
+
+/** A page fills `root` and returns what to undo when the user leaves it (timers, players). */
+export type Page = (root: HTMLElement) => () => void;

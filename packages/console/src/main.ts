@@ -1,14 +1,11 @@
 /** The console's entry: the key bar, the navigation and a hash router (#/, #/images, #/tasks, #/tasks/ID). */
 import { forgetKey, getKey, setKey } from './api.js';
-import { fill, h } from './dom.js';
+import { fill, h, type Page } from './dom.js';
 import { overviewPage } from './pages/overview.js';
 import { imagesPage } from './pages/images.js';
 import { tasksPage } from './pages/tasks.js';
 import { taskPage } from './pages/task.js';
 import { answerKeyRequests, registerVideoWorker } from './video-auth.js';
-
-/** A page fills `root` and returns what to undo when the user leaves it (timers, players). */
-export type Page = (root: HTMLElement) => () => void;
 
 const main = document.getElementById('main') as HTMLElement;
 const keyForm = document.getElementById('key-form') as HTMLFormElement;

@@ -4,14 +4,13 @@
  * task's zones and lines are drawn over its video, edited and saved there, with their counts and events.
  */
 import { STOPPABLE, TERMINAL, api, type Task } from '../api.js';
-import { fill, h } from '../dom.js';
+import { fill, h, type Page } from '../dom.js';
 import { FrameFeed } from '../feed.js';
 import { createLiveView } from '../live.js';
 import { createPlacesPanel, type PlacesPanel } from '../places-panel.js';
 import { createPlayer, type Player } from '../player.js';
 import { badge, scoreSlider, showError, when } from '../ui.js';
 import { hasUpload, videoSource } from '../video-auth.js';
-import type { Page } from '../main.js';
 
 const STATUS_POLL_MS = 2000;
 

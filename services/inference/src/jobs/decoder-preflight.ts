@@ -1,5 +1,6 @@
 import { execFile } from 'node:child_process';
-import { ffmpegArgs, type InputKind } from './ffmpeg-args';
+import { ffmpegArgs } from './ffmpeg-args';
+import type { InputKind } from './job-types';
 import { decoderCommand, decoderEnv } from '@vision/shared';
 
 export type DecoderCheck = { ok: true; version: string } | { ok: false; reason: string };

@@ -41,14 +41,6 @@ export function gaveUpReason(
   return taskReason(code, `${detail ? `${detail} ` : ''}for ${giveupMs} ms`);
 }
 
-/** Removes URLs and absolute paths from an ffmpeg line before it is logged. */
-export function scrubDecoderLine(line: string): string {
-  return line
-    .replace(/\b[a-z][a-z0-9+.-]*:\/\/\S+/gi, '<url>')
-    .replace(/(^|[\s'"(=])\/[^\s:'")]+/g, '$1<path>')
-    .slice(0, 300);
-}
-
 /** Consecutive decoder crashes after which a live job gives up as `decoder_unavailable` (our side: refunded). */
 export const CRASH_LOOP = 3;
 

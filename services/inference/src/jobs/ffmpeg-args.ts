@@ -1,9 +1,6 @@
 import { ffmpegInputGuard } from '@vision/shared';
 import { LETTERBOX_PAD_VALUE } from '../model/letterbox';
-import type { ResolvedInput } from './job-types';
-
-/** What ffmpeg reads: a local file, a presigned object URL, or a stream URL of one scheme. */
-export type InputKind = 'file' | 'http' | 'https' | 'rtsp' | 'rtmp';
+import type { InputKind, ResolvedInput } from './job-types';
 
 /** Protocols ffmpeg may open for each input kind (nothing else: no file:, concat:, subfile:, data: ...). */
 export const PROTOCOL_WHITELIST: Record<InputKind, string> = {

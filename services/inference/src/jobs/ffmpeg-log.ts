@@ -32,3 +32,11 @@ export function isErrorLine(line: string): boolean {
     line,
   );
 }
+
+/** Removes URLs and absolute paths from an ffmpeg line before it is logged. */
+export function scrubDecoderLine(line: string): string {
+  return line
+    .replace(/\b[a-z][a-z0-9+.-]*:\/\/\S+/gi, '<url>')
+    .replace(/(^|[\s'"(=])\/[^\s:'")]+/g, '$1<path>')
+    .slice(0, 300);
+}

@@ -1,8 +1,13 @@
 import { spawn, type ChildProcessByStdio } from 'node:child_process';
 import type { Readable } from 'node:stream';
 import { decoderCommand, decoderEnv } from '@vision/shared';
-import { scrubDecoderLine } from './failure';
-import { isErrorLine, parseDurationLine, parseShowinfoLine, type ShowinfoFrame } from './ffmpeg-log';
+import {
+  isErrorLine,
+  parseDurationLine,
+  parseShowinfoLine,
+  scrubDecoderLine,
+  type ShowinfoFrame,
+} from './ffmpeg-log';
 
 /** One sampled frame as ffmpeg delivered it: letterboxed planar canvas plus what showinfo said about it. */
 export interface SourceFrame {

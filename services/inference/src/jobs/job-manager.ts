@@ -9,10 +9,9 @@ import {
 } from '@vision/shared';
 import type { SceneCatalogue } from '../catalogue/catalogue';
 import { checkStreamHost, parseStreamUrl, type Resolver } from '../net/stream-url';
-import type { InputKind } from './ffmpeg-args';
 import type { DecoderCheck } from './decoder-preflight';
 import { Job } from './job';
-import type { JobSpec, JobView, ResolvedInput } from './job-types';
+import type { InputKind, JobSpec, JobView, ResolvedInput } from './job-types';
 
 /** Frame seqs are Postgres `integer`s in results: a first seq leaves room for 2^28 frames below 2^31. */
 const MAX_FIRST_SEQ = 2 ** 31 - 2 ** 28;

@@ -1,7 +1,6 @@
 import type { Bus, Logger, SceneCode } from '@vision/shared';
 import type { Resolver } from '../net/stream-url';
 import type { SceneEngine } from '../scenes/engines';
-import type { InputKind } from './ffmpeg-args';
 
 export type JobSource = { type: 'stream'; url: string } | { type: 'object'; key: string };
 
@@ -43,6 +42,9 @@ export function runningView(spec: JobSpec): JobView {
     started_at: new Date().toISOString(),
   };
 }
+
+/** What ffmpeg reads: a local file, a presigned object URL, or a stream URL of one scheme. */
+export type InputKind = 'file' | 'http' | 'https' | 'rtsp' | 'rtmp';
 
 /** Where ffmpeg reads from, after resolving an object key or checking a stream URL. */
 export interface ResolvedInput {
