@@ -9,8 +9,10 @@ import http, { type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { createLogger, REASON } from '@vision/shared';
+import { plainUrlFingerprintOf } from '../src/domain/fingerprint';
 import { parseStreamUrl } from '../src/domain/stream-url';
 import { guardStreamUrl, percentDecode } from '../src/probe/stream-guard';
+import { plantCreate } from './fakes';
 import { MEDIA, type Stack, startStack } from './harness';
 
 const USER = 'cam-user';
@@ -120,4 +122,49 @@ test('the guard sends percent-encoded user information decoded, as Basic credent
     await special.close();
   }
   expect(percentDecode('a%2Fb%zz%4')).toBe('a/b%zz%4');
+});
+
+test("the create claim stores the URL's keyed digest, not a hash of the URL; a claim stored with the plain-URL fingerprint still replays", async () => {
+  const streamUrl = `http://${USER}:${PASS}@127.0.0.1:${camera.port}/${CLIP}`;
+  const plain = plainUrlFingerprintOf({ scene_code: 'person_vehicle', stream_url: streamUrl });
+  const create = (key: string) =>
+    stack.http
+      .post('/v1/vision/tasks')
+      .use(stack.as('carol'))
+      .set('Idempotency-Key', key)
+      .send({ scene_code: 'person_vehicle', stream_url: streamUrl });
+
+  const key = randomUUID();
+  const first = await create(key);
+  expect(first.status).toBe(201);
+  const stored = await stack.tasks.store.claims.get('carol', key);
+  // A stolen row cannot be tried against guessed passwords: the stored value is neither the plain-URL hash
+  // nor anything computable without the service's key.
+  expect(stored?.fingerprint).toMatch(/^[0-9a-f]{64}$/);
+  expect(stored?.fingerprint).not.toBe(plain);
+  const again = await create(key);
+  expect({ status: again.status, task: again.body.task_id }).toEqual({
+    status: 200,
+    task: first.body.task_id,
+  });
+
+  // A claim written by a replica that still fingerprinted the plain URL (a rolling upgrade), whose process
+  // died after writing its task: the same request finishes and replays it, no idempotency_mismatch.
+  const earlierKey = randomUUID();
+  const earlierTask = await plantCreate(
+    stack.tasks.store,
+    {
+      subject: 'carol',
+      scene_code: 'person_vehicle',
+      business_threshold: 0.5,
+      lower_bound: 0.3,
+      source_type: 'stream',
+      stream_url: streamUrl,
+      stream_url_redacted: 'http://127.0.0.1/',
+      retention_days: 90,
+    },
+    { key: earlierKey, fingerprint: plain, leaseUntil: new Date() },
+  );
+  const replay = await create(earlierKey);
+  expect({ status: replay.status, task: replay.body.task_id }).toEqual({ status: 200, task: earlierTask });
 });

@@ -28,8 +28,9 @@ export type ClaimDecision =
   /** Its owner died after storing the outcome: finish what is owed (once), then replay. */
   | 'finish';
 
-export function decideClaim(claim: ClaimView, fingerprint: string, now: Date): ClaimDecision {
-  if (claim.fingerprint !== fingerprint) return 'mismatch';
+/** `fingerprints`: the request's meaning as the service fingerprints it now, then as it did earlier. */
+export function decideClaim(claim: ClaimView, fingerprints: readonly string[], now: Date): ClaimDecision {
+  if (!fingerprints.includes(claim.fingerprint)) return 'mismatch';
   if (claim.state === 'completed') return 'replay';
   const lapsed = claim.leaseUntil.getTime() <= now.getTime();
   if (claim.state === 'settling') return lapsed ? 'finish' : 'replay';

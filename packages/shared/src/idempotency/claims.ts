@@ -54,6 +54,11 @@ export interface IdempotentRequest<N> {
   subject: string;
   key: string;
   fingerprint: string;
+  /**
+   * Fingerprints the same meaning had under an earlier rule of the service (a claim stored by a replica of
+   * an earlier release): a claim holding one of them is this meaning, not a mismatch. Never stored.
+   */
+  earlierFingerprints?: readonly string[];
   /** The service's columns of a new claim. */
   data: N;
 }
@@ -115,7 +120,7 @@ export class IdempotentRequests<R extends ClaimRecord, N> {
 
       const existing = await store.get(req.subject, req.key);
       if (!existing) continue; // released between our insert and our read
-      switch (decideClaim(existing, req.fingerprint, clock.now())) {
+      switch (decideClaim(existing, [req.fingerprint, ...(req.earlierFingerprints ?? [])], clock.now())) {
         case 'mismatch':
           throw idempotencyMismatch();
         case 'wait':

@@ -14,24 +14,30 @@ describe('decideClaim', () => {
   it('another meaning under the key is a mismatch, whatever the state and lease', () => {
     for (const state of ['running', 'settling', 'completed'] as const)
       for (const lease of [earlier, now, later])
-        expect(decideClaim(claim(state, lease), 'b', now)).toBe('mismatch');
+        expect(decideClaim(claim(state, lease), ['b'], now)).toBe('mismatch');
   });
 
   it('replays a completed claim, lease or not, and a settling one whose owner is alive', () => {
-    expect(decideClaim(claim('completed', earlier), 'a', now)).toBe('replay');
-    expect(decideClaim(claim('completed', later), 'a', now)).toBe('replay');
-    expect(decideClaim(claim('settling', later), 'a', now)).toBe('replay');
+    expect(decideClaim(claim('completed', earlier), ['a'], now)).toBe('replay');
+    expect(decideClaim(claim('completed', later), ['a'], now)).toBe('replay');
+    expect(decideClaim(claim('settling', later), ['a'], now)).toBe('replay');
   });
 
   it('waits for a live owner, takes over a dead one, finishes a dead settler', () => {
-    expect(decideClaim(claim('running', later), 'a', now)).toBe('wait');
-    expect(decideClaim(claim('running', earlier), 'a', now)).toBe('take_over');
-    expect(decideClaim(claim('settling', earlier), 'a', now)).toBe('finish');
+    expect(decideClaim(claim('running', later), ['a'], now)).toBe('wait');
+    expect(decideClaim(claim('running', earlier), ['a'], now)).toBe('take_over');
+    expect(decideClaim(claim('settling', earlier), ['a'], now)).toBe('finish');
+  });
+
+  it('a claim holding an earlier fingerprint of the same meaning is that meaning; any other is a mismatch', () => {
+    expect(decideClaim(claim('completed', later, 'old'), ['a', 'old'], now)).toBe('replay');
+    expect(decideClaim(claim('running', earlier, 'old'), ['a', 'old'], now)).toBe('take_over');
+    expect(decideClaim(claim('completed', later, 'other'), ['a', 'old'], now)).toBe('mismatch');
   });
 
   it('a lease that ends exactly now has lapsed', () => {
-    expect(decideClaim(claim('running', now), 'a', now)).toBe('take_over');
-    expect(decideClaim(claim('settling', now), 'a', now)).toBe('finish');
+    expect(decideClaim(claim('running', now), ['a'], now)).toBe('take_over');
+    expect(decideClaim(claim('settling', now), ['a'], now)).toBe('finish');
   });
 });
 

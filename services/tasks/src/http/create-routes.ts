@@ -7,7 +7,7 @@ import type { Express, Request, Response } from 'express';
 import { z } from 'zod';
 import { ApiError, type Identity, REASON, identityOf, inTurn, invalidRequest, route } from '@vision/shared';
 import { rulesOfRequest, rulesOfUpload } from '../domain/task-rules';
-import { fingerprintOf } from '../domain/fingerprint';
+import { fingerprintOf, plainUrlFingerprintOf } from '../domain/fingerprint';
 import { parseStreamUrl } from '../domain/stream-url';
 import { toPublicTask } from '../domain/task-view';
 import { receiveVideoUpload } from '../media/video-upload';
@@ -40,14 +40,18 @@ export function mountCreateRoutes(app: Express, d: HttpDeps): void {
       if (!parsed.ok) throw invalidRequest(parsed.problem, REASON.stream_url_invalid);
       const rules = rulesOfRequest(body.zones, body.lines);
       const sceneCode = typeof body.scene_code === 'string' ? body.scene_code : '';
+      const ruleText = rules ? { rules: rules.canonical } : {};
       const fingerprint = fingerprintOf({
         endpoint: 'tasks',
         scene_code: sceneCode,
-        stream_url: parsed.url.href,
-        ...(rules ? { rules: rules.canonical } : {}),
+        stream_url_digest: d.ctx.streamUrls.digest(parsed.url.href),
+        ...ruleText,
       });
+      const earlierFingerprints = [
+        plainUrlFingerprintOf({ scene_code: sceneCode, stream_url: parsed.url.href, ...ruleText }),
+      ];
       const admission = await inTurn(d.admission, req, res, identity.subject, 0, (control) =>
-        create.create(identity, { key, fingerprint, ...control }, async () => {
+        create.create(identity, { key, fingerprint, earlierFingerprints, ...control }, async () => {
           create.assertAcceptingNewTasks();
           const scene = await scenes.requireVideoScene(body.scene_code);
           const guard = await guardStreamUrl(parsed.url, {

@@ -3,15 +3,28 @@
  * results seals webhook secrets (SecretBox of @vision/shared), under TASKS_STREAM_URL_KEY or a key derived
  * from the tasks service's identity key. Only the job submission opens it.
  */
+import { createHmac } from 'node:crypto';
 import { type Knex, SecretBox, isSealed } from '@vision/shared';
 
 const PURPOSE = 'vision.tasks.stream-url.v1';
+const DIGEST_PURPOSE = 'vision.tasks.stream-url-digest.v1';
 
 export class StreamUrlSeal {
   private readonly box: SecretBox;
+  private readonly digestKey: Buffer;
 
   constructor(key: string) {
     this.box = new SecretBox(key, PURPOSE, 'TASKS_STREAM_URL_KEY');
+    this.digestKey = createHmac('sha256', key).update(DIGEST_PURPOSE).digest();
+  }
+
+  /**
+   * A keyed digest of a URL (HMAC-SHA256 under a key derived from the seal's): what an idempotency
+   * fingerprint holds of a stream URL, so that a stored fingerprint cannot be used to guess the URL's
+   * password without the key.
+   */
+  digest(url: string): string {
+    return createHmac('sha256', this.digestKey).update(url).digest('hex');
   }
 
   seal(url: string): string {

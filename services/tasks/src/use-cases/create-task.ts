@@ -85,12 +85,18 @@ export class CreateTask {
    */
   create(
     identity: Identity,
-    idem: { key: string; fingerprint: string } & CreateControl,
+    idem: { key: string; fingerprint: string; earlierFingerprints?: readonly string[] } & CreateControl,
     prepare: () => Promise<NewTask>,
   ): Promise<Admission> {
     const control: CreateControl = { signal: idem.signal, deadline: idem.deadline };
     return this.claims.handle(
-      { subject: identity.subject, key: idem.key, fingerprint: idem.fingerprint, data: {} },
+      {
+        subject: identity.subject,
+        key: idem.key,
+        fingerprint: idem.fingerprint,
+        earlierFingerprints: idem.earlierFingerprints,
+        data: {},
+      },
       {
         run: async (owned) => {
           let t: NewTask;

@@ -1,7 +1,9 @@
+import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { SNIFF_BYTES, sniffVideoContainer } from '../../src/domain/ftyp';
-import { fingerprintOf } from '../../src/domain/fingerprint';
+import { fingerprintOf, plainUrlFingerprintOf } from '../../src/domain/fingerprint';
+import { StreamUrlSeal } from '../../src/store/stream-url-seal';
 import { decodeCursor, encodeCursor } from '../../src/domain/cursor';
 import { resultExpiresAt } from '../../src/domain/retention';
 import { rateLimitHeaders } from '../../src/domain/rate-limit-headers';
@@ -35,15 +37,36 @@ describe('ftyp sniffing', () => {
 
 describe('fingerprints and keys', () => {
   test('meaning decides the fingerprint', () => {
-    const a = fingerprintOf({ endpoint: 'tasks', scene_code: 'ship', stream_url: 'http://a/x' });
-    expect(fingerprintOf({ endpoint: 'tasks', scene_code: 'ship', stream_url: 'http://a/x' })).toBe(a);
-    expect(fingerprintOf({ endpoint: 'tasks', scene_code: 'fire_smoke', stream_url: 'http://a/x' })).not.toBe(
+    const a = fingerprintOf({ endpoint: 'tasks', scene_code: 'ship', stream_url_digest: 'd1' });
+    expect(fingerprintOf({ endpoint: 'tasks', scene_code: 'ship', stream_url_digest: 'd1' })).toBe(a);
+    expect(fingerprintOf({ endpoint: 'tasks', scene_code: 'fire_smoke', stream_url_digest: 'd1' })).not.toBe(
       a,
     );
-    expect(fingerprintOf({ endpoint: 'tasks', scene_code: 'ship', stream_url: 'http://a/y' })).not.toBe(a);
+    expect(fingerprintOf({ endpoint: 'tasks', scene_code: 'ship', stream_url_digest: 'd2' })).not.toBe(a);
     expect(
-      fingerprintOf({ endpoint: 'video-tasks', scene_code: 'ship', file_sha256: 'http://a/x' }),
+      fingerprintOf({ endpoint: 'tasks', scene_code: 'ship', stream_url_digest: 'd1', rules: '[]' }),
     ).not.toBe(a);
+    expect(fingerprintOf({ endpoint: 'video-tasks', scene_code: 'ship', file_sha256: 'd1' })).not.toBe(a);
+  });
+  test("a stream task's fingerprint holds the URL's keyed digest: without the key, the URL cannot be tried against it", () => {
+    const url = 'rtsp://cam:hunter2@10.0.0.5/live';
+    const mine = new StreamUrlSeal('k'.repeat(32));
+    const fp = fingerprintOf({ endpoint: 'tasks', scene_code: 'ship', stream_url_digest: mine.digest(url) });
+    // The same key gives the same fingerprint; another key, or the plain URL (the earlier rule), another.
+    expect(
+      fingerprintOf({ endpoint: 'tasks', scene_code: 'ship', stream_url_digest: mine.digest(url) }),
+    ).toBe(fp);
+    const theirs = new StreamUrlSeal('x'.repeat(32));
+    expect(
+      fingerprintOf({ endpoint: 'tasks', scene_code: 'ship', stream_url_digest: theirs.digest(url) }),
+    ).not.toBe(fp);
+    expect(plainUrlFingerprintOf({ scene_code: 'ship', stream_url: url })).not.toBe(fp);
+    // The earlier rule, unchanged: SHA-256 of the plain URL (claims stored by an earlier release).
+    expect(plainUrlFingerprintOf({ scene_code: 'ship', stream_url: url })).toBe(
+      createHash('sha256')
+        .update(JSON.stringify(['POST /v1/vision/tasks', 'ship', url]))
+        .digest('hex'),
+    );
   });
   test('cursors round-trip and reject junk', () => {
     const c = encodeCursor({ createdAt: '2026-01-01T00:00:00.000Z', taskId: 'abc' });
