@@ -3,7 +3,8 @@
 #   set-up (scripts/test-setup.sh), build, lint, dependency and SDK checks, every jest test in standalone mode,
 #   the distributed suite on real servers (scripts/test-distributed.sh; VISION_DEPLOYMENT_RUNTIME=container runs
 #   the services as containers of the image), its Kafka files again on the current Kafka (scripts/test-kafka-current.sh),
-#   and the public API fuzzed (scripts/fuzz/schemathesis.sh), beside the last two.
+#   and beside the last two the public API fuzzed (scripts/fuzz/schemathesis.sh) and the chart installed on a kwok
+#   cluster (test/deploy/kube-install.test.ts, once the binaries the set-up builds in the background are there).
 # At the end, or on a failure, it prints each phase's time, the 20 slowest test files with the time their tests
 # took against the time around them (starting and stopping stacks), and one closing line with the totals of every
 # runner: `ci: N passed, N failed, N skipped`.
@@ -23,14 +24,14 @@ export FUZZ_REPORT_DIR="${FUZZ_REPORT_DIR:-$work/fuzz}"
 mkdir -p "$FUZZ_REPORT_DIR"
 touch "$VISION_CI_PHASES" "$VISION_TEST_TALLY" "$VISION_TEST_TIMES"
 
-fuzz_pid=""
+beside_pids=() beside_logs=()
 report() {
-  local rc=$?
-  # A phase that failed ends the run: the fuzzer beside it stops too, and its output so far is shown.
-  if [ -n "$fuzz_pid" ]; then
-    { kill -- "-$fuzz_pid" && wait "$fuzz_pid"; } 2>/dev/null || true
-    cat "$fuzz_log" 2>/dev/null || true
-  fi
+  local rc=$? i
+  # A phase that failed ends the run: the phases beside it stop too, and their output so far is shown.
+  for i in "${!beside_pids[@]}"; do
+    { kill -- "-${beside_pids[$i]}" && wait "${beside_pids[$i]}"; } 2>/dev/null || true
+    cat "${beside_logs[$i]}" 2>/dev/null || true
+  done
   node scripts/ci/report.js "$VISION_CI_PHASES" "$VISION_TEST_TIMES" || true
   node scripts/ci/tally.js "$VISION_TEST_TALLY" "$FUZZ_REPORT_DIR" || rc=1
   exit "$rc"
@@ -46,6 +47,26 @@ phase() { # <name> <command...>   (PHASE_BESIDE=1: runs beside another phase, so
   [ "$rc" -eq 0 ] || { echo "== $name failed (exit $rc)" >&2; return "$rc"; }
 }
 
+beside() { # <name> <command...>: a phase in the background, in its own process group, its output kept for later
+  local log="$work/beside-${#beside_pids[@]}.log"
+  set -m # its own process group, so that a failure elsewhere stops all of it
+  PHASE_BESIDE=1 phase "$@" >"$log" 2>&1 &
+  beside_pids+=("$!") beside_logs+=("$log")
+  set +m
+}
+
+end_beside() { # waits for every phase started by beside, prints its output, fails if one failed
+  local i rc failed=0
+  for i in "${!beside_pids[@]}"; do
+    rc=0
+    wait "${beside_pids[$i]}" || rc=$?
+    cat "${beside_logs[$i]}"
+    [ "$rc" -eq 0 ] || failed="$rc" # its phase printed the failure into its output
+  done
+  beside_pids=() beside_logs=()
+  [ "$failed" -eq 0 ] || exit "$failed"
+}
+
 phase "set-up: tools, servers, image" bash scripts/test-setup.sh
 phase "build" npm run build --silent
 phase "lint" npm run lint --silent
@@ -53,19 +74,15 @@ phase "dependency and SDK checks" bash -c 'npm run deps:check --silent && npm ru
 phase "alert rules (promtool)" bash -c 'promtool check rules charts/vision/files/prometheus-rules.yaml &&
   promtool test rules charts/vision/files/prometheus-rules.test.yaml &&
   promtool check config --syntax-only deploy/compose/prometheus.yml'
-phase "jest, standalone" npx jest
-# The fuzzer drives a standalone instance of its own and no stack server, so it runs beside the distributed suite
-# (whose time is mostly spent waiting on servers and processes); its output is printed when both have ended.
-fuzz_log="$work/fuzz.log"
-set -m # its own process group, so that a failure elsewhere stops all of it
-PHASE_BESIDE=1 phase "fuzz (schemathesis), beside the distributed suite" bash scripts/fuzz/schemathesis.sh \
-  >"$fuzz_log" 2>&1 &
-fuzz_pid=$!
-set +m
+# The chart-on-kwok test runs in a phase of its own below, after the Kubernetes binaries it needs: the set-up
+# compiles them in the background (minutes on a new machine, the longest part of a cold set-up).
+phase "jest, standalone" env VISION_KUBE_TEST_APART=1 npx jest
+# Beside the distributed suite, whose time is mostly spent waiting on servers and processes: the fuzzer (a
+# standalone instance of its own, no stack server) and the chart on a kwok cluster (its own ports, no stack
+# server). Their output is printed when all have ended.
+beside "fuzz (schemathesis), beside the distributed suite" bash scripts/fuzz/schemathesis.sh
+beside "chart on a kwok cluster, beside the distributed suite" \
+  bash -c 'bash scripts/kube/install.sh >/dev/null && npx jest test/deploy/kube-install.test.ts'
 phase "distributed suite" bash scripts/test-distributed.sh
 phase "distributed Kafka files on Kafka 4.1" bash scripts/test-kafka-current.sh
-fuzz_rc=0
-wait "$fuzz_pid" || fuzz_rc=$?
-fuzz_pid=""
-cat "$fuzz_log"
-[ "$fuzz_rc" -eq 0 ] || { echo "== fuzz (schemathesis) failed (exit $fuzz_rc)" >&2; exit "$fuzz_rc"; }
+end_beside

@@ -5,9 +5,10 @@
 #   ffmpeg, Debian's chromium (test/browser; never a downloaded browser), slowhttptest, Python's requests and
 #   pycocotools (test/transport, test/scripts/fire-metrics), the live stream servers (scripts/stack/live),
 #   Prometheus and promtool, the service image (scripts/image/build.sh: test/deploy/image.test.ts and the
-#   container mode of the distributed suite) and the kwok cluster's binaries (scripts/kube/install.sh).
-# SeaweedFS and Jaeger, needed only by the distributed suite at the end, are compiled in the background at the
-# lowest priority from here on; the suite's own install step waits for them (scripts/stack/install.sh).
+#   container mode of the distributed suite) and, in the background, the kwok cluster's binaries (scripts/kube/install.sh).
+# SeaweedFS and Jaeger, needed only by the distributed suite at the end, and the kwok cluster's binaries, needed
+# only by the chart-on-kwok phase beside it, are compiled in the background at the lowest priority from here on;
+# the suite's own install steps wait for them (their build locks: scripts/stack/install.sh, scripts/kube/install.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$PATH:/usr/local/go/bin:$HOME/go/bin"
@@ -26,8 +27,9 @@ go version >/dev/null 2>&1 || { echo "Go is required (helm, kube, SeaweedFS, Jae
 command -v java >/dev/null && command -v mvn >/dev/null \
   || { echo "Java and Maven are required (Kafka's jars come from Maven Central)" >&2; exit 1; }
 
-mkdir -p "$HOME/.cache/vision-stack"
+mkdir -p "$HOME/.cache/vision-stack" "$HOME/.cache/vision-kube"
 nice -n 19 bash scripts/stack/install.sh s3 jaeger >"$HOME/.cache/vision-stack/background-build.log" 2>&1 &
+nice -n 19 bash scripts/kube/install.sh >"$HOME/.cache/vision-kube/background-build.log" 2>&1 &
 
 apt_get ffmpeg chromium slowhttptest
 ffmpeg -version | head -1
@@ -41,5 +43,4 @@ python3 -c 'import requests, pycocotools.cocoeval'
   || { echo "the test data is missing: ../shared/models/yolox_nano.onnx (or VISION_SHARED_DIR)" >&2; exit 1; }
 
 bash scripts/image/build.sh >/dev/null
-bash scripts/kube/install.sh >/dev/null
 echo "[test-setup] ready" >&2

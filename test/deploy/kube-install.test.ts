@@ -4,7 +4,8 @@
  * with prometheus-operator's ServiceMonitor and PrometheusRule CRDs. `helm install --wait` with the default
  * values and the values files of charts/vision/ci; the objects read back from the API server; `helm test`;
  * `helm upgrade` to a new image tag and `helm rollback`. The commands are those of docs/DEPLOYMENT.md,
- * "Install on Kubernetes". Needs the binaries of scripts/kube/install.sh (the set-up of npm test, scripts/test-setup.sh, builds them).
+ * "Install on Kubernetes". Needs the binaries of scripts/kube/install.sh (npm test compiles them in the background
+ * during its set-up and runs this file in a phase of its own once they are there: scripts/test-all.sh).
  */
 import { execFileSync } from 'node:child_process';
 import { once } from 'node:events';
