@@ -28,8 +28,9 @@ command -v java >/dev/null && command -v mvn >/dev/null \
   || { echo "Java and Maven are required (Kafka's jars come from Maven Central)" >&2; exit 1; }
 
 mkdir -p "$HOME/.cache/vision-stack" "$HOME/.cache/vision-kube"
-nice -n 19 bash scripts/stack/install.sh s3 jaeger >"$HOME/.cache/vision-stack/background-build.log" 2>&1 &
-nice -n 19 bash scripts/kube/install.sh >"$HOME/.cache/vision-kube/background-build.log" 2>&1 &
+# One after the other: the distributed suite waits for SeaweedFS and Jaeger, the kwok phase beside it for the rest.
+nice -n 19 bash -c 'bash scripts/stack/install.sh s3 jaeger >"$HOME/.cache/vision-stack/background-build.log" 2>&1
+  bash scripts/kube/install.sh >"$HOME/.cache/vision-kube/background-build.log" 2>&1' &
 
 apt_get ffmpeg chromium slowhttptest
 ffmpeg -version | head -1
