@@ -26,9 +26,10 @@ export default tseslint.config(
     // Type-aware rules read the types of the whole repository through the root tsconfig.json (its paths point every
     // @vision/* import at the sources, so linting needs no build).
     languageOptions: {
-      // The web console is browser code (DOM types, ES modules): its own tsconfig.
+      // The web console is browser code (DOM types, ES modules): its own tsconfig; so are the browser tests, whose
+      // page functions run in the page (tsconfig.browser-tests.json).
       parserOptions: {
-        project: ['./tsconfig.json', './packages/console/tsconfig.json'],
+        project: ['./tsconfig.json', './tsconfig.browser-tests.json', './packages/console/tsconfig.json'],
         tsconfigRootDir: import.meta.dirname,
       },
     },

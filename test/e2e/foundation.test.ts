@@ -39,7 +39,7 @@ describe('standalone stack: foundation', () => {
     };
     const errors: { code: string; details: unknown }[] = [];
     for (const key of [undefined, 'not-a-uuid']) {
-      const headers = key === undefined ? {} : { 'idempotency-key': key };
+      const headers: Record<string, string> = key === undefined ? {} : { 'idempotency-key': key };
       const body = JSON.stringify({ scene_code: 'ship', stream_url: 'rtsp://127.0.0.1/x' });
       const answers = [
         await stack.api('POST', '/v1/vision/tasks', { key: KEY, headers: { ...headers, ...json }, body }),

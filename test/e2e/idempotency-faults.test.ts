@@ -193,10 +193,12 @@ const images: Endpoint = {
       { sceneCode: SCENE.images, imageCount: 1 },
     );
     if (!stored) return taskId;
-    // It held quota, stored its results and died before settling the hold.
+    // It held quota, stored its results and died before settling the hold (a call recorded with a hold: no lease).
     await internal('quota', subject, '/internal/v1/holds', { hold_id: taskId, kind: 'image', units: 1 });
     const results = [{ seq: 0, status: 'succeeded', objects: [] }];
-    expect(await calls.storeResults({ subject, key, taskId, attempt: 0 }, results as never, 1)).toBe(true);
+    expect(
+      await calls.storeResults({ subject, key, taskId, attempt: 0 }, results as never, 1, undefined as never),
+    ).toBe(true);
     return taskId;
   },
   sweep: async () => {

@@ -108,7 +108,7 @@ describe('stored upload download with HTTP ranges', () => {
 
     // Ignored (whole file): a malformed Range, several ranges, an If-Range that does not match.
     for (const headers of [
-      { range: 'bytes=abc' },
+      { range: 'bytes=abc' } as Record<string, string>,
       { range: 'bytes=0-9,100-109' },
       { range: 'bytes=0-9', 'if-range': '"not-the-etag"' },
     ]) {
@@ -124,7 +124,7 @@ describe('stored upload download with HTTP ranges', () => {
   });
 
   it('is 404 for another key, an unknown task, a stream task and an image call record', async () => {
-    for (const headers of [{}, { range: 'bytes=0-9' }]) {
+    for (const headers of [{}, { range: 'bytes=0-9' }] as Record<string, string>[]) {
       const other = await get(movTask, OTHER, headers);
       expect(other.status).toBe(404);
       expect(other.body).toMatchObject({ error: { code: 'OP-NOT-FOUND' } });

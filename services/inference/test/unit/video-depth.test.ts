@@ -1,6 +1,6 @@
 import type { SceneStatus } from '@vision/shared';
 import type { OnnxModel } from '../../src/model/onnx-model';
-import { BuiltinFireEngine, ModelSceneEngine } from '../../src/scenes/engines';
+import { BuiltinFireEngine, ModelSceneEngine, type SceneEngine } from '../../src/scenes/engines';
 import type { FireModule } from '../../src/scenes/fire-loader';
 
 const status = (code: string): SceneStatus =>
@@ -23,7 +23,8 @@ describe('frames a job keeps in detection (VideoSceneSession.depth)', () => {
 
   it('a scene that keeps state from frame to frame: one, file or live', () => {
     const fire = { FireSmokeVideoDetector: class {} } as unknown as FireModule;
-    const engine = new BuiltinFireEngine('fire_smoke', status('fire_smoke'), fire, 416);
+    // Seen as a job sees it: through the engine interface, which passes the source kind.
+    const engine: SceneEngine = new BuiltinFireEngine('fire_smoke', status('fire_smoke'), fire, 416);
     expect(engine.videoSession({ live: false }).depth).toBe(1);
     expect(engine.videoSession({ live: true }).depth).toBe(1);
   });
