@@ -426,7 +426,8 @@ describe('backend failures', () => {
     expect((await stack.http.get('/v1/vision/tasks').use(stack.as('hal'))).body.items).toEqual([]);
 
     await stack.inference.listen(port);
-    await new Promise((r) => setTimeout(r, 1700));
+    // Its reset time passes: the next call is the probe.
+    await waitFor(async () => stack.tasks.parts.inference.state() === 'half_open');
     const ok = await createUrl(stack, 'hal');
     expect(ok.status).toBe(201);
     expect(stack.tasks.parts.inference.state()).toBe('closed');

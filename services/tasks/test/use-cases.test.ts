@@ -80,7 +80,10 @@ test.each([
 ] as const)('%s: %s, no task left, charge returned', async (answer, code) => {
   w.inference.submitAnswer = answer;
   const key = randomUUID();
-  expect((await refusal(admit(key))).code).toBe(code);
+  const err = await refusal(admit(key));
+  expect(err.code).toBe(code);
+  // Every 503 says when to come back: the breaker until its probe call, the backend in 10 s.
+  expect(Number(err.headers?.['Retry-After'])).toBeGreaterThanOrEqual(1);
   expect(await w.ctx.store.claims.get('ann', key)).toBeUndefined();
   expect(w.quota.charged.size).toBe(0);
 });

@@ -51,6 +51,8 @@ export async function submitTask(
   }
   if (row.answer.kind === 'error') {
     await undo(ctx, identity, task, row.refund);
+    // The breaker opened under this very call: the same refusal as before a call, Retry-After until its probe.
+    if (out.kind === 'not_delivered' && out.breakerOpen) throw ctx.inference.breakerRefusal('new tasks');
     const a = row.answer;
     throw new ApiError(
       a.code,
