@@ -80,16 +80,26 @@ function drain(stream: Stream): Record_[] {
   return out;
 }
 
-function readable(stream: Stream): Promise<void> {
-  return new Promise((resolve) => {
-    const done = () => {
-      stream.off('readable', done);
-      stream.off('close', done);
-      resolve();
-    };
-    stream.on('readable', done);
-    stream.on('close', done);
-  });
+/**
+ * A wait for the stream's next records. The stream fetches only while someone listens for them (its
+ * readableFlowing is not null), so one 'readable' listener stays for the stream's life and each wait takes the
+ * next event (or the stream's close).
+ */
+function readableWaits(stream: Stream): () => Promise<void> {
+  let wake: (() => void) | undefined;
+  const notify = () => {
+    const w = wake;
+    wake = undefined;
+    w?.();
+  };
+  stream.on('readable', notify);
+  stream.on('close', notify);
+  return () =>
+    stream.destroyed
+      ? Promise.resolve()
+      : new Promise<void>((resolve) => {
+          wake = resolve;
+        });
 }
 
 /**
@@ -144,10 +154,11 @@ export async function startPlatformaticSubscription(
   };
 
   const pump = async (consumer: Consumer<Buffer, Buffer, Buffer, Buffer>, stream: Stream): Promise<void> => {
+    const readable = readableWaits(stream);
     while (!closed && current === consumer && !stream.destroyed) {
       const records = drain(stream);
       if (records.length === 0) {
-        await readable(stream);
+        await readable();
         continue;
       }
       for (const run of byPartition(records)) {
@@ -199,7 +210,11 @@ export async function startPlatformaticSubscription(
     }
     current = consumer;
     stream.on('error', (err: unknown) => replace(consumer, err));
-    pump(consumer, stream).catch((err: unknown) => replace(consumer, err));
+    // A stream that ends while the subscription is open (not by close) is replaced like a failed one.
+    pump(consumer, stream).then(
+      () => replace(consumer, new Error('the message stream ended')),
+      (err: unknown) => replace(consumer, err),
+    );
     return consumer;
   };
 
