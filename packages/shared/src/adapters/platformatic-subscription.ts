@@ -29,6 +29,8 @@ const HEARTBEAT_MS = 1000;
 const FETCH_WAIT_MS = 1000;
 const SESSION_TIMEOUT_MS = 30_000;
 const REBALANCE_TIMEOUT_MS = 60_000;
+/** How old the partitions' end offsets behind the lag figure may be. */
+const LAG_REFRESH_MS = 1000;
 const FIRST_RESTART_MS = 1000;
 const MAX_RESTART_MS = 30_000;
 
@@ -103,6 +105,39 @@ function readableWaits(stream: Stream): () => Promise<void> {
 }
 
 /**
+ * The lag a batch leaves on its partition (vision_bus_consumer_lag_messages): the partition's end offset less the
+ * offset after the batch. platformatic's records carry no high watermark (kafkajs' batches do), so the end offsets
+ * are listed in the background, at most once a second; until the first answer the lag is unknown.
+ */
+function lagTracker(
+  consumer: Consumer<Buffer, Buffer, Buffer, Buffer>,
+  topic: string,
+): (partition: number, next: bigint) => number | undefined {
+  let ends: bigint[] | undefined;
+  let asked = 0;
+  let pending = false;
+  return (partition, next) => {
+    if (!pending && Date.now() - asked >= LAG_REFRESH_MS) {
+      pending = true;
+      asked = Date.now();
+      consumer
+        .listOffsets({ topics: [topic] })
+        .then(
+          (offsets) => {
+            ends = offsets.get(topic) ?? ends;
+          },
+          () => undefined, // the next batch asks again
+        )
+        .finally(() => {
+          pending = false;
+        });
+    }
+    const end = ends?.[partition];
+    return end === undefined ? undefined : Math.max(0, Number(end - next));
+  };
+}
+
+/**
  * A consumer in `opts.group` on @platformatic/kafka, with the semantics of the kafkajs one
  * (kafka-subscription.ts): each partition's records are handed over in order, a batch at a time; a batch's
  * offset is committed after handleBatch resolves; a rejected batch is handed over again after a backoff for as
@@ -129,12 +164,14 @@ export async function startPlatformaticSubscription(
   const handleRun = async (
     consumer: Consumer<Buffer, Buffer, Buffer, Buffer>,
     run: Record_[],
+    lag: (partition: number, next: bigint) => number | undefined,
   ): Promise<void> => {
     const messages = run.map(toIncoming);
+    const lagAfter = lag(run[0].partition, run[run.length - 1].offset + 1n);
     for (;;) {
       if (closed || current !== consumer) return;
       try {
-        await handleBatch(messages);
+        await handleBatch(messages, lagAfter);
         break;
       } catch (err) {
         deps.logger?.warn(
@@ -155,6 +192,7 @@ export async function startPlatformaticSubscription(
 
   const pump = async (consumer: Consumer<Buffer, Buffer, Buffer, Buffer>, stream: Stream): Promise<void> => {
     const readable = readableWaits(stream);
+    const lag = lagTracker(consumer, opts.topic);
     while (!closed && current === consumer && !stream.destroyed) {
       const records = drain(stream);
       if (records.length === 0) {
@@ -162,7 +200,7 @@ export async function startPlatformaticSubscription(
         continue;
       }
       for (const run of byPartition(records)) {
-        inflight = handleRun(consumer, run);
+        inflight = handleRun(consumer, run, lag);
         await inflight;
       }
     }
