@@ -64,6 +64,22 @@ async function until(cond, what, ms = 120_000) {
   }
 }
 
+/**
+ * The round's topic, before timing. Under heavy load kafkajs' admin may give up waiting for the new partitions'
+ * leaders (UNKNOWN_TOPIC_OR_PARTITION); the set-up tries again, up to 5 times.
+ */
+async function createTopic(list, topic) {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await ensureTopics(list, [topic], PARTITIONS, { clientId: 'vision-bench' });
+      return;
+    } catch (err) {
+      if (attempt >= 5) throw err;
+      await new Promise((r) => setTimeout(r, 1000));
+    }
+  }
+}
+
 const payload = (i) => ({
   schema: 'bench.v1',
   event_id: `e${i}`,
@@ -78,7 +94,7 @@ const payload = (i) => ({
 async function runClient(client, list, round) {
   const suffix = `${client}-${round}-${randomBytes(3).toString('hex')}`;
   const topic = `vision.bench-${suffix}`;
-  await ensureTopics(list, [topic], PARTITIONS, { clientId: 'vision-bench' });
+  await createTopic(list, topic);
   const producer = createKafkaBus(client, { brokers: list, clientId: `bench-p-${suffix}` });
   const consumer = createKafkaBus(client, { brokers: list, clientId: `bench-c-${suffix}` });
   try {
