@@ -29,7 +29,12 @@ try {
 const tsJest = ['ts-jest', { tsconfig: '<rootDir>/tsconfig.jest.json' }];
 const shared = {
   rootDir: __dirname,
-  transform: { '^.+\\.ts$': tsJest },
+  transform: {
+    '^.+\\.ts$': tsJest,
+    '/node_modules/@platformatic/.+\\.js$': '<rootDir>/test/helpers/esm-package-transform.js',
+  },
+  // ES-module-only packages are transpiled to CommonJS (test/helpers/esm-package-transform.js).
+  transformIgnorePatterns: ['/node_modules/(?!@platformatic/)'],
   moduleNameMapper: {
     '^@vision/shared$': '<rootDir>/packages/shared/src/index.ts',
     '^@vision/shared/(.*)$': '<rootDir>/packages/shared/src/$1',

@@ -29,6 +29,8 @@ function serviceEnv(d, links) {
     TASKS_ADMIN_TOKEN: `admin-${d.secret}`,
     HOST: '127.0.0.1',
     KAFKAJS_NO_PARTITIONER_WARNING: '1',
+    // The bus's Kafka client (docs/CONFIGURATION.md): the test run's KAFKA_CLIENT reaches every service.
+    ...(process.env.KAFKA_CLIENT ? { KAFKA_CLIENT: process.env.KAFKA_CLIENT } : {}),
     // Spans go to the stack's Jaeger (or OTEL_EXPORTER_OTLP_ENDPOINT); without either nothing is exported.
     ...(process.env.OTEL_EXPORTER_OTLP_ENDPOINT || d.stack.otlpEndpoint
       ? {

@@ -170,6 +170,8 @@ export const commonShape = {
   VISION_DECODER_SANDBOX: z.string().optional(),
   DATABASE_URL: z.string().optional(),
   KAFKA_BROKERS: env.list([]),
+  /** The Kafka client library of the bus (bus-factory.ts): `kafkajs` or `platformatic` (@platformatic/kafka). */
+  KAFKA_CLIENT: z.enum(['kafkajs', 'platformatic']).default('kafkajs'),
   REDIS_URL: z.string().optional(),
   S3_ENDPOINT: z.string().optional(),
   S3_ACCESS_KEY: z.string().optional(),

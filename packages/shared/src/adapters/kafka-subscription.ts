@@ -3,6 +3,7 @@ import type { IncomingMessage, SubscribeOptions, Subscription } from '../ports/b
 import type { Logger } from '../logger';
 import { tracedHandler } from './bus-tracing';
 import { subscriptionAwareAssigner } from './kafka-assigner';
+import { decodeHeaders, decodeValue } from './kafka-message';
 
 export interface KafkaSubscriptionDeps {
   kafka: Kafka;
@@ -24,27 +25,6 @@ const HEARTBEAT_MS = 1000;
  * disconnect waits for the fetch in flight, so this bounds how long a consumer takes to leave.
  */
 const FETCH_WAIT_MS = 1000;
-
-function decodeValue(raw: Buffer | null): unknown {
-  if (raw === null) return null;
-  const text = raw.toString('utf8');
-  try {
-    return JSON.parse(text) as unknown;
-  } catch {
-    // Not JSON: hand the text over; handlers validate what they receive.
-    return text;
-  }
-}
-
-function decodeHeaders(headers: Record<string, unknown> | undefined): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const [k, v] of Object.entries(headers ?? {})) {
-    if (Buffer.isBuffer(v)) out[k] = v.toString('utf8');
-    else if (typeof v === 'string') out[k] = v;
-    else if (Array.isArray(v) && v.length > 0) out[k] = String(v[v.length - 1]);
-  }
-  return out;
-}
 
 /**
  * One batch: hand it to the handler, then resolve and commit its offsets. When the handler rejects, wait a
