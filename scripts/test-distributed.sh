@@ -4,6 +4,8 @@
 #   1. installs the servers when missing (first run on a fresh machine: minutes, mostly compiling SeaweedFS and Jaeger),
 #   2. starts those not running, 3. builds, 4. runs jest on test/e2e and test/distributed,
 #   5. stops the servers this run started (VISION_STACK_KEEP=1 leaves them running). Exits non-zero on failure.
+# Cases of test/e2e and test/transport that the standalone suite alone proves (standaloneOnly, test/helpers/composition.ts;
+# docs/TESTING.md "Which composition proves what") are skipped here, each with its reason.
 # Arguments replace the default test paths (test/e2e test/transport test/distributed), e.g. scripts/test-distributed.sh test/distributed/redis-down.test.ts
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -7,6 +7,7 @@
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
+import { standaloneOnly } from '../helpers/composition';
 import { MEDIA, settledQuota, startStack, type TestStack } from '../helpers/stack';
 import { scrape, total } from '../helpers/scrape';
 
@@ -58,6 +59,9 @@ function trickle(body: Buffer, overMs: number): ReadableStream<Uint8Array> {
   });
 }
 
+/** The gateway reads X-Request-Timeout-Ms before it forwards a call. */
+const atTheGateway = standaloneOnly('the gateway answers before it forwards anything');
+
 describe('deadlines through the gateway', () => {
   let stack: TestStack;
   beforeAll(async () => {
@@ -94,7 +98,7 @@ describe('deadlines through the gateway', () => {
   const detectionsStarted = async () =>
     total(await scrape(stack), 'vision_admission_queue_wait_seconds_count', { queue: 'detections' });
 
-  it.each(['abc', '0', '1', '99', '600001', '1.5', '-5', ''])(
+  atTheGateway.it.each(['abc', '0', '1', '99', '600001', '1.5', '-5', ''])(
     'X-Request-Timeout-Ms "%s" is 400 OP-TASK-REQUEST-INVALID invalid_field on both creates',
     async (value) => {
       for (const [urlPath, body] of [

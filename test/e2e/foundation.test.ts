@@ -3,9 +3,12 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { REASON } from '@vision/shared';
+import { standaloneOnly } from '../helpers/composition';
 import { startStack, startStandaloneStack, type TestStack } from '../helpers/stack';
 
 const KEY = 'e2e-key-acme-0123456789';
+const atTheGateway = standaloneOnly('the gateway answers before it forwards anything');
+const ownStack = standaloneOnly('the test starts the standalone composition itself');
 
 describe('standalone stack: foundation', () => {
   let stack: TestStack;
@@ -71,7 +74,7 @@ describe('standalone stack: foundation', () => {
     }
   });
 
-  it('refuses requests without a valid key with the envelope', async () => {
+  atTheGateway.it('refuses requests without a valid key with the envelope', async () => {
     const res = await stack.api('GET', '/api/op/v1/scenes');
     expect(res.status).toBe(401);
     expect(res.body.error).toMatchObject({
@@ -93,7 +96,7 @@ describe('standalone stack: foundation', () => {
     expect(res.body.error.code).toBe('OP-TASK-REQUEST-INVALID');
   });
 
-  it('gives a JSON 404 for unknown routes', async () => {
+  atTheGateway.it('gives a JSON 404 for unknown routes', async () => {
     const res = await fetch(`${stack.url}/v1/nothing-here`, { headers: { authorization: `Bearer ${KEY}` } });
     expect(res.status).toBe(404);
     expect(((await res.json()) as { error: { request_id: string } }).error.request_id).toBe(
@@ -101,14 +104,14 @@ describe('standalone stack: foundation', () => {
     );
   });
 
-  it('serves its OpenAPI document', async () => {
+  atTheGateway.it('serves its OpenAPI document', async () => {
     const res = await stack.api('GET', '/openapi.json', { key: KEY });
     expect(res.status).toBe(200);
     expect(res.body.openapi).toBe('3.1.0');
   });
 });
 
-describe('standalone stack: restart', () => {
+ownStack.describe('standalone stack: restart', () => {
   it('creates one dev key on first start and keeps it across a restart', async () => {
     const dataDir = mkdtempSync(path.join(os.tmpdir(), 'vision-restart-'));
     try {
@@ -128,7 +131,7 @@ describe('standalone stack: restart', () => {
   }, 120_000);
 });
 
-describe('npm start', () => {
+ownStack.describe('npm start', () => {
   const main = path.resolve(__dirname, '../../apps/standalone/dist/main.js');
   it('exits non-zero naming PORT when PORT is not a port', () => {
     expect(existsSync(main)).toBe(true); // `npm test` builds first; run `npm run build` before jest alone

@@ -23,6 +23,7 @@ import type { RunningImages } from '../../services/images/src/index';
 import { requestFingerprint } from '../../services/images/src/domain/fingerprint';
 import { fingerprintOf } from '../../services/tasks/src/domain/fingerprint';
 import type { TasksService } from '../../services/tasks/src/index';
+import { DISTRIBUTED, standaloneOnly } from '../helpers/composition';
 import {
   MEDIA,
   settledQuota,
@@ -210,7 +211,7 @@ const reasonOf = (r: ApiResponse): unknown => r.body?.error?.details?.reason;
 const lapsed = () => new Date(Date.now() - 1);
 
 beforeAll(async () => {
-  if (process.env.E2E_STACK === 'distributed') return;
+  if (DISTRIBUTED) return;
   const keys = (['video', 'images'] as const).flatMap((n) =>
     SCENARIOS.map((s) => `${apiKey(n, s)}:${subjectOf(n, s)}`),
   );
@@ -228,7 +229,9 @@ afterAll(async () => {
   await stack?.close();
 });
 
-const describeStandalone = process.env.E2E_STACK === 'distributed' ? describe.skip : describe;
+const describeStandalone = standaloneOnly(
+  'it writes into the services of this process; test/distributed/tasks-killed.test.ts crashes a create there',
+).describe;
 
 describeStandalone.each([video, images])('the same faults, the same answers: $name', (ep) => {
   it('concurrent duplicates: one run, one charge, one task; the others replay it with 200', async () => {

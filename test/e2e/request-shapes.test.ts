@@ -1,10 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import http from 'node:http';
 import net from 'node:net';
+import { standaloneOnly } from '../helpers/composition';
 import { startStack, type TestStack } from '../helpers/stack';
 
 const KEY = 'e2e-key-shapes-0123456789';
 const AUTH = `Bearer ${KEY}`;
+/** The gateway's parser, its shape guard and its route table answer these; no service is called. */
+const atTheGateway = standaloneOnly('the gateway answers before it forwards anything');
 
 interface Raw {
   status: number;
@@ -77,7 +80,7 @@ describe('request shapes: nothing a client sends gets a 5xx', () => {
     await stack?.close();
   });
 
-  it.each([
+  atTheGateway.it.each([
     ['/v1/vision/tasks/%ZZ', 'invalid_path'],
     ['/v1/vision/tasks/%00', 'invalid_path'],
     ['/v1/vision/tasks/abc%00/results', 'invalid_path'],
@@ -93,34 +96,37 @@ describe('request shapes: nothing a client sends gets a 5xx', () => {
     expect(reasonOf(r)).toBe(reason);
   });
 
-  it('answers 400 with the error envelope for NUL bytes and over-long heads that never reach a route', async () => {
-    const nul = await rawStatus(
-      stack.url,
-      Buffer.from(
-        `GET /v1/vision/tasks/a\0b HTTP/1.1\r\nHost: x\r\nAuthorization: ${AUTH}\r\n\r\n`,
-        'latin1',
-      ),
-    );
-    expect(nul).toBe(400);
-    // Over 16 KiB of head: Node's parser refuses it (its own answer would be a bare 431).
-    const longHeader = await send(stack.url, 'GET', '/v1/vision/quota', { 'x-filler': 'a'.repeat(20_000) });
-    const longQuery = await send(
-      stack.url,
-      'GET',
-      `/v1/vision/tasks/${randomUUID()}/results?cursor=${'%C2%88'.repeat(4000)}&min_score=false`,
-    );
-    for (const r of [longHeader, longQuery]) {
-      expect(r.status).toBe(400);
-      expect(r.body.error.code).toBe('OP-TASK-REQUEST-INVALID');
-      expect(reasonOf(r)).toBe('malformed_request');
-      expect(r.headers['x-request-id']).toBe(r.body.error.request_id);
-    }
-    const longPath = await rawStatus(
-      stack.url,
-      Buffer.from(`GET /v1/vision/tasks/${'a'.repeat(20_000)} HTTP/1.1\r\nHost: x\r\n\r\n`),
-    );
-    expect(longPath).toBe(400);
-  });
+  atTheGateway.it(
+    'answers 400 with the error envelope for NUL bytes and over-long heads that never reach a route',
+    async () => {
+      const nul = await rawStatus(
+        stack.url,
+        Buffer.from(
+          `GET /v1/vision/tasks/a\0b HTTP/1.1\r\nHost: x\r\nAuthorization: ${AUTH}\r\n\r\n`,
+          'latin1',
+        ),
+      );
+      expect(nul).toBe(400);
+      // Over 16 KiB of head: Node's parser refuses it (its own answer would be a bare 431).
+      const longHeader = await send(stack.url, 'GET', '/v1/vision/quota', { 'x-filler': 'a'.repeat(20_000) });
+      const longQuery = await send(
+        stack.url,
+        'GET',
+        `/v1/vision/tasks/${randomUUID()}/results?cursor=${'%C2%88'.repeat(4000)}&min_score=false`,
+      );
+      for (const r of [longHeader, longQuery]) {
+        expect(r.status).toBe(400);
+        expect(r.body.error.code).toBe('OP-TASK-REQUEST-INVALID');
+        expect(reasonOf(r)).toBe('malformed_request');
+        expect(r.headers['x-request-id']).toBe(r.body.error.request_id);
+      }
+      const longPath = await rawStatus(
+        stack.url,
+        Buffer.from(`GET /v1/vision/tasks/${'a'.repeat(20_000)} HTTP/1.1\r\nHost: x\r\n\r\n`),
+      );
+      expect(longPath).toBe(400);
+    },
+  );
 
   it('refuses repeated query parameters with 400', async () => {
     for (const path of [
@@ -184,7 +190,7 @@ describe('request shapes: nothing a client sends gets a 5xx', () => {
     expect(reasonOf(r)).toBe('malformed_multipart');
   });
 
-  it.each([
+  atTheGateway.it.each([
     ['DELETE', '/v1/vision/quota', 'GET, HEAD, OPTIONS'],
     ['PUT', '/v1/vision/tasks', 'GET, POST, HEAD, OPTIONS'],
     ['PATCH', `/v1/vision/tasks/${randomUUID()}`, 'GET, HEAD, OPTIONS'],
@@ -200,13 +206,13 @@ describe('request shapes: nothing a client sends gets a 5xx', () => {
     if (method !== 'TRACE') expect(r.body.error.code).toBe('OP-METHOD-NOT-ALLOWED');
   });
 
-  it('answers OPTIONS with 204 and Allow', async () => {
+  atTheGateway.it('answers OPTIONS with 204 and Allow', async () => {
     const r = await send(stack.url, 'OPTIONS', '/v1/vision/tasks');
     expect(r.status).toBe(204);
     expect(r.headers.allow).toBe('GET, POST, HEAD, OPTIONS');
   });
 
-  it('serves /openapi.json without a key', async () => {
+  atTheGateway.it('serves /openapi.json without a key', async () => {
     const r = await send(stack.url, 'GET', '/openapi.json', { authorization: '' });
     expect(r.status).toBe(200);
     expect(r.body.openapi).toMatch(/^3\./);

@@ -7,6 +7,7 @@ import { promisify } from 'node:util';
 import { VisionApiError, VisionClient } from '@vision/sdk';
 import { IMAGE_UPLOAD } from '@vision/shared';
 import { IMAGE_BODY_LIMIT, VIDEO_BODY_LIMIT } from '../../services/gateway/src/domain/routes';
+import { standaloneOnly } from '../helpers/composition';
 import { MEDIA } from '../helpers/stack';
 import { storedObjects } from '../helpers/stored-objects';
 import { curlUpload, fetchUpload, pythonUpload, sdkUpload, type Read, type Upload } from './clients';
@@ -19,6 +20,8 @@ const VIDEO = '/v1/vision/video-tasks';
 const IDLE_MS = 1500;
 const MiB = 1024 * 1024;
 const run = promisify(execFile);
+/** The gateway refuses a declared length over the route's limit on the head, before it forwards anything. */
+const atTheGateway = standaloneOnly('the gateway answers before it forwards anything');
 
 // The largest image upload the endpoint takes (ten images of 8 MiB: 80 MiB of its 81 MiB limit), and
 // a video of 128 MiB: a quarter of the 512 MB limit, sent by each client in turn; the raw client below
@@ -263,21 +266,24 @@ describe('transport: early answers reach the client', () => {
     expect(await serving(stack(), KEY)).toBe(true);
   }, 30_000);
 
-  it('a declared body over the limit is refused at once; a client reading while it sends reads the 400', async () => {
-    const c = await rawClient(stack().url);
-    await c.write(
-      head(IMAGES, {
-        authorization: `Bearer ${KEY}`,
-        'idempotency-key': randomUUID(),
-        'content-type': 'multipart/form-data; boundary=x',
-        'content-length': IMAGE_BODY_LIMIT + 10,
-      }),
-    );
-    const a = await c.answer();
-    expect(a.status).toBe(400);
-    expect(JSON.parse(a.body).error.details.reason).toBe('body_too_large');
-    c.socket.destroy();
-  });
+  atTheGateway.it(
+    'a declared body over the limit is refused at once; a client reading while it sends reads the 400',
+    async () => {
+      const c = await rawClient(stack().url);
+      await c.write(
+        head(IMAGES, {
+          authorization: `Bearer ${KEY}`,
+          'idempotency-key': randomUUID(),
+          'content-type': 'multipart/form-data; boundary=x',
+          'content-length': IMAGE_BODY_LIMIT + 10,
+        }),
+      );
+      const a = await c.answer();
+      expect(a.status).toBe(400);
+      expect(JSON.parse(a.body).error.details.reason).toBe('body_too_large');
+      c.socket.destroy();
+    },
+  );
 
   // Last: the refusals above stored nothing (the video endpoint stores an upload before it checks the
   // scene, and deletes it when the scene is refused) and left no temporary file open.

@@ -1,11 +1,16 @@
 import { randomUUID } from 'node:crypto';
 import net from 'node:net';
 import { LINGER_MS, SERVER_LIMITS } from '@vision/shared';
+import { standaloneOnly } from '../helpers/composition';
 import { head, imageForm, rawClient, serving, sleep, transportStack } from './support';
 
 const KEY = 'transport-shapes-0123456789';
 const AUTH = `Authorization: Bearer ${KEY}`;
 const SCENES = `GET /api/op/v1/scenes HTTP/1.1\r\nHost: t\r\n${AUTH}\r\n\r\n`;
+/** The gateway's own server answers or closes these connections (Node's parser, its limits, its authentication). */
+const atTheGateway = standaloneOnly(
+  'the gateway answers or closes the connection before it forwards anything',
+);
 
 /** Sends `bytes` on a new connection; resolves with the first answer. */
 async function exchange(base: string, bytes: string) {
@@ -29,7 +34,7 @@ describe('transport: malformed and slow clients', () => {
   const post = (extra: string, body = '') =>
     `POST /v1/vision/image-detections HTTP/1.1\r\nHost: t\r\n${AUTH}\r\nIdempotency-Key: ${randomUUID()}\r\nContent-Type: multipart/form-data; boundary=x\r\n${extra}\r\n${body}`;
 
-  it.each([
+  atTheGateway.it.each([
     [
       'Content-Length with Transfer-Encoding',
       post('Content-Length: 5\r\nTransfer-Encoding: chunked\r\n', '0\r\n\r\n'),
@@ -76,91 +81,109 @@ describe('transport: malformed and slow clients', () => {
     c.socket.destroy();
   });
 
-  it('a head sent one byte a second (slowloris) is cut with 408 at the head deadline, while others are served', async () => {
-    const c = await rawClient(stack().url);
-    await c.write(`GET /api/op/v1/scenes HTTP/1.1\r\nHost: t\r\nX-Slow: `);
-    const drip = setInterval(() => void c.write('a'), 1000);
-    try {
-      const started = Date.now();
-      // Well-behaved calls meanwhile.
-      for (let k = 0; k < 5; k++) {
-        expect(await serving(stack(), KEY)).toBe(true);
-        await sleep(500);
+  atTheGateway.it(
+    'a head sent one byte a second (slowloris) is cut with 408 at the head deadline, while others are served',
+    async () => {
+      const c = await rawClient(stack().url);
+      await c.write(`GET /api/op/v1/scenes HTTP/1.1\r\nHost: t\r\nX-Slow: `);
+      const drip = setInterval(() => void c.write('a'), 1000);
+      try {
+        const started = Date.now();
+        // Well-behaved calls meanwhile.
+        for (let k = 0; k < 5; k++) {
+          expect(await serving(stack(), KEY)).toBe(true);
+          await sleep(500);
+        }
+        const a = await c.answer(SERVER_LIMITS.headersTimeoutMs + 10_000);
+        expect(a.status).toBe(408);
+        expect(Date.now() - started).toBeGreaterThanOrEqual(SERVER_LIMITS.headersTimeoutMs - 1000);
+      } finally {
+        clearInterval(drip);
+        c.socket.destroy();
       }
-      const a = await c.answer(SERVER_LIMITS.headersTimeoutMs + 10_000);
-      expect(a.status).toBe(408);
-      expect(Date.now() - started).toBeGreaterThanOrEqual(SERVER_LIMITS.headersTimeoutMs - 1000);
-    } finally {
-      clearInterval(drip);
+    },
+    60_000,
+  );
+
+  atTheGateway.it(
+    'a thousand idle connections neither stop others being served nor stay open past the deadlines',
+    async () => {
+      const url = new URL(stack().url);
+      const idle = await Promise.all(
+        Array.from(
+          { length: 1000 },
+          () =>
+            new Promise<net.Socket>((resolve, reject) => {
+              const s = net.connect(Number(url.port), url.hostname, () => resolve(s));
+              s.on('error', reject);
+            }),
+        ),
+      );
+      const closed = idle.map((s) => new Promise<void>((r) => s.once('close', () => r())));
+      idle.forEach((s) => s.on('error', () => undefined));
+      expect(await serving(stack(), KEY)).toBe(true);
+      // No byte of a head within the head deadline: every idle connection is closed by the server.
+      await Promise.race([Promise.all(closed), sleep(SERVER_LIMITS.headersTimeoutMs + 10_000)]);
+      expect(idle.filter((s) => !s.destroyed).length).toBe(0);
+      expect(await serving(stack(), KEY)).toBe(true);
+    },
+    60_000,
+  );
+
+  atTheGateway.it(
+    'a thousand keep-alive connections left idle after one answer each are closed by the keep-alive deadline, while others are served',
+    async () => {
+      const clients = await Promise.all(Array.from({ length: 1000 }, () => rawClient(stack().url)));
+      const closed = clients.map((c) => new Promise<void>((r) => c.socket.once('close', () => r())));
+      await Promise.all(clients.map((c) => c.write('GET /healthz HTTP/1.1\r\nHost: t\r\n\r\n')));
+      const answers = await Promise.all(clients.map((c) => c.answer()));
+      expect(answers.filter((a) => a.status === 200 && a.ended === 'open')).toHaveLength(1000);
+      // Kept alive: still open after the answer, and a well-behaved client is served meanwhile.
+      expect(clients.filter((c) => !c.socket.destroyed)).toHaveLength(1000);
+      expect(await serving(stack(), KEY)).toBe(true);
+      // Well before the head deadline (20 s) of a connection that never sent a request: the server ended
+      // each one (FIN) when its keep-alive deadline passed.
+      await Promise.race([Promise.all(closed), sleep(SERVER_LIMITS.keepAliveTimeoutMs + 5000)]);
+      expect(clients.filter((c) => !c.socket.destroyed)).toHaveLength(0);
+      expect(clients.filter((c) => !c.socket.readableEnded)).toHaveLength(0);
+      expect(await serving(stack(), KEY)).toBe(true);
+    },
+    60_000,
+  );
+
+  atTheGateway.it(
+    'an unauthenticated upload under 1 MiB is answered 401; its body is discarded and the connection stays usable',
+    async () => {
+      const { contentType, body } = imageForm(600_000, 'person_vehicle');
+      const c = await rawClient(stack().url);
+      await c.write(
+        head('/v1/vision/image-detections', { 'content-type': contentType, 'content-length': body.length }),
+      );
+      await c.write(body.subarray(0, 300_000));
+      await sleep(100);
+      await c.write(body.subarray(300_000));
+      await c.write(SCENES);
+      expect(await c.statuses(2)).toEqual([401, 200]);
       c.socket.destroy();
-    }
-  }, 60_000);
+    },
+  );
 
-  it('a thousand idle connections neither stop others being served nor stay open past the deadlines', async () => {
-    const url = new URL(stack().url);
-    const idle = await Promise.all(
-      Array.from(
-        { length: 1000 },
-        () =>
-          new Promise<net.Socket>((resolve, reject) => {
-            const s = net.connect(Number(url.port), url.hostname, () => resolve(s));
-            s.on('error', reject);
-          }),
-      ),
-    );
-    const closed = idle.map((s) => new Promise<void>((r) => s.once('close', () => r())));
-    idle.forEach((s) => s.on('error', () => undefined));
-    expect(await serving(stack(), KEY)).toBe(true);
-    // No byte of a head within the head deadline: every idle connection is closed by the server.
-    await Promise.race([Promise.all(closed), sleep(SERVER_LIMITS.headersTimeoutMs + 10_000)]);
-    expect(idle.filter((s) => !s.destroyed).length).toBe(0);
-    expect(await serving(stack(), KEY)).toBe(true);
-  }, 60_000);
-
-  it('a thousand keep-alive connections left idle after one answer each are closed by the keep-alive deadline, while others are served', async () => {
-    const clients = await Promise.all(Array.from({ length: 1000 }, () => rawClient(stack().url)));
-    const closed = clients.map((c) => new Promise<void>((r) => c.socket.once('close', () => r())));
-    await Promise.all(clients.map((c) => c.write('GET /healthz HTTP/1.1\r\nHost: t\r\n\r\n')));
-    const answers = await Promise.all(clients.map((c) => c.answer()));
-    expect(answers.filter((a) => a.status === 200 && a.ended === 'open')).toHaveLength(1000);
-    // Kept alive: still open after the answer, and a well-behaved client is served meanwhile.
-    expect(clients.filter((c) => !c.socket.destroyed)).toHaveLength(1000);
-    expect(await serving(stack(), KEY)).toBe(true);
-    // Well before the head deadline (20 s) of a connection that never sent a request: the server ended
-    // each one (FIN) when its keep-alive deadline passed.
-    await Promise.race([Promise.all(closed), sleep(SERVER_LIMITS.keepAliveTimeoutMs + 5000)]);
-    expect(clients.filter((c) => !c.socket.destroyed)).toHaveLength(0);
-    expect(clients.filter((c) => !c.socket.readableEnded)).toHaveLength(0);
-    expect(await serving(stack(), KEY)).toBe(true);
-  }, 60_000);
-
-  it('an unauthenticated upload under 1 MiB is answered 401; its body is discarded and the connection stays usable', async () => {
-    const { contentType, body } = imageForm(600_000, 'person_vehicle');
-    const c = await rawClient(stack().url);
-    await c.write(
-      head('/v1/vision/image-detections', { 'content-type': contentType, 'content-length': body.length }),
-    );
-    await c.write(body.subarray(0, 300_000));
-    await sleep(100);
-    await c.write(body.subarray(300_000));
-    await c.write(SCENES);
-    expect(await c.statuses(2)).toEqual([401, 200]);
-    c.socket.destroy();
-  });
-
-  it('an unauthenticated upload past 1 MiB gets its 401 at once, and the connection is closed after a linger', async () => {
-    const { contentType, body } = imageForm(6_000_000, 'person_vehicle');
-    const c = await rawClient(stack().url);
-    await c.write(
-      head('/v1/vision/image-detections', { 'content-type': contentType, 'content-length': body.length }),
-    );
-    await c.write(body.subarray(0, 1_500_000));
-    const a = await c.answer();
-    expect(a.status).toBe(401);
-    expect(reason(a.body)).toBeUndefined();
-    // The linger: the answer has ended, and what the client still sends is read and thrown away, so the close
-    // that follows is clean. A connection closed at once would meet these bytes with a reset.
-    await c.write(body.subarray(1_500_000, 1_600_000));
-    expect(await c.closed(LINGER_MS + 20_000)).toBe('end');
-  });
+  atTheGateway.it(
+    'an unauthenticated upload past 1 MiB gets its 401 at once, and the connection is closed after a linger',
+    async () => {
+      const { contentType, body } = imageForm(6_000_000, 'person_vehicle');
+      const c = await rawClient(stack().url);
+      await c.write(
+        head('/v1/vision/image-detections', { 'content-type': contentType, 'content-length': body.length }),
+      );
+      await c.write(body.subarray(0, 1_500_000));
+      const a = await c.answer();
+      expect(a.status).toBe(401);
+      expect(reason(a.body)).toBeUndefined();
+      // The linger: the answer has ended, and what the client still sends is read and thrown away, so the close
+      // that follows is clean. A connection closed at once would meet these bytes with a reset.
+      await c.write(body.subarray(1_500_000, 1_600_000));
+      expect(await c.closed(LINGER_MS + 20_000)).toBe('end');
+    },
+  );
 });
