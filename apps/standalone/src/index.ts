@@ -120,6 +120,7 @@ function modelsDir(configured: string): string {
 export async function startStandalone(opts: StandaloneOptions = {}): Promise<Standalone> {
   const source = { ...(opts.env ?? process.env), VISION_MODE: 'standalone' };
   const cfg = loadConfig(standaloneShape, source);
+  const configuredInference: string | undefined = (opts.env ?? process.env).INFERENCE_URL;
   const dataDir = path.resolve(cfg.VISION_DATA_DIR);
   const ephemeral = opts.ports === 'ephemeral';
   const logger = opts.logger ?? createLogger('standalone', { level: cfg.LOG_LEVEL });
@@ -155,7 +156,8 @@ export async function startStandalone(opts: StandaloneOptions = {}): Promise<Sta
       ),
     );
     services[name] = svc;
-    shared[urlVar] = svc.url;
+    // INFERENCE_URL, when set, is a hop of the operator's own in front of INFERENCE_PORT (a relay, a fault proxy).
+    shared[urlVar] = (urlVar === 'INFERENCE_URL' && configuredInference) || svc.url;
   };
   try {
     await run('inference', startInference, cfg.INFERENCE_PORT, 'INFERENCE_URL');
