@@ -1,12 +1,14 @@
 /**
  * The standalone gateway on its own thread (docs/STANDALONE.md, "What runs where"): it answers while the
  * main thread, where the other five services and the database run, is blocked; it looks keys up in the
- * key store of the main thread, and a revocation made there empties its key cache at once.
+ * key store of the main thread, and a revocation made there empties its key cache at once; an error
+ * nothing handles in its thread ends `npm start`'s process as any fatal error does (status 70, logged).
  */
 import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { startStandaloneProcess } from '../helpers/standalone-process';
 import { startStandaloneStack, type TestStack } from '../helpers/stack';
 
 const KEY = 'thread-acme-0123456789abcdef';
@@ -62,4 +64,19 @@ describe('the standalone gateway thread', () => {
     expect(await quota(made.key)).toBe(401);
     expect(await quota(KEY)).toBe(200);
   }, 60_000);
+
+  it("an error in the gateway's thread ends the process with status 70, logged", async () => {
+    const fixture = path.resolve(__dirname, '../fixtures/fail-in-gateway-thread.js');
+    const svc = await startStandaloneProcess({ LOG_LEVEL: 'warn', NODE_OPTIONS: `--require ${fixture}` });
+    try {
+      await fetch(`${svc.url}/fail-this-thread`).catch(() => undefined);
+      const code = await svc.exitCode();
+      expect(code).toBe(70);
+      expect(svc.output()).toContain('the gateway thread failed');
+      expect(svc.output()).toContain('an error nothing handled, in the gateway thread');
+      expect(svc.output()).toContain('fatal error; exiting');
+    } finally {
+      await svc.stop();
+    }
+  }, 180_000);
 });
