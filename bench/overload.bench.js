@@ -233,7 +233,7 @@ async function main() {
       `  gateway event-loop delay (${ownLoop ? 'its own loop' : "the process's main loop, which it shares"}; p99 per ${lag.length} windows of 250 ms): median ${ms(quantile(lag, 0.5))}, max ${ms(lag.at(-1) ?? NaN)}; main loop of the metrics process: median ${ms(quantile(mainLag, 0.5))}, max ${ms(mainLag.at(-1) ?? NaN)}`,
     );
     console.log(
-      `  where a 503's time goes: the gateway's own time for it (head parsed to answer written), p99 under ${ms(where.gatewayP99Ms)} (bucket bound); load generator's own loop delay p99 ${ms(where.generatorP99Ms)}, max ${ms(where.generatorMaxMs)}`,
+      `  where a 503's time goes: the gateway's own time for it (head parsed to answer written), p99 under ${ms(where.gatewayP99Ms)} (bucket bound); the door's refusals by reason: ${where.doorShed || 'none'}; load generator's own loop delay p99 ${ms(where.generatorP99Ms)}, max ${ms(where.generatorMaxMs)}`,
     );
     console.log(
       `  accept queue of the gateway's socket: at most ${seen.acceptMax} waiting (bound: the backlog, 511); requests waiting for an upstream connection: at most ${seen.upstreamQueuedMax}`,

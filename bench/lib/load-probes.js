@@ -195,13 +195,31 @@ async function startTimeSplit(metricsUrl) {
           'service="gateway",method="POST",route="/v1/vision/image-detections",status_code="503"',
         )
       : new Map();
+  const shed = async () => {
+    if (!metricsUrl) return new Map();
+    const text = await (await fetch(metricsUrl)).text();
+    const byReason = new Map();
+    for (const line of text.split('\n')) {
+      if (!line.startsWith('vision_admission_shed_total{') || !line.includes('queue="gateway_image_calls"'))
+        continue;
+      const reason = /reason="([^"]+)"/.exec(line)[1];
+      byReason.set(reason, (byReason.get(reason) ?? 0) + Number(line.split(' ').pop()));
+    }
+    return byReason;
+  };
   const before = await refusals();
+  const shedBefore = await shed();
   const loop = monitorEventLoopDelay({ resolution: 10 });
   loop.enable();
   return {
     async stop() {
       loop.disable();
+      const shedAfter = await shed();
       return {
+        // The door's refusals by reason: `overloaded` at once on the head; the others after the call waited its turn.
+        doorShed: [...shedAfter]
+          .map(([reason, n]) => `${reason} ${n - (shedBefore.get(reason) ?? 0)}`)
+          .join(', '),
         gatewayP99Ms: p99BetweenMs(before, await refusals()),
         generatorP99Ms: Math.max(0, loop.percentile(99) / 1e6 - 10),
         generatorMaxMs: Math.max(0, loop.max / 1e6 - 10),
