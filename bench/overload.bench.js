@@ -34,7 +34,15 @@ const { parseArgs } = require('./lib/args');
 const { startStandaloneChild } = require('./lib/standalone-child');
 const { openLoop, quantile } = require('../scripts/overload/open-loop');
 const { report } = require('./lib/targets');
-const { startProbes, holdTurns, cpuSecondsOf: pidsCpuSeconds, rssMbOf } = require('./lib/load-probes');
+const {
+  startProbes,
+  startTimeSplit,
+  holdTurns,
+  cpuSecondsOf: pidsCpuSeconds,
+  rssMbOf,
+  machineBusySeconds,
+  usageSeconds: cpuSecondsOf,
+} = require('./lib/load-probes');
 
 const root = path.resolve(__dirname, '..');
 const args = parseArgs(process.argv.slice(2));
@@ -130,6 +138,7 @@ async function main() {
     let peakRss = 0;
     const sampler = setInterval(() => (peakRss = Math.max(peakRss, svc.rssMb())), 250);
     if (svc.metricsUrl) await fetch(svc.metricsUrl).catch(() => undefined); // starts the event-loop window
+    const split = await startTimeSplit(svc.metricsUrl);
     const probes = startProbes({ port: Number(new URL(svc.url).port), metricsUrl: svc.metricsUrl });
     const t0 = performance.now();
     const cpu0 = {
@@ -140,6 +149,7 @@ async function main() {
     const rs = await run(offered, SECONDS, 4);
     const took = (performance.now() - t0) / 1000;
     const seen = probes.stop();
+    const where = await split.stop();
     const cores = {
       service: (svc.cpuSeconds?.() - cpu0.service) / took,
       generator: cpuSecondsOf(process.cpuUsage(cpu0.generator)) / took,
@@ -214,9 +224,16 @@ async function main() {
     console.log(
       `  Expect clients: ${rs.filter((r) => r.expect).length} calls, ${refusedExpect.length} refused, p99 ${ms(refusedExpectP99)} after the head, ${expectBodySent} of them had sent body bytes`,
     );
-    const lag = [...seen.lagP99Ms].sort((a, b) => a - b);
+    // The gateway's own loop where it reports one (the standalone gateway's thread, a distributed gateway); else it
+    // shares the process's main loop.
+    const ownLoop = seen.gatewayLagP99Ms.length > 0;
+    const lag = [...(ownLoop ? seen.gatewayLagP99Ms : seen.mainLagP99Ms)].sort((a, b) => a - b);
+    const mainLag = [...seen.mainLagP99Ms].sort((a, b) => a - b);
     console.log(
-      `  gateway event-loop delay (p99 per ${lag.length} windows of 250 ms): median ${ms(quantile(lag, 0.5))}, max ${ms(lag.at(-1) ?? NaN)}`,
+      `  gateway event-loop delay (${ownLoop ? 'its own loop' : "the process's main loop, which it shares"}; p99 per ${lag.length} windows of 250 ms): median ${ms(quantile(lag, 0.5))}, max ${ms(lag.at(-1) ?? NaN)}; main loop of the metrics process: median ${ms(quantile(mainLag, 0.5))}, max ${ms(mainLag.at(-1) ?? NaN)}`,
+    );
+    console.log(
+      `  where a 503's time goes: the gateway's own time for it (head parsed to answer written), p99 under ${ms(where.gatewayP99Ms)} (bucket bound); the door's refusals by reason: ${where.doorShed || 'none'}; load generator's own loop delay p99 ${ms(where.generatorP99Ms)}, max ${ms(where.generatorMaxMs)}`,
     );
     console.log(
       `  accept queue of the gateway's socket: at most ${seen.acceptMax} waiting (bound: the backlog, 511); requests waiting for an upstream connection: at most ${seen.upstreamQueuedMax}`,
@@ -270,18 +287,6 @@ async function main() {
   } finally {
     svc.stop();
   }
-}
-
-/** CPU time the whole machine spent busy so far (all cores, /proc/stat, 100 ticks a second), in seconds. */
-function machineBusySeconds() {
-  const [, ...ticks] = fs.readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/);
-  const [user, nice, system, , , irq, softirq, steal] = ticks.map(Number);
-  return (user + nice + system + irq + softirq + steal) / 100;
-}
-
-/** A process.cpuUsage() difference in seconds. */
-function cpuSecondsOf(usage) {
-  return (usage.user + usage.system) / 1e6;
 }
 
 main().catch((err) => {

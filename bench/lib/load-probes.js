@@ -3,13 +3,16 @@
  * What the overload bench watches while it loads the service, beside its own calls:
  * - the kernel's accept queue of the gateway's listening socket (/proc/net/tcp: for a LISTEN socket,
  *   rx_queue is the connections waiting to be accepted; its bound is the listen backlog, 511);
- * - the gateway's metrics: event-loop delay (prom-client's p99 over each scrape interval) and the
- *   requests waiting for an upstream connection (vision_gateway_upstream_queued);
+ * - the gateway's metrics: its own event loop's delay (vision_gateway_event_loop_delay_seconds, p99 since the
+ *   previous scrape), the process's main loop's (prom-client's p99, less its 10 ms sampling interval: the same
+ *   loop as the gateway's where the gateway has no thread of its own) and the requests waiting for an
+ *   upstream connection (vision_gateway_upstream_queued);
  * - CPU time of a set of processes (/proc/PID/stat).
  */
 const { randomUUID } = require('node:crypto');
 const fs = require('node:fs');
 const http = require('node:http');
+const { monitorEventLoopDelay } = require('node:perf_hooks');
 
 /** The accept queue of the socket listening on `port` now: { queued }, or undefined. */
 function acceptQueue(port) {
@@ -31,12 +34,12 @@ function acceptQueue(port) {
   return undefined;
 }
 
-/** The value of the first sample of `name` in a Prometheus text page (the largest when several). */
-function sampleOf(text, name) {
+/** The value of the samples of `name` (whose line includes `has`) in a Prometheus text page (the largest when several). */
+function sampleOf(text, name, has = '') {
   let best;
   for (const line of text.split('\n')) {
     const m = new RegExp(`^${name}(?:\\{[^}]*\\})? (\\S+)$`).exec(line);
-    if (m) best = Math.max(best ?? -Infinity, Number(m[1]));
+    if (m && line.includes(has)) best = Math.max(best ?? -Infinity, Number(m[1]));
   }
   return best;
 }
@@ -54,7 +57,7 @@ function sumOf(text, name, has = '') {
  * metrics (when `metricsUrl` is). stop() answers the figures seen.
  */
 function startProbes({ port, metricsUrl, everyMs = 250 }) {
-  const seen = { acceptMax: 0, lagP99Ms: [], upstreamQueuedMax: 0, scrapes: 0 };
+  const seen = { acceptMax: 0, gatewayLagP99Ms: [], mainLagP99Ms: [], upstreamQueuedMax: 0, scrapes: 0 };
   let busy = false;
   const tick = async () => {
     if (port) {
@@ -66,8 +69,10 @@ function startProbes({ port, metricsUrl, everyMs = 250 }) {
     try {
       const text = await (await fetch(metricsUrl)).text();
       seen.scrapes++;
-      const lag = sampleOf(text, 'vision_process_nodejs_eventloop_lag_p99_seconds');
-      if (lag !== undefined) seen.lagP99Ms.push(lag * 1000);
+      const gateway = sampleOf(text, 'vision_gateway_event_loop_delay_seconds', 'quantile="0.99"');
+      if (gateway !== undefined) seen.gatewayLagP99Ms.push(gateway * 1000);
+      const main = sampleOf(text, 'vision_process_nodejs_eventloop_lag_p99_seconds');
+      if (main !== undefined) seen.mainLagP99Ms.push(Math.max(0, main * 1000 - 10));
       seen.upstreamQueuedMax = Math.max(
         seen.upstreamQueuedMax,
         sumOf(text, 'vision_gateway_upstream_queued'),
@@ -152,4 +157,96 @@ async function holdTurns(url, keys, max, bodyBytes) {
   return held;
 }
 
-module.exports = { acceptQueue, startProbes, holdTurns, cpuSecondsOf, rssMbOf };
+/** The cumulative buckets (`le` -> count) of a histogram's series whose line includes `has`, summed. */
+function bucketsOf(text, name, has) {
+  const buckets = new Map();
+  for (const line of text.split('\n')) {
+    if (!line.startsWith(`${name}_bucket{`) || !line.includes(has)) continue;
+    const le = /le="([^"]+)"/.exec(line)[1];
+    buckets.set(le, (buckets.get(le) ?? 0) + Number(line.split(' ').pop()));
+  }
+  return buckets;
+}
+
+/**
+ * The bucket bound (ms) under which 99 % of the observations made between two scrapes fall: `before` and
+ * `after` from bucketsOf. NaN with no observation.
+ */
+function p99BetweenMs(before, after) {
+  const les = [...after.keys()].sort((a, b) => Number(a) - Number(b));
+  const total = (after.get('+Inf') ?? 0) - (before.get('+Inf') ?? 0);
+  if (total <= 0) return NaN;
+  for (const le of les)
+    if ((after.get(le) ?? 0) - (before.get(le) ?? 0) >= 0.99 * total) return Number(le) * 1000;
+  return Infinity;
+}
+
+/**
+ * Where a 503's time goes, from now until stop(): the gateway's own time for its refused image calls (its
+ * request-duration histogram: from the head parsed to the answer written; p99 as a bucket bound), against the
+ * time the client saw, and this process's (the load generator's) own event-loop delay.
+ */
+async function startTimeSplit(metricsUrl) {
+  const refusals = async () =>
+    metricsUrl
+      ? bucketsOf(
+          await (await fetch(metricsUrl)).text(),
+          'vision_http_server_request_duration_seconds',
+          'service="gateway",method="POST",route="/v1/vision/image-detections",status_code="503"',
+        )
+      : new Map();
+  const shed = async () => {
+    if (!metricsUrl) return new Map();
+    const text = await (await fetch(metricsUrl)).text();
+    const byReason = new Map();
+    for (const line of text.split('\n')) {
+      if (!line.startsWith('vision_admission_shed_total{') || !line.includes('queue="gateway_image_calls"'))
+        continue;
+      const reason = /reason="([^"]+)"/.exec(line)[1];
+      byReason.set(reason, (byReason.get(reason) ?? 0) + Number(line.split(' ').pop()));
+    }
+    return byReason;
+  };
+  const before = await refusals();
+  const shedBefore = await shed();
+  const loop = monitorEventLoopDelay({ resolution: 10 });
+  loop.enable();
+  return {
+    async stop() {
+      loop.disable();
+      const shedAfter = await shed();
+      return {
+        // The door's refusals by reason: `overloaded` at once on the head; the others after the call waited its turn.
+        doorShed: [...shedAfter]
+          .map(([reason, n]) => `${reason} ${n - (shedBefore.get(reason) ?? 0)}`)
+          .join(', '),
+        gatewayP99Ms: p99BetweenMs(before, await refusals()),
+        generatorP99Ms: Math.max(0, loop.percentile(99) / 1e6 - 10),
+        generatorMaxMs: Math.max(0, loop.max / 1e6 - 10),
+      };
+    },
+  };
+}
+
+/** CPU time the whole machine spent busy so far (all cores, /proc/stat, 100 ticks a second), in seconds. */
+function machineBusySeconds() {
+  const [, ...ticks] = fs.readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/);
+  const [user, nice, system, , , irq, softirq, steal] = ticks.map(Number);
+  return (user + nice + system + irq + softirq + steal) / 100;
+}
+
+/** A process.cpuUsage() difference in seconds. */
+function usageSeconds(usage) {
+  return (usage.user + usage.system) / 1e6;
+}
+
+module.exports = {
+  acceptQueue,
+  startProbes,
+  startTimeSplit,
+  holdTurns,
+  cpuSecondsOf,
+  rssMbOf,
+  machineBusySeconds,
+  usageSeconds,
+};

@@ -24,6 +24,8 @@ export interface StandaloneProcess {
   output(): string;
   /** SIGTERM, and waits for the exit (the process flushes its spans on the way out). */
   stop(): Promise<void>;
+  /** Waits for the process to exit by itself; answers its exit status. */
+  exitCode(): Promise<number | null>;
 }
 
 /**
@@ -53,7 +55,7 @@ export async function startStandaloneProcess(
   let out = '';
   child.stdout?.on('data', (b: Buffer) => (out += b.toString()));
   child.stderr?.on('data', (b: Buffer) => (out += b.toString()));
-  const exited = new Promise<void>((r) => child.once('exit', () => r()));
+  const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
   const stop = async () => {
     if (child.exitCode === null && child.signalCode === null) {
       child.kill('SIGTERM');
@@ -77,5 +79,6 @@ export async function startStandaloneProcess(
     metricsUrl: `http://127.0.0.1:${metrics}/metrics`,
     output: () => out,
     stop,
+    exitCode: () => exited,
   };
 }

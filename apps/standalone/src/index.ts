@@ -17,12 +17,13 @@ import {
   type RunningService,
   type StartOptions,
 } from '@vision/shared';
-import { start as startGateway, type RunningGateway } from '@vision/gateway';
+import { loadGatewayConfig, openGatewayKeys, type GatewayKeys, type RunningGateway } from '@vision/gateway';
 import { COCO_MODEL, start as startInference } from '@vision/inference';
 import { start as startQuota } from '@vision/quota';
 import { start as startResults } from '@vision/results';
 import { start as startTasks } from '@vision/tasks';
 import { start as startImages } from '@vision/images';
+import { startGatewayThread } from './gateway-host';
 
 const standaloneShape = {
   ...commonShape,
@@ -64,7 +65,18 @@ export interface StandaloneOptions {
   port?: number;
   clock?: Clock;
   logger?: Logger;
+  /**
+   * An error in the gateway's thread, or its exit while running. Default: thrown again on the main thread,
+   * where the process-wide crash handler logs it, counts it and exits as for any other fatal error.
+   */
+  onFatal?: (err: Error) => void;
 }
+
+const rethrow = (err: Error): void => {
+  setImmediate(() => {
+    throw err;
+  });
+};
 
 export interface Standalone {
   url: string;
@@ -108,6 +120,7 @@ function modelsDir(configured: string): string {
 export async function startStandalone(opts: StandaloneOptions = {}): Promise<Standalone> {
   const source = { ...(opts.env ?? process.env), VISION_MODE: 'standalone' };
   const cfg = loadConfig(standaloneShape, source);
+  const configuredInference: string | undefined = (opts.env ?? process.env).INFERENCE_URL;
   const dataDir = path.resolve(cfg.VISION_DATA_DIR);
   const ephemeral = opts.ports === 'ephemeral';
   const logger = opts.logger ?? createLogger('standalone', { level: cfg.LOG_LEVEL });
@@ -120,6 +133,7 @@ export async function startStandalone(opts: StandaloneOptions = {}): Promise<Sta
   const bus = createBus(cfg, { clientId: 'standalone', logger });
   const services: Record<string, RunningService> = {};
   let metricsServer: MetricsServer | undefined;
+  let gatewayKeys: GatewayKeys | undefined;
   const base: StartOptions = { bus, clock: opts.clock };
   const run = async (
     name: string,
@@ -142,7 +156,8 @@ export async function startStandalone(opts: StandaloneOptions = {}): Promise<Sta
       ),
     );
     services[name] = svc;
-    shared[urlVar] = svc.url;
+    // INFERENCE_URL, when set, is a hop of the operator's own in front of INFERENCE_PORT (a relay, a fault proxy).
+    shared[urlVar] = (urlVar === 'INFERENCE_URL' && configuredInference) || svc.url;
   };
   try {
     await run('inference', startInference, cfg.INFERENCE_PORT, 'INFERENCE_URL');
@@ -152,22 +167,32 @@ export async function startStandalone(opts: StandaloneOptions = {}): Promise<Sta
     await run('tasks', startTasks, cfg.TASKS_PORT, 'TASKS_URL');
     await run('results', startResults, cfg.RESULTS_PORT, 'RESULTS_URL');
     const gatewayPort = opts.port ?? (ephemeral ? 0 : cfg.PORT);
+    // The key store stays here, beside the one database; the gateway's HTTP side runs on its own thread.
+    const gatewayLogger = logger.child({ service: 'gateway' });
+    gatewayKeys = await runInService('gateway', () =>
+      openGatewayKeys(loadGatewayConfig(shared), gatewayLogger, opts.clock),
+    );
+    const keys = gatewayKeys;
     const gateway = await bindOrExplain('PORT', `${cfg.HOST}:${gatewayPort}`, () =>
-      runInService('gateway', () =>
-        startGateway({
-          ...base,
-          host: cfg.HOST,
-          env: shared,
-          port: gatewayPort,
-          logger: logger.child({ service: 'gateway' }),
-        }),
-      ),
+      startGatewayThread({
+        env: shared,
+        port: gatewayPort,
+        host: cfg.HOST,
+        keys,
+        onFatal: (err) => {
+          gatewayLogger.fatal({ err }, 'the gateway thread failed');
+          (opts.onFatal ?? rethrow)(err);
+        },
+      }),
     );
     services.gateway = gateway;
     const metricsHost = cfg.METRICS_HOST ?? INTERNAL_HOST;
     const metricsPort = ephemeral ? 0 : cfg.METRICS_PORT;
     metricsServer = await bindOrExplain('METRICS_PORT', `${metricsHost}:${metricsPort}`, () =>
-      startMetricsServer(metricsPort, metricsHost, { readiness: gateway.readiness }),
+      startMetricsServer(metricsPort, metricsHost, {
+        readiness: gateway.readiness,
+        threads: gateway.metrics,
+      }),
     );
     const metrics = metricsServer;
     const closeAll = async () => {
@@ -182,6 +207,7 @@ export async function startStandalone(opts: StandaloneOptions = {}): Promise<Sta
     return { url: gateway.url, gateway, services, bus, metrics, env: shared, close: closeAll };
   } catch (err) {
     await metricsServer?.close();
+    if (!services.gateway) await gatewayKeys?.close().catch(() => undefined);
     for (const svc of Object.values(services).reverse()) await svc.close().catch(() => undefined);
     await bus.close().catch(() => undefined);
     throw err;

@@ -1,7 +1,18 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { ReadinessReport } from './http';
+import { AggregatorRegistry, type MetricObjectWithValues, type MetricValue } from 'prom-client';
 import { collectProcessMetrics, metricsRegistry } from './metrics';
+
+/** A registry's metrics as `getMetricsAsJSON()` gives them: what another thread sends of its own. */
+export type MetricsJson = MetricObjectWithValues<MetricValue<string>>[];
+
+/** This thread's metrics, merged with those other threads report (their series carry their own `service`). */
+async function collect(threads: (() => Promise<MetricsJson>) | undefined): Promise<string> {
+  if (!threads) return metricsRegistry.metrics();
+  const merged = AggregatorRegistry.aggregate([await metricsRegistry.getMetricsAsJSON(), await threads()]);
+  return merged.metrics();
+}
 
 export interface MetricsServer {
   port: number;
@@ -22,10 +33,14 @@ export const DEFAULT_METRICS_PORT = 9464;
 export function startMetricsServer(
   port: number,
   host: string,
-  opts: { readiness?: () => Promise<ReadinessReport> } = {},
+  opts: {
+    readiness?: () => Promise<ReadinessReport>;
+    /** The metrics of the process's other threads (the standalone gateway's), served beside this one's. */
+    threads?: () => Promise<MetricsJson>;
+  } = {},
 ): Promise<MetricsServer> {
   collectProcessMetrics();
-  const { readiness } = opts;
+  const { readiness, threads } = opts;
   const server = http.createServer((req, res) => {
     const path = (req.url ?? '').split('?')[0];
     if (req.method === 'GET' && path === '/readyz' && readiness) {
@@ -40,7 +55,7 @@ export function startMetricsServer(
       res.writeHead(404, { 'content-type': 'text/plain' }).end('not found: GET /metrics\n');
       return;
     }
-    metricsRegistry.metrics().then(
+    collect(threads).then(
       (text) => res.writeHead(200, { 'content-type': metricsRegistry.contentType }).end(text),
       () => res.writeHead(500, { 'content-type': 'text/plain' }).end('metrics collection failed\n'),
     );

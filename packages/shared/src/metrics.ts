@@ -2,20 +2,17 @@ import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom
 import { currentService } from './service-context';
 
 /**
- * Every metric of the service, in one Prometheus registry per process (prom-client). Each family has
- * a `service` label, filled from currentService(): in the standalone process one registry holds the
- * six services' series side by side. Names follow Prometheus conventions (base units, `_total`,
- * `_seconds`); each is documented in docs/OPERATIONS.md (a test checks both ways).
+ * Every metric, in one Prometheus registry per thread (the standalone gateway's thread sends its own to the
+ * process's /metrics), each family labelled `service` and documented in docs/OPERATIONS.md (a test checks).
  */
 export const metricsRegistry = new Registry();
 
 let processMetrics = false;
 /**
- * Adds the process's own series (`vision_process_*`: CPU, memory, event loop lag, GC) to the registry,
- * once. Called by the process that serves /metrics, not at import: prom-client's collectors register a
- * GC PerformanceObserver and an event-loop delay monitor with Node for the life of the process, and a
- * module that merely imports this file (every jest test file, each in its own context) would stay
- * reachable from them forever, with all it holds (a jest worker grew to 12 GB of PGlite and ONNX memory).
+ * Adds the process's own series (`vision_process_*`: CPU, memory, event loop lag of the thread that serves
+ * /metrics, GC) to the registry, once. Called by that thread, not at import: prom-client's collectors register
+ * a GC PerformanceObserver and an event-loop delay monitor for the life of the process, and a module that
+ * merely imports this file (every jest test file) would stay reachable from them forever (12 GB once).
  */
 export function collectProcessMetrics(): void {
   if (processMetrics) return;
@@ -275,6 +272,11 @@ export const metrics = {
     'vision_gateway_upstream_queued',
     'Requests the gateway holds waiting for a connection to an upstream, by upstream',
     ['upstream'],
+  ),
+  gatewayLoopDelay: new ServiceGauge(
+    'vision_gateway_event_loop_delay_seconds',
+    "Delay of the gateway's event loop since the last scrape (beyond its 10 ms sampling), by quantile (0.5, 0.99, max)",
+    ['quantile'],
   ),
   admissionQueued: new ServiceGauge('vision_admission_queued', 'Calls waiting for their turn now, by queue', [
     'queue',

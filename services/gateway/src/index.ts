@@ -8,7 +8,6 @@ import {
   metrics,
   openDb,
   runReadiness,
-  type Db,
   type IdentitySigner,
   loadCallingIdentity,
   type Limiter,
@@ -24,12 +23,13 @@ import { loadGatewayConfig, type GatewayConfig } from './config';
 import { resolveConsoleDir } from './http/console';
 import { loadOpenApi, resolveOpenApiFile } from './http/openapi';
 import { openKeysInbox, type KeysInbox } from './keys-inbox';
-import { KeyStore, keyMigrations } from './store/key-store';
+import { KeyStore, keyMigrations, type KeyLookup } from './store/key-store';
+import { watchEventLoop } from './http/event-loop';
 import { provisionKeys, type ProvisionedKey } from './use-cases/provision-keys';
 import { Door } from './use-cases/door';
 
 export { createApp } from './http/app';
-export { KeyStore, keyMigrations } from './store/key-store';
+export { KeyStore, keyMigrations, type KeyLookup } from './store/key-store';
 export { matchRoute } from './domain/routes';
 export { parseBearer, hashKey, generateKey } from './domain/key-format';
 export { loadGatewayConfig, type GatewayConfig } from './config';
@@ -54,8 +54,9 @@ export interface GatewayDeps {
   /** The gateway's key: it alone signs a caller's identity toward tasks, quota, results and images. */
   signer: IdentitySigner;
   logger: Logger;
-  db: Db;
-  keys: KeyStore;
+  /** The key database's readiness check. */
+  database: () => Promise<void>;
+  keys: KeyLookup;
   limiter: Limiter;
   openapi: Record<string, unknown>;
 }
@@ -71,8 +72,8 @@ export interface GatewayParts {
 
 /** The gateway's composition root: the upstream forwarder and the app (authentication, limits, routing). */
 export function createGateway(deps: GatewayDeps): GatewayParts {
-  const { cfg, logger, db, limiter } = deps;
-  const checks = { database: () => db.check(), limiter: () => limiter.check() };
+  const { cfg, logger, limiter } = deps;
+  const checks = { database: deps.database, limiter: () => limiter.check() };
   const door = new Door(cfg.GATEWAY_ADMISSION);
   const forward = createForwarder(logger, {
     timeoutMs: cfg.GATEWAY_UPSTREAM_TIMEOUT_MS,
@@ -107,46 +108,95 @@ export function createGateway(deps: GatewayDeps): GatewayParts {
     results: cfg.RESULTS_URL,
     images: cfg.IMAGES_URL,
   };
-  const unwatch = metrics.upstreamQueued.addSource(() => {
+  const unwatchQueued = metrics.upstreamQueued.addSource(() => {
     const queued = forward.queued();
     return Object.entries(upstreams).map(([upstream, url]) => [
       { upstream },
       queued.get(new URL(url).origin) ?? 0,
     ]);
   });
+  const unwatchLoop = watchEventLoop();
+  const unwatch = () => {
+    unwatchQueued();
+    unwatchLoop();
+  };
   return { app, forward, readiness: () => runReadiness(checks), unwatch };
 }
 
-/** Starts the gateway: config, key database (schema `gateway`), keys at start, limiter, HTTP. */
-export async function start(opts: StartOptions = {}): Promise<RunningGateway> {
-  const cfg = loadGatewayConfig(opts.env ?? process.env);
-  const logger = opts.logger ?? createLogger('gateway', { level: cfg.LOG_LEVEL });
+/**
+ * The gateway's keys held where its database is: the key store (schema `gateway`), the keys configured
+ * or made at start, and in standalone on disk the inbox through which `npm run keys` reaches them.
+ */
+export interface GatewayKeys {
+  keys: KeyStore;
+  devKey?: ProvisionedKey;
+  database: () => Promise<void>;
+  close(): Promise<void>;
+}
+
+/** Opens the gateway's key database and provisions the configured keys (the first start's dev key in standalone). */
+export async function openGatewayKeys(
+  cfg: GatewayConfig,
+  logger: Logger,
+  clock?: StartOptions['clock'],
+): Promise<GatewayKeys> {
+  const { db, keys } = await openKeyStore(cfg, logger);
+  const keyStore = clock ? new KeyStore(db.knex, () => clock.now()) : keys;
+  try {
+    const devKey = await provisionKeys(keyStore, cfg.VISION_API_KEYS ?? [], cfg.VISION_MODE === 'standalone');
+    // Standalone on disk: `npm run keys` reaches this process's key database through the inbox.
+    const inbox: KeysInbox | undefined =
+      db.kind === 'pglite' && cfg.VISION_DATA_DIR !== ':memory:'
+        ? openKeysInbox({ dataDir: cfg.VISION_DATA_DIR, keys: keyStore, logger })
+        : undefined;
+    return {
+      keys: keyStore,
+      devKey,
+      database: () => db.check(),
+      async close() {
+        await inbox?.close();
+        await db.close();
+      },
+    };
+  } catch (err) {
+    await db.close().catch(() => undefined);
+    throw err;
+  }
+}
+
+/** What the gateway's HTTP side needs besides its configuration: where its keys are looked up. */
+export interface EdgeOptions {
+  logger: Logger;
+  keys: KeyLookup;
+  database: () => Promise<void>;
+  port?: number;
+  host?: string;
+}
+
+/**
+ * Starts the gateway's HTTP side (limiter, door, forwarder, app) on keys held elsewhere: the key store
+ * of this process, or in the standalone process the one of the main thread (apps/standalone).
+ */
+export async function startEdge(cfg: GatewayConfig, opts: EdgeOptions): Promise<RunningService> {
+  const { logger } = opts;
   const { signer } = loadCallingIdentity(cfg.VISION_IDENTITY_DIR, 'gateway');
   const openapi = loadOpenApi(resolveOpenApiFile(cfg.GATEWAY_OPENAPI_FILE));
-  const { db, keys } = await openKeyStore(cfg, logger);
-  const clockNow = opts.clock ? () => opts.clock!.now() : undefined;
-  const keyStore = clockNow ? new KeyStore(db.knex, clockNow) : keys;
-  const devKey = await provisionKeys(keyStore, cfg.VISION_API_KEYS ?? [], cfg.VISION_MODE === 'standalone');
-  // Standalone on disk: `npm run keys` reaches this process's key database through the inbox.
-  const inbox: KeysInbox | undefined =
-    db.kind === 'pglite' && cfg.VISION_DATA_DIR !== ':memory:'
-      ? openKeysInbox({ dataDir: cfg.VISION_DATA_DIR, keys: keyStore, logger })
-      : undefined;
-
   const limiter = createLimiter(cfg, { logger, keyPrefix: 'gw' });
   const { app, forward, readiness, unwatch } = createGateway({
     cfg,
     signer,
     logger,
-    db,
-    keys: keyStore,
+    database: opts.database,
+    keys: opts.keys,
     limiter,
     openapi,
   });
   // Expect: 100-continue is judged on the head: `100 Continue` only for an admitted call.
   const server = await listen(app, opts.port ?? cfg.PORT, opts.host ?? cfg.HOST, { judgeExpect: true }).catch(
     async (err: unknown) => {
-      await inbox?.close();
+      unwatch();
+      forward.close();
+      await limiter.close();
       throw err;
     },
   );
@@ -156,16 +206,41 @@ export async function start(opts: StartOptions = {}): Promise<RunningGateway> {
     name: 'gateway',
     port,
     url: `http://127.0.0.1:${port}`,
-    devKey,
-    keys: keyStore,
     readiness,
     async close() {
       await closeServer(server);
       unwatch();
       forward.close();
       await limiter.close();
-      await inbox?.close();
-      await db.close();
+    },
+  };
+}
+
+/** Starts the gateway: config, key database (schema `gateway`), keys at start, limiter, HTTP. */
+export async function start(opts: StartOptions = {}): Promise<RunningGateway> {
+  const cfg = loadGatewayConfig(opts.env ?? process.env);
+  const logger = opts.logger ?? createLogger('gateway', { level: cfg.LOG_LEVEL });
+  const held = await openGatewayKeys(cfg, logger, opts.clock);
+  let edge: RunningService;
+  try {
+    edge = await startEdge(cfg, {
+      logger,
+      keys: held.keys,
+      database: held.database,
+      port: opts.port,
+      host: opts.host,
+    });
+  } catch (err) {
+    await held.close();
+    throw err;
+  }
+  return {
+    ...edge,
+    devKey: held.devKey,
+    keys: held.keys,
+    async close() {
+      await edge.close();
+      await held.close();
     },
   };
 }

@@ -61,7 +61,7 @@ describe('gateway readiness', () => {
       cfg,
       signer: signerOf('gateway'),
       logger,
-      db,
+      database: () => db.check(),
       keys,
       limiter,
       openapi: {},

@@ -23,7 +23,7 @@ import {
 import { allowHeader, allows, matchRoute, routeTemplate, type Method, type Upstream } from '../domain/routes';
 import { limitsFor, type LimitOverrides, type SubjectLimits } from '../domain/limits';
 import { parseBearer } from '../domain/key-format';
-import type { KeyStore } from '../store/key-store';
+import type { KeyLookup } from '../store/key-store';
 import { admit } from '../use-cases/admit';
 import type { Door } from '../use-cases/door';
 import { AuthCache } from '../use-cases/authenticate';
@@ -32,7 +32,7 @@ import { mountConsole } from './console';
 
 export interface GatewayDeps {
   logger: Logger;
-  keys: KeyStore;
+  keys: KeyLookup;
   /** How long a successful key lookup is reused (0: look up every request); revocation lag at most this. */
   authCacheMs?: number;
   limiter: Limiter;

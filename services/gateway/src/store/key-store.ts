@@ -42,10 +42,21 @@ const toRecord = (r: KeyRow): KeyRecord => ({
   revokedAt: r.revoked_at ? new Date(r.revoked_at) : null,
 });
 
+/**
+ * What the gateway's requests need of the key store: the subject of a key, and how many revocations were
+ * made (the generation of its lookup cache, use-cases/authenticate.ts). The KeyStore itself, or in the
+ * standalone process a proxy to the one in the main thread.
+ */
+export interface KeyLookup {
+  authenticate(key: string): Promise<string | undefined>;
+  readonly revocations: number;
+}
+
 /** API keys, stored only as sha256 hashes, each bound to a subject. */
-export class KeyStore {
+export class KeyStore implements KeyLookup {
   /** Revocations made through this store; a cache of lookups drops what it holds when the count moves. */
   revocations = 0;
+  private readonly revocationWatchers = new Set<(count: number) => void>();
 
   constructor(
     private readonly knex: Knex,
@@ -135,6 +146,13 @@ export class KeyStore {
     });
     // Counted once committed: a lookup that read the key before the commit ends after this and is not cached.
     this.revocations += 1;
+    for (const watch of this.revocationWatchers) watch(this.revocations);
     return n > 0;
+  }
+
+  /** Calls `watch` with the new count after each revocation (a cache in another thread); returns the function that stops it. */
+  watchRevocations(watch: (count: number) => void): () => void {
+    this.revocationWatchers.add(watch);
+    return () => this.revocationWatchers.delete(watch);
   }
 }
