@@ -132,6 +132,26 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/v1/vision/tasks/{task_id}/snapshot': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * The latest picture the decoder took of a running video task (extension beyond SPEC.md)
+     * @description Owner-only. A JPEG of a recent decoded frame of the task's stream or file (kept at most once a second, at the size frames are detected at, so at the stream's aspect ratio): the picture to draw zones and lines on, in the same normalized coordinates as the boxes. Only while the task runs: a task that is not running, one whose decoder has delivered no frame yet, an image call record, another key's task or an expired one answer 404. The stream's address never appears in the answer.
+     */
+    get: operations['getTaskSnapshot'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/v1/vision/tasks/{task_id}/rules': {
     parameters: {
       query?: never;
@@ -1507,6 +1527,41 @@ export interface operations {
             /** @description the cursor after this frame: a Last-Event-ID */
             id?: string;
           };
+        };
+      };
+      400: components['responses']['InvalidQuery'];
+      401: components['responses']['Unauthorized'];
+      404: components['responses']['NotFound'];
+      429: components['responses']['TooManyRequests'];
+      503: components['responses']['Unavailable'];
+    };
+  };
+  getTaskSnapshot: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /**
+         * @description The `task_id` of a task of this key's subject; any other value answers 404
+         * @example 7d9f1c3e-2b4a-4e8f-9a1b-0c2d3e4f5a6b
+         */
+        task_id: components['parameters']['TaskId'];
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The picture */
+      200: {
+        headers: {
+          'X-Request-Id': components['headers']['RequestId'];
+          'Cache-Control'?: 'no-store';
+          /** @description media time of the frame, as the result frames' `frame_time_ms` */
+          'X-Frame-Time-Ms'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'image/jpeg': string;
         };
       };
       400: components['responses']['InvalidQuery'];
