@@ -238,7 +238,7 @@ export interface paths {
     put?: never;
     /**
      * Evaluate a rule set over the task's stored frames (finished or running); nothing is re-decoded
-     * @description The rule set runs as rules version 1 from the task's first stored frame up to its last stored frame, in a fresh engine: the task's own rules, counts and events are not touched. The same rules over the same frames answer the same events with the same ids, byte for byte; replaying the rules a task was created with (never replaced) answers exactly the events of `GET .../events`. At most `max_events` events are returned (the first ones); the analytics always cover every frame.
+     * @description The rule set runs as rules version 1 from the task's first stored frame on, in a fresh engine: the task's own rules, counts and events are not touched. One request evaluates at most `max_frames` frames (at most the service's `RESULTS_REPLAY_MAX_FRAMES`, 10,000 by default); when frames remain, the answer's `next_cursor` carries the evaluation's state, and the same rules sent again with `cursor` go on from there, until `next_cursor` is empty (every frame stored at that moment evaluated). The pages together answer the same events with the same ids, byte for byte, as one replay of every frame; replaying the rules a task was created with (never replaced) answers exactly the events of `GET .../events`. At most `max_events` events of a request are returned (the first ones); the analytics cover every frame replayed so far. A cursor that is altered, of another task or rule set, or not a replay cursor is 400 `invalid_cursor`.
      */
     post: operations['replayTaskAnalytics'];
     delete?: never;
@@ -1778,6 +1778,10 @@ export interface operations {
           lines?: components['schemas']['Line'][];
           /** @default 1000 */
           max_events?: number;
+          /** @description frames this request evaluates at most; default and maximum RESULTS_REPLAY_MAX_FRAMES (10000 unless configured) */
+          max_frames?: number;
+          /** @description the `next_cursor` of the previous replay of the same rules */
+          cursor?: string;
         };
       };
     };
@@ -1792,10 +1796,12 @@ export interface operations {
           'application/json': {
             analytics: components['schemas']['Analytics'];
             events: components['schemas']['AnalyticsEvent'][];
-            /** @description every event the replay gave */
+            /** @description every event this request's frames gave */
             events_total: number;
-            /** @description stored frames evaluated */
+            /** @description stored frames this request evaluated */
             frames: number;
+            /** @description where the next request of the same rules goes on; empty once every stored frame is in */
+            next_cursor: string;
           };
         };
       };
