@@ -251,6 +251,30 @@ describe('zones and lines of a live stream task in the web console', () => {
     await page.locator(`.events-timeline[data-events="${all.length}"][data-ended="true"]`).waitFor({
       timeout: 30_000,
     });
+    // Each mark sits at its event's share of the stream's span (media time is Unix ms on a live stream: the
+    // timeline runs from its first frame, not from 1970).
+    const placed = await page.evaluate(() => {
+      const bar = document.querySelector<HTMLElement>('.events-timeline')!;
+      const box = bar.getBoundingClientRect();
+      const [from, to] = [Number(bar.dataset.startMs), Number(bar.dataset.endMs)];
+      return {
+        from,
+        to,
+        marks: [...document.querySelectorAll<HTMLElement>('.event-mark')].map((m) => {
+          const r = m.getBoundingClientRect();
+          return {
+            at: (r.left + r.width / 2 - box.left) / box.width,
+            want: (Number(m.dataset.mediaMs) - from) / (to - from),
+          };
+        }),
+      };
+    });
+    const times = all.map((e) => e.media_ms);
+    expect(placed.from).toBeLessThanOrEqual(Math.min(...times));
+    expect(placed.to).toBeGreaterThanOrEqual(Math.max(...times));
+    expect(placed.to - placed.from).toBeLessThan(10 * 60_000);
+    for (const m of placed.marks) expect(Math.abs(m.at - m.want)).toBeLessThan(0.01);
+    expect(new Set(placed.marks.map((m) => Math.round(m.at * 20))).size).toBeGreaterThan(1);
     const gone = await fetch(`${stack.url}/v1/vision/tasks/${taskId}/snapshot`, {
       headers: { authorization: `Bearer ${KEY}` },
     });

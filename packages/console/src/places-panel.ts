@@ -42,15 +42,20 @@ interface PlaceEvent {
 
 export interface PlacesPanel {
   el: HTMLElement;
-  /** Lays the timeline out again (its length changed: a video's duration known, a live stream's new frames). */
+  /** Lays the timeline out again (its span changed: a video's duration known, a live stream's new frames). */
   redraw(): void;
   dispose(): void;
 }
 
 /** What the timeline spans and what a click on an event does. */
 export interface PlacesTimebase {
-  /** The timeline's length in ms of media time (a video's duration, a live stream's latest frame); 0: unknown. */
-  durationMs(): number;
+  /**
+   * The media time the timeline starts at: absent, 0 (a video); a live stream's media time is Unix ms, and its
+   * timeline starts at its first frame (undefined before any: its first event).
+   */
+  startMs?(): number | undefined;
+  /** The media time it ends at (a video's duration, a live stream's latest frame); 0: unknown. */
+  endMs(): number;
   /** Shows the picture at a media time (a video seeks); absent where the picture is live. */
   seek?(ms: number): void;
 }
@@ -125,8 +130,11 @@ export function createPlacesPanel(
   stage.append(editor.svg, editor.layer);
 
   const renderEvents = () => {
-    const known = time.durationMs();
-    const duration = Math.max(known > 0 ? known : 1, ...events.map((e) => e.media_ms));
+    const times = events.map((e) => e.media_ms);
+    const start = time.startMs ? Math.min(time.startMs() ?? Infinity, ...times) : 0;
+    const from = Number.isFinite(start) ? start : 0;
+    const known = time.endMs();
+    const to = Math.max(known > from ? known : from + 1, ...times);
     fill(
       timeline,
       ...events.map((e) => {
@@ -140,14 +148,15 @@ export function createPlacesPanel(
           'data-media-ms': e.media_ms,
         });
         // A style property, not a style attribute: the console's CSP refuses inline style attributes.
-        mark.style.left = `${timelinePercent(e.media_ms, duration).toFixed(3)}%`;
+        mark.style.left = `${timelinePercent(e.media_ms - from, to - from).toFixed(3)}%`;
         const seek = time.seek;
         if (seek) mark.addEventListener('click', () => seek(e.media_ms));
         return mark;
       }),
     );
     timeline.dataset.events = String(events.length);
-    timeline.dataset.durationMs = String(duration);
+    timeline.dataset.startMs = String(from);
+    timeline.dataset.endMs = String(to);
     timeline.dataset.ended = String(eventsEnded);
     fill(
       latest,

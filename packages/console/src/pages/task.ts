@@ -143,7 +143,7 @@ export function taskPage(taskId: string): Page {
             taskId,
             player.stage,
             {
-              durationMs: () => (Number.isFinite(video.duration) ? video.duration * 1000 : 0),
+              endMs: () => (Number.isFinite(video.duration) ? video.duration * 1000 : 0),
               seek: (ms) => {
                 video.currentTime = ms / 1000;
               },
@@ -161,7 +161,7 @@ export function taskPage(taskId: string): Page {
           places = createPlacesPanel(
             taskId,
             still.stage,
-            { durationMs: () => feed.times[feed.times.length - 1] ?? 0 },
+            { startMs: () => feed.times[0], endMs: () => feed.times[feed.times.length - 1] ?? 0 },
             (err) => showError(errors, err),
           );
           // The editor's buttons right under the picture; the chart after them.
