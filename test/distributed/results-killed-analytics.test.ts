@@ -36,7 +36,13 @@ describeDistributed(
     let media: MediaServer;
     beforeAll(async () => {
       stack = await startFaultStack({
-        env: { TASKS_POLL_INTERVAL_MS: '300', RESULTS_STREAM_POLL_MS: '100' },
+        // Ingested frames wait 2 s for others to share their INSERT: whenever results is killed, frames it has
+        // read from the bus are not stored yet, and are lost unless their offsets wait for the write.
+        env: {
+          TASKS_POLL_INTERVAL_MS: '300',
+          RESULTS_STREAM_POLL_MS: '100',
+          RESULTS_INGEST_LINGER_MS: '2000',
+        },
       });
       media = await startMediaServer({ 'pedestrians.mov': clip('pedestrians_vtest_opencv_10s.mov') });
     }, 180_000);
@@ -122,6 +128,10 @@ describeDistributed(
       expect(summary.body).toEqual(replay.body.analytics);
       const frames = await c.allFrames(taskId, 500);
       expect(frames.length).toBe(replay.body.frames);
+      // No frame was lost across the kill: the stored seqs (frame ids end in them) run from 0 without a gap.
+      expect(frames.map((f) => Number(f.frame_id.slice(f.frame_id.lastIndexOf(':') + 1)))).toEqual(
+        frames.map((_, i) => i),
+      );
       expect(frames.every((f) => (f as unknown as { zones?: unknown }).zones !== undefined)).toBe(true);
     }, 420_000);
   },

@@ -1,7 +1,8 @@
 /**
- * A video task's zones and lines (docs/ANALYTICS.md): drawn over the video and edited there, saved with
- * `PUT .../rules` (a new rules version; the task is not restarted), their live counts from `GET .../analytics`
- * and their events on a timeline under the video (a mark per event at its media time; a click seeks there).
+ * A video task's zones and lines (docs/ANALYTICS.md): drawn over its picture (a file task's video, a live
+ * stream's latest still) and edited there, saved with `PUT .../rules` (a new rules version; the task is not
+ * restarted), their live counts from `GET .../analytics` and their events on a timeline under the picture (a mark
+ * per event at its media time; on a video, a click seeks there).
  */
 import { api } from './api.js';
 import { fill, h } from './dom.js';
@@ -41,7 +42,22 @@ interface PlaceEvent {
 
 export interface PlacesPanel {
   el: HTMLElement;
+  /** Lays the timeline out again (its span changed: a video's duration known, a live stream's new frames). */
+  redraw(): void;
   dispose(): void;
+}
+
+/** What the timeline spans and what a click on an event does. */
+export interface PlacesTimebase {
+  /**
+   * The media time the timeline starts at: absent, 0 (a video); a live stream's media time is Unix ms, and its
+   * timeline starts at its first frame (undefined before any: its first event).
+   */
+  startMs?(): number | undefined;
+  /** The media time it ends at (a video's duration, a live stream's latest frame); 0: unknown. */
+  endMs(): number;
+  /** Shows the picture at a media time (a video seeks); absent where the picture is live. */
+  seek?(ms: number): void;
 }
 
 const summaryText = (r: RuleSummary): string =>
@@ -49,11 +65,11 @@ const summaryText = (r: RuleSummary): string =>
     ? `in ${r.in_total ?? 0}, out ${r.out_total ?? 0}`
     : `now ${countsText(r.occupancy ?? {})}; visits ${r.visits?.total ?? 0}`;
 
-/** `stage`: the element the video is shown in (the editor is laid over it); `video`: seeked by the timeline. */
+/** `stage`: the element the picture is shown in (the editor is laid over it). */
 export function createPlacesPanel(
   taskId: string,
   stage: HTMLElement,
-  video: HTMLVideoElement,
+  time: PlacesTimebase,
   onError: (err: unknown) => void,
 ): PlacesPanel {
   const base = `/v1/vision/tasks/${encodeURIComponent(taskId)}`;
@@ -104,7 +120,7 @@ export function createPlacesPanel(
     finish.hidden = mode !== 'zone';
     hint.textContent =
       mode === 'zone'
-        ? 'click each vertex on the video, then Finish zone'
+        ? 'click each vertex on the picture, then Finish zone'
         : mode === 'line'
           ? 'click the start, then the end of the line'
           : '';
@@ -114,10 +130,11 @@ export function createPlacesPanel(
   stage.append(editor.svg, editor.layer);
 
   const renderEvents = () => {
-    const duration =
-      Number.isFinite(video.duration) && video.duration > 0
-        ? video.duration * 1000
-        : Math.max(1, ...events.map((e) => e.media_ms));
+    const times = events.map((e) => e.media_ms);
+    const start = time.startMs ? Math.min(time.startMs() ?? Infinity, ...times) : 0;
+    const from = Number.isFinite(start) ? start : 0;
+    const known = time.endMs();
+    const to = Math.max(known > from ? known : from + 1, ...times);
     fill(
       timeline,
       ...events.map((e) => {
@@ -131,14 +148,15 @@ export function createPlacesPanel(
           'data-media-ms': e.media_ms,
         });
         // A style property, not a style attribute: the console's CSP refuses inline style attributes.
-        mark.style.left = `${timelinePercent(e.media_ms, duration).toFixed(3)}%`;
-        mark.addEventListener('click', () => {
-          video.currentTime = e.media_ms / 1000;
-        });
+        mark.style.left = `${timelinePercent(e.media_ms - from, to - from).toFixed(3)}%`;
+        const seek = time.seek;
+        if (seek) mark.addEventListener('click', () => seek(e.media_ms));
         return mark;
       }),
     );
     timeline.dataset.events = String(events.length);
+    timeline.dataset.startMs = String(from);
+    timeline.dataset.endMs = String(to);
     timeline.dataset.ended = String(eventsEnded);
     fill(
       latest,
@@ -243,7 +261,6 @@ export function createPlacesPanel(
       void poll();
     })
     .catch((err: unknown) => onError(err));
-  video.addEventListener('durationchange', renderEvents);
 
   return {
     el: h(
@@ -256,10 +273,10 @@ export function createPlacesPanel(
       timeline,
       latest,
     ),
+    redraw: renderEvents,
     dispose() {
       gone = true;
       clearTimeout(timer);
-      video.removeEventListener('durationchange', renderEvents);
       editor.svg.remove();
       editor.layer.remove();
     },

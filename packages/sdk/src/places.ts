@@ -57,12 +57,14 @@ export type FollowEventsOptions = Omit<FollowOptions, 'minScore'>;
 
 export interface ReplayResult {
   analytics: Analytics;
-  /** The first `maxEvents` events (default 1,000). */
+  /** The first `maxEvents` events of this request's frames (default 1,000). */
   events: AnalyticsEvent[];
-  /** Every event the replay gave. */
+  /** Every event this request's frames gave. */
   events_total: number;
-  /** Stored frames evaluated. */
+  /** Stored frames this request evaluated (at most the service's RESULTS_REPLAY_MAX_FRAMES). */
   frames: number;
+  /** Pass it as `cursor` with the same rules to go on; `""` once every stored frame is in. */
+  next_cursor: string;
 }
 
 type Unwrap = <T>(call: Promise<{ data?: T; error?: unknown; response: Response }>) => Promise<T>;
@@ -132,11 +134,19 @@ export class PlacesApi {
   /**
    * Evaluates a rule set over the task's stored frames (finished or running) in a fresh engine: the task's own
    * rules and events are not touched, nothing is re-decoded, and the same rules give the same events and ids.
+   * One call evaluates at most `maxFrames` frames (the service's limit by default); with frames left, call again
+   * with the same rules and `cursor` = the answer's `next_cursor` (docs/ANALYTICS.md, "Replaying long footage").
    */
-  replay(taskId: string, rules: RuleSetInput, opts: { maxEvents?: number } = {}): Promise<ReplayResult> {
+  replay(
+    taskId: string,
+    rules: RuleSetInput,
+    opts: { maxEvents?: number; maxFrames?: number; cursor?: string } = {},
+  ): Promise<ReplayResult> {
     const body = {
       ...asRuleSet(rules),
       ...(opts.maxEvents !== undefined ? { max_events: opts.maxEvents } : {}),
+      ...(opts.maxFrames !== undefined ? { max_frames: opts.maxFrames } : {}),
+      ...(opts.cursor !== undefined ? { cursor: opts.cursor } : {}),
     };
     return this.unwrap(
       this.api.POST('/v1/vision/tasks/{task_id}/analytics/replay', { params: taskPath(taskId), body }),

@@ -42,6 +42,7 @@ export const IDENTITY_ROUTES: readonly IdentityRoute[] = [
   route('tasks', 'GET', '/v1/vision/tasks/:task_id', 'gateway'),
   route('tasks', 'POST', '/v1/vision/tasks/:task_id/stop', 'gateway'),
   route('tasks', 'GET', '/v1/vision/tasks/:task_id/video', 'gateway'),
+  route('tasks', 'GET', '/v1/vision/tasks/:task_id/snapshot', 'gateway'),
   route('tasks', 'POST', '/v1/vision/video-tasks', 'gateway'),
   route('tasks', 'GET', '/v1/vision/tasks/:task_id/rules', 'gateway'),
   route('tasks', 'PUT', '/v1/vision/tasks/:task_id/rules', 'gateway'),
@@ -79,6 +80,7 @@ export const IDENTITY_ROUTES: readonly IdentityRoute[] = [
   route('inference', 'GET', '/internal/v1/jobs', 'tasks'),
   route('inference', 'GET', '/internal/v1/jobs/:job_id', 'tasks'),
   route('inference', 'POST', '/internal/v1/jobs/:job_id/stop', 'tasks'),
+  route('inference', 'GET', '/internal/v1/jobs/:job_id/still', 'tasks'),
   route('inference', 'POST', '/internal/v1/detect', 'images'),
   route('inference', 'GET', '/internal/v1/scenes', 'tasks', 'images'),
 ];

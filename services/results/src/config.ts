@@ -37,6 +37,8 @@ export const resultsShape = {
   RESULTS_STREAM_HEARTBEAT_MS: env.int(15_000, 100, 120_000),
   /** Pause between reads of a results stream that has caught up with the stored frames. */
   RESULTS_STREAM_POLL_MS: env.int(500, 10, 10_000),
+  /** Most stored frames one analytics replay request evaluates; a longer task is replayed page by page. */
+  RESULTS_REPLAY_MAX_FRAMES: env.int(10_000, 1, 1_000_000),
   /** Pause between retention passes; 0 turns the timer off. */
   RESULTS_JANITOR_INTERVAL_MS: env.int(60_000, 0),
   /** Most frames one retention DELETE removes. */

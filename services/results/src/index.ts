@@ -114,11 +114,13 @@ export function createResults(deps: ResultsDeps): ResultsParts {
         frames,
         resolver,
         cursors: new CursorCodec(cfg.cursorSecret, 'events'),
+        replayCursors: new CursorCodec(cfg.cursorSecret, 'replay'),
         clock,
         endGraceMs: cfg.RESULTS_END_GRACE_MS,
       }),
       logger,
       defaultLimit: cfg.RESULTS_DEFAULT_LIMIT,
+      replayMaxFrames: cfg.RESULTS_REPLAY_MAX_FRAMES,
       stream,
     },
   });

@@ -19,7 +19,7 @@ export interface QuotaPort {
 
 export type InferencePort = Pick<
   InferenceClient,
-  'submit' | 'getJob' | 'getJobs' | 'stopJob' | 'isOpen' | 'state' | 'breakerRefusal'
+  'submit' | 'getJob' | 'getJobs' | 'stopJob' | 'still' | 'isOpen' | 'state' | 'breakerRefusal'
 >;
 
 export type ObjectStorePort = Pick<ObjectStore, 'delete'>;

@@ -8,6 +8,7 @@ import {
   REASON,
   type Identity,
   type JobSource,
+  type JobStill,
   type JobView,
   type SubmitOutcome,
   createLogger,
@@ -86,6 +87,11 @@ export class FakeInference implements InferencePort {
     const job = this.jobs.get(id);
     if (job && job.status === 'running') job.status = 'stopped';
     return job ?? null;
+  }
+  /** The pictures `still()` answers, by job id (a running job without one answers null). */
+  readonly stills = new Map<string, JobStill>();
+  async still(_i: Identity, id: string) {
+    return this.jobs.get(id)?.status === 'running' ? (this.stills.get(id) ?? null) : null;
   }
   isOpen() {
     return this.open;

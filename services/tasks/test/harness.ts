@@ -36,11 +36,14 @@ export interface FakeJob {
 export interface FakeBehaviour {
   submit: 'accept' | 'reject' | 'over_capacity' | 'hang' | 'hang_after_create' | 'error500';
   stop: 'confirm' | 'error500';
+  still?: 'error500';
   disabledScenes: string[];
 }
 
 export class FakeInference {
   readonly jobs = new Map<string, FakeJob>();
+  /** The latest picture of a job (GET /internal/v1/jobs/:id/still), by job id. */
+  readonly stills = new Map<string, { jpeg: Buffer; frameTimeMs: number }>();
   submits = 0;
   /** Reads of jobs' state (GET /internal/v1/jobs and /internal/v1/jobs/:id): the tasks service's polls. */
   polls = 0;
@@ -103,6 +106,24 @@ export class FakeInference {
           .status(404)
           .json({ error: { code: 'OP-NOT-FOUND', message: 'no job', request_id: 'x' } });
       res.json({ job });
+    });
+    app.get('/internal/v1/jobs/:id/still', (req, res) => {
+      const job = this.jobs.get(req.params.id);
+      const still = this.stills.get(req.params.id);
+      if (this.behaviour.still === 'error500') return void res.status(500).json({ error: 'boom' });
+      if (!job || job.status !== 'running' || !still)
+        return void res
+          .status(404)
+          .json({ error: { code: 'OP-NOT-FOUND', message: 'no picture', request_id: 'x' } });
+      res.json({
+        jpeg_base64: still.jpeg.toString('base64'),
+        width: 4,
+        height: 3,
+        source_width: 4,
+        source_height: 3,
+        frame_time_ms: still.frameTimeMs,
+        captured_at_ms: 1,
+      });
     });
     app.post('/internal/v1/jobs/:id/stop', (req, res) => {
       if (this.behaviour.stop === 'error500') return void res.status(500).json({ error: 'boom' });

@@ -1,7 +1,8 @@
 /**
  * One video task: its status (polled), a stop button, the min_score slider, and either the uploaded
- * video with the detections drawn over it (file tasks) or the live chart and latest objects (streams). A file
- * task's zones and lines are drawn over its video, edited and saved there, with their counts and events.
+ * video with the detections drawn over it (file tasks) or, for a stream, its latest picture with the boxes over
+ * it, the live chart and latest objects. The task's zones and lines are drawn over the video or the stream's
+ * picture, edited and saved there, with their counts and events.
  */
 import { STOPPABLE, TERMINAL, api, type Task } from '../api.js';
 import { fill, h, type Page } from '../dom.js';
@@ -9,6 +10,7 @@ import { FrameFeed } from '../feed.js';
 import { createLiveView } from '../live.js';
 import { createPlacesPanel, type PlacesPanel } from '../places-panel.js';
 import { createPlayer, type Player } from '../player.js';
+import { createStill, type StillView } from '../still.js';
 import { badge, scoreSlider, showError, when } from '../ui.js';
 import { hasUpload, videoSource } from '../video-auth.js';
 
@@ -24,6 +26,8 @@ export function taskPage(taskId: string): Page {
     const applied = h('span', { class: 'muted applied' });
     let player: Player | undefined;
     let live: ReturnType<typeof createLiveView> | undefined;
+    let still: StillView | undefined;
+    let timelineAt = 0;
     let release: (() => void) | undefined;
     let places: PlacesPanel | undefined;
     let gone = false;
@@ -43,6 +47,12 @@ export function taskPage(taskId: string): Page {
         frameCount.dataset.frames = String(f.frames.length);
         player?.redraw();
         live?.update();
+        still?.redraw();
+        // The live timeline grows with the frames: laid out again at most once a second (its own poll does too).
+        if (still && Date.now() - timelineAt >= 1000) {
+          timelineAt = Date.now();
+          places?.redraw();
+        }
       },
       (err) => showError(errors, err),
     );
@@ -75,6 +85,7 @@ export function taskPage(taskId: string): Page {
         if (gone) return;
         showTask(r.body);
         if (!TERMINAL.has(r.body.status)) statusTimer = setTimeout(() => void pollStatus(), STATUS_POLL_MS);
+        else still?.stop();
       } catch (err) {
         if (gone) return;
         showError(errors, err);
@@ -127,11 +138,34 @@ export function taskPage(taskId: string): Page {
           player = createPlayer(source.src, feed);
           player.el.dataset.mode = source.mode;
           fill(view, player.el);
-          places = createPlacesPanel(taskId, player.stage, player.video, (err) => showError(errors, err));
+          const video = player.video;
+          places = createPlacesPanel(
+            taskId,
+            player.stage,
+            {
+              endMs: () => (Number.isFinite(video.duration) ? video.duration * 1000 : 0),
+              seek: (ms) => {
+                video.currentTime = ms / 1000;
+              },
+            },
+            (err) => showError(errors, err),
+          );
+          video.addEventListener('durationchange', () => places?.redraw());
           root.append(places.el);
         } else {
+          // A stream has no stored video: its zones and lines are drawn on its latest picture.
           live = createLiveView(feed);
-          fill(view, live.el);
+          still = createStill(taskId, feed, (err) => showError(errors, err));
+          if (TERMINAL.has(first.body.status)) still.stop();
+          fill(view, still.el);
+          places = createPlacesPanel(
+            taskId,
+            still.stage,
+            { startMs: () => feed.times[0], endMs: () => feed.times[feed.times.length - 1] ?? 0 },
+            (err) => showError(errors, err),
+          );
+          // The editor's buttons right under the picture; the chart after them.
+          root.append(places.el, h('section', { class: 'card' }, live.el));
         }
         // A running task's frames are followed over the results stream; an ended one's are paged in.
         feed.start(!TERMINAL.has(first.body.status));
@@ -149,6 +183,7 @@ export function taskPage(taskId: string): Page {
       feed.stop();
       places?.dispose();
       player?.dispose();
+      still?.dispose();
       release?.();
     };
   };

@@ -132,6 +132,26 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/v1/vision/tasks/{task_id}/snapshot': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * The latest picture the decoder took of a running video task (extension beyond SPEC.md)
+     * @description Owner-only. A JPEG of a recent decoded frame of the task's stream or file (kept at most once a second, at the size frames are detected at, so at the stream's aspect ratio): the picture to draw zones and lines on, in the same normalized coordinates as the boxes. Only while the task runs: a task that is not running, one whose decoder has delivered no frame yet, an image call record, another key's task or an expired one answer 404. The stream's address never appears in the answer.
+     */
+    get: operations['getTaskSnapshot'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/v1/vision/tasks/{task_id}/rules': {
     parameters: {
       query?: never;
@@ -218,7 +238,7 @@ export interface paths {
     put?: never;
     /**
      * Evaluate a rule set over the task's stored frames (finished or running); nothing is re-decoded
-     * @description The rule set runs as rules version 1 from the task's first stored frame up to its last stored frame, in a fresh engine: the task's own rules, counts and events are not touched. The same rules over the same frames answer the same events with the same ids, byte for byte; replaying the rules a task was created with (never replaced) answers exactly the events of `GET .../events`. At most `max_events` events are returned (the first ones); the analytics always cover every frame.
+     * @description The rule set runs as rules version 1 from the task's first stored frame on, in a fresh engine: the task's own rules, counts and events are not touched. One request evaluates at most `max_frames` frames (at most the service's `RESULTS_REPLAY_MAX_FRAMES`, 10,000 by default); when frames remain, the answer's `next_cursor` carries the evaluation's state, and the same rules sent again with `cursor` go on from there, until `next_cursor` is empty (every frame stored at that moment evaluated). The pages together answer the same events with the same ids, byte for byte, as one replay of every frame; replaying the rules a task was created with (never replaced) answers exactly the events of `GET .../events`. At most `max_events` events of a request are returned (the first ones); the analytics cover every frame replayed so far. A cursor that is altered, of another task or rule set, or not a replay cursor is 400 `invalid_cursor`.
      */
     post: operations['replayTaskAnalytics'];
     delete?: never;
@@ -1516,6 +1536,41 @@ export interface operations {
       503: components['responses']['Unavailable'];
     };
   };
+  getTaskSnapshot: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /**
+         * @description The `task_id` of a task of this key's subject; any other value answers 404
+         * @example 7d9f1c3e-2b4a-4e8f-9a1b-0c2d3e4f5a6b
+         */
+        task_id: components['parameters']['TaskId'];
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The picture */
+      200: {
+        headers: {
+          'X-Request-Id': components['headers']['RequestId'];
+          'Cache-Control'?: 'no-store';
+          /** @description media time of the frame, as the result frames' `frame_time_ms` */
+          'X-Frame-Time-Ms'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'image/jpeg': string;
+        };
+      };
+      400: components['responses']['InvalidQuery'];
+      401: components['responses']['Unauthorized'];
+      404: components['responses']['NotFound'];
+      429: components['responses']['TooManyRequests'];
+      503: components['responses']['Unavailable'];
+    };
+  };
   getTaskRules: {
     parameters: {
       query?: never;
@@ -1723,6 +1778,10 @@ export interface operations {
           lines?: components['schemas']['Line'][];
           /** @default 1000 */
           max_events?: number;
+          /** @description frames this request evaluates at most; default and maximum RESULTS_REPLAY_MAX_FRAMES (10000 unless configured) */
+          max_frames?: number;
+          /** @description the `next_cursor` of the previous replay of the same rules */
+          cursor?: string;
         };
       };
     };
@@ -1737,10 +1796,12 @@ export interface operations {
           'application/json': {
             analytics: components['schemas']['Analytics'];
             events: components['schemas']['AnalyticsEvent'][];
-            /** @description every event the replay gave */
+            /** @description every event this request's frames gave */
             events_total: number;
-            /** @description stored frames evaluated */
+            /** @description stored frames this request evaluated */
             frames: number;
+            /** @description where the next request of the same rules goes on; empty once every stored frame is in */
+            next_cursor: string;
           };
         };
       };

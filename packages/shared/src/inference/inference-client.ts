@@ -27,6 +27,15 @@ export interface JobView {
   frames_published?: number;
 }
 
+/** A running job's latest picture (GET /internal/v1/jobs/{id}/still). */
+export interface JobStill {
+  jpeg: Buffer;
+  width: number;
+  height: number;
+  frame_time_ms: number;
+  captured_at_ms: number;
+}
+
 export type JobSource = { type: 'stream'; url: string } | { type: 'object'; key: string };
 
 export type SubmitOutcome =
@@ -144,6 +153,22 @@ export class InferenceClient {
     if (r.status === 404) return null;
     if (r.status === 200) return (r.body as { job: JobView }).job;
     throw new Error(`inference answered ${r.status} for stop of ${jobId}`);
+  }
+
+  /** A running job's latest picture; `null` when the backend has none (unknown or ended job, no frame yet). */
+  async still(identity: Identity, jobId: string): Promise<JobStill | null> {
+    const r = await this.fire('still', `/internal/v1/jobs/${encodeURIComponent(jobId)}/still`, { identity });
+    if (r.status === 404) return null;
+    const b = r.body as Partial<Omit<JobStill, 'jpeg'> & { jpeg_base64: string }> | undefined;
+    if (r.status !== 200 || typeof b?.jpeg_base64 !== 'string')
+      throw new Error(`inference answered ${r.status} for the picture of job ${jobId}`);
+    return {
+      jpeg: Buffer.from(b.jpeg_base64, 'base64'),
+      width: Number(b.width),
+      height: Number(b.height),
+      frame_time_ms: Number(b.frame_time_ms),
+      captured_at_ms: Number(b.captured_at_ms),
+    };
   }
 
   async scenes(identity: Identity): Promise<SceneStatus[]> {

@@ -48,6 +48,7 @@ const ROUTES: readonly RouteRule[] = [
   rule('/v1/vision/tasks/{task_id}/results', 'results', ['GET'], 0),
   rule('/v1/vision/tasks/{task_id}/results/stream', 'results', ['GET'], 0),
   rule('/v1/vision/tasks/{task_id}/video', 'tasks', ['GET'], 0),
+  rule('/v1/vision/tasks/{task_id}/snapshot', 'tasks', ['GET'], 0),
   rule('/v1/vision/tasks/{task_id}/rules', 'tasks', ['GET', 'PUT'], DEFAULT_BODY_LIMIT),
   rule('/v1/vision/tasks/{task_id}/analytics', 'results', ['GET'], 0),
   rule('/v1/vision/tasks/{task_id}/analytics/replay', 'results', ['POST'], DEFAULT_BODY_LIMIT),

@@ -44,6 +44,17 @@ export function mountJobRoutes(app: Express, jobs: JobManager): void {
     res.json({ job });
   });
 
+  // A running job's latest picture (JSON, the JPEG in base64: internal calls read text answers).
+  app.get(
+    '/internal/v1/jobs/:jobId/still',
+    route(async (req, res) => {
+      const still = await jobs.still(String(req.params.jobId));
+      if (!still) throw notFound('No picture of this job');
+      const { jpeg, ...about } = still;
+      res.set('cache-control', 'no-store').json({ ...about, jpeg_base64: jpeg.toString('base64') });
+    }),
+  );
+
   app.post('/internal/v1/jobs/:jobId/stop', (req, res) => {
     const job = jobs.stop(String(req.params.jobId));
     if (!job) throw notFound('No such job');

@@ -9,6 +9,7 @@ import { letterboxFor } from '../model/letterbox';
 import type { SceneEngine, VideoSceneSession } from '../scenes/engines';
 import { SortTracker } from '../tracking/sort-tracker';
 import type { SourceFrame } from './frame-source';
+import { LatestStill, type Still } from './latest-still';
 
 const round4 = (v: number) => Math.round(v * 1e4) / 1e4;
 
@@ -17,12 +18,20 @@ export class FrameDetector {
   private readonly tracker = new SortTracker();
   /** The tracking of the frame started last (settled either way): the next frame's waits for it. */
   private tracked: Promise<unknown> = Promise.resolve();
+  /** A copy of a recent frame, the job's picture (for drawing zones and lines on it). */
+  private readonly picture: LatestStill;
 
   constructor(
     private readonly engine: SceneEngine,
     live: boolean,
   ) {
     this.session = engine.videoSession({ live });
+    this.picture = new LatestStill(engine.inputSize);
+  }
+
+  /** The latest picture kept (JPEG, encoded when first asked); undefined before the first frame. */
+  still(): Promise<Still> | undefined {
+    return this.picture.still();
   }
 
   /** How many frames may be in detection at once (started and not yet resolved). */
@@ -36,6 +45,7 @@ export class FrameDetector {
    */
   detect(f: SourceFrame, timeMs: number): Promise<DetectedObject[]> {
     const letterbox = letterboxFor(f.width, f.height, this.engine.inputSize);
+    this.picture.offer(f, timeMs);
     // Started at once (an async body runs up to its first await), a throw becoming this frame's rejection.
     const dets = (async () =>
       this.session.detectFrame({ planes: f.planes, letterbox, width: f.width, height: f.height }, timeMs))();

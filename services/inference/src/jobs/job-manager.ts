@@ -11,6 +11,7 @@ import type { SceneCatalogue } from '../catalogue/catalogue';
 import { checkStreamHost, parseStreamUrl, type Resolver } from '../net/stream-url';
 import type { DecoderCheck } from './decoder-preflight';
 import { Job } from './job';
+import type { Still } from './latest-still';
 import type { InputKind, JobSpec, JobView, ResolvedInput } from './job-types';
 
 /** Frame seqs are Postgres `integer`s in results: a first seq leaves room for 2^28 frames below 2^31. */
@@ -176,6 +177,12 @@ export class JobManager {
 
   get(id: string): JobView | undefined {
     return this.jobs.get(id)?.snapshot();
+  }
+
+  /** A running job's latest picture; undefined for an unknown or ended job, or before its first frame. */
+  still(id: string): Promise<Still> | undefined {
+    const job = this.jobs.get(id);
+    return job?.running ? job.detector.still() : undefined;
   }
 
   list(ids: string[]): JobView[] {

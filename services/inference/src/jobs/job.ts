@@ -23,7 +23,7 @@ import { fileEnding, gaveUpReason, isDecoderCrash, liveAttemptEnding } from './f
 export class Job {
   readonly finished: Promise<void>;
   private readonly view: JobView;
-  private readonly detector: FrameDetector;
+  readonly detector: FrameDetector; // also keeps the latest picture (still())
   private readonly publisher: FramePublisher;
   /** Frames published (the next frame's seq). */
   private seq = 0;

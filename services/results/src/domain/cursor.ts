@@ -1,4 +1,5 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
+import { deflateRawSync, inflateRawSync } from 'node:zlib';
 
 /**
  * Opaque paging cursors. A cursor names the task it belongs to and the last frame sequence number the
@@ -20,12 +21,19 @@ const MAX_CURSOR_LENGTH = 1024;
 export class CursorCodec {
   private readonly key: Buffer;
 
-  /** `purpose` names what the positions count (`frames`: frame seqs; `events`: analytics event numbers). */
-  constructor(secret: string, purpose: 'frames' | 'events' = 'frames') {
+  /**
+   * `purpose` names what the cursors hold (`frames`: frame seqs; `events`: analytics event numbers; `replay`:
+   * the sealed state of a replay, sealState).
+   */
+  constructor(secret: string, purpose: 'frames' | 'events' | 'replay' = 'frames') {
     if (secret.length < 16) throw new Error('cursor secret must have at least 16 characters');
     // A key of its own, derived from the configured secret, so a cursor is never valid as anything else
     // (a frames cursor is no events cursor).
-    const label = purpose === 'frames' ? 'vision.results.cursor.v1' : 'vision.results.events-cursor.v1';
+    const label = {
+      frames: 'vision.results.cursor.v1',
+      events: 'vision.results.events-cursor.v1',
+      replay: 'vision.results.replay-cursor.v1',
+    }[purpose];
     this.key = createHmac('sha256', secret).update(label).digest();
   }
 
@@ -42,15 +50,41 @@ export class CursorCodec {
     return `${payload}.${this.mac(payload)}`;
   }
 
-  /** Checks the signature and that the cursor belongs to `taskId`. Never throws. */
-  decode(cursor: string, taskId: string): CursorCheck {
-    if (cursor.length > MAX_CURSOR_LENGTH) return { ok: false };
+  /** The payload of a cursor whose signature holds; undefined otherwise. */
+  private signed(cursor: string, maxLength: number): string | undefined {
+    if (cursor.length > maxLength) return undefined;
     const dot = cursor.indexOf('.');
-    if (dot <= 0 || dot !== cursor.lastIndexOf('.')) return { ok: false };
+    if (dot <= 0 || dot !== cursor.lastIndexOf('.')) return undefined;
     const payload = cursor.slice(0, dot);
     const given = Buffer.from(cursor.slice(dot + 1));
     const expected = Buffer.from(this.mac(payload));
-    if (given.length !== expected.length || !timingSafeEqual(given, expected)) return { ok: false };
+    if (given.length !== expected.length || !timingSafeEqual(given, expected)) return undefined;
+    return payload;
+  }
+
+  /** A cursor holding `state` (JSON) for `taskId`, deflated and signed: the client carries it, unchanged. */
+  sealState(taskId: string, state: unknown): string {
+    const payload = deflateRawSync(JSON.stringify({ v: 1, t: taskId, x: state })).toString('base64url');
+    return `${payload}.${this.mac(payload)}`;
+  }
+
+  /** The state sealed in a cursor of `taskId` (at most `maxLength` long); undefined for anything else. */
+  openState(cursor: string, taskId: string, maxLength: number): unknown {
+    const payload = this.signed(cursor, maxLength);
+    if (payload === undefined) return undefined;
+    try {
+      const raw = inflateRawSync(Buffer.from(payload, 'base64url'), { maxOutputLength: 64 * maxLength });
+      const claims = JSON.parse(raw.toString('utf8')) as { v?: unknown; t?: unknown; x?: unknown } | null;
+      return claims?.v === 1 && claims.t === taskId ? claims.x : undefined;
+    } catch {
+      return undefined;
+    }
+  }
+
+  /** Checks the signature and that the cursor belongs to `taskId`. Never throws. */
+  decode(cursor: string, taskId: string): CursorCheck {
+    const payload = this.signed(cursor, MAX_CURSOR_LENGTH);
+    if (payload === undefined) return { ok: false };
     let claims: unknown;
     try {
       claims = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8'));

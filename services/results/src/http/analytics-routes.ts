@@ -11,6 +11,8 @@ export interface AnalyticsRouteDeps {
   reader: AnalyticsReader;
   logger: Logger;
   defaultLimit: number;
+  /** RESULTS_REPLAY_MAX_FRAMES: the most frames one replay request evaluates (and its default). */
+  replayMaxFrames: number;
   stream: StreamSettings;
 }
 
@@ -89,30 +91,39 @@ export function mountAnalyticsRoutes(app: Express, d: AnalyticsRouteDeps): void 
       const body: unknown = req.body;
       if (typeof body !== 'object' || body === null || Array.isArray(body))
         throw invalidRequest('Request body must be a JSON object', REASON.malformed_body);
-      const { max_events: maxEvents, ...ruleInput } = body as Record<string, unknown>;
-      if (
-        maxEvents !== undefined &&
-        !(
-          typeof maxEvents === 'number' &&
-          Number.isInteger(maxEvents) &&
-          maxEvents >= 0 &&
-          maxEvents <= MAX_REPLAY_EVENTS
-        )
-      )
+      const {
+        max_events: maxEvents,
+        max_frames: maxFrames,
+        cursor,
+        ...ruleInput
+      } = body as Record<string, unknown>;
+      const count = (v: unknown, field: string, min: number, max: number): number | undefined => {
+        if (v === undefined) return undefined;
+        if (typeof v === 'number' && Number.isInteger(v) && v >= min && v <= max) return v;
         throw invalidRequest(
-          `Invalid field max_events: an integer from 0 to ${MAX_REPLAY_EVENTS}`,
+          `Invalid field ${field}: an integer from ${min} to ${max}`,
           REASON.invalid_field,
           {
-            field: 'max_events',
+            field,
+          },
+        );
+      };
+      const events = count(maxEvents, 'max_events', 0, MAX_REPLAY_EVENTS) ?? DEFAULT_REPLAY_EVENTS;
+      const frames = count(maxFrames, 'max_frames', 1, d.replayMaxFrames) ?? d.replayMaxFrames;
+      if (cursor !== undefined && (typeof cursor !== 'string' || cursor.length === 0))
+        throw invalidRequest(
+          'Invalid field cursor: the next_cursor of the previous replay',
+          REASON.invalid_field,
+          {
+            field: 'cursor',
           },
         );
       const rules = requireRules(ruleInput);
-      const out = await d.reader.replay(
-        String(req.params.taskId),
-        identity,
-        rules,
-        typeof maxEvents === 'number' ? maxEvents : DEFAULT_REPLAY_EVENTS,
-      );
+      const out = await d.reader.replay(String(req.params.taskId), identity, rules, {
+        maxEvents: events,
+        maxFrames: frames,
+        ...(cursor !== undefined ? { cursor } : {}),
+      });
       res.setHeader('Cache-Control', 'no-store');
       res.json(out);
     }),

@@ -1,9 +1,11 @@
+import { createHash } from 'node:crypto';
 import { invalidRequest, notFound, type Clock, type Identity, type RuleSet } from '@vision/shared';
 import {
   AnalyticsEngine,
   analyticsFrameOf,
   type AnalyticsEvent,
   type AnalyticsSummary,
+  type EngineSnapshot,
 } from '../domain/analytics';
 import type { CursorCodec } from '../domain/cursor';
 import { isEndOfData, isExpired } from '../domain/task-meta';
@@ -25,7 +27,31 @@ export interface ReplayOutcome {
   events: AnalyticsEvent[];
   events_total: number;
   frames: number;
+  /** Where the next request goes on (the evaluation's state, sealed); `""` once the last stored frame is in. */
+  next_cursor: string;
 }
+
+export interface ReplayRequest {
+  maxEvents: number;
+  /** Frames this request evaluates at most. */
+  maxFrames: number;
+  cursor?: string;
+}
+
+/** The longest replay cursor (its state grows with the tracks the rules follow): under the 1 MiB body limit. */
+export const MAX_REPLAY_CURSOR = 768 * 1024;
+
+/** Frames evaluated beyond the cap, at a time, while the state is too large for a cursor. */
+const REPLAY_CURSOR_RETRY_FRAMES = 100;
+
+/** What a replay cursor seals: the rule set it belongs to and the engine after the frames evaluated so far. */
+interface ReplayState {
+  rules: string;
+  engine: EngineSnapshot;
+}
+
+const rulesDigest = (rules: RuleSet) =>
+  createHash('sha256').update(JSON.stringify(rules)).digest('base64url');
 
 export interface AnalyticsReaderDeps {
   store: AnalyticsStore;
@@ -33,6 +59,8 @@ export interface AnalyticsReaderDeps {
   resolver: TaskResolver;
   /** Events cursors (CursorCodec of purpose `events`). */
   cursors: CursorCodec;
+  /** Replay cursors (CursorCodec of purpose `replay`). */
+  replayCursors: CursorCodec;
   clock: Clock;
   endGraceMs: number;
   /** Frames read per round of a replay. */
@@ -104,32 +132,62 @@ export class AnalyticsReader {
   }
 
   /**
-   * Runs `rules` as version 1 over every stored frame of the task, in a fresh engine: the task's own analytics
-   * are not touched. At most `maxEvents` events are kept (the first ones); the analytics cover every frame.
+   * Runs `rules` as version 1 over the task's stored frames in seq order, in a fresh engine (the task's own
+   * analytics are not touched), at most `maxFrames` of them per request: a request that stops before the last
+   * stored frame answers a `next_cursor` sealing the engine's state, and the next request with the same rules and
+   * that cursor goes on from there, so the pages together give what one unbounded replay would, byte for byte.
+   * At most `maxEvents` events of this request are kept (the first ones); the analytics cover every frame so far.
    */
   async replay(
     taskId: string,
     identity: Identity,
     rules: RuleSet,
-    maxEvents: number,
+    req: ReplayRequest,
   ): Promise<ReplayOutcome> {
+    const digest = rulesDigest(rules);
+    let engine: AnalyticsEngine;
+    if (req.cursor === undefined) engine = AnalyticsEngine.create(taskId, rules);
+    else {
+      const state = this.deps.replayCursors.openState(req.cursor, taskId, MAX_REPLAY_CURSOR) as
+        ReplayState | undefined;
+      if (!state || typeof state !== 'object' || state.rules !== digest)
+        throw invalidRequest('cursor is not a replay cursor of this task and rule set', 'invalid_cursor', {
+          field: 'cursor',
+        });
+      engine = AnalyticsEngine.restore(state.engine);
+    }
     await this.own(taskId, identity);
     const pageSize = this.deps.replayPage ?? 1000;
-    const engine = AnalyticsEngine.create(taskId, rules);
     const events: AnalyticsEvent[] = [];
     let total = 0;
     let frames = 0;
-    for (let after = -1; ;) {
-      const page = await this.deps.frames.page(taskId, after, pageSize);
-      for (const f of page) {
-        const out = engine.processFrame(analyticsFrameOf(f));
-        frames++;
-        total += out.events.length;
-        for (const e of out.events) if (events.length < maxEvents) events.push(e);
+    let more = true;
+    let after = engine.lastSeq ?? -1;
+    let cap = req.maxFrames;
+    let next_cursor = '';
+    for (;;) {
+      while (more && frames < cap) {
+        const want = Math.min(pageSize, cap - frames);
+        // The page that reaches the cap reads one frame more, to know whether any is left.
+        const last = want === cap - frames;
+        const page = await this.deps.frames.page(taskId, after, last ? want + 1 : want);
+        for (const f of page.slice(0, want)) {
+          const out = engine.processFrame(analyticsFrameOf(f));
+          frames++;
+          total += out.events.length;
+          for (const e of out.events) if (events.length < req.maxEvents) events.push(e);
+          after = f.seq;
+        }
+        if (page.length < want || (last && page.length === want)) more = false;
       }
-      if (page.length < pageSize) break;
-      after = page[page.length - 1].seq;
+      if (!more) break;
+      const state: ReplayState = { rules: digest, engine: engine.snapshot() };
+      next_cursor = this.deps.replayCursors.sealState(taskId, state);
+      if (next_cursor.length <= MAX_REPLAY_CURSOR) break;
+      // A state too large to carry (tracks crowd the rules): go on until it is smaller or the frames end.
+      next_cursor = '';
+      cap = frames + REPLAY_CURSOR_RETRY_FRAMES;
     }
-    return { analytics: engine.analytics(), events, events_total: total, frames };
+    return { analytics: engine.analytics(), events, events_total: total, frames, next_cursor };
   }
 }

@@ -5,6 +5,7 @@ import { mountCreateRoutes } from './create-routes';
 import type { HttpDeps } from './deps';
 import { mountInternalRoutes } from './internal-routes';
 import { mountRulesRoutes } from './rules-routes';
+import { mountSnapshotRoute } from './snapshot-route';
 import { mountTaskRoutes } from './task-routes';
 import { mountUploadDownload } from './upload-download';
 
@@ -27,6 +28,7 @@ export function createApp(o: AppOptions, d: HttpDeps): Express {
       mountCreateRoutes(app, d);
       mountTaskRoutes(app, d);
       mountRulesRoutes(app, d);
+      mountSnapshotRoute(app, d);
       mountUploadDownload(app, { store: d.ctx.store, objects: d.objects });
       mountInternalRoutes(app, d);
       mountAdminRoutes(app, d);
