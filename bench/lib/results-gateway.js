@@ -149,7 +149,12 @@ async function benchGatewayDistributed(o) {
   const key = 'bench-results-key-0123456789';
   const deployment = new Deployment({ keys: `${key}:${SUBJECT}`, logLevel: 'warn', env: gatewayLimits(o) });
   await deployment.start();
-  const bus = new shared.KafkaBus({ brokers: [deployment.stack.kafkaBrokers], clientId: 'results-bench' });
+  // The bench publishes task events and frames both (tasks' and inference's topics): as the broker's super user.
+  const bus = new shared.KafkaBus({
+    brokers: [deployment.stack.kafkaBrokers],
+    clientId: 'results-bench',
+    sasl: deployment.stack.kafkaSasl,
+  });
   try {
     return await compareThroughGateway(o, {
       where: 'distributed deployment',

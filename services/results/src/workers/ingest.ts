@@ -1,4 +1,5 @@
 import {
+  GROUPS,
   TOPICS,
   metrics,
   parseRules,
@@ -17,7 +18,7 @@ import type { TasksStore } from '../store/tasks-store';
 import type { AnalyticsRunner } from '../use-cases/run-analytics';
 
 /** Consumer group of the results service on both topics. */
-export const RESULTS_GROUP = 'results';
+export const RESULTS_GROUP = GROUPS.results;
 
 export interface IngestDeps {
   frames: FramesStore;
