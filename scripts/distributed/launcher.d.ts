@@ -110,6 +110,8 @@ export class Deployment {
   readonly logDir: string;
   readonly dataDir: string;
   readonly secret: string;
+  /** Each service's identity directory (its own key, its callers' public keys). */
+  readonly identityDirs: Record<ServiceName, string>;
   readonly stack: StackEnv;
   readonly toxiproxy: Toxiproxy;
   /** link -> toxiproxy proxy name (only with options.toxiproxy). */

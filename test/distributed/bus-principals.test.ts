@@ -1,14 +1,25 @@
 /**
  * Each service's own Kafka principal on the stack's real broker (SASL/SCRAM-SHA-512, StandardAuthorizer with no
  * ACL meaning no access; scripts/distributed/bus-logins.js, BUS_GRANTS): a wrong password is refused, and a valid
- * principal of one service can neither produce to another's topics nor consume in another's groups. Runs in process
- * and container mode, on Kafka 3.9 and 4.1 (scripts/test-kafka-current.sh).
+ * principal of one service can neither produce to another's topics nor consume in another's groups; and what
+ * inference publishes for a task without tasks' grant for it is not stored. Runs in process and container mode, on
+ * Kafka 3.9 and 4.1 (scripts/test-kafka-current.sh).
  */
+import { generateKeyPairSync } from 'node:crypto';
 import { readFileSync } from 'node:fs';
+import knexFactory from 'knex';
 import { Kafka, logLevel, type LogEntry } from 'kafkajs';
-import { BUS_GRANTS, BUS_SERVICES, GROUPS, TOPICS, type BusService } from '@vision/shared';
+import {
+  BUS_GRANTS,
+  BUS_SERVICES,
+  GROUPS,
+  TOPICS,
+  loadCallingIdentity,
+  signJobGrant,
+  type BusService,
+} from '@vision/shared';
 import type { DistributedStack } from '../helpers/distributed';
-import { clip, client, describeDistributed, startFaultStack } from './support';
+import { clip, client, describeDistributed, startFaultStack, waitFor } from './support';
 
 const ALL_TOPICS = Object.values(TOPICS);
 const ALL_GROUPS = Object.values(GROUPS);
@@ -41,6 +52,8 @@ async function outcome(q: Promise<unknown>): Promise<string> {
 
 describeDistributed('each service has its own Kafka principal', () => {
   let stack: DistributedStack;
+  /** A file task processed end to end by the first test. */
+  let doneTask = '';
   const brokers = () => [stack.deployment.stack.kafkaBrokers];
   const login = (service: BusService) => stack.deployment.busLogins![service];
 
@@ -128,10 +141,70 @@ describeDistributed('each service has its own Kafka principal', () => {
     const c = client(stack);
     const created = await c.upload(clip('pedestrians_vtest_opencv_10s.mov'));
     expect(created.status).toBe(201);
-    expect((await c.waitForStatus(created.body.task_id as string, ['succeeded', 'failed'])).status).toBe(
-      'succeeded',
-    );
+    doneTask = created.body.task_id as string;
+    expect((await c.waitForStatus(doneTask, ['succeeded', 'failed'])).status).toBe('succeeded');
   }, 300_000);
+
+  it("results stores no frame inference publishes for a task without tasks' grant for that task", async () => {
+    const d = stack.deployment;
+    const id = doneTask;
+    expect(id).not.toBe('');
+    const job = (taskId: string) => ({
+      task_id: taskId,
+      job_id: taskId,
+      subject: 'acme',
+      scene_code: 'person_vehicle',
+    });
+    const tasksKey = loadCallingIdentity(d.identityDirs.tasks, 'tasks').signer;
+    const grants: Array<[number, string | undefined]> = [
+      [900_001, undefined],
+      [900_002, signJobGrant({ issuer: 'tasks', key: generateKeyPairSync('ed25519').privateKey }, job(id))],
+      [900_003, signJobGrant(tasksKey, job('another-task'))],
+      [900_004, signJobGrant(tasksKey, job(id))],
+    ];
+    // As inference itself: its principal may write vision.frames, whatever task a message names.
+    const producer = kafkaAs(login('inference').user, login('inference').password).producer();
+    await producer.connect();
+    await producer.send({
+      topic: TOPICS.frames,
+      messages: grants.map(([seq, grant]) => ({
+        key: id,
+        value: JSON.stringify({
+          schema: 1,
+          type: 'frame',
+          event_id: `${id}:${seq}`,
+          task_id: id,
+          seq,
+          frame_id: `${id}-probe-${seq}`,
+          frame_time_ms: seq,
+          image: { width: 640, height: 360 },
+          objects: [],
+          lower_bound: 0.3,
+          ...(grant ? { grant } : {}),
+        }),
+      })),
+    });
+    await producer.disconnect();
+    const db = knexFactory({ client: 'pg', connection: d.databaseUrl('results'), pool: { min: 0, max: 1 } });
+    try {
+      const probes = async () =>
+        (
+          await db
+            .withSchema('results')
+            .table('result_frames')
+            .where('task_id', id)
+            .where('seq', '>', 900_000)
+        ).map((r: { seq: number }) => Number(r.seq));
+      await waitFor(
+        'the granted probe frame',
+        async () => ((await probes()).includes(900_004) ? true : undefined),
+        60_000,
+      );
+      expect(await probes()).toEqual([900_004]);
+    } finally {
+      await db.destroy();
+    }
+  }, 120_000);
 
   it('a wrong password is refused, for a principal that exists', async () => {
     expect(await produceAs('inference', TOPICS.frames, `${login('inference').password}x`)).toBe(

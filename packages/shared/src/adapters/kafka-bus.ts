@@ -11,10 +11,13 @@ export interface KafkaSasl {
   password: string;
 }
 
-/** Where a Kafka client connects, and as whom (no `sasl`: unauthenticated, for a broker without SASL). */
+/**
+ * Where a Kafka client connects, and as whom (no `sasl`: unauthenticated, for a broker without SASL). SASL/PLAIN
+ * is for a provisioning super user defined in the brokers' own configuration (compose's); services use SCRAM.
+ */
 export interface KafkaConnection {
   brokers: string[];
-  sasl?: KafkaSasl;
+  sasl?: KafkaSasl | { mechanism: 'plain'; username: string; password: string };
 }
 
 export interface KafkaBusOptions extends KafkaConnection {
@@ -58,7 +61,12 @@ export async function ensureTopics(
   brokers: string[],
   topics: string[],
   partitions: number,
-  opts: { clientId?: string; logger?: Logger; replicationFactor?: number; sasl?: KafkaSasl } = {},
+  opts: {
+    clientId?: string;
+    logger?: Logger;
+    replicationFactor?: number;
+    sasl?: KafkaConnection['sasl'];
+  } = {},
 ): Promise<boolean> {
   const admin = newKafka({ brokers, sasl: opts.sasl }, opts.clientId ?? 'vision-admin', opts.logger).admin();
   await admin.connect();
