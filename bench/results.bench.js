@@ -40,7 +40,7 @@ const shared = require(path.join(root, 'packages/shared/dist/index.js'));
 const results = require(path.join(root, 'services/results/dist/index.js'));
 
 const { parseArgs } = require('./lib/args');
-const { frameValue, taskCreated, endOf } = require('./lib/results-messages');
+const { useGrants, frameValue, taskCreated, endOf } = require('./lib/results-messages');
 const { measureReads, measureAlternating } = require('./lib/read-load');
 const gateway = require('./lib/results-gateway');
 const { benchIdentityDir, signerOf } = require('./lib/identity');
@@ -57,6 +57,7 @@ const PAGE = num('page', 100);
 const ROUNDS = num('rounds', 4);
 const IDENTITY_DIR = benchIdentityDir();
 const SIGNER = signerOf(IDENTITY_DIR, 'gateway');
+useGrants(shared, signerOf(IDENTITY_DIR, 'tasks'));
 const SUBJECT = args.subject ?? 'bench-subject';
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));

@@ -6,7 +6,7 @@
  * `o` holds the bench's settings: { root, shared, subject, readers, requests, rounds, page, fmt }.
  */
 const path = require('node:path');
-const { frameValue, taskCreated, endOf } = require('./results-messages');
+const { useGrants, frameValue, taskCreated, endOf } = require('./results-messages');
 const { measureAlternating } = require('./read-load');
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
@@ -149,7 +149,14 @@ async function benchGatewayDistributed(o) {
   const key = 'bench-results-key-0123456789';
   const deployment = new Deployment({ keys: `${key}:${SUBJECT}`, logLevel: 'warn', env: gatewayLimits(o) });
   await deployment.start();
-  const bus = new shared.KafkaBus({ brokers: [deployment.stack.kafkaBrokers], clientId: 'results-bench' });
+  // Frames under tasks' grants, signed with this deployment's tasks key.
+  useGrants(shared, shared.loadCallingIdentity(deployment.identityDirs.tasks, 'tasks').signer);
+  // The bench publishes task events and frames both (tasks' and inference's topics): as the broker's super user.
+  const bus = new shared.KafkaBus({
+    brokers: [deployment.stack.kafkaBrokers],
+    clientId: 'results-bench',
+    sasl: deployment.stack.kafkaSasl,
+  });
   try {
     return await compareThroughGateway(o, {
       where: 'distributed deployment',

@@ -1,5 +1,28 @@
 'use strict';
-/** The bus messages of a benchmark task (docs/INTERNAL.md): its task.created event, its frames and end marker. */
+/**
+ * The bus messages of a benchmark task (docs/INTERNAL.md): its task.created event, its frames and end marker.
+ * Frames and ends carry tasks' job grant (results stores none without one) once useGrants names tasks' key.
+ */
+
+let grantOf = () => undefined;
+
+/** Signs the job grant of each bench task with `signer` (tasks' identity key) through `shared`'s signJobGrant. */
+function useGrants(shared, signer) {
+  const grants = new Map();
+  grantOf = (taskId) => {
+    if (!grants.has(taskId))
+      grants.set(
+        taskId,
+        shared.signJobGrant(signer, {
+          task_id: taskId,
+          job_id: taskId,
+          subject: 'bench',
+          scene_code: 'person_vehicle',
+        }),
+      );
+    return grants.get(taskId);
+  };
+}
 
 function frameValue(taskId, seq) {
   const objects = [];
@@ -21,6 +44,7 @@ function frameValue(taskId, seq) {
     image: { width: 1280, height: 720 },
     objects,
     lower_bound: 0.3,
+    grant: grantOf(taskId),
   };
 }
 
@@ -57,8 +81,9 @@ function endOf(taskId, frames) {
       seq: frames,
       frames,
       status: 'succeeded',
+      grant: grantOf(taskId),
     },
   };
 }
 
-module.exports = { frameValue, taskCreated, endOf };
+module.exports = { useGrants, frameValue, taskCreated, endOf };

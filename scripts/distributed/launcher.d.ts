@@ -87,6 +87,8 @@ export interface StackEnv {
   pgUrl: string;
   redisUrl: string;
   kafkaBrokers: string;
+  /** The broker's super user (provisioning, tests that inspect the broker); absent for a broker without SASL. */
+  kafkaSasl?: { mechanism: 'scram-sha-512'; username: string; password: string };
   kafkaProxiedUpstream: string;
   kafkaProxiedListen: string;
   s3Endpoint: string;
@@ -108,6 +110,8 @@ export class Deployment {
   readonly logDir: string;
   readonly dataDir: string;
   readonly secret: string;
+  /** Each service's identity directory (its own key, its callers' public keys). */
+  readonly identityDirs: Record<ServiceName, string>;
   readonly stack: StackEnv;
   readonly toxiproxy: Toxiproxy;
   /** link -> toxiproxy proxy name (only with options.toxiproxy). */
@@ -125,6 +129,11 @@ export class Deployment {
    * migrations ('owner'), through the Postgres link (scripts/distributed/db-logins.js). Secret: never print it.
    */
   databaseUrl(who: Exclude<ServiceName, 'inference'> | 'owner'): string;
+  /**
+   * Each bus service's own Kafka principal (SCRAM-SHA-512, its ACLs from BUS_GRANTS; scripts/distributed/bus-logins.js),
+   * set once started. Secret: never print it.
+   */
+  busLogins?: Record<Exclude<ServiceName, 'gateway'>, { user: string; password: string }>;
   urls(name: ServiceName): string[];
   proc(name: ServiceName, index?: number): ServiceProcess;
   tail(label: string, lines?: number): string;

@@ -6,7 +6,8 @@
  * - its own Postgres database `vision_<id>` (every service its own schema inside, reached with its own login;
  *   `scripts/migrate.js` runs first, with the owner login: db-logins.js),
  * - its own S3 bucket `vision-<id>`,
- * - the Kafka topics deleted and created again (6 partitions), so no frame of an earlier run is delivered,
+ * - the Kafka topics deleted and created again (6 partitions), so no frame of an earlier run is delivered, and a
+ *   Kafka principal per service (bus-logins.js),
  * - the Redis database flushed (limits start empty).
  *
  * With `toxiproxy: true` every link to Postgres, Redis, Kafka, S3 and the inference service goes through a
@@ -27,7 +28,6 @@ const {
   freePort,
   hostPort,
   Toxiproxy,
-  resetTopics,
   minioClient,
   removeBucket,
   flushRedis,
@@ -50,6 +50,7 @@ const {
   writeScrapeTargets,
   waitServiceReady,
 } = require('./service-env');
+const { resetBus, dropDeploymentBusLogins, busLoginEnv } = require('./bus-logins');
 const { startBalancer } = require('./balancer');
 const { ContainerRuntime } = require('./container-runtime');
 const { writeServiceIdentityDirs } = require('../../packages/shared/dist/identity-keys');
@@ -122,7 +123,7 @@ class Deployment {
       this.dbLogins = await createDeploymentDatabase(s.pgUrl, this.database);
       const mc = minioClient(s);
       await mc.makeBucket(this.bucket, 'us-east-1');
-      await resetTopics([s.kafkaBrokers]);
+      this.busLogins = await resetBus(s, this.database);
       await flushRedis(s.redisUrl);
       const links = { pg: s.pgUrl, kafka: s.kafkaBrokers, redis: s.redisUrl, s3: s.s3Endpoint };
       if (this.useToxiproxy) {
@@ -213,6 +214,7 @@ class Deployment {
       METRICS_PORT: String(p.metricsPort),
       VISION_IDENTITY_DIR: this.identityDirs[p.name],
       ...(DB_SERVICES.includes(p.name) && { DATABASE_URL: this.databaseUrl(p.name) }),
+      ...busLoginEnv(this.busLogins, p.name),
       ...(this.options.serviceEnv && this.options.serviceEnv[p.name]),
     };
     if (this.containers) await this.containers.start(p, env);
@@ -281,6 +283,7 @@ class Deployment {
     if (!keepData) {
       await dropDeploymentDatabase(this.stack.pgUrl, this.database).catch(() => undefined);
       await removeBucket(minioClient(this.stack), this.bucket).catch(() => undefined);
+      if (this.busLogins) await dropDeploymentBusLogins(this.stack, this.database).catch(() => undefined);
     }
   }
 }

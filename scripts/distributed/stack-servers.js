@@ -66,6 +66,14 @@ function readStackEnv() {
     pgUrl: out.VISION_STACK_PG_URL,
     redisUrl: out.VISION_STACK_REDIS_URL,
     kafkaBrokers: out.VISION_STACK_KAFKA_BROKERS,
+    // The broker's super user (SASL/SCRAM-SHA-512): provisioning and tests that inspect the broker, never a service.
+    kafkaSasl: out.VISION_STACK_KAFKA_ADMIN_USER
+      ? {
+          mechanism: 'scram-sha-512',
+          username: out.VISION_STACK_KAFKA_ADMIN_USER,
+          password: out.VISION_STACK_KAFKA_ADMIN_PASSWORD,
+        }
+      : undefined,
     kafkaProxiedUpstream: out.VISION_STACK_KAFKA_PROXIED_UPSTREAM,
     kafkaProxiedListen: out.VISION_STACK_KAFKA_PROXIED_LISTEN,
     s3Endpoint: out.VISION_STACK_S3_ENDPOINT,
@@ -170,9 +178,17 @@ class Toxiproxy {
   }
 }
 
-/** Deletes the topics (when present) and creates them again, empty. Retries while a deletion is in progress. */
-async function resetTopics(brokers) {
-  const kafka = new Kafka({ clientId: 'vision-launcher', brokers, logLevel: logLevel.NOTHING });
+/**
+ * Deletes the topics (when present) and creates them again, empty, signed in as `sasl` (the stack's super user).
+ * Retries while a deletion is in progress.
+ */
+async function resetTopics(brokers, sasl) {
+  const kafka = new Kafka({
+    clientId: 'vision-launcher',
+    brokers,
+    logLevel: logLevel.NOTHING,
+    ...(sasl && { sasl }),
+  });
   const admin = kafka.admin();
   await admin.connect();
   try {
@@ -192,7 +208,7 @@ async function resetTopics(brokers) {
   const { ensureTopics } = require(path.join(REPO, 'packages/shared/dist/adapters/kafka-bus.js'));
   for (let i = 0; ; i++) {
     try {
-      await ensureTopics(brokers, TOPICS, TOPIC_PARTITIONS, { clientId: 'vision-launcher' });
+      await ensureTopics(brokers, TOPICS, TOPIC_PARTITIONS, { clientId: 'vision-launcher', sasl });
       return;
     } catch (err) {
       if (i > 50) throw err;

@@ -32,6 +32,10 @@ KAFKA_CONTROLLER_PORT="${VISION_KAFKA_CONTROLLER_PORT:-29093}"
 # with the standalone gateway and the ephemeral range.
 S3_PORT="${VISION_S3_PORT:-29000}"
 SEAWEEDFS_PORT_BASE="${VISION_SEAWEEDFS_PORT_BASE:-29010}"
+# Kafka's super user: SASL/SCRAM-SHA-512 on the client listeners, PLAIN on the controller listener. Only provisioning
+# (topics, ACLs, each deployment's SCRAM users) uses it; the services get principals of their own (launcher).
+KAFKA_ADMIN_USER="${VISION_KAFKA_ADMIN_USER:-vision-admin}"
+KAFKA_ADMIN_PASSWORD="${VISION_KAFKA_ADMIN_PASSWORD:-vision-stack-kafka}"
 S3_ACCESS_KEY="${VISION_S3_ACCESS_KEY:-visionstack}"
 S3_SECRET_KEY="${VISION_S3_SECRET_KEY:-visionstack-secret}"
 TOXIPROXY_PORT="${VISION_TOXIPROXY_PORT:-28474}"

@@ -1,5 +1,6 @@
 #!/usr/bin/env node
-// Exits 0 when the Kafka broker at argv[2] answers a metadata request (used by scripts/stack/start.sh).
+// Exits 0 when the Kafka broker at argv[2] answers a metadata request (used by scripts/stack/start.sh), signed in
+// as KAFKA_SASL_USERNAME / KAFKA_SASL_PASSWORD (SCRAM-SHA-512) when they are set.
 const { Kafka, logLevel } = require('kafkajs');
 
 const kafka = new Kafka({
@@ -8,6 +9,15 @@ const kafka = new Kafka({
   logLevel: logLevel.NOTHING,
   retry: { retries: 0 },
   connectionTimeout: 2000,
+  ...(process.env.KAFKA_SASL_USERNAME
+    ? {
+        sasl: {
+          mechanism: 'scram-sha-512',
+          username: process.env.KAFKA_SASL_USERNAME,
+          password: process.env.KAFKA_SASL_PASSWORD ?? '',
+        },
+      }
+    : {}),
 });
 const admin = kafka.admin();
 admin

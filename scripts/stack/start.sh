@@ -60,30 +60,35 @@ CONF
   started redis
 }
 
-# Kafka (KRaft, combined broker+controller). Two client listeners: PLAINTEXT (direct) and PROXIED, which advertises
-# the toxiproxy port 29095 so that clients routed through toxiproxy stay behind it after the metadata request.
+# Kafka (KRaft, combined broker+controller). Two client listeners: BROKER (direct, also the inter-broker one) and
+# PROXIED, which advertises the toxiproxy port 29095 so that clients routed through toxiproxy stay behind it after the
+# metadata request. Both take SASL/SCRAM-SHA-512 only; the controller listener takes SASL/PLAIN from the broker itself.
+# The StandardAuthorizer refuses what no ACL allows; $KAFKA_ADMIN_USER is the one super user (its SCRAM credential is
+# written into the KRaft storage when it is formatted).
 KAFKA_PROXIED_PORT=$((KAFKA_PORT + 2))
 KAFKA_TOXI_PORT=$((KAFKA_PORT + 3))
 start_kafka() {
-  if pid_alive kafka; then
-    # One broker at a time on these ports: a running one of another version is refused, not silently reused.
-    local running; running="$(cat "$RUN_DIR/kafka.version" 2>/dev/null || echo unknown)"
-    [ "$running" = "$KAFKA_VERSION" ] || [ "$running" = unknown ] \
-      || die "Kafka $running is running, not $KAFKA_VERSION (stop it first: scripts/stack/stop.sh kafka)"
-    return 0
-  fi
-  [ -f "$KAFKA_HOME/.complete" ] || die "kafka $KAFKA_VERSION is not installed (run KAFKA_VERSION=$KAFKA_VERSION scripts/stack/install.sh kafka)"
   local data="$KAFKA_DATA" conf="$STACK_DIR/kafka/server.properties"
   mkdir -p "$STACK_DIR/kafka"
-  cat >"$conf" <<CONF
+  cat >"$conf.new" <<CONF
 process.roles=broker,controller
 node.id=1
 controller.quorum.voters=1@127.0.0.1:$KAFKA_CONTROLLER_PORT
-listeners=PLAINTEXT://127.0.0.1:$KAFKA_PORT,PROXIED://127.0.0.1:$KAFKA_PROXIED_PORT,CONTROLLER://127.0.0.1:$KAFKA_CONTROLLER_PORT
-advertised.listeners=PLAINTEXT://127.0.0.1:$KAFKA_PORT,PROXIED://127.0.0.1:$KAFKA_TOXI_PORT
+listeners=BROKER://127.0.0.1:$KAFKA_PORT,PROXIED://127.0.0.1:$KAFKA_PROXIED_PORT,CONTROLLER://127.0.0.1:$KAFKA_CONTROLLER_PORT
+advertised.listeners=BROKER://127.0.0.1:$KAFKA_PORT,PROXIED://127.0.0.1:$KAFKA_TOXI_PORT
 controller.listener.names=CONTROLLER
-inter.broker.listener.name=PLAINTEXT
-listener.security.protocol.map=CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT,PROXIED:PLAINTEXT
+inter.broker.listener.name=BROKER
+listener.security.protocol.map=CONTROLLER:SASL_PLAINTEXT,BROKER:SASL_PLAINTEXT,PROXIED:SASL_PLAINTEXT
+sasl.enabled.mechanisms=SCRAM-SHA-512
+sasl.mechanism.inter.broker.protocol=SCRAM-SHA-512
+sasl.mechanism.controller.protocol=PLAIN
+listener.name.controller.sasl.enabled.mechanisms=PLAIN
+listener.name.controller.plain.sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required username="$KAFKA_ADMIN_USER" password="$KAFKA_ADMIN_PASSWORD" user_$KAFKA_ADMIN_USER="$KAFKA_ADMIN_PASSWORD";
+listener.name.broker.scram-sha-512.sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required username="$KAFKA_ADMIN_USER" password="$KAFKA_ADMIN_PASSWORD";
+listener.name.proxied.scram-sha-512.sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required;
+authorizer.class.name=org.apache.kafka.metadata.authorizer.StandardAuthorizer
+allow.everyone.if.no.acl.found=false
+super.users=User:$KAFKA_ADMIN_USER
 log.dirs=$data
 num.partitions=1
 default.replication.factor=1
@@ -96,6 +101,18 @@ auto.create.topics.enable=false
 delete.topic.enable=true
 log.retention.hours=24
 CONF
+  if pid_alive kafka; then
+    # One broker at a time on these ports: a running one of another version is refused, not silently reused.
+    local running; running="$(cat "$RUN_DIR/kafka.version" 2>/dev/null || echo unknown)"
+    [ "$running" = "$KAFKA_VERSION" ] || [ "$running" = unknown ] \
+      || die "Kafka $running is running, not $KAFKA_VERSION (stop it first: scripts/stack/stop.sh kafka)"
+    if cmp -s "$conf.new" "$conf"; then rm -f "$conf.new"; return 0; fi
+    # Started with another configuration (by an older version of this script: without SASL and ACLs, say).
+    log "kafka runs with another configuration: restarting it with this one"
+    "$STACK_SCRIPTS/stop.sh" kafka
+  fi
+  mv "$conf.new" "$conf"
+  [ -f "$KAFKA_HOME/.complete" ] || die "kafka $KAFKA_VERSION is not installed (run KAFKA_VERSION=$KAFKA_VERSION scripts/stack/install.sh kafka)"
   # Logging: 3.x through reload4j (log4j 1 configuration), 4.x through log4j2 (scripts/stack/kafka-log4j2.properties).
   local log_opts
   if [ "$(kafka_major)" -ge 4 ]; then
@@ -113,19 +130,29 @@ CONF
     log_opts=("-Dlog4j.configuration=file:$STACK_DIR/kafka/log4j.properties")
   fi
   local java_opts=(-Xms256m -Xmx768m -XX:+UseG1GC -Djava.awt.headless=true "${log_opts[@]}" -cp "$KAFKA_HOME/lib/*")
-  # KRaft storage, formatted once per version (a static controller quorum: controller.quorum.voters above, which
-  # the 4.x storage tool also accepts without --standalone).
+  # KRaft storage, formatted once per version and admin credential (a static controller quorum:
+  # controller.quorum.voters above, which the 4.x storage tool also accepts without --standalone). $data.sasl holds a
+  # digest of the admin credential written into it: storage formatted without it (or with another) is formatted again.
+  local sasl_mark
+  sasl_mark="$(printf '%s:%s' "$KAFKA_ADMIN_USER" "$KAFKA_ADMIN_PASSWORD" | sha256sum | cut -d' ' -f1)"
+  if [ -f "$data/meta.properties" ] && [ "$(cat "$data.sasl" 2>/dev/null)" != "$sasl_mark" ]; then
+    log "kafka: formatting $data again (its storage has no SCRAM credential for $KAFKA_ADMIN_USER)"
+    rm -rf "$data" "$data.sasl"
+  fi
   if [ ! -f "$data/meta.properties" ]; then
     local cid
     cid="$(java "${java_opts[@]}" kafka.tools.StorageTool random-uuid 2>>"$LOG_DIR/kafka-format.log")"
-    java "${java_opts[@]}" kafka.tools.StorageTool format -t "$cid" -c "$conf" >>"$LOG_DIR/kafka-format.log" 2>&1 \
+    java "${java_opts[@]}" kafka.tools.StorageTool format -t "$cid" -c "$conf" \
+      --add-scram "SCRAM-SHA-512=[name=$KAFKA_ADMIN_USER,password=$KAFKA_ADMIN_PASSWORD]" >>"$LOG_DIR/kafka-format.log" 2>&1 \
       || die "kafka storage format failed (see $LOG_DIR/kafka-format.log)"
+    echo "$sasl_mark" >"$data.sasl"
   fi
   nohup setsid java "${java_opts[@]}" kafka.Kafka "$conf" >>"$LOG_DIR/kafka.out" 2>&1 </dev/null &
   echo $! >"$RUN_DIR/kafka.pid"
   echo "$KAFKA_VERSION" >"$RUN_DIR/kafka.version"
   wait_for 90 kafka port_open "$KAFKA_PORT"
-  wait_for 90 kafka node "$STACK_SCRIPTS/kafka-ready.js" "127.0.0.1:$KAFKA_PORT"
+  KAFKA_SASL_USERNAME="$KAFKA_ADMIN_USER" KAFKA_SASL_PASSWORD="$KAFKA_ADMIN_PASSWORD" \
+    wait_for 90 kafka node "$STACK_SCRIPTS/kafka-ready.js" "127.0.0.1:$KAFKA_PORT"
   started kafka
 }
 
@@ -250,6 +277,8 @@ cat >"$STACK_DIR/stack.env" <<ENV
 VISION_STACK_PG_URL=postgres://postgres:$PG_PASSWORD@127.0.0.1:$PG_PORT
 VISION_STACK_REDIS_URL=redis://127.0.0.1:$REDIS_PORT
 VISION_STACK_KAFKA_BROKERS=127.0.0.1:$KAFKA_PORT
+VISION_STACK_KAFKA_ADMIN_USER=$KAFKA_ADMIN_USER
+VISION_STACK_KAFKA_ADMIN_PASSWORD=$KAFKA_ADMIN_PASSWORD
 VISION_STACK_KAFKA_VERSION=$(cat "$RUN_DIR/kafka.version" 2>/dev/null || echo "$KAFKA_VERSION")
 VISION_STACK_KAFKA_PROXIED_UPSTREAM=127.0.0.1:$KAFKA_PROXIED_PORT
 VISION_STACK_KAFKA_PROXIED_LISTEN=127.0.0.1:$KAFKA_TOXI_PORT

@@ -8,7 +8,7 @@ import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { parse } from 'yaml';
-import { TOPICS } from '@vision/shared';
+import { BUS_SERVICES } from '@vision/shared';
 import { SERVICES, type ServiceName, repoRoot, requiredVariables, validateEnv } from './deploy-support';
 
 interface ComposeService {
@@ -44,6 +44,8 @@ const SECRETS: Record<string, string> = Object.fromEntries(
     ...DB_SERVICES.map((s) => `POSTGRES_${s.toUpperCase()}_PASSWORD`),
     'S3_ACCESS_KEY',
     'S3_SECRET_KEY',
+    'KAFKA_ADMIN_PASSWORD',
+    ...BUS_SERVICES.map((s) => `KAFKA_${s.toUpperCase()}_PASSWORD`),
     'GRAFANA_ADMIN_PASSWORD',
   ].map((name) => [name, `test-${name.toLowerCase().replace(/_/g, '-')}-0123456789abcdef`]),
 );
@@ -163,8 +165,25 @@ test('infrastructure: KRaft Kafka, Postgres, Redis, S3, Jaeger with OTLP; gatewa
 });
 
 test('one-shot init creates the topics and the bucket and runs the migrations before the services', () => {
-  const topicsCmd = JSON.stringify(compose.services['kafka-init'].command);
-  for (const topic of Object.values(TOPICS)) expect(topicsCmd).toContain(topic);
+  // kafka-init provisions the bus with scripts/bus-principals.js: the topics (TOPICS), and each bus service's user
+  // with its password, signed in as the super user.
+  const kafkaInit = compose.services['kafka-init'];
+  expect(kafkaInit.command).toEqual(['node', 'scripts/bus-principals.js']);
+  const initEnv = kafkaInit.environment as Record<string, string>;
+  for (const s of BUS_SERVICES)
+    expect(initEnv[`KAFKA_${s.toUpperCase()}_PASSWORD`]).toBe(SECRETS[`KAFKA_${s.toUpperCase()}_PASSWORD`]);
+  expect(initEnv.KAFKA_SASL_PASSWORD).toBe(SECRETS.KAFKA_ADMIN_PASSWORD);
+  // Each bus service signs in as its own user with its own password, and none holds the super user's.
+  for (const s of BUS_SERVICES) {
+    const env = compose.services[s].environment as Record<string, string>;
+    expect([env.KAFKA_SASL_USERNAME, env.KAFKA_SASL_PASSWORD]).toEqual([
+      `vision-${s}`,
+      SECRETS[`KAFKA_${s.toUpperCase()}_PASSWORD`],
+    ]);
+  }
+  expect(
+    (compose.services.gateway.environment as Record<string, string>).KAFKA_SASL_PASSWORD,
+  ).toBeUndefined();
   expect(JSON.stringify(compose.services['s3-init'].command)).toContain('s3.bucket.create -name $S3_BUCKET');
   expect(compose.services.migrate.command).toEqual(['node', 'scripts/migrate.js']);
   // Whoever talks to Kafka or S3 starts after the topics and the bucket exist (directly or through a peer).

@@ -12,6 +12,7 @@ import path from 'node:path';
 import { parseAllDocuments } from 'yaml';
 import {
   IDENTITY_ISSUERS,
+  JOB_GRANT_READERS,
   IDENTITY_ROUTES,
   loadConfig,
   loadServiceIdentity,
@@ -859,6 +860,8 @@ describe('rendered with the default values', () => {
         const expected = [
           ...(IDENTITY_ISSUERS.includes(service) ? [`${service}.key`] : []),
           ...callers.map((c: string) => `${c}.pub`),
+          // The job grants results checks are signed with tasks' key.
+          ...(JOB_GRANT_READERS.includes(service) && !callers.includes('tasks') ? ['tasks.pub'] : []),
         ].sort();
         expect({ component: componentOf(d), files }).toEqual({ component: componentOf(d), files: expected });
         // The service loads exactly these files (the pub as the chart writes it: a certificate).

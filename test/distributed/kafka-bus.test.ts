@@ -10,24 +10,27 @@ import { describeDistributed, waitFor } from './support';
 const client = process.env.KAFKA_CLIENT === 'platformatic' ? 'platformatic' : 'kafkajs';
 
 describeDistributed(`the Kafka bus on ${client}, on a real broker`, () => {
-  const brokers = process.env.E2E_STACK === 'distributed' ? [readStackEnv().kafkaBrokers] : [];
+  const stack = process.env.E2E_STACK === 'distributed' ? readStackEnv() : undefined;
+  const brokers = stack ? [stack.kafkaBrokers] : [];
+  // The broker's super user: these topics and groups are the test's own, in no service's grant.
+  const sasl = stack?.kafkaSasl;
   const suffix = randomBytes(4).toString('hex');
   const topicA = `vision.test-a-${suffix}`;
   const topicB = `vision.test-b-${suffix}`;
   const buses: Bus[] = [];
   const bus = () => {
-    const b = createKafkaBus(client, { brokers, clientId: `test-${suffix}`, retryBackoffMs: 100 });
+    const b = createKafkaBus(client, { brokers, sasl, clientId: `test-${suffix}`, retryBackoffMs: 100 });
     buses.push(b);
     return b;
   };
 
   beforeAll(async () => {
-    expect(await ensureTopics(brokers, [topicA, topicB], 3)).toBe(true);
-    expect(await ensureTopics(brokers, [topicA, topicB], 3)).toBe(false);
+    expect(await ensureTopics(brokers, [topicA, topicB], 3, { sasl })).toBe(true);
+    expect(await ensureTopics(brokers, [topicA, topicB], 3, { sasl })).toBe(false);
   }, 60_000);
   afterAll(async () => {
     for (const b of buses) await b.close();
-    const admin = new Kafka({ brokers, logLevel: logLevel.NOTHING }).admin();
+    const admin = new Kafka({ brokers, sasl, logLevel: logLevel.NOTHING }).admin();
     await admin.connect();
     await admin.deleteTopics({ topics: [topicA, topicB] }).catch(() => undefined);
     await admin.disconnect();

@@ -47,7 +47,11 @@ describeDistributed('two gateway and two results replicas', () => {
 
     // The group `results`: every partition of each topic belongs to exactly one member, and the
     // frames topic is split between the two processes (members of one process share its client host/id).
-    const kafka = new Kafka({ brokers: [stack.deployment.stack.kafkaBrokers], logLevel: logLevel.NOTHING });
+    const kafka = new Kafka({
+      brokers: [stack.deployment.stack.kafkaBrokers],
+      sasl: stack.deployment.stack.kafkaSasl,
+      logLevel: logLevel.NOTHING,
+    });
     const admin = kafka.admin();
     await admin.connect();
     try {

@@ -17,6 +17,7 @@ import {
   type Identity,
   loadServiceIdentity,
   writeIdentityKeys,
+  signJobGrant,
   type IdentitySigner,
   type IdentityVerifier,
 } from '@vision/shared';
@@ -35,6 +36,23 @@ export function identityDir(): string {
 /** The key `issuer` (gateway, tasks, images, results) signs with. */
 export function signerOf(issuer: string): IdentitySigner {
   return loadCallingIdentity(identityDir(), issuer).signer;
+}
+
+const grants = new Map<string, string>();
+
+/** Tasks' grant for the job of `taskId` (job-grant.ts): what inference carries on the messages it publishes. */
+export function jobGrantFor(taskId: string, subject = 'acme'): string {
+  let g = grants.get(`${taskId}\u0000${subject}`);
+  if (!g) {
+    g = signJobGrant(signerOf('tasks'), {
+      task_id: taskId,
+      job_id: taskId,
+      subject,
+      scene_code: 'person_vehicle',
+    });
+    grants.set(`${taskId}\u0000${subject}`, g);
+  }
+  return g;
 }
 
 /** The public keys `service` accepts identities from. */

@@ -77,6 +77,7 @@ The components and what they need. These are facts of the code, not settings:
                 the pod as a file of the mounted Secret, named by <KEY>_FILE (vision.secretFiles)
   callers       components allowed to reach it (NetworkPolicy) and whose public keys it mounts: the issuers of
                 its routes in the identity route table (vision.callersOf); the gateway is reached from the ingress
+  grantKeys     public keys it holds besides its callers': results checks tasks' job grants (job-grant.ts)
   opensStreams  opens caller-given stream URLs (ffprobe/ffmpeg): egress limited by networkPolicy.streamEgress
   backends      the servers of external.* it connects to (networkPolicy.streamEgress.backends), when opensStreams
   models        mounts the models volume
@@ -122,6 +123,7 @@ results:
   secrets: [DATABASE_URL]
   optionalSecrets: [RESULTS_CURSOR_SECRET, RESULTS_WEBHOOK_SECRET_KEY]
   callers: {{ include "vision.callersOf" (dict "root" . "service" "results") }}
+  grantKeys: [tasks]
 images:
   values: images
   program: images
@@ -213,8 +215,9 @@ optional "prefix": only the routes whose path starts with it (one of a split ser
 
 {{/*
 The identity keys a component's pod mounts (docs/SECURITY.md): its own Ed25519 private key when its program
-calls other services (gateway, tasks, images, results), and the public keys of its callers, nothing else.
-Input: dict "root" (the chart's root context) "name" (program) "callers" (list).
+calls other services (gateway, tasks, images, results), the public keys of its callers, and those it checks job
+grants with (grantKeys), nothing else.
+Input: dict "root" (the chart's root context) "name" (program) "callers" (list) "grantKeys" (list).
 */}}
 {{- define "vision.identityItems" -}}
 {{- if has .name (include "vision.identityIssuers" .root | fromYamlArray) }}
@@ -224,6 +227,12 @@ Input: dict "root" (the chart's root context) "name" (program) "callers" (list).
 {{- range .callers }}
 - key: {{ . }}.pub
   path: {{ . }}.pub
+{{- end }}
+{{- range .grantKeys }}
+{{- if not (has . $.callers) }}
+- key: {{ . }}.pub
+  path: {{ . }}.pub
+{{- end }}
 {{- end }}
 {{- end -}}
 

@@ -172,6 +172,9 @@ export const commonShape = {
   KAFKA_BROKERS: env.list([]),
   /** The Kafka client library of the bus (bus-factory.ts): `kafkajs` or `platformatic` (@platformatic/kafka). */
   KAFKA_CLIENT: z.enum(['kafkajs', 'platformatic']).default('kafkajs'),
+  /** This service's Kafka principal (SASL/SCRAM-SHA-512); both or neither (bus-factory.ts). */
+  KAFKA_SASL_USERNAME: z.string().min(1).optional(),
+  KAFKA_SASL_PASSWORD: z.string().min(1).optional(),
   REDIS_URL: z.string().optional(),
   S3_ENDPOINT: z.string().optional(),
   S3_ACCESS_KEY: z.string().optional(),

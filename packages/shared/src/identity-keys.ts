@@ -130,6 +130,23 @@ export function deriveSecret(signer: IdentitySigner, purpose: string): string {
   return createHash('sha256').update(`vision:${purpose}:`).update(der).digest('base64url');
 }
 
+/** The services that check tasks' job grants on bus messages (job-grant.ts): they hold `tasks.pub`. */
+export const JOB_GRANT_READERS: readonly string[] = ['results'];
+
+/** Tasks' public key from the identity directory, which job grants are checked with (job-grant.ts). */
+export function loadJobGrantKey(dir: string | undefined): KeyObject {
+  if (!dir) throw new ConfigError([`${VAR}: required (the directory of this service's identity keys)`]);
+  const file = 'tasks.pub';
+  const pem = readKeyFile(dir, file, 'the public key of tasks, which signs job grants');
+  let key: KeyObject;
+  try {
+    key = parsePublicKey(pem);
+  } catch {
+    throw new ConfigError([`${VAR}: ${file} is not a PEM public key or certificate`]);
+  }
+  return ed25519(key, file);
+}
+
 /** The identity of a service that calls others: its signer is always there. */
 export type CallingIdentity = ServiceIdentity & { signer: IdentitySigner };
 
@@ -154,6 +171,7 @@ export function writeServiceIdentityDirs(root: string): Record<string, string> {
   const needs = (service: string) => [
     ...(Object.hasOwn(IDENTITY_CALLS, service) ? [`${service}.key`] : []),
     ...callersOf(service).map((issuer) => `${issuer}.pub`),
+    ...(JOB_GRANT_READERS.includes(service) && !callersOf(service).includes('tasks') ? ['tasks.pub'] : []),
   ];
   if (IDENTITY_SERVICES.every((s) => needs(s).every((f) => existsSync(path.join(dirs[s], f))))) return dirs;
   const keys = generateIdentityKeys();

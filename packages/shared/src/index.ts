@@ -33,6 +33,8 @@ export * from './ports/limiter';
 export * from './service';
 export * from './adapters/in-process-bus';
 export * from './adapters/kafka-bus';
+export * from './adapters/kafka-principals';
+export * from './job-grant';
 export * from './adapters/bus-factory';
 export * from './adapters/db';
 export { grantSchema, parseServiceRoles, restrictDatabase } from './adapters/db-logins';

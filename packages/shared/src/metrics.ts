@@ -193,6 +193,7 @@ export const metrics = {
     [],
     [0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60, 300],
   ),
+  framesRefused: new ServiceCounter('vision_results_frames_refused_total', 'Frames refused', ['reason']),
   // Webhooks (results service).
   webhookAttempts: new ServiceCounter(
     'vision_webhook_attempts_total',

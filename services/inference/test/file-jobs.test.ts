@@ -19,9 +19,12 @@ describe('file jobs from the object store', () => {
       scene_code: 'person_vehicle',
       source: { type: 'object', key: 'uploads/pedestrians_vtest_opencv_10s.mov' },
       sample_fps: 5,
+      grant: 'grant-of-task-ped',
     });
     expect(outcome.outcome).toBe('accepted');
     const end = await svc.collector.waitForEnd('task-ped');
+    // Tasks' grant for the job is on every message it publishes (results checks it).
+    expect(svc.collector.messages('task-ped').every((m) => m.grant === 'grant-of-task-ped')).toBe(true);
     const msgs = svc.collector.messages('task-ped');
     const frames = svc.collector.frames('task-ped');
     expect(svc.collector.keyMismatches).toEqual([]);

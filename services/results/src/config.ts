@@ -1,9 +1,11 @@
+import type { KeyObject } from 'node:crypto';
 import { z } from 'zod';
 import {
   commonShape,
   deriveSecret,
   env,
   loadCallingIdentity,
+  loadJobGrantKey,
   loadConfig,
   type CallingIdentity,
 } from '@vision/shared';
@@ -52,6 +54,8 @@ export type ResultsConfig = z.infer<z.ZodObject<typeof resultsShape>>;
 
 export interface ResolvedResultsConfig extends ResultsConfig {
   identity: CallingIdentity;
+  /** Tasks' public key: a frame or end is stored only under tasks' grant for its task (job-grant.ts). */
+  jobGrantKey: KeyObject;
   cursorSecret: string;
   /** Key that seals webhook signing secrets at rest (RESULTS_WEBHOOK_SECRET_KEY, else derived from results' identity key). */
   webhookSealKey: string;
@@ -64,6 +68,7 @@ export function loadResultsConfig(source: Record<string, string | undefined>): R
   return {
     ...cfg,
     identity,
+    jobGrantKey: loadJobGrantKey(cfg.VISION_IDENTITY_DIR),
     cursorSecret: cfg.RESULTS_CURSOR_SECRET ?? deriveSecret(identity.signer, 'results-cursor'),
     webhookSealKey: cfg.RESULTS_WEBHOOK_SECRET_KEY ?? deriveSecret(identity.signer, 'results-webhook-seal'),
     orphanRetentionMs: cfg.RESULTS_ORPHAN_RETENTION_DAYS * DAY_MS,

@@ -151,7 +151,15 @@ export function createResults(deps: ResultsDeps): ResultsParts {
     analytics,
     startWorkers: async () => {
       const writer = new FrameWriter(frames, tasks, clock, { lingerMs: cfg.RESULTS_INGEST_LINGER_MS });
-      subs = await subscribeIngest(bus, { frames, tasks, writer, clock, logger, analytics });
+      subs = await subscribeIngest(bus, {
+        frames,
+        tasks,
+        writer,
+        clock,
+        logger,
+        analytics,
+        grantKey: cfg.jobGrantKey,
+      });
       await webhooks.start();
       janitor.start();
     },

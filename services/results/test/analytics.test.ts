@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { TOPICS } from '@vision/shared';
 import { AnalyticsStore } from '../src/store/analytics-store';
+import { jobGrantFor } from '../../../test/helpers/identity';
 import { Receiver } from './webhook-receiver';
 import { startWebhookHarness, waitFor, type WebhookHarness } from './webhook-harness';
 
@@ -58,6 +59,7 @@ function frame(taskId: string, seq: number) {
       image: { width: 640, height: 360 },
       objects,
       lower_bound: 0.3,
+      grant: jobGrantFor(taskId),
     },
   };
 }
@@ -107,7 +109,17 @@ describe('analytics of places in the results service', () => {
     await h.taskEvent(taskId, 'running', { type: 'task.created', rules_version: 1, rules: RULES });
     await publishFrames(taskId, 6, 12);
     await h.bus.publish(TOPICS.frames, [
-      { key: taskId, value: { schema: 1, type: 'end', task_id: taskId, frames: 12, status: 'succeeded' } },
+      {
+        key: taskId,
+        value: {
+          schema: 1,
+          type: 'end',
+          task_id: taskId,
+          frames: 12,
+          status: 'succeeded',
+          grant: jobGrantFor(taskId),
+        },
+      },
     ]);
     await h.taskEvent(taskId, 'succeeded', { rules_version: 1, rules: RULES });
     await waitFor('task known', async () => (await h.svc.tasks.get(taskId))?.meta?.status === 'succeeded');
@@ -323,7 +335,17 @@ describe('analytics of places in the results service', () => {
     await h.taskEvent(taskId, 'running', { type: 'task.created', rules_version: 1, rules: RULES });
     await publishFrames(taskId, 0, 12);
     await h.bus.publish(TOPICS.frames, [
-      { key: taskId, value: { schema: 1, type: 'end', task_id: taskId, frames: 12, status: 'succeeded' } },
+      {
+        key: taskId,
+        value: {
+          schema: 1,
+          type: 'end',
+          task_id: taskId,
+          frames: 12,
+          status: 'succeeded',
+          grant: jobGrantFor(taskId),
+        },
+      },
     ]);
     await h.taskEvent(taskId, 'succeeded', { rules_version: 1, rules: RULES });
     const text = await (await sse(taskId)).text();

@@ -12,7 +12,7 @@ import {
 } from '@vision/shared';
 import type { PublicFrame } from '../src/domain/frames';
 import { start, type RunningResults } from '../src/index';
-import { identityDir, signFor, verifierOfAll } from '../../../test/helpers/identity';
+import { identityDir, jobGrantFor, signFor, verifierOfAll } from '../../../test/helpers/identity';
 
 export const logger = createLogger('results-test', { level: 'silent' });
 
@@ -41,6 +41,7 @@ export function frameMessage(taskId: string, seq: number, objects: Obj[] = [], l
         track_id: o.track_id ?? String(i + 1),
       })),
       lower_bound: lowerBound,
+      grant: jobGrantFor(taskId),
     },
   };
 }
@@ -56,6 +57,7 @@ export function endMessage(taskId: string, frames: number, status = 'succeeded')
       seq: frames,
       frames,
       status,
+      grant: jobGrantFor(taskId),
     },
   };
 }

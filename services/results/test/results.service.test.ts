@@ -1,5 +1,13 @@
 import { generateKeyPairSync } from 'node:crypto';
-import { IDENTITY_HEADER, TOPICS, signIdentity } from '@vision/shared';
+import {
+  IDENTITY_HEADER,
+  TOPICS,
+  loadJobGrantKey,
+  metrics,
+  signIdentity,
+  signJobGrant,
+} from '@vision/shared';
+import { identityDir, jobGrantFor } from '../../../test/helpers/identity';
 import { FrameWriter } from '../src/workers/frame-writer';
 import { framesBatchHandler } from '../src/workers/ingest';
 import {
@@ -68,6 +76,7 @@ describe('ingest', () => {
       writer,
       clock: h.clock,
       logger,
+      grantKey: loadJobGrantKey(identityDir()),
     });
     const batch = [0, 1, 2, 1, 0].map((seq, i) => ({
       topic: TOPICS.frames,
@@ -79,6 +88,39 @@ describe('ingest', () => {
     await handle(batch);
     await handle(batch);
     expect(await count('redeliver')).toBe(3);
+  });
+
+  it("stores a frame or an end only under tasks' grant for its own task", async () => {
+    await publishTaskEvent(h.bus, 'victim');
+    const refused = async () =>
+      (await metrics.framesRefused.family.get()).values.reduce((n, v) => n + v.value, 0);
+    const before = await refused();
+    const forged = signJobGrant(
+      { issuer: 'tasks', key: generateKeyPairSync('ed25519').privateKey },
+      { task_id: 'victim', job_id: 'victim', subject: 'alice', scene_code: 'person_vehicle' },
+    );
+    const withGrant = (m: ReturnType<typeof frameMessage>, grant: string | undefined) => ({
+      ...m,
+      value: { ...m.value, grant },
+    });
+    await h.bus.publish(TOPICS.frames, [
+      // The grant of a task this publisher was given, on a frame of another task.
+      withGrant(frameMessage('victim', 0), jobGrantFor('other-task')),
+      // No grant, a grant not signed by tasks, a grant that is not one.
+      withGrant(frameMessage('victim', 1), undefined),
+      withGrant(frameMessage('victim', 2), forged),
+      withGrant(frameMessage('victim', 3), 'x.y'),
+      {
+        ...endMessage('victim', 9),
+        value: { ...endMessage('victim', 9).value, grant: jobGrantFor('other-task') },
+      },
+      frameMessage('victim', 4),
+    ]);
+    await waitFor('the granted frame', async () => (await count('victim')) === 1);
+    const page = await h.get('victim', 'alice', {});
+    expect(page.body.items.map((f) => f.frame_id)).toEqual(['victim-f4']);
+    expect((await h.svc.tasks.get('victim'))?.end).toBeUndefined();
+    expect((await refused()) - before).toBe(5);
   });
 
   it('skips a malformed message without blocking the frames after it', async () => {

@@ -97,6 +97,7 @@ export function createTasks(deps: TasksDeps): TasksParts {
         // No slowFloorMs: only a call that times out counts as slow (a job submission waits on the caller's stream).
       },
       logger,
+      deps.identity.signer,
     );
   const quota =
     deps.quota ??

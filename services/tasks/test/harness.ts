@@ -47,6 +47,8 @@ export class FakeInference {
   submits = 0;
   /** Reads of jobs' state (GET /internal/v1/jobs and /internal/v1/jobs/:id): the tasks service's polls. */
   polls = 0;
+  /** The job grant each submitted job came with (job-grant.ts), by job id. */
+  readonly grants = new Map<string, string>();
   behaviour: FakeBehaviour = { submit: 'accept', stop: 'confirm', disabledScenes: ['fire_smoke'] };
   private server?: Server;
   port = 0;
@@ -73,7 +75,13 @@ export class FakeInference {
     });
     app.post('/internal/v1/jobs', (req, res) => {
       this.submits++;
-      const body = req.body as { job_id: string; scene_code: string; source: unknown; first_seq?: number };
+      const body = req.body as {
+        job_id: string;
+        scene_code: string;
+        source: unknown;
+        first_seq?: number;
+        grant?: unknown;
+      };
       const existing = this.jobs.get(body.job_id);
       if (existing) return void res.status(200).json({ outcome: 'duplicate', job: existing });
       const b = this.behaviour.submit;
@@ -88,6 +96,7 @@ export class FakeInference {
         source: body.source,
         ...(body.first_seq !== undefined ? { first_seq: body.first_seq } : {}),
       };
+      if (typeof body.grant === 'string') this.grants.set(body.job_id, body.grant);
       if (b === 'hang') return; // never answers, never creates
       this.jobs.set(job.job_id, job);
       if (b === 'hang_after_create') return;

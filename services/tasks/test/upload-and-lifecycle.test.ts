@@ -1,7 +1,16 @@
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import request from 'supertest';
-import { FakeClock, metrics, metricsRegistry, REASON, TOPICS } from '@vision/shared';
+import {
+  FakeClock,
+  loadJobGrantKey,
+  metrics,
+  metricsRegistry,
+  REASON,
+  TOPICS,
+  verifyJobGrant,
+} from '@vision/shared';
+import { identityDir } from '../../../test/helpers/identity';
 import {
   ADMIN_TOKEN,
   MOV,
@@ -52,6 +61,13 @@ describe('uploads', () => {
     expect(mp4.body.status).toBe('running');
     const job = stack.inference.jobs.get(mp4.body.task_id);
     expect(job?.source).toMatchObject({ type: 'object' });
+    // The job carries tasks' grant for this task and the caller's subject (results stores its frames under it).
+    const grant = verifyJobGrant(
+      loadJobGrantKey(identityDir()),
+      stack.inference.grants.get(mp4.body.task_id),
+      mp4.body.task_id,
+    );
+    expect(grant).toMatchObject({ ok: true, grant: { subject: 'ann', scene_code: 'person_vehicle' } });
     const objectKey = (job?.source as { key: string }).key;
     expect(objectKey).toMatch(/^videos\/[0-9a-f]{16}\/[0-9a-f-]{36}$/);
     expect(stack.objectFiles()).toHaveLength(1);

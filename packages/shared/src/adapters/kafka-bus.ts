@@ -4,8 +4,23 @@ import type { Logger } from '../logger';
 import { tracedPublish } from './bus-tracing';
 import { startKafkaSubscription } from './kafka-subscription';
 
-export interface KafkaBusOptions {
+/** A Kafka principal's credential: SASL/SCRAM-SHA-512, the one mechanism the brokers take from clients. */
+export interface KafkaSasl {
+  mechanism: 'scram-sha-512';
+  username: string;
+  password: string;
+}
+
+/**
+ * Where a Kafka client connects, and as whom (no `sasl`: unauthenticated, for a broker without SASL). SASL/PLAIN
+ * is for a provisioning super user defined in the brokers' own configuration (compose's); services use SCRAM.
+ */
+export interface KafkaConnection {
   brokers: string[];
+  sasl?: KafkaSasl | { mechanism: 'plain'; username: string; password: string };
+}
+
+export interface KafkaBusOptions extends KafkaConnection {
   clientId: string;
   logger?: Logger;
   /** Redelivery backoff after a handler rejection (before kafkajs seeks back). Default 500 ms. */
@@ -26,9 +41,16 @@ function kafkaLogCreator(logger: Logger | undefined): KafkaConfig['logCreator'] 
     };
 }
 
-function newKafka(brokers: string[], clientId: string, logger?: Logger): Kafka {
-  if (brokers.length === 0) throw new Error('KAFKA_BROKERS is empty');
-  return new Kafka({ clientId, brokers, logLevel: logLevel.WARN, logCreator: kafkaLogCreator(logger) });
+/** A kafkajs client of `conn`, its log lines into `logger`. */
+export function newKafka(conn: KafkaConnection, clientId: string, logger?: Logger): Kafka {
+  if (conn.brokers.length === 0) throw new Error('KAFKA_BROKERS is empty');
+  return new Kafka({
+    clientId,
+    brokers: conn.brokers,
+    logLevel: logLevel.WARN,
+    logCreator: kafkaLogCreator(logger),
+    ...(conn.sasl ? { sasl: { ...conn.sasl } } : {}),
+  });
 }
 
 /**
@@ -39,9 +61,14 @@ export async function ensureTopics(
   brokers: string[],
   topics: string[],
   partitions: number,
-  opts: { clientId?: string; logger?: Logger; replicationFactor?: number } = {},
+  opts: {
+    clientId?: string;
+    logger?: Logger;
+    replicationFactor?: number;
+    sasl?: KafkaConnection['sasl'];
+  } = {},
 ): Promise<boolean> {
-  const admin = newKafka(brokers, opts.clientId ?? 'vision-admin', opts.logger).admin();
+  const admin = newKafka({ brokers, sasl: opts.sasl }, opts.clientId ?? 'vision-admin', opts.logger).admin();
   await admin.connect();
   try {
     const existing = new Set(await admin.listTopics());
@@ -78,7 +105,7 @@ export class KafkaBus implements Bus {
   private readonly retryBackoffMs: number;
 
   constructor(opts: KafkaBusOptions) {
-    this.kafka = newKafka(opts.brokers, opts.clientId, opts.logger);
+    this.kafka = newKafka(opts, opts.clientId, opts.logger);
     this.logger = opts.logger;
     this.retryBackoffMs = opts.retryBackoffMs ?? 500;
   }

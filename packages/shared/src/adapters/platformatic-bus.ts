@@ -10,14 +10,8 @@ import {
 import type { Bus, OutgoingMessage, SubscribeOptions, Subscription } from '../ports/bus';
 import type { Logger } from '../logger';
 import { tracedPublish } from './bus-tracing';
+import type { KafkaSasl } from './kafka-bus';
 import { startPlatformaticSubscription } from './platformatic-subscription';
-
-/** SASL credentials of the bus's Kafka logins. */
-export interface KafkaSasl {
-  mechanism: 'scram-sha-512';
-  username: string;
-  password: string;
-}
 
 export interface PlatformaticKafkaBusOptions {
   brokers: string[];

@@ -8,7 +8,8 @@
  */
 import type CircuitBreaker from 'opossum';
 import type { DetectedObject, SceneStatus } from '../scenes';
-import type { Identity } from '../identity';
+import type { Identity, IdentitySigner } from '../identity';
+import { signJobGrant } from '../job-grant';
 import type { Logger } from '../logger';
 import { type CallOptions, type CallResult, type ServiceClient, UnreachableError } from '../service-client';
 import { REASON } from '../reasons';
@@ -69,7 +70,16 @@ interface WireResult {
 export class InferenceClient {
   private readonly guard: InferenceBreaker;
 
-  constructor(client: ServiceClient, settings: BreakerSettings, logger: Logger) {
+  /**
+   * `grantSigner`: tasks' key, which signs the job grant every submitted job carries (job-grant.ts); images
+   * submits no jobs.
+   */
+  constructor(
+    client: ServiceClient,
+    settings: BreakerSettings,
+    logger: Logger,
+    private readonly grantSigner?: IdentitySigner,
+  ) {
     this.guard = new InferenceBreaker(client, settings, logger, isShed);
   }
 
@@ -111,7 +121,18 @@ export class InferenceClient {
   ): Promise<SubmitOutcome> {
     let r: CallResult;
     try {
-      r = await this.fire('submit', '/internal/v1/jobs', { identity, json: job });
+      const grant = this.grantSigner
+        ? signJobGrant(this.grantSigner, {
+            task_id: job.job_id,
+            job_id: job.job_id,
+            subject: identity.subject,
+            scene_code: job.scene_code,
+          })
+        : undefined;
+      r = await this.fire('submit', '/internal/v1/jobs', {
+        identity,
+        json: { ...job, ...(grant && { grant }) },
+      });
     } catch (err) {
       if (isBreakerOpenError(err)) return { kind: 'not_delivered', breakerOpen: true };
       if (err instanceof UnreachableError)

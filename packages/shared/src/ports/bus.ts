@@ -10,6 +10,16 @@ export const TOPICS = {
 
 export type Topic = (typeof TOPICS)[keyof typeof TOPICS];
 
+/** The consumer groups: each belongs to the one service that consumes in it (kafka-principals.ts grants it). */
+export const GROUPS = {
+  /** results: task events and frames into its store. */
+  results: 'results',
+  /** results: task and quota events into webhook deliveries. */
+  resultsWebhooks: 'results-webhooks',
+  /** tasks: image calls into its usage records. */
+  tasksImageCalls: 'tasks-image-calls',
+} as const;
+
 export interface OutgoingMessage {
   /** Partition key (the task id for frames and task events): messages of one key keep their order. */
   key: string;

@@ -19,16 +19,19 @@ export interface FrameBody {
 export class FramePublisher {
   private readonly taskId: string;
   private readonly firstSeq: number;
+  /** The job's grant from tasks, on every message (results stores none without it). */
+  private readonly grant: { grant?: string };
 
   constructor(
     private readonly bus: Bus,
     private readonly logger: Logger,
-    job: { jobId: string; firstSeq: number },
+    job: { jobId: string; firstSeq: number; grant?: string },
     /** A stopped job stops retrying its frames (its end message is still retried). */
     private readonly stopped: () => boolean,
   ) {
     this.taskId = job.jobId;
     this.firstSeq = job.firstSeq;
+    this.grant = job.grant ? { grant: job.grant } : {};
   }
 
   /** Publishes frame number `body.seq` of this job. */
@@ -43,6 +46,7 @@ export class FramePublisher {
       frame_id: id,
       ...body,
       seq,
+      ...this.grant,
     });
   }
 
@@ -59,6 +63,7 @@ export class FramePublisher {
         frames: next,
         status: ending.status,
         ...(ending.reason ? { reason: ending.reason } : {}),
+        ...this.grant,
       },
       true,
     );

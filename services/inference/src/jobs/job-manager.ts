@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import {
   isSceneCode,
+  MAX_JOB_GRANT_LENGTH,
   SCENE_CODES,
   taskReason,
   type Bus,
@@ -28,6 +29,8 @@ export const jobRequestSchema = z
     sample_fps: z.number().positive().max(30).optional(),
     /** The seq of the job's first frame: a job started again after its backend lost it (docs/INTERNAL.md). */
     first_seq: z.number().int().min(0).max(MAX_FIRST_SEQ).optional(),
+    /** Tasks' signed grant for this job (job-grant.ts), copied onto every message the job publishes. */
+    grant: z.string().min(1).max(MAX_JOB_GRANT_LENGTH).optional(),
   })
   .strict();
 export type JobRequest = z.infer<typeof jobRequestSchema>;
@@ -124,6 +127,7 @@ export class JobManager {
       source: req.source,
       sampleFps: req.sample_fps ?? this.o.defaultSampleFps,
       firstSeq: req.first_seq ?? 0,
+      ...(req.grant && { grant: req.grant }),
     };
     const job = new Job(spec, resolved.input, {
       bus: this.o.bus,

@@ -11,6 +11,8 @@ export interface JobSpec {
   sampleFps: number;
   /** Seq of the first frame (0, or past every frame of a lost earlier run of the same task). */
   firstSeq: number;
+  /** Tasks' grant for this job, carried on each message it publishes (results refuses messages without it). */
+  grant?: string;
 }
 
 export type JobStatus = 'running' | 'succeeded' | 'failed' | 'stopped';

@@ -31,6 +31,7 @@ export interface FrameMsg {
   image: { width: number; height: number };
   objects: Required<DetectedObject>[];
   lower_bound: number;
+  grant?: string;
 }
 export interface EndMsg {
   schema: 1;
@@ -41,6 +42,7 @@ export interface EndMsg {
   frames: number;
   status: string;
   reason?: string;
+  grant?: string;
 }
 export type Msg = FrameMsg | EndMsg;
 

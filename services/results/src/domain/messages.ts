@@ -38,6 +38,8 @@ export const frameMessageSchema = z.object({
   lower_bound: unit.optional(),
   /** Wall-clock ms (epoch) the frame was read from the decoder; for vision_results_ingest_lag_seconds. */
   captured_at_ms: z.number().int().positive().optional(),
+  /** Tasks' grant for the job (job-grant.ts), checked before the frame is stored; kept as sent. */
+  grant: z.unknown().optional(),
 });
 
 export const endMessageSchema = z.object({
@@ -49,6 +51,7 @@ export const endMessageSchema = z.object({
   frames: seq,
   status: z.string().min(1).max(50),
   reason: z.string().max(2000).optional(),
+  grant: z.unknown().optional(),
 });
 
 export const taskEventSchema = z.object({

@@ -1,6 +1,9 @@
+import type { KeyObject } from 'node:crypto';
 import {
+  GROUPS,
   TOPICS,
   metrics,
+  verifyJobGrant,
   parseRules,
   type Bus,
   type Clock,
@@ -17,7 +20,7 @@ import type { TasksStore } from '../store/tasks-store';
 import type { AnalyticsRunner } from '../use-cases/run-analytics';
 
 /** Consumer group of the results service on both topics. */
-export const RESULTS_GROUP = 'results';
+export const RESULTS_GROUP = GROUPS.results;
 
 export interface IngestDeps {
   frames: FramesStore;
@@ -28,6 +31,24 @@ export interface IngestDeps {
   logger: Logger;
   /** Evaluates zones and lines over the stored frames (docs/ANALYTICS.md). */
   analytics?: AnalyticsRunner;
+  /** Tasks' public key: frames and ends are stored only under tasks' grant for their task (job-grant.ts). */
+  grantKey: KeyObject;
+}
+
+/**
+ * Whether a message of `vision.frames` carries tasks' grant for its own task. One that does not (a publisher
+ * other than the job tasks started, or a job publishing for another task) is dropped, counted and logged
+ * (never the grant itself).
+ */
+function granted(deps: IngestDeps, m: IncomingMessage, taskId: string, grant: unknown): boolean {
+  const check = verifyJobGrant(deps.grantKey, grant, taskId);
+  if (check.ok) return true;
+  metrics.framesRefused.inc({ reason: check.reason });
+  deps.logger.warn(
+    { topic: m.topic, partition: m.partition, offset: m.offset, task_id: taskId, reason: check.reason },
+    'dropping a frames message without a grant for its task',
+  );
+  return false;
 }
 
 function skip(logger: Logger, m: IncomingMessage, problem: string): void {
@@ -53,10 +74,12 @@ export function framesBatchHandler(deps: IngestDeps): (messages: IncomingMessage
       const parsed = parseFramesTopicMessage(m.value);
       if (parsed.kind === 'invalid') skip(deps.logger, m, parsed.problem);
       else if (parsed.kind === 'frame') {
+        if (!granted(deps, m, parsed.frame.task_id, parsed.frame.grant)) continue;
         const f = toStoredFrame(parsed.frame);
         frames.set(`${f.taskId}\u0000${f.seq}`, f);
         if (parsed.frame.captured_at_ms) captured.push(parsed.frame.captured_at_ms);
-      } else ends.set(parsed.end.task_id, { frames: parsed.end.frames, status: parsed.end.status });
+      } else if (granted(deps, m, parsed.end.task_id, parsed.end.grant))
+        ends.set(parsed.end.task_id, { frames: parsed.end.frames, status: parsed.end.status });
     }
     const withRules = await deps.writer.write([...frames.values()]);
     // Wall clock on both sides (the capture stamp is the inference process's Date.now()).

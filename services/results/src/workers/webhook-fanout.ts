@@ -5,6 +5,7 @@
  * nothing. The batch is committed only after its deliveries are stored, so no event is lost.
  */
 import {
+  GROUPS,
   TOPICS,
   type Bus,
   type Clock,
@@ -18,7 +19,7 @@ import { parseQuotaExhausted, parseTaskEvent } from '../domain/messages';
 import type { NewDelivery, WebhookDeliveriesStore } from '../store/webhook-deliveries-store';
 import type { WebhookEndpointsStore } from '../store/webhook-endpoints-store';
 
-export const WEBHOOKS_GROUP = 'results-webhooks';
+export const WEBHOOKS_GROUP = GROUPS.resultsWebhooks;
 
 /** An endpoint gets the events that happened from this long before its registration on (clock skew). */
 const REGISTRATION_SKEW_MS = 5_000;

@@ -1,10 +1,17 @@
 /** The consumer of `vision.image-calls` (group `tasks-image-calls`): each image call's record becomes its task. */
-import { type Bus, type IncomingMessage, type Logger, type Subscription, TOPICS } from '@vision/shared';
+import {
+  GROUPS,
+  type Bus,
+  type IncomingMessage,
+  type Logger,
+  type Subscription,
+  TOPICS,
+} from '@vision/shared';
 import { z } from 'zod';
 import { imageCallRecordSchema } from '../domain/image-call';
 import type { ImageCalls } from '../use-cases/image-calls';
 
-export const IMAGE_CALLS_GROUP = 'tasks-image-calls';
+export const IMAGE_CALLS_GROUP = GROUPS.tasksImageCalls;
 
 const recordedSchema = imageCallRecordSchema.extend({
   schema: z.literal(1),

@@ -1,0 +1,259 @@
+/**
+ * Each service's own Kafka principal on the stack's real broker (SASL/SCRAM-SHA-512, StandardAuthorizer with no
+ * ACL meaning no access; scripts/distributed/bus-logins.js, BUS_GRANTS): a wrong password is refused, and a valid
+ * principal of one service can neither produce to another's topics nor consume in another's groups; and what
+ * inference publishes for a task without tasks' grant for it is not stored. Runs in process and container mode, on
+ * Kafka 3.9 and 4.1 (scripts/test-kafka-current.sh).
+ */
+import { generateKeyPairSync } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import knexFactory from 'knex';
+import { Kafka, logLevel, type LogEntry } from 'kafkajs';
+import {
+  BUS_GRANTS,
+  BUS_SERVICES,
+  GROUPS,
+  TOPICS,
+  loadCallingIdentity,
+  signJobGrant,
+  type BusService,
+} from '@vision/shared';
+import type { DistributedStack } from '../helpers/distributed';
+import { clip, client, describeDistributed, startFaultStack, waitFor } from './support';
+
+const ALL_TOPICS = Object.values(TOPICS);
+const ALL_GROUPS = Object.values(GROUPS);
+
+/** The environment a running replica's process was started with, read from /proc (host pid in container mode). */
+function processEnv(pid: number): Map<string, string> {
+  const out = new Map<string, string>();
+  for (const kv of readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0')) {
+    const i = kv.indexOf('=');
+    if (i > 0) out.set(kv.slice(0, i), kv.slice(i + 1));
+  }
+  return out;
+}
+
+/**
+ * 'ok' when it succeeds, else the broker's error code as kafkajs names it (`type`, on the error or a cause; a topic
+ * whose metadata is refused comes as a plain error naming it), else the error's class name.
+ */
+async function outcome(q: Promise<unknown>): Promise<string> {
+  try {
+    await q;
+    return 'ok';
+  } catch (err) {
+    for (let e = err as { type?: string; cause?: unknown } | undefined; e; e = e.cause as typeof e)
+      if (e.type) return e.type;
+    if (/Not authorized to access topics/.test((err as Error).message)) return 'TOPIC_AUTHORIZATION_FAILED';
+    return (err as Error).name ?? String(err);
+  }
+}
+
+describeDistributed('each service has its own Kafka principal', () => {
+  let stack: DistributedStack;
+  /** A file task processed end to end by the first test. */
+  let doneTask = '';
+  const brokers = () => [stack.deployment.stack.kafkaBrokers];
+  const login = (service: BusService) => stack.deployment.busLogins![service];
+
+  /** A kafkajs client signed in as `username`; its log lines (debug ones included) go to `logs`. */
+  const kafkaAs = (username: string, password: string, logs: string[] = []) =>
+    new Kafka({
+      clientId: 'bus-principals-test',
+      brokers: brokers(),
+      sasl: { mechanism: 'scram-sha-512', username, password },
+      retry: { retries: 0 },
+      logLevel: logLevel.DEBUG,
+      logCreator:
+        () =>
+        ({ log }: LogEntry) => {
+          const e = (log as { error?: unknown }).error;
+          logs.push(
+            `${log.message} ${typeof e === 'string' ? e : ((e as Error | undefined)?.message ?? '')}`,
+          );
+        },
+    });
+
+  /** Publishes one message as `service` to `topic`: 'ok' or why the broker refused. */
+  async function produceAs(service: BusService, topic: string, password = login(service).password) {
+    const producer = kafkaAs(login(service).user, password).producer({ allowAutoTopicCreation: false });
+    try {
+      return await outcome(
+        producer
+          .connect()
+          .then(() => producer.send({ topic, messages: [{ key: 'probe', value: '{"probe":true}' }] })),
+      );
+    } finally {
+      await producer.disconnect().catch(() => undefined);
+    }
+  }
+
+  /**
+   * Joins `group` reading `topic` as `service`: 'joined', or the broker's refusal (kafkajs reports a refused
+   * FindCoordinator as "coordinator not found" and names the broker's error only in its debug log).
+   */
+  async function consumeAs(service: BusService, group: string, topic: string): Promise<string> {
+    const logs: string[] = [];
+    const consumer = kafkaAs(login(service).user, login(service).password, logs).consumer({
+      groupId: group,
+      retry: { retries: 0 },
+    });
+    const result = new Promise<string>((resolve) => {
+      consumer.on(consumer.events.GROUP_JOIN, () => resolve('joined'));
+      consumer.on(consumer.events.CRASH, (e) => {
+        const err = e.payload.error as { type?: string; name?: string };
+        const refused = logs.find((l) => /Not authorized to access group/.test(l));
+        resolve(refused ? 'GROUP_AUTHORIZATION_FAILED' : (err.type ?? err.name ?? 'crash'));
+      });
+    });
+    try {
+      const started = await outcome(
+        consumer
+          .connect()
+          .then(() => consumer.subscribe({ topics: [topic], fromBeginning: true }))
+          .then(() => consumer.run({ eachMessage: async () => undefined })),
+      );
+      return started === 'ok' ? await result : started;
+    } finally {
+      await consumer.disconnect().catch(() => undefined);
+    }
+  }
+
+  beforeAll(async () => {
+    stack = await startFaultStack();
+  }, 300_000);
+  afterAll(async () => {
+    await stack?.close();
+  });
+
+  it('every service process runs as its own principal; the gateway holds none, and none the admin', async () => {
+    const d = stack.deployment;
+    const admin = d.stack.kafkaSasl!;
+    for (const p of Object.values(d.procs).flat()) {
+      const env = processEnv(p.child!.pid!);
+      if (p.name === 'gateway') expect(env.get('KAFKA_SASL_USERNAME')).toBeUndefined();
+      else expect(env.get('KAFKA_SASL_USERNAME')).toBe(`${d.database}-${p.name}`);
+      // Compared here, never printed: whether any value holds the broker admin's password.
+      expect([...env.values()].some((v) => v.includes(admin.password))).toBe(false);
+    }
+    // The services work through their principals: a file task is processed end to end.
+    const c = client(stack);
+    const created = await c.upload(clip('pedestrians_vtest_opencv_10s.mov'));
+    expect(created.status).toBe(201);
+    doneTask = created.body.task_id as string;
+    expect((await c.waitForStatus(doneTask, ['succeeded', 'failed'])).status).toBe('succeeded');
+  }, 300_000);
+
+  it("results stores no frame inference publishes for a task without tasks' grant for that task", async () => {
+    const d = stack.deployment;
+    const id = doneTask;
+    expect(id).not.toBe('');
+    const job = (taskId: string) => ({
+      task_id: taskId,
+      job_id: taskId,
+      subject: 'acme',
+      scene_code: 'person_vehicle',
+    });
+    const tasksKey = loadCallingIdentity(d.identityDirs.tasks, 'tasks').signer;
+    const grants: Array<[number, string | undefined]> = [
+      [900_001, undefined],
+      [900_002, signJobGrant({ issuer: 'tasks', key: generateKeyPairSync('ed25519').privateKey }, job(id))],
+      [900_003, signJobGrant(tasksKey, job('another-task'))],
+      [900_004, signJobGrant(tasksKey, job(id))],
+    ];
+    // As inference itself: its principal may write vision.frames, whatever task a message names.
+    const producer = kafkaAs(login('inference').user, login('inference').password).producer();
+    await producer.connect();
+    await producer.send({
+      topic: TOPICS.frames,
+      messages: grants.map(([seq, grant]) => ({
+        key: id,
+        value: JSON.stringify({
+          schema: 1,
+          type: 'frame',
+          event_id: `${id}:${seq}`,
+          task_id: id,
+          seq,
+          frame_id: `${id}-probe-${seq}`,
+          frame_time_ms: seq,
+          image: { width: 640, height: 360 },
+          objects: [],
+          lower_bound: 0.3,
+          ...(grant ? { grant } : {}),
+        }),
+      })),
+    });
+    await producer.disconnect();
+    const db = knexFactory({ client: 'pg', connection: d.databaseUrl('results'), pool: { min: 0, max: 1 } });
+    try {
+      const probes = async () =>
+        (
+          await db
+            .withSchema('results')
+            .table('result_frames')
+            .where('task_id', id)
+            .where('seq', '>', 900_000)
+        ).map((r: { seq: number }) => Number(r.seq));
+      await waitFor(
+        'the granted probe frame',
+        async () => ((await probes()).includes(900_004) ? true : undefined),
+        60_000,
+      );
+      expect(await probes()).toEqual([900_004]);
+    } finally {
+      await db.destroy();
+    }
+  }, 120_000);
+
+  it('a wrong password is refused, for a principal that exists', async () => {
+    expect(await produceAs('inference', TOPICS.frames, `${login('inference').password}x`)).toBe(
+      'KafkaJSSASLAuthenticationError',
+    );
+    expect(await produceAs('inference', TOPICS.frames)).toBe('ok');
+  }, 60_000);
+
+  it('a service produces to its own topics only', async () => {
+    const seen: string[] = [];
+    for (const service of BUS_SERVICES)
+      for (const topic of ALL_TOPICS) seen.push(`${service}->${topic}: ${await produceAs(service, topic)}`);
+    expect(seen).toEqual(
+      BUS_SERVICES.flatMap((service) =>
+        ALL_TOPICS.map(
+          (topic) =>
+            `${service}->${topic}: ${
+              (BUS_GRANTS[service].produce as readonly string[]).includes(topic)
+                ? 'ok'
+                : 'TOPIC_AUTHORIZATION_FAILED'
+            }`,
+        ),
+      ),
+    );
+  }, 120_000);
+
+  it("a service consumes in its own groups only: another service's group is refused", async () => {
+    const seen: string[] = [];
+    const expected: string[] = [];
+    for (const service of BUS_SERVICES) {
+      const own = new Map(
+        BUS_GRANTS[service].consume.map((c) => [c.group as string, c.topics as readonly string[]]),
+      );
+      for (const group of ALL_GROUPS) {
+        if (own.has(group)) continue;
+        // A topic it may describe (one it reads, else one it writes): only the group is refused.
+        const topic = [...own.values()][0]?.[0] ?? BUS_GRANTS[service].produce[0];
+        seen.push(`${service} in ${group}: ${await consumeAs(service, group, topic)}`);
+        expected.push(`${service} in ${group}: GROUP_AUTHORIZATION_FAILED`);
+      }
+    }
+    expect(seen).toEqual(expected);
+    // The same probe joins where the grant allows it (the group's members rebalance around it, and back).
+    expect(await consumeAs('tasks', GROUPS.tasksImageCalls, TOPICS.imageCalls)).toBe('joined');
+  }, 300_000);
+
+  it('a principal reads no topic it was not granted, in a group of its own', async () => {
+    expect(await consumeAs('tasks', GROUPS.tasksImageCalls, TOPICS.frames)).toBe(
+      'TOPIC_AUTHORIZATION_FAILED',
+    );
+  }, 60_000);
+});
