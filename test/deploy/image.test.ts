@@ -15,7 +15,7 @@ import { SERVICES, repoRoot } from './deploy-support';
 jest.setTimeout(5 * 60 * 1000);
 
 const image = process.env.VISION_IMAGE ?? 'localhost/vision:dev';
-const maxMb = Number(process.env.VISION_IMAGE_MAX_MB ?? 750);
+const maxMb = Number(process.env.VISION_IMAGE_MAX_MB ?? 760);
 const hasImage = spawnSync('podman', ['image', 'exists', image]).status === 0;
 
 function inImage(script: string, input?: string, mounts: string[] = []) {
