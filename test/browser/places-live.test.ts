@@ -278,8 +278,8 @@ describe('zones and lines of a live stream task in the web console', () => {
     const gone = await fetch(`${stack.url}/v1/vision/tasks/${taskId}/snapshot`, {
       headers: { authorization: `Bearer ${KEY}` },
     });
-    expect(gone.status).toBe(404);
-    expect((await gone.json()).error.code).toBe('OP-NOT-FOUND');
+    expect(gone.status).toBe(409);
+    expect((await gone.json()).error.code).toBe('OP-TASK-NO-PICTURE');
     await screenshots(page, 'places-live-2-line');
     // The camera's credentials never reach the page.
     expect(await page.content()).not.toContain(RTSP_PASS);

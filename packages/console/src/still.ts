@@ -50,8 +50,8 @@ export function createStill(taskId: string, feed: FrameFeed, onError: (err: unkn
       credentials: 'omit',
       cache: 'no-store',
     });
-    // 404: no picture yet (or the task is no longer running).
-    if (res.status === 404) return false;
+    // 409: no picture yet (or the task is no longer running); 404: the task is gone.
+    if (res.status === 409 || res.status === 404) return false;
     if (!res.ok) throw new ApiFailure(res.status, `HTTP-${res.status}`, 'The picture could not be loaded');
     const blob = await res.blob();
     if (stopped) return true;

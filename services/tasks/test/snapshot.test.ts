@@ -18,7 +18,7 @@ const snapshot = (subject: string, id: string) =>
   stack.http.get(`/v1/vision/tasks/${id}/snapshot`).use(stack.as(subject));
 
 describe('GET /v1/vision/tasks/{id}/snapshot', () => {
-  test("answers a running task's latest picture to its owner only, 404 before the first frame and once it ended", async () => {
+  test("answers a running task's latest picture to its owner only, 409 before the first frame and once it ended", async () => {
     const created = await stack.http
       .post('/v1/vision/tasks')
       .use(stack.as('alice'))
@@ -31,7 +31,7 @@ describe('GET /v1/vision/tasks/{id}/snapshot', () => {
     const id = created.body.task_id as string;
 
     const before = await snapshot('alice', id);
-    expect([before.status, before.body.error.code]).toEqual([404, 'OP-NOT-FOUND']);
+    expect([before.status, before.body.error.code]).toEqual([409, 'OP-TASK-NO-PICTURE']);
 
     stack.inference.stills.set(id, { jpeg: JPEG, frameTimeMs: 1200 });
     const got = await snapshot('alice', id).buffer(true);
@@ -54,6 +54,6 @@ describe('GET /v1/vision/tasks/{id}/snapshot', () => {
     const stopped = await stack.http.post(`/v1/vision/tasks/${id}/stop`).use(stack.as('alice'));
     expect(stopped.status).toBe(200);
     const after = await snapshot('alice', id);
-    expect([after.status, after.body.error.code]).toEqual([404, 'OP-NOT-FOUND']);
+    expect([after.status, after.body.error.code]).toEqual([409, 'OP-TASK-NO-PICTURE']);
   });
 });

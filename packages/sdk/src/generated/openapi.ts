@@ -141,7 +141,7 @@ export interface paths {
     };
     /**
      * The latest picture the decoder took of a running video task (extension beyond SPEC.md)
-     * @description Owner-only. A JPEG of a recent decoded frame of the task's stream or file (kept at most once a second, at the size frames are detected at, so at the stream's aspect ratio): the picture to draw zones and lines on, in the same normalized coordinates as the boxes. Only while the task runs: a task that is not running, one whose decoder has delivered no frame yet, an image call record, another key's task or an expired one answer 404. The stream's address never appears in the answer.
+     * @description Owner-only. A JPEG of a recent decoded frame of the task's stream or file (kept at most once a second, at the size frames are detected at, so at the stream's aspect ratio): the picture to draw zones and lines on, in the same normalized coordinates as the boxes. Only while the task runs: a task that is not running, or whose decoder has delivered no frame yet, answers 409 OP-TASK-NO-PICTURE; an image call record, another key's task or an expired one answer 404. The stream's address never appears in the answer.
      */
     get: operations['getTaskSnapshot'];
     put?: never;
@@ -829,6 +829,7 @@ export interface components {
           | 'OP-TASK-BREAKER-OPEN'
           | 'OP-SYS-UNAVAILABLE'
           | 'OP-TASK-NOT-STOPPABLE'
+          | 'OP-TASK-NO-PICTURE'
           | 'OP-NOT-FOUND'
           | 'OP-METHOD-NOT-ALLOWED'
           | 'OP-SYS-INTERNAL';
@@ -1567,6 +1568,16 @@ export interface operations {
       400: components['responses']['InvalidQuery'];
       401: components['responses']['Unauthorized'];
       404: components['responses']['NotFound'];
+      /** @description OP-TASK-NO-PICTURE, the task is not running or its decoder has delivered no frame yet */
+      409: {
+        headers: {
+          'X-Request-Id': components['headers']['RequestId'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
       429: components['responses']['TooManyRequests'];
       503: components['responses']['Unavailable'];
     };

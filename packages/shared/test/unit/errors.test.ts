@@ -23,6 +23,7 @@ describe('error codes and envelope', () => {
       'OP-NOT-FOUND': 404,
       'OP-METHOD-NOT-ALLOWED': 405,
       'OP-SYS-INTERNAL': 500,
+      'OP-TASK-NO-PICTURE': 409,
     };
     expect(ERROR_STATUS).toEqual(spec);
     for (const [code, status] of Object.entries(spec))

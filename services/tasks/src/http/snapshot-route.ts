@@ -1,8 +1,9 @@
 /**
  * `GET /v1/vision/tasks/{task_id}/snapshot` (docs/API.md, "Zones, lines and their events"): the latest picture the
  * decoder took of a running video task, as JPEG, for drawing zones and lines on the real scene (a live stream
- * has no stored video). Another subject's task, an image call, a task that is not running and a job with no
- * frame yet all answer 404. Only pixels leave: the stream's address (and its credentials) never does.
+ * has no stored video). Another subject's task and an image call answer 404; the caller's task that is not
+ * running, or whose decoder has delivered no frame yet, 409 OP-TASK-NO-PICTURE (the task exists, its picture does
+ * not, for now or any more). Only pixels leave: the stream's address (and its credentials) never does.
  */
 import type { Express } from 'express';
 import { ApiError, identityOf, route } from '@vision/shared';
@@ -11,14 +12,15 @@ import { ownTask } from './own-task';
 
 export const SNAPSHOT_PATH = '/v1/vision/tasks/:task_id/snapshot';
 
-const none = (why: string) => new ApiError('OP-NOT-FOUND', `No picture of this task: ${why}`);
+const none = (why: string) => new ApiError('OP-TASK-NO-PICTURE', `No picture of this task: ${why}`);
 
 export function mountSnapshotRoute(app: Express, d: HttpDeps): void {
   app.get(
     SNAPSHOT_PATH,
     route(async (req, res) => {
       const task = await ownTask(d.ctx.store, req, res);
-      if (task.kind !== 'video') throw none('it is not a video task');
+      if (task.kind !== 'video')
+        throw new ApiError('OP-NOT-FOUND', 'No such task: it is an image call record');
       if (task.status !== 'running') throw none('it is not running');
       let still;
       try {
