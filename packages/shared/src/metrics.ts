@@ -186,7 +186,7 @@ export const metrics = {
     'Video decoder (ffmpeg) restarts of running jobs, by reason',
     ['reason'],
   ),
-  // Results.
+  // Results, its webhooks included.
   ingestLag: new ServiceHistogram(
     'vision_results_ingest_lag_seconds',
     'Time from a frame being captured to its result being stored',
@@ -194,7 +194,6 @@ export const metrics = {
     [0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60, 300],
   ),
   framesRefused: new ServiceCounter('vision_results_frames_refused_total', 'Frames refused', ['reason']),
-  // Webhooks (results service).
   webhookAttempts: new ServiceCounter(
     'vision_webhook_attempts_total',
     'Webhook delivery attempts, by outcome (delivered, http_error, rate_limited, gone, redirect, timeout, unreachable, refused_address, secret_unavailable)',
