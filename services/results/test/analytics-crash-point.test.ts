@@ -8,6 +8,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Knex } from '@vision/shared';
 import { TOPICS } from '@vision/shared';
+import { endMessage, risingCarFrame } from './helpers';
 import { startWebhookHarness, waitFor, type WebhookHarness } from './webhook-harness';
 
 let h: WebhookHarness;
@@ -34,32 +35,6 @@ const RULES = {
   ],
   lines: [{ id: 'gate', start: [0.1, 0.5], end: [0.9, 0.5], labels: ['car'] }],
 };
-
-/** Car 7 rises through the line (seq 5) into the zone (seq 6) and is gone from seq 10 on. */
-function frame(taskId: string, seq: number) {
-  const objects =
-    seq < 10
-      ? [
-          {
-            label: 'car',
-            score: 0.9,
-            track_id: '7',
-            bbox: { format: 'cxcywh_normalized', cx: 0.5, cy: 0.8 - 0.08 * seq, width: 0.1, height: 0.1 },
-          },
-        ]
-      : [];
-  const value = { schema: 1, type: 'frame', task_id: taskId, seq, frame_id: `f${seq}` };
-  return {
-    key: taskId,
-    value: {
-      ...value,
-      frame_time_ms: 1000 * seq,
-      image: { width: 640, height: 360 },
-      objects,
-      lower_bound: 0.3,
-    },
-  };
-}
 
 /**
  * Arms the outage: after the first committed transaction that advanced a task's analytics (`analytics_tasks`),
@@ -124,7 +99,7 @@ describe('the database lost right after a step that decided events', () => {
     // Frames 0-4 evaluated (no event yet); the next step is frame 5 alone, which decides a crossing.
     await h.bus.publish(
       TOPICS.frames,
-      Array.from({ length: 5 }, (_, i) => frame(taskId, i)),
+      Array.from({ length: 5 }, (_, i) => risingCarFrame(taskId, i)),
     );
     await waitFor(
       'frames 0-4 evaluated',
@@ -132,12 +107,12 @@ describe('the database lost right after a step that decided events', () => {
     );
     const outage = outageAfterStepCommit(h.svc.db.knex);
     try {
-      await h.bus.publish(TOPICS.frames, [frame(taskId, 5)]);
+      await h.bus.publish(TOPICS.frames, [risingCarFrame(taskId, 5)]);
       await waitFor('the outage', async () => outage.down);
       // What comes next finds the database gone: the frames and the end marker cannot be stored.
       await h.bus.publish(TOPICS.frames, [
-        ...Array.from({ length: 6 }, (_, i) => frame(taskId, 6 + i)),
-        { key: taskId, value: { schema: 1, type: 'end', task_id: taskId, frames: 12, status: 'succeeded' } },
+        ...Array.from({ length: 6 }, (_, i) => risingCarFrame(taskId, 6 + i)),
+        endMessage(taskId, 12),
       ]);
       await waitFor('a statement refused', async () => outage.failures > 0);
     } finally {

@@ -4,6 +4,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { TOPICS } from '@vision/shared';
+import { endMessage, risingCarFrame } from './helpers';
 import { startWebhookHarness, waitFor, type WebhookHarness } from './webhook-harness';
 
 let h: WebhookHarness;
@@ -28,32 +29,6 @@ const ZONE = {
 const LINE = { id: 'gate', start: [0.1, 0.5], end: [0.9, 0.5], labels: ['car'] };
 const RULES = { zones: [ZONE], lines: [LINE] };
 
-/** Car 7 rises through the line (seq 5) into the zone (seq 6) and is gone from seq 10 on. */
-function frame(taskId: string, seq: number) {
-  const objects =
-    seq < 10
-      ? [
-          {
-            label: 'car',
-            score: 0.9,
-            track_id: '7',
-            bbox: { format: 'cxcywh_normalized', cx: 0.5, cy: 0.8 - 0.08 * seq, width: 0.1, height: 0.1 },
-          },
-        ]
-      : [];
-  const value = { schema: 1, type: 'frame', task_id: taskId, seq, frame_id: `f${seq}` };
-  return {
-    key: taskId,
-    value: {
-      ...value,
-      frame_time_ms: 1000 * seq,
-      image: { width: 640, height: 360 },
-      objects,
-      lower_bound: 0.3,
-    },
-  };
-}
-
 type Replay = {
   events: unknown[];
   events_total: number;
@@ -72,11 +47,9 @@ describe('replay of a task longer than one request may read', () => {
     await h.taskEvent(taskId, 'running', { type: 'task.created', rules_version: 1, rules: RULES });
     await h.bus.publish(
       TOPICS.frames,
-      Array.from({ length: 12 }, (_, i) => frame(taskId, i)),
+      Array.from({ length: 12 }, (_, i) => risingCarFrame(taskId, i)),
     );
-    await h.bus.publish(TOPICS.frames, [
-      { key: taskId, value: { schema: 1, type: 'end', task_id: taskId, frames: 12, status: 'succeeded' } },
-    ]);
+    await h.bus.publish(TOPICS.frames, [endMessage(taskId, 12)]);
     await h.taskEvent(taskId, 'succeeded', { rules_version: 1, rules: RULES });
     await waitFor('every frame evaluated', async () => {
       const r = await h.api('GET', `/v1/vision/tasks/${taskId}/events?limit=100`);

@@ -46,6 +46,36 @@ export function frameMessage(taskId: string, seq: number, objects: Obj[] = [], l
   };
 }
 
+/** Car 7 rises through a line at y 0.5 (seq 5) into a zone above it (seq 6) and is gone from seq 10 on. */
+export function risingCarFrame(taskId: string, seq: number) {
+  const objects =
+    seq < 10
+      ? [
+          {
+            label: 'car',
+            score: 0.9,
+            track_id: '7',
+            bbox: { format: 'cxcywh_normalized', cx: 0.5, cy: 0.8 - 0.08 * seq, width: 0.1, height: 0.1 },
+          },
+        ]
+      : [];
+  return {
+    key: taskId,
+    value: {
+      schema: 1,
+      type: 'frame',
+      task_id: taskId,
+      seq,
+      frame_id: `f${seq}`,
+      frame_time_ms: 1000 * seq,
+      image: { width: 640, height: 360 },
+      objects,
+      lower_bound: 0.3,
+      grant: jobGrantFor(taskId),
+    },
+  };
+}
+
 export function endMessage(taskId: string, frames: number, status = 'succeeded') {
   return {
     key: taskId,
