@@ -24,7 +24,8 @@ describe('identity keys on disk', () => {
       gateway: ['gateway.key'],
       tasks: ['gateway.pub', 'results.pub', 'tasks.key'],
       quota: ['gateway.pub', 'images.pub', 'tasks.pub'],
-      results: ['gateway.pub', 'results.key'],
+      // results also verifies the job grants tasks signs (job-grant.ts) with tasks' public key.
+      results: ['gateway.pub', 'results.key', 'tasks.pub'],
       images: ['gateway.pub', 'images.key', 'tasks.pub'],
       inference: ['images.pub', 'tasks.pub'],
     });
