@@ -208,6 +208,8 @@ export class AdmissionQueue {
       running: this.running,
       waiting: this.waiting,
       meanServiceMs: this.meanServiceMs,
+      now: this.now(),
+      maxWaitMs: this.maxWaitMs,
     };
   }
 

@@ -7,10 +7,17 @@
  *   measured mean service time of a call. A call that would wait longer than its bound (the service's
  *   queue bound, or less when the caller's deadline is nearer) is refused at once.
  * - Fair across subjects: the next call to start is the oldest of the subject with the fewest calls in
- *   the service (running and waiting);
+ *   the service (running and waiting), unless the oldest call of all has waited half the queue's bound:
+ *   then it starts first, so that no call is passed over until it must be refused;
  *   and when a subject below its fair share would be refused, the newest queued call of the subject
- *   furthest above its share is refused instead, and the newcomer takes its place.
+ *   furthest above its share is refused instead, and the newcomer takes its place, but only while that
+ *   call is fresh (FRESH_MS): a call that has waited longer is never refused for another.
+ * So a refusal comes on a call's arrival, or within FRESH_MS of it; later only when the estimate proved
+ * wrong (the runtime's backstop).
  */
+
+/** How long a queued call may still lose its place to a subject below its share (ms). */
+export const FRESH_MS = 50;
 
 export interface Waiting {
   id: number;
@@ -28,6 +35,10 @@ export interface QueueView {
   waiting: readonly Waiting[];
   /** Mean time one call takes once started (ms); 0 until measured. */
   meanServiceMs: number;
+  /** The time of the decision (ms, the clock of `since`). */
+  now: number;
+  /** The queue's bound on a call's wait (ms). */
+  maxWaitMs: number;
 }
 
 export type Admission =
@@ -78,15 +89,21 @@ export function admit(view: QueueView, subject: string, boundMs: number): Admiss
       if (s !== subject && (heaviest === undefined || loadOf(view, s) > loadOf(view, heaviest))) heaviest = s;
     if (heaviest !== undefined && loadOf(view, heaviest) > mine + 1) {
       const evict = [...view.waiting].reverse().find((w) => w.subject === heaviest);
-      if (evict) return { kind: 'wait', expectedWaitMs: expectedWait(view, view.waiting.length - 1), evict };
+      if (evict && view.now - evict.since <= FRESH_MS)
+        return { kind: 'wait', expectedWaitMs: expectedWait(view, view.waiting.length - 1), evict };
     }
   }
   return { kind: 'refuse', expectedWaitMs: wait };
 }
 
-/** The waiting call to start next: the oldest of the subject with the fewest calls in the service. */
+/**
+ * The waiting call to start next: the oldest call once it has waited half the bound, else the oldest of
+ * the subject with the fewest calls in the service.
+ */
 export function nextToStart(view: QueueView): Waiting | undefined {
   if (total(view.running) >= view.maxInFlight) return undefined;
+  const oldest = view.waiting[0];
+  if (oldest && view.now - oldest.since >= view.maxWaitMs / 2) return oldest;
   let best: Waiting | undefined;
   for (const w of view.waiting) if (!best || loadOf(view, w.subject) < loadOf(view, best.subject)) best = w;
   return best;

@@ -1,4 +1,5 @@
 import {
+  FRESH_MS,
   type QueueView,
   admit,
   expectedWait,
@@ -11,6 +12,8 @@ const view = (over: Partial<QueueView> = {}): QueueView => ({
   running: new Map(),
   waiting: [],
   meanServiceMs: 100,
+  now: 10,
+  maxWaitMs: 1000,
   ...over,
 });
 const waiting = (...subjects: string[]) => subjects.map((subject, i) => ({ id: i + 1, subject, since: i }));
@@ -47,6 +50,17 @@ describe('admission: who starts, waits or is refused', () => {
     expect(d.kind === 'wait' && d.evict).toEqual({ id: 3, subject: 'heavy', since: 2 });
   });
 
+  it('never takes the place of a call that has waited longer than a fresh one: the newcomer is refused', () => {
+    const full = view({ running: new Map([['heavy', 2]]), waiting: waiting('heavy', 'heavy', 'heavy') });
+    // The newest heavy call joined at 2: at 2 + FRESH_MS it is still fresh, a millisecond later it is not.
+    const fresh = admit({ ...full, now: 2 + FRESH_MS }, 'light', 100);
+    expect(fresh.kind === 'wait' && fresh.evict?.id).toBe(3);
+    expect(admit({ ...full, now: 3 + FRESH_MS }, 'light', 100)).toEqual({
+      kind: 'refuse',
+      expectedWaitMs: 200,
+    });
+  });
+
   it('refuses a subject already at or above its share, whoever else waits', () => {
     const full = view({
       running: new Map([
@@ -66,6 +80,13 @@ describe('admission: who starts, waits or is refused', () => {
     const idle = view({ waiting: waiting('a', 'a', 'a', 'b') });
     expect(nextToStart(idle)?.subject).toBe('b');
     expect(nextToStart(view({ running: new Map([['a', 2]]), waiting: waiting('b') }))).toBeUndefined();
+  });
+
+  it('starts the oldest call first once it has waited half the bound, whatever its subject holds', () => {
+    const v = view({ maxInFlight: 3, running: new Map([['a', 2]]), waiting: waiting('a', 'b') });
+    // The a call joined at 0: passed over for b until it has waited 500 of its 1000 ms.
+    expect(nextToStart({ ...v, now: 499 })?.subject).toBe('b');
+    expect(nextToStart({ ...v, now: 500 })?.id).toBe(1);
   });
 
   it('asks a refused caller to come back after the expected wait, in whole seconds, at least one', () => {
