@@ -4,7 +4,7 @@
 #                     when `postgres` can traverse it, else /var/lib/postgresql/vision-stack (postgres's home; /root is 0700).
 #   Ports (below the kernel's ephemeral range 32768-60999, so no client socket can hold them): PG 25432, Redis 26379, Kafka 29092 (controller 29093), S3 29000 (SeaweedFS; its master, volume and filer
 #   on 29010-29016), toxiproxy 28474,
-#   Jaeger 24318 (OTLP/HTTP), 26686 (query API + UI), 26685 (query gRPC), 23133 (health); Prometheus 29090.
+#   Jaeger 24318 (OTLP/HTTP), 24317 (OTLP/gRPC), 26686 (query API + UI), 26685 (query gRPC), 23133 (health); Prometheus 29090.
 set -euo pipefail
 
 STACK_DIR="${VISION_STACK_DIR:-${HOME:-/tmp}/.cache/vision-stack}"
@@ -20,6 +20,8 @@ KAFKA_VERSION="${KAFKA_VERSION:-3.9.1}"
 # SeaweedFS 4.53 (its tags are not semver, so the Go proxy knows the release by its pseudo-version).
 SEAWEEDFS_VERSION="${SEAWEEDFS_VERSION:-v0.0.0-20261109003541-7506e5f91cd6}"
 TOXIPROXY_VERSION="${TOXIPROXY_VERSION:-latest}"
+# Jaeger v2.13.0: the jaeger module tags each v2 release with a v1 version as well (v1.76.0 = v2.13.0), and the Go
+# proxy serves the v1 tags.
 JAEGER_VERSION="${JAEGER_VERSION:-v1.76.0}"
 
 PG_PORT="${VISION_PG_PORT:-25432}"
@@ -41,10 +43,13 @@ S3_SECRET_KEY="${VISION_S3_SECRET_KEY:-visionstack-secret}"
 TOXIPROXY_PORT="${VISION_TOXIPROXY_PORT:-28474}"
 # Observability backends: Jaeger's OTLP/HTTP receiver, query API/UI (+ its gRPC), health check; Prometheus.
 JAEGER_OTLP_PORT="${VISION_JAEGER_OTLP_PORT:-24318}"
+JAEGER_OTLP_GRPC_PORT="${VISION_JAEGER_OTLP_GRPC_PORT:-24317}"
 JAEGER_QUERY_PORT="${VISION_JAEGER_QUERY_PORT:-26686}"
 JAEGER_QUERY_GRPC_PORT="${VISION_JAEGER_QUERY_GRPC_PORT:-26685}"
 JAEGER_HEALTH_PORT="${VISION_JAEGER_HEALTH_PORT:-23133}"
 PROMETHEUS_PORT="${VISION_PROMETHEUS_PORT:-29090}"
+# Jaeger runs the configuration compose ships, with the addresses above.
+JAEGER_CONFIG="$STACK_SCRIPTS/../../deploy/compose/jaeger.yaml"
 
 KAFKA_HOME="$STACK_DIR/kafka-$KAFKA_VERSION"
 KAFKA_DATA="$STACK_DIR/kafka-data-$KAFKA_VERSION"

@@ -187,56 +187,15 @@ start_toxiproxy() {
 }
 
 # --- observability backends ----------------------------------------------------------------------------------------
-# Jaeger v2 with in-memory storage, its own configuration (the built-in one listens on every interface and on ports
-# other tools use): OTLP/HTTP in, the query API + UI, loopback only, no self-tracing, no own metrics endpoint.
+# Jaeger v2 with in-memory storage, on the configuration compose ships (deploy/compose/jaeger.yaml), its addresses
+# set to the stack's: loopback only, OTLP in, the query API + UI, no self-tracing, no own metrics endpoint.
 start_jaeger() {
   if pid_alive jaeger; then return 0; fi
   [ -x "$BIN_DIR/jaeger" ] || die "jaeger is not installed (run scripts/stack/install.sh jaeger)"
-  mkdir -p "$STACK_DIR/jaeger"
-  cat >"$STACK_DIR/jaeger/config.yaml" <<CONF
-service:
-  extensions: [jaeger_storage, jaeger_query, healthcheckv2]
-  pipelines:
-    traces:
-      receivers: [otlp]
-      processors: [batch]
-      exporters: [jaeger_storage_exporter]
-  telemetry:
-    metrics:
-      level: none
-    logs:
-      level: warn
-extensions:
-  healthcheckv2:
-    use_v2: true
-    http:
-      endpoint: 127.0.0.1:$JAEGER_HEALTH_PORT
-  jaeger_query:
-    enable_tracing: false
-    storage:
-      traces: memstore
-    http:
-      endpoint: 127.0.0.1:$JAEGER_QUERY_PORT
-    grpc:
-      endpoint: 127.0.0.1:$JAEGER_QUERY_GRPC_PORT
-  jaeger_storage:
-    backends:
-      memstore:
-        memory:
-          max_traces: 50000
-receivers:
-  otlp:
-    protocols:
-      http:
-        endpoint: 127.0.0.1:$JAEGER_OTLP_PORT
-processors:
-  batch:
-    timeout: 200ms
-exporters:
-  jaeger_storage_exporter:
-    trace_storage: memstore
-CONF
-  nohup setsid "$BIN_DIR/jaeger" --config "$STACK_DIR/jaeger/config.yaml" >>"$LOG_DIR/jaeger.log" 2>&1 </dev/null &
+  JAEGER_LISTEN_HOST=127.0.0.1 JAEGER_OTLP_GRPC_PORT="$JAEGER_OTLP_GRPC_PORT" JAEGER_OTLP_HTTP_PORT="$JAEGER_OTLP_PORT" \
+    JAEGER_QUERY_PORT="$JAEGER_QUERY_PORT" JAEGER_QUERY_GRPC_PORT="$JAEGER_QUERY_GRPC_PORT" \
+    JAEGER_HEALTH_PORT="$JAEGER_HEALTH_PORT" \
+    nohup setsid "$BIN_DIR/jaeger" --config "$JAEGER_CONFIG" >>"$LOG_DIR/jaeger.log" 2>&1 </dev/null &
   echo $! >"$RUN_DIR/jaeger.pid"
   wait_for 60 jaeger curl -fsS "http://127.0.0.1:$JAEGER_QUERY_PORT/api/services"
   wait_for 30 jaeger port_open "$JAEGER_OTLP_PORT"

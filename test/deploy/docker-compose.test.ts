@@ -159,7 +159,18 @@ test('infrastructure: KRaft Kafka, Postgres, Redis, S3, Jaeger with OTLP; gatewa
   expect(JSON.stringify(kafka)).not.toMatch(/zookeeper/i);
   for (const infra of ['kafka', 'postgres', 'redis', 's3', 'jaeger'])
     expect(compose.services[infra].healthcheck).toBeDefined();
-  expect(compose.services.jaeger.environment?.COLLECTOR_OTLP_ENABLED).toBe('true');
+  // Jaeger v2 on deploy/compose/jaeger.yaml: its OTLP/HTTP receiver is where the services export, on every
+  // interface of the container (the image sets JAEGER_LISTEN_HOST=0.0.0.0, the file's default too), and its query
+  // API is the published 16686.
+  const jaegerConfig = parse(readFileSync(path.join(repoRoot, 'deploy/compose/jaeger.yaml'), 'utf8')) as {
+    receivers: { otlp: { protocols: Record<'grpc' | 'http', { endpoint: string }> } };
+    extensions: { jaeger_query: { http: { endpoint: string } } };
+  };
+  const withDefaults = (endpoint: string): string => endpoint.replace(/\$\{env:[A-Z_]+:-([^}]*)\}/g, '$1');
+  expect(withDefaults(jaegerConfig.receivers.otlp.protocols.http.endpoint)).toBe('0.0.0.0:4318');
+  expect(withDefaults(jaegerConfig.receivers.otlp.protocols.grpc.endpoint)).toBe('0.0.0.0:4317');
+  expect(withDefaults(jaegerConfig.extensions.jaeger_query.http.endpoint)).toBe('0.0.0.0:16686');
+  expect(compose.services.jaeger.ports).toEqual(['127.0.0.1:16686:16686']);
   for (const name of SERVICES) expect(envOf(name).OTEL_EXPORTER_OTLP_ENDPOINT).toBe('http://jaeger:4318');
   expect(compose.services.gateway.ports).toEqual(['8080:8080']);
 });
