@@ -72,9 +72,13 @@ phase "set-up: tools, servers, image" bash scripts/test-setup.sh
 phase "build" npm run build --silent
 phase "lint" npm run lint --silent
 phase "dependency and SDK checks" bash -c 'npm run deps:check --silent && npm run sdk:check --silent'
-phase "alert rules (promtool)" bash -c 'promtool check rules charts/vision/files/prometheus-rules.yaml &&
-  promtool test rules charts/vision/files/prometheus-rules.test.yaml &&
-  promtool check config --syntax-only deploy/compose/prometheus.yml'
+# promtool of the Prometheus that compose ships (scripts/stack/install.sh prometheus; the set-up builds it in the
+# background, and this waits for that build).
+phase "alert rules (promtool)" bash -c 'bash scripts/stack/install.sh prometheus &&
+  promtool="${VISION_STACK_DIR:-$HOME/.cache/vision-stack}/bin/promtool" &&
+  "$promtool" check rules charts/vision/files/prometheus-rules.yaml &&
+  "$promtool" test rules charts/vision/files/prometheus-rules.test.yaml &&
+  "$promtool" check config --syntax-only deploy/compose/prometheus.yml'
 # The chart-on-kwok test runs in a phase of its own below, after the Kubernetes binaries it needs: the set-up
 # compiles them in the background (minutes on a new machine, the longest part of a cold set-up).
 phase "jest, standalone" env VISION_KUBE_TEST_APART=1 npx jest

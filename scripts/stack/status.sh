@@ -3,7 +3,7 @@
 source "$(dirname "$0")/common.sh"
 rc=0
 for c in $(components_from_args "$@"); do
-  if [ "$c" = postgres ] && [ -f "$(pg_dir)/data/postmaster.pid" ] && kill -0 "$(head -1 "$(pg_dir)/data/postmaster.pid")" 2>/dev/null; then
+  if [ "$c" = postgres ] && [ -f "$(pg_data_dir)/postmaster.pid" ] && kill -0 "$(head -1 "$(pg_data_dir)/postmaster.pid")" 2>/dev/null; then
     echo "$c running"
   elif pid_alive "$c"; then echo "$c running"; else echo "$c stopped"; rc=1; fi
 done
