@@ -1,11 +1,13 @@
 import { execFile, execFileSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { MEDIA, startStack, type TestStack } from '../../../test/helpers/stack';
+import { startLocalRegistry, type LocalRegistry } from './support/local-registry';
 
 const ROOT = path.resolve(__dirname, '../../..');
+const SDK = path.join(ROOT, 'packages/sdk');
 const KEY = 'sdk-pack-key-0123456789';
 const TSC = require.resolve('typescript/bin/tsc', { paths: [ROOT] });
 
@@ -48,9 +50,15 @@ console.log(JSON.stringify({ videoLimit: (await client.quota()).video_tasks.limi
 
 describe('the SDK as a user installs it (npm pack, npm install of the tarball)', () => {
   let stack: TestStack;
+  let registry: LocalRegistry | undefined;
   let dir: string;
-  // npm and node run with a clean environment: no npm_config_* of a surrounding npm script.
-  const env = () => ({ PATH: process.env.PATH, HOME: process.env.HOME ?? os.homedir() });
+  // npm and node run with a clean environment: no npm_config_* of a surrounding npm script, and no user npmrc
+  // (npm reads an empty one in the work folder), so the caller's registry, proxy and cache settings play no part.
+  const env = () => ({
+    PATH: process.env.PATH,
+    HOME: process.env.HOME ?? os.homedir(),
+    npm_config_userconfig: path.join(dir, 'user.npmrc'),
+  });
   // Asynchronous: the stack answering the consumer runs in this process.
   const run = async (cmd: string, args: string[], extra: Record<string, string> = {}) =>
     (
@@ -64,21 +72,25 @@ describe('the SDK as a user installs it (npm pack, npm install of the tarball)',
 
   beforeAll(async () => {
     dir = mkdtempSync(path.join(os.tmpdir(), 'vision-sdk-consumer-'));
+    writeFileSync(path.join(dir, 'user.npmrc'), '');
+    mkdirSync(path.join(dir, 'registry'));
+    registry = await startLocalRegistry(SDK, ROOT, path.join(dir, 'registry'), env());
     stack = await startStack({ keys: `${KEY}:sdk-pack` });
   }, 180_000);
   afterAll(async () => {
     await stack?.close();
+    await registry?.close();
     if (dir) rmSync(dir, { recursive: true, force: true });
   });
 
   it('packs only the built code and README, installs into a fresh project, type-checks and runs there', async () => {
     // Build the SDK as published (a no-op when npm run build is fresh).
-    execFileSync(process.execPath, [TSC, '-b', path.join(ROOT, 'packages/sdk')], {
+    execFileSync(process.execPath, [TSC, '-b', SDK], {
       cwd: ROOT,
       encoding: 'utf8',
     });
     const packed = JSON.parse(
-      execFileSync('npm', ['pack', path.join(ROOT, 'packages/sdk'), '--json', '--pack-destination', dir], {
+      execFileSync('npm', ['pack', SDK, '--json', '--pack-destination', dir], {
         cwd: dir,
         env: env(),
         encoding: 'utf8',
@@ -95,11 +107,14 @@ describe('the SDK as a user installs it (npm pack, npm install of the tarball)',
       path.join(dir, 'package.json'),
       JSON.stringify({ name: 'sdk-consumer', version: '1.0.0', private: true }),
     );
-    // Its runtime dependency comes from npm's cache (filled by npm ci) or the registry.
+    // Its runtime dependencies come from the loopback registry, which serves only what the SDK declares, into a
+    // cache of its own: no network, nothing of the caller's npm cache, and a failure fails at once (no retries).
     await run('npm', [
       'install',
       `./${packed[0].filename}`,
-      '--prefer-offline',
+      `--registry=${registry?.url}`,
+      `--cache=${path.join(dir, 'npm-cache')}`,
+      '--fetch-retries=0',
       '--no-audit',
       '--no-fund',
       '--ignore-scripts',
