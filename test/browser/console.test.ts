@@ -21,6 +21,10 @@ import {
   screenshots,
   watchErrors,
 } from './support';
+import { keepClearOfQuotaDayTurn } from '../helpers/quota-day';
+
+// The cases compare a subject's quota before and after their work: not across the quota day's turn.
+keepClearOfQuotaDayTurn();
 
 const KEY = 'browser-console-key-0123456789';
 const IMAGE = path.join(MEDIA, 'images', 'street_bus_pedestrians_coco2006.jpg');

@@ -13,6 +13,10 @@ import {
   startFaultStack,
   waitFor,
 } from './support';
+import { keepClearOfQuotaDayTurn } from '../helpers/quota-day';
+
+// The cases compare a subject's quota before and after their work: not across the quota day's turn.
+keepClearOfQuotaDayTurn();
 
 const CLIP = clip('vehicles_parkinglot_topdown_intel.mp4'); // 30 s
 const SERVICES: ServiceName[] = ['gateway', 'tasks', 'quota', 'results', 'images', 'inference'];

@@ -13,6 +13,10 @@ import {
   waitAllTerminal,
   waitFor,
 } from './support';
+import { keepClearOfQuotaDayTurn } from '../helpers/quota-day';
+
+// The cases compare a subject's quota before and after their work: not across the quota day's turn.
+keepClearOfQuotaDayTurn();
 
 /**
  * How many of the task's stored frames have a seq of at least `from` (the seq is the frame id's last part). It

@@ -11,6 +11,10 @@ import {
   startFaultStack,
   waitFor,
 } from './support';
+import { keepClearOfQuotaDayTurn } from '../helpers/quota-day';
+
+// The cases compare a subject's quota before and after their work: not across the quota day's turn.
+keepClearOfQuotaDayTurn();
 
 /** A create request of the test, carrying its own trace context (so its trace can be fetched from Jaeger). */
 function createTraced(stack: DistributedStack, streamUrl: string, traceparent: string, idem = randomUUID()) {

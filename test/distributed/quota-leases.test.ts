@@ -10,6 +10,10 @@ import path from 'node:path';
 import type { DistributedStack } from '../helpers/distributed';
 import { MEDIA, settledQuota } from '../helpers/stack';
 import { describeDistributed, KEY, startFaultStack, waitFor } from './support';
+import { keepClearOfQuotaDayTurn } from '../helpers/quota-day';
+
+// The cases compare a subject's quota before and after their work: not across the quota day's turn.
+keepClearOfQuotaDayTurn();
 
 const SECOND = 'dist-leases-second-0123456789';
 const LIMIT = 12;

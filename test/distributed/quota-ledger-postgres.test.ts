@@ -20,6 +20,10 @@ import { createQuota, migrations, type QuotaParts } from '../../services/quota/s
 import { readStackEnv } from '../../scripts/distributed/launcher';
 import { describeDistributed } from './support';
 import { verifierOfAll } from '../helpers/identity';
+import { keepClearOfQuotaDayTurn } from '../helpers/quota-day';
+
+// The cases compare a subject's quota before and after their work: not across the quota day's turn.
+keepClearOfQuotaDayTurn();
 
 const LIMIT = 25;
 

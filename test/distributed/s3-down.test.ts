@@ -12,6 +12,10 @@ import {
   startFaultStack,
   waitFor,
 } from './support';
+import { keepClearOfQuotaDayTurn } from '../helpers/quota-day';
+
+// The cases compare a subject's quota before and after their work: not across the quota day's turn.
+keepClearOfQuotaDayTurn();
 
 const IMAGE = path.join(MEDIA, 'images', 'street_people_car_coco9891.jpg');
 

@@ -10,6 +10,10 @@ import {
   TERMINAL,
   waitFor,
 } from './support';
+import { keepClearOfQuotaDayTurn } from '../helpers/quota-day';
+
+// The cases compare a subject's quota before and after their work: not across the quota day's turn.
+keepClearOfQuotaDayTurn();
 
 describeDistributed('fault: the tasks process is SIGKILLed between charging and submitting', () => {
   let stack: DistributedStack;

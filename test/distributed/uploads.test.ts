@@ -4,6 +4,10 @@ import http from 'node:http';
 import type { DistributedStack } from '../helpers/distributed';
 import { storedObjects } from '../helpers/stored-objects';
 import { clip, describeDistributed, KEY, sleep, startFaultStack } from './support';
+import { keepClearOfQuotaDayTurn } from '../helpers/quota-day';
+
+// The cases compare a subject's quota before and after their work: not across the quota day's turn.
+keepClearOfQuotaDayTurn();
 
 /**
  * Uploads through the gateway to MinIO (SPEC 4.2): memory stays bounded however large the file, a slow

@@ -10,6 +10,10 @@ import path from 'node:path';
 import { standaloneOnly } from '../helpers/composition';
 import { MEDIA, settledQuota, startStack, type TestStack } from '../helpers/stack';
 import { scrape, total } from '../helpers/scrape';
+import { keepClearOfQuotaDayTurn } from '../helpers/quota-day';
+
+// The cases compare a subject's quota before and after their work: not across the quota day's turn.
+keepClearOfQuotaDayTurn();
 
 const KEY = 'deadline-key-0123456789abcdef';
 const IMAGE = readFileSync(path.join(MEDIA, 'images', 'street_people_car_coco9891.jpg'));

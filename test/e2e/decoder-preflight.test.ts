@@ -13,6 +13,10 @@ import { waitFor } from '../helpers/media-server';
 import { standaloneOnly } from '../helpers/composition';
 import { MEDIA, startStack, type TestStack } from '../helpers/stack';
 import { streamServer, streamUrls, type StreamServer } from '../helpers/stream-servers';
+import { keepClearOfQuotaDayTurn } from '../helpers/quota-day';
+
+// The cases compare a subject's quota before and after their work: not across the quota day's turn.
+keepClearOfQuotaDayTurn();
 
 const KEY = 'e2e-preflight-key-0123456789';
 const notReady = standaloneOnly('the launcher starts no deployment whose inference is not ready');

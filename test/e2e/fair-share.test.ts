@@ -13,7 +13,7 @@ import { REASON } from '@vision/shared';
 import type { DistributedStack } from '../helpers/distributed';
 import { startMediaServer, waitFor, type MediaServer } from '../helpers/media-server';
 import { MEDIA, startStack, type TestStack } from '../helpers/stack';
-import { clearOfQuotaDayTurn } from '../helpers/quota-day';
+import { keepClearOfQuotaDayTurn } from '../helpers/quota-day';
 
 const A = 'e2e-share-a-0123456789abcdef';
 const B = 'e2e-share-b-0123456789abcdef';
@@ -42,7 +42,7 @@ describe('fair share of the inference slots', () => {
     media = await startMediaServer({ 'ped.mov': CLIP });
   }, 180_000);
   // The cases compare quota before and after minutes of work: not across the quota day's turn.
-  beforeAll(() => clearOfQuotaDayTurn(5 * 60_000), 7 * 60_000);
+  keepClearOfQuotaDayTurn();
   afterAll(async () => {
     await media?.close();
     await stack?.close();

@@ -31,6 +31,10 @@ import {
   type ApiResponse,
   type TestStack,
 } from '../helpers/stack';
+import { keepClearOfQuotaDayTurn } from '../helpers/quota-day';
+
+// The cases compare a subject's quota before and after their work: not across the quota day's turn.
+keepClearOfQuotaDayTurn();
 
 const VIDEO = readFileSync(path.join(MEDIA, 'videos', 'pedestrians_vtest_opencv_10s.mov'));
 const IMAGE = readFileSync(path.join(MEDIA, 'images', 'sheep_coco5992.jpg'));

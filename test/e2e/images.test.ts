@@ -2,6 +2,10 @@ import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { MEDIA, settledQuota, startStack, type TestStack } from '../helpers/stack';
+import { keepClearOfQuotaDayTurn } from '../helpers/quota-day';
+
+// The cases compare a subject's quota before and after their work: not across the quota day's turn.
+keepClearOfQuotaDayTurn();
 
 const ACME = 'e2e-images-acme-0123456789';
 const OTHER = 'e2e-images-other-0123456789';

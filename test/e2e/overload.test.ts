@@ -3,6 +3,10 @@ import path from 'node:path';
 import type { DistributedStackOptions } from '../helpers/distributed';
 import { type Sample, matching, scrape, total } from '../helpers/scrape';
 import { MEDIA, settledQuota, startStack, type TestStack } from '../helpers/stack';
+import { keepClearOfQuotaDayTurn } from '../helpers/quota-day';
+
+// The cases compare a subject's quota before and after their work: not across the quota day's turn.
+keepClearOfQuotaDayTurn();
 
 interface Result {
   key: string;

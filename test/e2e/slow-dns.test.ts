@@ -9,6 +9,10 @@ import { randomUUID } from 'node:crypto';
 import dns2 from 'dns2';
 import { freePort, streamServer, type StreamServer } from '../helpers/stream-servers';
 import { startStack, type TestStack } from '../helpers/stack';
+import { keepClearOfQuotaDayTurn } from '../helpers/quota-day';
+
+// The cases compare a subject's quota before and after their work: not across the quota day's turn.
+keepClearOfQuotaDayTurn();
 
 const { Packet } = dns2;
 const KEY = 'e2e-slowdns-0123456789abcdef';

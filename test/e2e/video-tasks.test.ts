@@ -4,6 +4,10 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { MEDIA, startStack, type TestStack } from '../helpers/stack';
 import { startMediaServer, waitFor, type MediaServer } from '../helpers/media-server';
+import { keepClearOfQuotaDayTurn } from '../helpers/quota-day';
+
+// The cases compare a subject's quota before and after their work: not across the quota day's turn.
+keepClearOfQuotaDayTurn();
 
 const ACME = 'e2e-video-acme-0123456789';
 const OTHER = 'e2e-video-other-0123456789';

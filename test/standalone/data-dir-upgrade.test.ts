@@ -24,6 +24,10 @@ import { copySchema } from '../../packages/shared/src/adapters/pglite-upgrade';
 import { waitFor } from '../helpers/media-server';
 import { MEDIA, settledQuota, startStandaloneStack, type TestStack } from '../helpers/stack';
 import { detectImage, uploadVideoTask } from '../helpers/uploads';
+import { keepClearOfQuotaDayTurn } from '../helpers/quota-day';
+
+// The cases compare a subject's quota before and after their work: not across the quota day's turn.
+keepClearOfQuotaDayTurn();
 
 /** Every service's schema and its own migrations, as each service opens its database with them. */
 const SCHEMAS: Record<string, Migration[]> = {

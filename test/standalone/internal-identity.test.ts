@@ -19,6 +19,10 @@ import {
 } from '@vision/shared';
 import { start as startInference } from '@vision/inference';
 import { MEDIA, settledQuota, startStandaloneStack, type TestStack } from '../helpers/stack';
+import { keepClearOfQuotaDayTurn } from '../helpers/quota-day';
+
+// The cases compare a subject's quota before and after their work: not across the quota day's turn.
+keepClearOfQuotaDayTurn();
 
 const KEY = 'identity-acme-0123456789abcdef';
 

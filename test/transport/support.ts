@@ -1,6 +1,7 @@
 import net from 'node:net';
 import { settledQuota, startStack, type TestStack } from '../helpers/stack';
 import { fatalErrors } from './processes';
+import { keepClearOfQuotaDayTurn } from '../helpers/quota-day';
 
 /** What came back on a raw connection: the first response, parsed, and how the connection ended. */
 export interface RawAnswer {
@@ -194,11 +195,12 @@ export async function eventually<T>(
 /**
  * The stack of one transport test file, with one key: started before its cases; after them, the file
  * checks that the service still serves, that the key's quota did not move and that nothing reached
- * the crash handler, then closes it.
+ * the crash handler, then closes it (both reads in one quota day).
  */
 export function transportStack(key: string, subject: string, env?: Record<string, string>): () => TestStack {
   let stack: TestStack | undefined;
   let quotaBefore: unknown;
+  keepClearOfQuotaDayTurn();
   beforeAll(async () => {
     stack = await startStack({ keys: `${key}:${subject}`, env });
     quotaBefore = await quotaOf(stack, key);

@@ -7,6 +7,10 @@ import { streamServer, streamUrls } from '../helpers/stream-servers';
 import { storedObjects } from '../helpers/stored-objects';
 import { fatalErrors, openConnections, openTemporaryFiles, servicePort } from './processes';
 import { eventually, head, imageForm, quotaOf, rawClient, serving, sleep, type RawClient } from './support';
+import { keepClearOfQuotaDayTurn } from '../helpers/quota-day';
+
+// The cases compare a subject's quota before and after their work: not across the quota day's turn.
+keepClearOfQuotaDayTurn();
 
 const KEY = 'transport-vanish-0123456789';
 const MiB = 1024 * 1024;

@@ -8,6 +8,10 @@ import { MEDIA, settledQuota, startStack, type TestStack } from '../../../test/h
 import { startMediaServer, type MediaServer } from '../../../test/helpers/media-server';
 import { colorFor } from '../src/draw';
 import { BIN, runVision } from './support/vision-process';
+import { keepClearOfQuotaDayTurn } from '../../../test/helpers/quota-day';
+
+// The cases compare a subject's quota before and after their work: not across the quota day's turn.
+keepClearOfQuotaDayTurn();
 
 const KEY = 'cli-main-key-0123456789';
 const LOW = 'cli-low-key-0123456789';

@@ -14,6 +14,10 @@ import {
   type UploadProgress,
 } from '../src';
 import { startCutProxy, type CutProxy } from './support/cut-proxy';
+import { keepClearOfQuotaDayTurn } from '../../../test/helpers/quota-day';
+
+// The cases compare a subject's quota before and after their work: not across the quota day's turn.
+keepClearOfQuotaDayTurn();
 
 const MAIN = 'sdk-main-key-0123456789';
 const RETRY = 'sdk-retry-key-0123456789';

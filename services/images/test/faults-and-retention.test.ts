@@ -11,6 +11,10 @@ import {
   startStack,
   type Stack,
 } from './harness';
+import { keepClearOfQuotaDayTurn } from '../../../test/helpers/quota-day';
+
+// The cases compare a subject's quota before and after their work: not across the quota day's turn.
+keepClearOfQuotaDayTurn();
 
 jest.setTimeout(60_000);
 

@@ -5,6 +5,10 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import http from 'node:http';
 import request from 'supertest';
 import { IDENTITY_HEADER, identityHeader, imagesQuotaOf, media, startStack, type Stack } from './harness';
+import { keepClearOfQuotaDayTurn } from '../../../test/helpers/quota-day';
+
+// The cases compare a subject's quota before and after their work: not across the quota day's turn.
+keepClearOfQuotaDayTurn();
 
 jest.setTimeout(120_000);
 

@@ -2,6 +2,10 @@ import { REASON } from '@vision/shared';
 import { randomUUID } from 'node:crypto';
 import request from 'supertest';
 import { IDENTITY_HEADER, identityHeader, imagesQuotaOf, media, startStack, type Stack } from './harness';
+import { keepClearOfQuotaDayTurn } from '../../../test/helpers/quota-day';
+
+// The cases compare a subject's quota before and after their work: not across the quota day's turn.
+keepClearOfQuotaDayTurn();
 
 jest.setTimeout(60_000);
 

@@ -10,6 +10,10 @@ import request from 'supertest';
 import { FakeClock } from '@vision/shared';
 import { withUngrantedImagesFailed } from '../src/domain/results';
 import { IDENTITY_HEADER, identityHeader, imagesQuotaOf, media, startStack, type Stack } from './harness';
+import { keepClearOfQuotaDayTurn } from '../../../test/helpers/quota-day';
+
+// The cases compare a subject's quota before and after their work: not across the quota day's turn.
+keepClearOfQuotaDayTurn();
 
 jest.setTimeout(60_000);
 
