@@ -5,7 +5,10 @@
 # (scripts/stack/install.sh resolves its jars beside the default 3.9 ones; its KRaft data directory is its own).
 #   KAFKA_CURRENT_VERSION  the broker version to run against (default 4.1.0)
 # Arguments replace the default test files. A broker of another version on the stack's ports is stopped for the
-# run and started again afterwards. Exits non-zero when a test fails or the broker is not the version asked for.
+# run and started again afterwards, under the guard of the stack's servers (scripts/stack/guard.sh), taken before
+# anything is stopped: beside another run this one exits 75 (or waits, VISION_STACK_WAIT_S) and leaves its broker
+# alone; scripts/test-distributed.sh, run inside, shares the guard. Exits non-zero when a test fails or the broker
+# is not the version asked for.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -19,12 +22,25 @@ if [ "$#" -eq 0 ]; then
     test/distributed/inference-timeout.test.ts
 fi
 
+# shellcheck source=stack/guard.sh
+source scripts/stack/guard.sh
+
 run_dir="${VISION_STACK_DIR:-${HOME:-/tmp}/.cache/vision-stack}/run"
 kafka_pid() { [ -f "$run_dir/kafka.pid" ] && kill -0 "$(cat "$run_dir/kafka.pid")" 2>/dev/null && cat "$run_dir/kafka.pid"; }
 
 # A broker of another version is put back as it was when this script ends (scripts started before the version file
 # existed ran the default version).
 previous=""
+restore() {
+  local rc=$?
+  if [ -n "$previous" ]; then
+    scripts/stack/stop.sh kafka || rc=1
+    KAFKA_VERSION="$previous" scripts/stack/start.sh kafka || rc=1
+  fi
+  session_release
+  exit "$rc"
+}
+trap restore EXIT
 if kafka_pid >/dev/null; then
   running="$(cat "$run_dir/kafka.version" 2>/dev/null || echo 3.9.1)"
   if [ "$running" != "$KAFKA_VERSION" ]; then
@@ -33,15 +49,6 @@ if kafka_pid >/dev/null; then
     scripts/stack/stop.sh kafka
   fi
 fi
-restore() {
-  local rc=$?
-  if [ -n "$previous" ]; then
-    scripts/stack/stop.sh kafka || rc=1
-    KAFKA_VERSION="$previous" scripts/stack/start.sh kafka || rc=1
-  fi
-  exit "$rc"
-}
-trap restore EXIT
 
 # The broker must be the version asked for while jest runs: start it here (test-distributed.sh then finds it
 # running and leaves it) and check the jars its process runs.
