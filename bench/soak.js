@@ -15,8 +15,8 @@
  * missed).
  *
  * Run (it takes the shared servers for its whole length; ~10 min + 2 min set-up and drain):
- *   flock /tmp/vision-stack.lock bash scripts/soak.sh                 # the 10-minute soak
- *   flock /tmp/vision-stack.lock bash scripts/soak.sh --minutes 2     # the short variant
+ *   bash scripts/soak.sh                 # the 10-minute soak
+ *   bash scripts/soak.sh --minutes 2     # the short variant
  * Options: --minutes (10), --kafka-down-s (10), --rss-limit (1.3), --sample-fps (2).
  */
 const { readFileSync, readdirSync } = require('node:fs');

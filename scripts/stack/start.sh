@@ -5,8 +5,8 @@
 #   --started-file FILE   append the name of each component this call actually started (for callers that stop only those)
 source "$(dirname "$0")/common.sh"
 
-# The servers started below must not inherit the caller's descriptors: under `flock /tmp/vision-stack.lock ...`
-# a server holding the lock's descriptor would keep the lock for as long as it runs.
+# The servers started below must not inherit the caller's descriptors: a server holding a descriptor of its
+# caller's (a lock, a pipe a test waits to see closed) would keep it for as long as it runs.
 for fd in $(ls /proc/$$/fd); do
   if [ "$fd" -gt 2 ] 2>/dev/null && [ "$fd" -ne 255 ]; then eval "exec $fd>&-" 2>/dev/null || true; fi
 done
