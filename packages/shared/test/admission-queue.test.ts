@@ -39,6 +39,21 @@ describe('AdmissionQueue', () => {
     expect(await Promise.all([first, second])).toEqual(['ok', 'ok']);
   });
 
+  it('with the answer bound, admits to wait only a call expected to be answered within it', async () => {
+    const q = new AdmissionQueue({
+      queue: 'test_calls',
+      what: 'test calls',
+      maxInFlight: 1,
+      maxWaitMs: 150,
+      bound: 'answer',
+    });
+    expect(await call(q, 'a', 100)).toBe('ok'); // measures a call: about 100 ms
+    const first = call(q, 'a', 100);
+    // It would wait about 100 ms (within the 150 ms a wait bound allows), then take about 100 ms: refused.
+    expect(await call(q, 'a', 100)).toBe(`${REASON.overloaded} 1`);
+    expect(await first).toBe('ok');
+  });
+
   it('refuses a call whose deadline passed, and drops a waiting one when its deadline comes', async () => {
     const q = queue(1, 5000);
     expect(await call(q, 'a', 0, Date.now() - 1)).toBe(`${REASON.deadline_exceeded} 1`);

@@ -24,6 +24,11 @@ export interface AdmissionOptions {
   limit?: AdmissionLimit;
   /** The longest a call may wait for its turn (ms): one expected to wait longer is refused at once. */
   maxWaitMs: number;
+  /**
+   * What the bound limits: `wait` (default), the wait for a turn; `answer`, the wait and the call's mean
+   * time together, so that an admitted call is expected to be answered within the bound (the door's).
+   */
+  bound?: 'wait' | 'answer';
   /** The queue's name in the metrics (`image_calls`, `detections`, `task_creations`). */
   queue: string;
   /** What its calls are, for messages ("the image call"). */
@@ -152,7 +157,8 @@ export class AdmissionQueue {
       metrics.admissionShed.inc({ queue, reason: 'deadline' });
       return Promise.reject(deadlineExceeded(this.what));
     }
-    const bound = Math.min(this.maxWaitMs, (opts.deadline ?? Infinity) - now);
+    const service = this.opts.bound === 'answer' ? this.meanServiceMs : 0;
+    const bound = Math.min(this.maxWaitMs, (opts.deadline ?? Infinity) - now) - service;
     const decision = admit(this.view(), subject, bound);
     if (decision.kind === 'start') return Promise.resolve(this.begin(subject, now, now));
     if (decision.kind === 'refuse') {

@@ -63,6 +63,7 @@ export class Door {
           maxInFlight: capacity.limit,
           maxWaitMs: capacity.maxWaitMs,
           limit: this.mode === 'gradient' ? 'gradient' : 'fixed',
+          bound: 'answer',
           now: this.now,
         }),
     );
