@@ -3,7 +3,6 @@
  * `go install` the first time, which takes minutes): lint, render with the default and the
  * production-like values, then assertions over the rendered manifests.
  */
-import { execFileSync, spawnSync } from 'node:child_process';
 import { createPrivateKey } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -11,6 +10,8 @@ import { BlockList, isIPv4 } from 'node:net';
 import path from 'node:path';
 import { parseAllDocuments } from 'yaml';
 import {
+  BUS_GRANTS,
+  BUS_SERVICES,
   IDENTITY_ISSUERS,
   JOB_GRANT_READERS,
   IDENTITY_ROUTES,
@@ -27,72 +28,29 @@ import {
   requiredVariables,
   validateEnv,
 } from './deploy-support';
+import {
+  chartDir,
+  componentOf,
+  DEV_CREDENTIALS,
+  ensureHelm,
+  KAFKA_ADMIN,
+  KAFKA_ADMIN_SECRET,
+  type Container,
+  type SecretVolume,
+  type Manifest,
+  type Obj,
+  ofKind,
+  podOf,
+  type PodSpec,
+  render,
+  runHelm,
+  secretFilesOf,
+  TEST_CLUSTER,
+} from './chart-render';
 
 jest.setTimeout(20 * 60 * 1000);
 
-const chartDir = path.join(repoRoot, 'charts/vision');
 const productionValues = path.join(chartDir, 'ci/production-values.yaml');
-
-type Obj = Record<string, unknown>;
-interface Manifest {
-  apiVersion: string;
-  kind: string;
-  metadata: { name: string; labels?: Record<string, string>; annotations?: Record<string, string> };
-  spec?: Obj;
-  data?: Record<string, string>;
-}
-
-let helm = '';
-
-function runHelm(args: string[]) {
-  return spawnSync(helm, args, { cwd: repoRoot, encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
-}
-
-/** The chart's development credentials are refused unless allowed (tested on their own below). */
-const DEV_CREDENTIALS = ['--set', 'allowDefaultCredentials=true'];
-
-/** `helm template` for a test cluster: the defaults' development credentials allowed. */
-function render(...args: string[]): Manifest[] {
-  const r = runHelm(['template', 'vis', chartDir, '--namespace', 'vision', ...DEV_CREDENTIALS, ...args]);
-  if (r.status !== 0) throw new Error(`helm template failed: ${r.stderr}`);
-  return parseAllDocuments(r.stdout)
-    .map((d) => d.toJS() as Manifest | null)
-    .filter((m): m is Manifest => m !== null);
-}
-
-const ofKind = (ms: Manifest[], kind: string) => ms.filter((m) => m.kind === kind);
-const componentOf = (m: { metadata: { labels?: Record<string, string> } }) =>
-  m.metadata.labels?.['app.kubernetes.io/component'];
-
-interface Container {
-  name: string;
-  command?: string[];
-  ports?: { name: string; containerPort: number }[];
-  env?: {
-    name: string;
-    value?: string;
-    valueFrom?: { secretKeyRef?: { name: string; key: string; optional?: boolean } };
-  }[];
-  envFrom?: { configMapRef?: { name: string }; secretRef?: { name: string } }[];
-  livenessProbe?: { httpGet?: { path: string; port: string | number } };
-  readinessProbe?: { httpGet?: { path: string; port: string | number } };
-  resources?: { requests?: Obj; limits?: Obj };
-  securityContext?: {
-    runAsNonRoot?: boolean;
-    readOnlyRootFilesystem?: boolean;
-    allowPrivilegeEscalation?: boolean;
-    capabilities?: { drop?: string[] };
-  };
-  volumeMounts?: { name: string; mountPath: string; readOnly?: boolean }[];
-}
-interface PodSpec {
-  securityContext?: { runAsNonRoot?: boolean };
-  containers: Container[];
-  initContainers?: Container[];
-  volumes?: ({ name: string } & Obj)[];
-}
-const podOf = (m: Manifest) =>
-  (m.spec as { template: { metadata: { labels: Record<string, string> }; spec: PodSpec } }).template;
 
 const matches = (selector: Record<string, string> | undefined, labels: Record<string, string>) =>
   Object.entries(selector ?? {}).every(([k, v]) => labels[k] === v);
@@ -134,41 +92,6 @@ function checkDeployments(ms: Manifest[]) {
     expect(main.ports?.map((p) => p.name)).toContain('http');
     serviceOf(main);
   }
-}
-
-/** A Secret volume: its Secret and the files (item paths) it projects from the Secret's keys. */
-interface SecretVolume {
-  name: string;
-  secret?: { secretName: string; items?: { key: string; path: string }[] };
-}
-
-/**
- * The Secret files a container's `<KEY>_FILE` variables name: variable, Secret, key, and the rendered
- * Secret's data for it (undefined for a Secret the chart does not render).
- */
-function secretFilesOf(ms: Manifest[], pod: PodSpec, c: Container) {
-  return (c.env ?? [])
-    .filter((e) => e.name.endsWith('_FILE') && e.value?.startsWith('/var/run/'))
-    .map((e) => {
-      const file = e.value as string;
-      const mount = c.volumeMounts?.find((m) => path.dirname(file) === m.mountPath);
-      const volume = pod.volumes?.find((v) => v.name === mount?.name) as SecretVolume | undefined;
-      const item = volume?.secret?.items?.find((i) => i.path === path.basename(file));
-      if (!mount || !volume?.secret || !item)
-        throw new Error(`${c.name}: ${e.name}=${file} is no mounted Secret file`);
-      expect({ variable: e.name, readOnly: mount.readOnly }).toEqual({ variable: e.name, readOnly: true });
-      const secret = ofKind(ms, 'Secret').find((m) => m.metadata.name === volume.secret?.secretName);
-      const raw = secret?.data?.[item.key];
-      if (secret && raw === undefined)
-        throw new Error(`${c.name}: Secret ${secret.metadata.name} has no key ${item.key}`);
-      return {
-        variable: e.name,
-        setting: e.name.slice(0, -'_FILE'.length),
-        secretName: volume.secret.secretName,
-        key: item.key,
-        value: raw === undefined ? undefined : Buffer.from(raw, 'base64').toString('utf8'),
-      };
-    });
 }
 
 /**
@@ -230,6 +153,8 @@ const SECRET_KEYS = [
   'RESULTS_CURSOR_SECRET',
   'RESULTS_WEBHOOK_SECRET_KEY',
   'TASKS_STREAM_URL_KEY',
+  'KAFKA_SASL_PASSWORD',
+  ...BUS_SERVICES.map((s) => `KAFKA_${s.toUpperCase()}_PASSWORD`),
 ];
 
 /** No Secret key reaches a container as an environment value (env, secretKeyRef or envFrom). */
@@ -618,16 +543,12 @@ const defaultController = {
 };
 
 beforeAll(() => {
-  helm = execFileSync(path.join(repoRoot, 'scripts/ensure-helm.sh'), {
-    encoding: 'utf8',
-    stdio: ['ignore', 'pipe', 'inherit'],
-    timeout: 18 * 60 * 1000,
-  }).trim();
+  ensureHelm();
 });
 
 describe('helm lint --strict', () => {
   test.each([
-    ['default values', DEV_CREDENTIALS],
+    ['default values', TEST_CLUSTER],
     ['production-like values', ['-f', productionValues]],
   ])('%s', (_name, extra) => {
     const r = runHelm(['lint', '--strict', chartDir, ...(extra as string[])]);
@@ -751,7 +672,8 @@ describe('rendered with the default values', () => {
     expect(Number(hookSecret?.metadata.annotations?.['helm.sh/hook-weight'])).toBeLessThan(
       Number(job.metadata.annotations?.['helm.sh/hook-weight']),
     );
-    expect(pod.initContainers?.[0].command?.join(' ')).toContain('ensureTopics');
+    // Before it, the bus container provisions the topics and the Kafka principals (tested below).
+    expect(pod.initContainers?.map((c) => c.name)).toEqual(['bus']);
   });
   test('no PrometheusRule or dashboard unless enabled; the metrics port exists anyway', () => {
     expect(ofKind(ms, 'PrometheusRule')).toEqual([]);
@@ -763,13 +685,19 @@ describe('rendered with the default values', () => {
     checkNoSecretEnv(ms);
     expect(secretKeysByComponent(ms)).toEqual({
       gateway: ['GATEWAY_DATABASE_URL', 'REDIS_URL'],
-      tasks: ['S3_ACCESS_KEY', 'S3_SECRET_KEY', 'TASKS_ADMIN_TOKEN', 'TASKS_DATABASE_URL'],
-      quota: ['QUOTA_DATABASE_URL'],
-      results: ['RESULTS_DATABASE_URL'],
-      images: ['IMAGES_DATABASE_URL', 'S3_ACCESS_KEY', 'S3_SECRET_KEY'],
+      tasks: [
+        'KAFKA_TASKS_PASSWORD',
+        'S3_ACCESS_KEY',
+        'S3_SECRET_KEY',
+        'TASKS_ADMIN_TOKEN',
+        'TASKS_DATABASE_URL',
+      ],
+      quota: ['KAFKA_QUOTA_PASSWORD', 'QUOTA_DATABASE_URL'],
+      results: ['KAFKA_RESULTS_PASSWORD', 'RESULTS_DATABASE_URL'],
+      images: ['IMAGES_DATABASE_URL', 'KAFKA_IMAGES_PASSWORD', 'S3_ACCESS_KEY', 'S3_SECRET_KEY'],
       // Video jobs on uploads stat the object and hand ffmpeg a presigned URL.
-      inference: ['S3_ACCESS_KEY', 'S3_SECRET_KEY'],
-      'inference-detect': ['S3_ACCESS_KEY', 'S3_SECRET_KEY'],
+      inference: ['KAFKA_INFERENCE_PASSWORD', 'S3_ACCESS_KEY', 'S3_SECRET_KEY'],
+      'inference-detect': ['KAFKA_INFERENCE_PASSWORD', 'S3_ACCESS_KEY', 'S3_SECRET_KEY'],
     });
   });
   test("each service pod gets its own database login as DATABASE_URL, and no pod the owner's", () => {
@@ -931,8 +859,8 @@ describe('rendered with the production-like values', () => {
     }
     expect(secretKeysByComponent(ms)).toMatchObject({
       gateway: ['GATEWAY_DATABASE_URL', 'REDIS_URL'],
-      tasks: ['S3_ACCESS_KEY', 'S3_SECRET_KEY', 'TASKS_DATABASE_URL'],
-      results: ['RESULTS_DATABASE_URL'],
+      tasks: ['KAFKA_TASKS_PASSWORD', 'S3_ACCESS_KEY', 'S3_SECRET_KEY', 'TASKS_DATABASE_URL'],
+      results: ['KAFKA_RESULTS_PASSWORD', 'RESULTS_DATABASE_URL'],
     });
   });
   test('the optional keys listed as held by the existing Secret are mounted, to the pods that read them', () => {
@@ -945,12 +873,18 @@ describe('rendered with the production-like values', () => {
     checkNoSecretEnv(withKeys);
     expect(secretKeysByComponent(withKeys)).toEqual({
       gateway: ['GATEWAY_DATABASE_URL', 'REDIS_URL', 'VISION_API_KEYS'],
-      tasks: ['S3_ACCESS_KEY', 'S3_SECRET_KEY', 'TASKS_ADMIN_TOKEN', 'TASKS_DATABASE_URL'],
-      quota: ['QUOTA_DATABASE_URL'],
-      results: ['RESULTS_DATABASE_URL', 'RESULTS_WEBHOOK_SECRET_KEY'],
-      images: ['IMAGES_DATABASE_URL', 'S3_ACCESS_KEY', 'S3_SECRET_KEY'],
-      inference: ['S3_ACCESS_KEY', 'S3_SECRET_KEY'],
-      'inference-detect': ['S3_ACCESS_KEY', 'S3_SECRET_KEY'],
+      tasks: [
+        'KAFKA_TASKS_PASSWORD',
+        'S3_ACCESS_KEY',
+        'S3_SECRET_KEY',
+        'TASKS_ADMIN_TOKEN',
+        'TASKS_DATABASE_URL',
+      ],
+      quota: ['KAFKA_QUOTA_PASSWORD', 'QUOTA_DATABASE_URL'],
+      results: ['KAFKA_RESULTS_PASSWORD', 'RESULTS_DATABASE_URL', 'RESULTS_WEBHOOK_SECRET_KEY'],
+      images: ['IMAGES_DATABASE_URL', 'KAFKA_IMAGES_PASSWORD', 'S3_ACCESS_KEY', 'S3_SECRET_KEY'],
+      inference: ['KAFKA_INFERENCE_PASSWORD', 'S3_ACCESS_KEY', 'S3_SECRET_KEY'],
+      'inference-detect': ['KAFKA_INFERENCE_PASSWORD', 'S3_ACCESS_KEY', 'S3_SECRET_KEY'],
     });
   });
   test('Service selectors match exactly their Deployment pods', () => checkServices(ms));
@@ -1126,7 +1060,12 @@ test("the chart Secret's optional keys are mounted when given, to the pods that 
   checkEnvironment(ms, false);
   expect(secretKeysByComponent(ms)).toMatchObject({
     gateway: ['GATEWAY_DATABASE_URL', 'REDIS_URL', 'VISION_API_KEYS'],
-    results: ['RESULTS_CURSOR_SECRET', 'RESULTS_DATABASE_URL', 'RESULTS_WEBHOOK_SECRET_KEY'],
+    results: [
+      'KAFKA_RESULTS_PASSWORD',
+      'RESULTS_CURSOR_SECRET',
+      'RESULTS_DATABASE_URL',
+      'RESULTS_WEBHOOK_SECRET_KEY',
+    ],
   });
   expect(secretKeysByComponent(ms).tasks).toContain('TASKS_STREAM_URL_KEY');
 });
@@ -1140,7 +1079,7 @@ test('without the detect pool, images calls the job-running inference pod and ma
 
 describe('stream egress (networkPolicy.streamEgress)', () => {
   const template = (...args: string[]) =>
-    runHelm(['template', 'vis', chartDir, '--namespace', 'vision', ...DEV_CREDENTIALS, ...args]);
+    runHelm(['template', 'vis', chartDir, '--namespace', 'vision', ...TEST_CLUSTER, ...args]);
   test('turned off explicitly, no pod has an egress policy', () => {
     const ms = render('--set', 'networkPolicy.streamEgress.enabled=false');
     expect(egressLimited(ms)).toEqual([]);
@@ -1314,7 +1253,7 @@ describe('values.schema.json rejects bad values', () => {
       ['--set', 'secrets.tasksAdminToken=0123456789abcdef'],
       ['--set', 'secrets.existingSecret=mine', '--set', 'external.postgres.url='],
     ])
-      expect(runHelm(['template', 'vis', chartDir, ...DEV_CREDENTIALS, ...args]).status).toBe(0);
+      expect(runHelm(['template', 'vis', chartDir, ...TEST_CLUSTER, ...args]).status).toBe(0);
   });
 });
 
@@ -1345,17 +1284,17 @@ describe('the default development credentials', () => {
     expect(template('--set', 'allowDefaultCredentials=false').status).not.toBe(0);
   });
   test('render when allowed explicitly, replaced by real ones, or not used (an existing Secret)', () => {
-    const allowed = template(...DEV_CREDENTIALS);
+    const allowed = template(...TEST_CLUSTER);
     expect({ status: allowed.status, stderr: allowed.stderr }).toEqual({ status: 0, stderr: '' });
-    expect(template(...REAL).status).toBe(0);
-    expect(template('--set', 'secrets.existingSecret=mine').status).toBe(0);
+    expect(template(...REAL, ...KAFKA_ADMIN).status).toBe(0);
+    expect(template('--set', 'secrets.existingSecret=mine', ...KAFKA_ADMIN).status).toBe(0);
     expect(template('-f', productionValues).status).toBe(0);
   });
 });
 
 describe('database logins', () => {
   const template = (...args: string[]) =>
-    runHelm(['template', 'vis', chartDir, '--namespace', 'vision', ...DEV_CREDENTIALS, ...args]);
+    runHelm(['template', 'vis', chartDir, '--namespace', 'vision', ...TEST_CLUSTER, ...args]);
   test("a service URL with the owner's login, or another service's, stops the render", () => {
     const owner = template(
       '--set',
@@ -1404,5 +1343,159 @@ describe('database logins', () => {
     expect(pod.containers[0].env?.find((e) => e.name === 'DATABASE_SERVICE_ROLES')?.value).toContain(
       'tasks:acme_tasks',
     );
+  });
+});
+
+describe('bus principals (external.kafka.sasl)', () => {
+  const template = (...args: string[]) =>
+    runHelm(['template', 'vis', chartDir, '--namespace', 'vision', ...DEV_CREDENTIALS, ...args]);
+  const secretNamesOf = (pod: PodSpec) =>
+    (pod.volumes ?? []).flatMap((v) =>
+      (v as SecretVolume).secret ? [(v as SecretVolume).secret!.secretName] : [],
+    );
+  const passwordKey = (service: string) => `KAFKA_${service.toUpperCase()}_PASSWORD`;
+  const migrateJob = (ms: Manifest[]) =>
+    (ofKind(ms, 'Job')[0].spec as { template: { spec: PodSpec } }).template.spec;
+  /** Each component's Kafka user and the Secret key its password file comes from (undefined: none). */
+  const principalsOf = (ms: Manifest[]) =>
+    Object.fromEntries(
+      ofKind(ms, 'Deployment').map((d) => {
+        const pod = podOf(d).spec;
+        const [c] = pod.containers;
+        const user = c.env?.find((e) => e.name === 'KAFKA_SASL_USERNAME')?.value;
+        const files = secretFilesOf(ms, pod, c);
+        const kafkaKeys = files.filter((f) => /^KAFKA_/.test(f.key)).map((f) => `${f.setting} ${f.key}`);
+        return [
+          componentOf(d),
+          user === undefined && kafkaKeys.length === 0 ? undefined : { user, kafkaKeys },
+        ];
+      }),
+    );
+
+  test("the file of bus services is BUS_SERVICES as the code has it (the chart derives each pod's principal from it)", () => {
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    const file = require('../../scripts/bus-services-file.js') as {
+      render: (grants: typeof BUS_GRANTS) => string;
+      FILE: string;
+    };
+    // After a change of BUS_GRANTS: `npm run build && node scripts/bus-services-file.js`.
+    expect(readFileSync(file.FILE, 'utf8')).toBe(file.render(BUS_GRANTS));
+  });
+
+  test('each bus service pod signs in as its own principal with its own password file; the gateway holds none', () => {
+    const ms = render();
+    const expected = Object.fromEntries(
+      ofKind(ms, 'Deployment').map((d) => {
+        const program = serviceOf(podOf(d).spec.containers[0]);
+        return [
+          componentOf(d),
+          (BUS_SERVICES as readonly string[]).includes(program)
+            ? { user: `vision-${program}`, kafkaKeys: [`KAFKA_SASL_PASSWORD ${passwordKey(program)}`] }
+            : undefined,
+        ];
+      }),
+    );
+    expect(expected.gateway).toBeUndefined();
+    expect(principalsOf(ms)).toEqual(expected);
+    // The passwords the chart makes: one per service, each its own, long.
+    const secret = ofKind(ms, 'Secret').find((s) => s.metadata.name === 'vis-vision-secrets')!;
+    const passwords = BUS_SERVICES.map((s) => Buffer.from(secret.data![passwordKey(s)], 'base64').toString());
+    expect(new Set(passwords).size).toBe(BUS_SERVICES.length);
+    for (const p of passwords) expect(p.length).toBeGreaterThanOrEqual(32);
+    // No service pod mounts the brokers' super user.
+    for (const d of ofKind(ms, 'Deployment'))
+      expect({ d: d.metadata.name, secrets: secretNamesOf(podOf(d).spec) }).toEqual({
+        d: d.metadata.name,
+        secrets: expect.not.arrayContaining([KAFKA_ADMIN_SECRET]),
+      });
+  });
+
+  test("the migration Job provisions them with bus-principals.js as the brokers' super user, mounted by its bus container alone", () => {
+    const ms = render();
+    const pod = migrateJob(ms);
+    const [bus] = pod.initContainers ?? [];
+    expect(bus.command).toEqual(['node', 'scripts/bus-principals.js']);
+    const env = Object.fromEntries((bus.env ?? []).map((e) => [e.name, e.value]));
+    expect(env).toMatchObject({ KAFKA_BROKERS: 'kafka:9092', KAFKA_SASL_MECHANISM: 'scram-sha-512' });
+    const files = Object.fromEntries(secretFilesOf(ms, pod, bus).map((f) => [f.setting, f]));
+    // The super user: its Secret's username and password keys, no value of the chart.
+    expect(files.KAFKA_SASL_USERNAME).toMatchObject({ secretName: KAFKA_ADMIN_SECRET, key: 'username' });
+    expect(files.KAFKA_SASL_PASSWORD).toMatchObject({ secretName: KAFKA_ADMIN_SECRET, key: 'password' });
+    // Each service's user as its Deployment has it, and the same password as the release's Secret gives its pods.
+    const release = ofKind(ms, 'Secret').find((s) => s.metadata.name === 'vis-vision-secrets')!;
+    const principals = principalsOf(ms);
+    for (const s of BUS_SERVICES) {
+      const upper = s.toUpperCase();
+      expect(env[`KAFKA_${upper}_USERNAME`]).toBe(principals[s]?.user);
+      const file = files[`KAFKA_${upper}_PASSWORD`];
+      expect(file?.secretName).toBe('vis-vision-migrate');
+      expect(file?.value).toBe(Buffer.from(release.data![passwordKey(s)], 'base64').toString());
+    }
+    expect(Object.keys(files).sort()).toEqual(
+      ['KAFKA_SASL_PASSWORD', 'KAFKA_SASL_USERNAME', ...BUS_SERVICES.map(passwordKey)].sort(),
+    );
+    // The migrations container mounts neither the super user nor the services' passwords.
+    const migrate = pod.containers[0];
+    expect(secretFilesOf(ms, pod, migrate).map((f) => f.key)).toEqual(['DATABASE_URL']);
+    expect(migrate.volumeMounts?.map((m) => m.name).sort()).toEqual(['secrets', 'tmp']);
+  });
+
+  test('the existing Secret holds the passwords: each pod mounts its own key, the Job all of them', () => {
+    const ms = render(
+      '--set',
+      'secrets.existingSecret=mine',
+      '--set',
+      'external.kafka.sasl.usernamePrefix=acme-',
+    );
+    const principals = principalsOf(ms);
+    expect(principals.gateway).toBeUndefined();
+    expect(principals.tasks).toEqual({
+      user: 'acme-tasks',
+      kafkaKeys: ['KAFKA_SASL_PASSWORD KAFKA_TASKS_PASSWORD'],
+    });
+    expect(principals['inference-detect']).toEqual({
+      user: 'acme-inference',
+      kafkaKeys: ['KAFKA_SASL_PASSWORD KAFKA_INFERENCE_PASSWORD'],
+    });
+    const pod = migrateJob(ms);
+    const [bus] = pod.initContainers ?? [];
+    expect(
+      secretFilesOf(ms, pod, bus)
+        .map((f) => `${f.secretName} ${f.key}`)
+        .sort(),
+    ).toEqual(
+      [
+        ...BUS_SERVICES.map((s) => `mine ${passwordKey(s)}`),
+        `${KAFKA_ADMIN_SECRET} password`,
+        `${KAFKA_ADMIN_SECRET} username`,
+      ].sort(),
+    );
+    expect(bus.env?.find((e) => e.name === 'KAFKA_RESULTS_USERNAME')?.value).toBe('acme-results');
+  });
+
+  test("without the brokers' super user the render stops, naming the way out; the explicit flag renders no principal", () => {
+    const refused = template();
+    expect(refused.status).not.toBe(0);
+    expect(refused.stderr).toContain(
+      "external.kafka.sasl.superUser.existingSecret is empty: the migration Job signs in as the brokers' super user",
+    );
+    expect(refused.stderr).toContain('set external.kafka.allowUnauthenticated=true');
+    const both = template(...KAFKA_ADMIN, '--set', 'external.kafka.allowUnauthenticated=true');
+    expect(both.status).not.toBe(0);
+    expect(both.stderr).toContain(
+      'external.kafka.allowUnauthenticated is true, yet external.kafka.sasl.superUser.existingSecret is set',
+    );
+    // Said explicitly: brokers without authentication. No principal, no Kafka password, the topics made as before.
+    const r = template('--set', 'external.kafka.allowUnauthenticated=true');
+    expect({ status: r.status, stderr: r.stderr }).toEqual({ status: 0, stderr: '' });
+    const ms = parseAllDocuments(r.stdout)
+      .map((d) => d.toJS() as Manifest | null)
+      .filter((m): m is Manifest => m !== null);
+    expect(Object.values(principalsOf(ms)).filter(Boolean)).toEqual([]);
+    for (const s of ofKind(ms, 'Secret'))
+      expect(Object.keys(s.data ?? {}).filter((k) => k.startsWith('KAFKA_'))).toEqual([]);
+    const pod = migrateJob(ms);
+    expect(pod.initContainers?.map((c) => c.name)).toEqual(['topics']);
+    expect(pod.initContainers?.[0].command?.join(' ')).toContain('ensureTopics');
   });
 });

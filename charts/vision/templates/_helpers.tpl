@@ -242,6 +242,11 @@ Input: dict "root" (the chart's root context) "name" (program) "callers" (list) 
 /var/run/vision/secrets
 {{- end -}}
 
+{{/* Where the migration Job's bus container mounts the brokers' super user (external.kafka.sasl.superUser). */}}
+{{- define "vision.kafkaAdminDir" -}}
+/var/run/vision/kafka-admin
+{{- end -}}
+
 {{/*
 The optional keys the Secret holds: those the chart's own Secret is given, or, with secrets.existingSecret,
 those listed in secrets.existingSecretOptionalKeys (a file named by <KEY>_FILE must exist).
@@ -262,12 +267,15 @@ those listed in secrets.existingSecretOptionalKeys (a file named by <KEY>_FILE m
 
 {{/*
 The Secret key holding a setting of a component's pod: DATABASE_URL is each service's own login, the key
-<PROGRAM>_DATABASE_URL (the owner login, the key DATABASE_URL, is the migration Job's alone); any other setting is
-its own key. Input: dict "key" (the setting) "program".
+<PROGRAM>_DATABASE_URL (the owner login, the key DATABASE_URL, is the migration Job's alone); KAFKA_SASL_PASSWORD is
+each bus service's own Kafka password, the key KAFKA_<PROGRAM>_PASSWORD; any other setting is its own key.
+Input: dict "key" (the setting) "program".
 */}}
 {{- define "vision.secretKey" -}}
 {{- if eq .key "DATABASE_URL" -}}
 {{- printf "%s_DATABASE_URL" (upper .program) -}}
+{{- else if eq .key "KAFKA_SASL_PASSWORD" -}}
+{{- printf "KAFKA_%s_PASSWORD" (upper .program) -}}
 {{- else -}}
 {{- .key -}}
 {{- end -}}
@@ -304,12 +312,66 @@ with the owner's, or (the chart's own Secret) a service URL whose user is not it
 {{- end -}}
 {{- end -}}
 
-{{/* The Secret keys one component's pod gets as files: dict "root" $ "c" (its entry of vision.components). */}}
+{{/*
+The Secret keys one component's pod gets as files: dict "root" $ "c" (its entry of vision.components). A program
+that uses the bus also gets its Kafka password (KAFKA_SASL_PASSWORD), unless the brokers take no authentication.
+*/}}
 {{- define "vision.secretFiles" -}}
 {{- $held := include "vision.optionalSecretKeys" .root | fromYamlArray -}}
 {{- $keys := .c.secrets | default list -}}
+{{- if include "vision.busUsername" (dict "root" .root "program" .c.program) }}{{ $keys = append $keys "KAFKA_SASL_PASSWORD" }}{{ end -}}
 {{- range .c.optionalSecrets }}{{ if has . $held }}{{ $keys = append $keys . }}{{ end }}{{ end -}}
 {{- $keys | toYaml -}}
+{{- end -}}
+
+{{/* The services that use the bus (BUS_SERVICES; files/bus-services.yaml, written by scripts/bus-services-file.js). */}}
+{{- define "vision.busServices" -}}
+{{- (.Files.Get "files/bus-services.yaml" | fromYaml).services | toJson -}}
+{{- end -}}
+
+{{/*
+The Kafka user of a program (KAFKA_SASL_USERNAME): <usernamePrefix><program> when it uses the bus and the brokers
+authenticate; empty otherwise (the gateway, or external.kafka.allowUnauthenticated). Input: dict "root" "program".
+*/}}
+{{- define "vision.busUsername" -}}
+{{- $k := .root.Values.external.kafka -}}
+{{- if and (not $k.allowUnauthenticated) (has .program (include "vision.busServices" .root | fromYamlArray)) -}}
+{{- printf "%s%s" $k.sasl.usernamePrefix .program -}}
+{{- end -}}
+{{- end -}}
+
+{{/*
+Stops the render while the brokers would take the services without authentication and the values do not say so:
+external.kafka.sasl.superUser.existingSecret (who provisions the principals) is required unless
+external.kafka.allowUnauthenticated is true, and the two together are a contradiction.
+*/}}
+{{- define "vision.checkBusAuth" -}}
+{{- $k := .Values.external.kafka -}}
+{{- if and (not $k.allowUnauthenticated) (not $k.sasl.superUser.existingSecret) -}}
+{{- fail "external.kafka.sasl.superUser.existingSecret is empty: the migration Job signs in as the brokers' super user from that Secret to give each service its own Kafka principal (docs/DEPLOYMENT.md, \"Bus principals\"); for brokers without authentication (a throwaway test cluster), set external.kafka.allowUnauthenticated=true" -}}
+{{- end -}}
+{{- if and $k.allowUnauthenticated $k.sasl.superUser.existingSecret -}}
+{{- fail "external.kafka.allowUnauthenticated is true, yet external.kafka.sasl.superUser.existingSecret is set: unset one (docs/DEPLOYMENT.md, \"Bus principals\")" -}}
+{{- end -}}
+{{- end -}}
+
+{{/*
+Each bus service's Kafka password in the chart's own Secret (no secrets.existingSecret), as a dict service -> password:
+read back from the release's Secret (kept across upgrades), or 48 random characters when it holds none. Made once per
+render and kept in the values, so the migration Job's hook Secret (created before the release's Secret on first
+install) and the release's Secret carry the same passwords.
+*/}}
+{{- define "vision.busPasswords" -}}
+{{- if not (hasKey .Values "_busPasswords") -}}
+{{- $old := (lookup "v1" "Secret" .Release.Namespace (include "vision.secretName" .)).data | default dict -}}
+{{- $out := dict -}}
+{{- range $svc := include "vision.busServices" . | fromYamlArray -}}
+{{- $key := include "vision.secretKey" (dict "key" "KAFKA_SASL_PASSWORD" "program" $svc) -}}
+{{- $_ := set $out $svc (get $old $key | b64dec | default (randAlphaNum 48)) -}}
+{{- end -}}
+{{- $_ := set .Values "_busPasswords" $out -}}
+{{- end -}}
+{{- .Values._busPasswords | toJson -}}
 {{- end -}}
 
 {{/*
