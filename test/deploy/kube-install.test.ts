@@ -14,7 +14,13 @@ import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { readFileSync } from 'node:fs';
 import { repoRoot } from './deploy-support';
-import { chart, createExistingSecrets, install, runTestCommand } from './kube-release';
+import {
+  chart,
+  createExistingSecrets,
+  createKafkaAdminSecret,
+  install,
+  runTestCommand,
+} from './kube-release';
 import {
   checkDeploymentsAsStored,
   checkRolledOut,
@@ -41,6 +47,7 @@ test('docs/DEPLOYMENT.md, "Install on Kubernetes", gives the commands this test 
     'bash scripts/kube/cluster.sh',
     'kubectl apply --server-side -f ~/.cache/vision-kube/crds/',
     'node scripts/identity-keys.js --kubernetes vision-identity | kubectl -n vision apply -f -',
+    'kubectl -n vision create secret generic vision-kafka-admin',
     'kubectl -n vision create secret generic vision-secrets',
     `helm install vision ${chart} -n vision -f ${ci('existing-secrets')} --wait --timeout 5m`,
     'helm status vision -n vision -o json',
@@ -83,8 +90,15 @@ if (missing.length > 0) {
   describe('default values', () => {
     const ns = 'vision';
     test('helm install --wait: the migration hook completes, every Deployment becomes available', () => {
-      // The defaults' development credentials, allowed explicitly (a throwaway cluster).
-      const kinds = install(k, ns, [], ['allowDefaultCredentials=true']);
+      // The defaults' development credentials, allowed explicitly (a throwaway cluster); the brokers' super user from
+      // a Secret made first, with which the migration Job provisions the services' Kafka principals.
+      createKafkaAdminSecret(k, ns);
+      const kinds = install(
+        k,
+        ns,
+        [],
+        ['allowDefaultCredentials=true', 'external.kafka.sasl.superUser.existingSecret=vision-kafka-admin'],
+      );
       for (const kind of [
         'Deployment',
         'Service',
@@ -154,10 +168,18 @@ if (missing.length > 0) {
       }
       expect(await runTestCommand(c.command as string[], 'http://127.0.0.1:1/readyz')).toBe(1);
     });
-    test('helm upgrade to a new image tag rolls every Deployment; helm rollback returns', async () => {
+    test('helm upgrade to a new image tag rolls every Deployment, keeping the Kafka passwords; helm rollback returns', async () => {
       const before = Object.fromEntries(
         k.get(['deployments', '-n', ns]).map((d) => [d.metadata.name, d.metadata.generation]),
       );
+      /** The generated Kafka passwords of the release's Secret (KAFKA_<SERVICE>_PASSWORD). */
+      const kafkaPasswords = () =>
+        Object.entries(
+          (k.get(['secret', 'vision-secrets', '-n', ns])[0] as unknown as { data: Record<string, string> })
+            .data,
+        ).filter(([key]) => /^KAFKA_[A-Z]+_PASSWORD$/.test(key));
+      const passwords = kafkaPasswords();
+      expect(passwords).toHaveLength(5);
       k.run('helm', [
         'upgrade',
         'vision',
@@ -173,6 +195,8 @@ if (missing.length > 0) {
       ]);
       for (const d of k.get(['deployments', '-n', ns]))
         expect(d.metadata.generation).toBeGreaterThan(before[d.metadata.name] ?? 0);
+      // Read back from the release's Secret (lookup): the passwords the migration Job set at the brokers stay.
+      expect(kafkaPasswords()).toEqual(passwords);
       await eventually(() => checkRolledOut(k, ns, 'ghcr.io/vision/vision:0.1.1'));
       for (const name of COMPONENTS)
         k.run('kubectl', ['-n', ns, 'rollout', 'status', `deployment/vision-${name}`, '--timeout=120s']);
@@ -193,7 +217,13 @@ if (missing.length > 0) {
 
   test('ingress with TLS (ci/ingress-tls-values.yaml): the gateway Ingress as stored', () => {
     const ns = 'vision-ingress';
-    install(k, ns, [ci('ingress-tls')], ['allowDefaultCredentials=true']);
+    // Brokers without authentication, said explicitly (a throwaway cluster).
+    install(
+      k,
+      ns,
+      [ci('ingress-tls')],
+      ['allowDefaultCredentials=true', 'external.kafka.allowUnauthenticated=true'],
+    );
     const [ing] = k.get(['ingress', '-n', ns]);
     expect(ing.metadata.name).toBe('vision-gateway');
     expect(ing.metadata.annotations).toMatchObject({
@@ -223,7 +253,12 @@ if (missing.length > 0) {
 
   test('autoscaling (ci/autoscaling-values.yaml): HPAs and PDBs as stored, Deployments at minReplicas', async () => {
     const ns = 'vision-autoscaling';
-    install(k, ns, [ci('autoscaling')], ['allowDefaultCredentials=true']);
+    install(
+      k,
+      ns,
+      [ci('autoscaling')],
+      ['allowDefaultCredentials=true', 'external.kafka.allowUnauthenticated=true'],
+    );
     const hpa = Object.fromEntries(
       k
         .get(['hpa', '-n', ns])
@@ -264,13 +299,14 @@ if (missing.length > 0) {
       .get(['secrets', '-n', ns])
       .map((s) => s.metadata.name)
       .filter((n) => !n.startsWith('sh.helm.'));
-    expect(secrets.sort()).toEqual(['vision-identity', 'vision-secrets']);
+    expect(secrets.sort()).toEqual(['vision-identity', 'vision-kafka-admin', 'vision-secrets']);
     expect(checkDeploymentsAsStored(k, ns, { claim: 'vision-models' })).toEqual(COMPONENTS);
     const [tasks] = k.get(['deployment', 'vision-tasks', '-n', ns]);
     const env = (tasks.spec as { template: { spec: PodSpec } }).template.spec.containers[0].env?.map(
       (e) => e.name,
     );
     expect(env).toContain('TASKS_ADMIN_TOKEN_FILE');
+    expect(env).toEqual(expect.arrayContaining(['KAFKA_SASL_USERNAME', 'KAFKA_SASL_PASSWORD_FILE']));
   });
 
   test('production-like values (ci/production-values.yaml): stream egress, ServiceMonitor and PrometheusRule accepted', () => {

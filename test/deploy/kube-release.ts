@@ -5,6 +5,7 @@ import { execFile, execFileSync } from 'node:child_process';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { parseAllDocuments } from 'yaml';
+import { BUS_SERVICES } from '@vision/shared';
 import { repoRoot } from './deploy-support';
 import { checkRolledOut } from './kube-checks';
 import type { Cluster } from './kube-support';
@@ -63,9 +64,27 @@ export function install(k: Cluster, ns: string, values: string[], sets: string[]
   return objects.items.map((o) => o.kind);
 }
 
+/**
+ * The Secret of the Kafka brokers' super user (username, password), which the migration Job alone mounts to provision
+ * the services' principals (external.kafka.sasl.superUser.existingSecret).
+ */
+export function createKafkaAdminSecret(k: Cluster, ns: string) {
+  ensureNamespace(k, ns);
+  k.run('kubectl', [
+    '-n',
+    ns,
+    'create',
+    'secret',
+    'generic',
+    'vision-kafka-admin',
+    '--from-literal=username=admin',
+    '--from-literal=password=kafka-admin-password-0123456789',
+  ]);
+}
+
 /** The Secrets and the models claim an SRE makes before installing with existing-secrets-values.yaml. */
 export function createExistingSecrets(k: Cluster, ns: string) {
-  ensureNamespace(k, ns);
+  createKafkaAdminSecret(k, ns);
   k.run('kubectl', [
     '-n',
     ns,
@@ -78,6 +97,10 @@ export function createExistingSecrets(k: Cluster, ns: string) {
     ...['gateway', 'tasks', 'quota', 'results', 'images'].map(
       (s) =>
         `--from-literal=${s.toUpperCase()}_DATABASE_URL=postgres://vision_${s}:pg-${s}@pg.data.svc:5432/vision`,
+    ),
+    // Each bus service's Kafka password.
+    ...BUS_SERVICES.map(
+      (s) => `--from-literal=KAFKA_${s.toUpperCase()}_PASSWORD=kafka-${s}-0123456789abcdef`,
     ),
     '--from-literal=REDIS_URL=redis://:redis-password@redis.data.svc:6379',
     '--from-literal=S3_ACCESS_KEY=vision-access',
