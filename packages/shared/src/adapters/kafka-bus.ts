@@ -2,6 +2,7 @@ import { Kafka, logLevel, type Admin, type KafkaConfig, type LogEntry, type Prod
 import type { Bus, OutgoingMessage, SubscribeOptions, Subscription } from '../ports/bus';
 import type { Logger } from '../logger';
 import { tracedPublish } from './bus-tracing';
+import { TrackedSubscriptions } from './tracked-subscriptions';
 import { startKafkaSubscription } from './kafka-subscription';
 
 /** A Kafka principal's credential: SASL/SCRAM-SHA-512, the one mechanism the brokers take from clients. */
@@ -100,7 +101,7 @@ export class KafkaBus implements Bus {
   private producerReady?: Promise<Producer>;
   private admin?: Admin;
   private adminReady?: Promise<Admin>;
-  private readonly subscriptions = new Set<Subscription>();
+  private readonly subscriptions = new TrackedSubscriptions();
   private readonly logger?: Logger;
   private readonly retryBackoffMs: number;
 
@@ -146,14 +147,7 @@ export class KafkaBus implements Bus {
       { kafka: this.kafka, logger: this.logger, retryBackoffMs: this.retryBackoffMs },
       opts,
     );
-    const sub: Subscription = {
-      close: async () => {
-        this.subscriptions.delete(sub);
-        await inner.close();
-      },
-    };
-    this.subscriptions.add(sub);
-    return sub;
+    return this.subscriptions.track(inner);
   }
 
   private connectAdmin(): Promise<Admin> {
@@ -185,7 +179,7 @@ export class KafkaBus implements Bus {
   }
 
   async close(): Promise<void> {
-    await Promise.allSettled([...this.subscriptions].map((s) => s.close()));
+    await this.subscriptions.closeAll();
     await Promise.allSettled([
       this.producerReady ? this.producer?.disconnect() : undefined,
       this.adminReady ? this.admin?.disconnect() : undefined,

@@ -4,6 +4,7 @@ import type { Logger } from '../logger';
 import { tracedHandler } from './bus-tracing';
 import { subscriptionAwareAssigner } from './kafka-assigner';
 import { decodeHeaders, decodeValue } from './kafka-message';
+import { ConsumerRestarter } from './consumer-restarter';
 
 export interface KafkaSubscriptionDeps {
   kafka: Kafka;
@@ -12,9 +13,6 @@ export interface KafkaSubscriptionDeps {
   retryBackoffMs: number;
 }
 
-/** First wait before replacing a consumer that kafkajs gave up on; it doubles up to the second. */
-const FIRST_RESTART_MS = 1000;
-const MAX_RESTART_MS = 30_000;
 /**
  * A member's heartbeat is when it learns that its group rebalances: a second consumer joining a group makes the
  * first one rejoin on its next beat, so the join waits up to one interval (kafkajs default 3 s).
@@ -78,80 +76,46 @@ function batchRunner(deps: KafkaSubscriptionDeps, opts: SubscribeOptions) {
 /**
  * A consumer in `opts.group` that stays in its group. kafkajs restarts a crashed consumer itself only when
  * the cause is retriable; a TypeError (thrown by a handler, or by kafkajs itself in a rebalance race) ends it
- * for good, and the process would silently stop consuming. Such a consumer is replaced by a new one after a
- * backoff (1 s, doubling to 30 s, reset once the new one joins its group).
+ * for good (kafkajs has disconnected it), and the process would silently stop consuming. Such a consumer is
+ * replaced by the subscription's ConsumerRestarter (consumer-restarter.ts: a backoff of 1 s doubling to 30 s, reset
+ * once the new one joins its group).
  */
 export async function startKafkaSubscription(
   deps: KafkaSubscriptionDeps,
   opts: SubscribeOptions,
 ): Promise<Subscription> {
   const eachBatch = batchRunner(deps, opts);
-  const where = { group: opts.group, topic: opts.topic };
-  let current: Consumer | undefined;
-  let closed = false;
-  let delay = FIRST_RESTART_MS;
-  let timer: NodeJS.Timeout | undefined;
-
-  const startConsumer = async (): Promise<Consumer> => {
-    const consumer = deps.kafka.consumer({
-      groupId: opts.group,
-      allowAutoTopicCreation: false,
-      heartbeatInterval: HEARTBEAT_MS,
-      maxWaitTimeInMs: FETCH_WAIT_MS,
-      partitionAssigners: [subscriptionAwareAssigner, PartitionAssigners.roundRobin],
-    });
-    consumer.on(consumer.events.GROUP_JOIN, () => {
-      delay = FIRST_RESTART_MS;
-    });
-    consumer.on(consumer.events.CRASH, ({ payload }) => {
-      if (payload.restart || closed) return;
-      const cause = (payload.error as Error & { cause?: Error }).cause ?? payload.error;
-      deps.logger?.error({ ...where, err: cause }, 'kafka consumer stopped for good; replacing it');
-      if (current === consumer) current = undefined;
-      scheduleRestart();
-    });
-    await consumer.connect();
-    try {
-      await consumer.subscribe({ topic: opts.topic, fromBeginning: opts.fromBeginning ?? false });
-      await consumer.run({ eachBatchAutoResolve: false, autoCommit: true, eachBatch });
-    } catch (err) {
-      await consumer.disconnect().catch(() => undefined);
-      throw err;
-    }
-    return consumer;
-  };
-
-  const scheduleRestart = (): void => {
-    if (closed || timer) return;
-    const wait = delay;
-    delay = Math.min(delay * 2, MAX_RESTART_MS);
-    timer = setTimeout(() => {
-      timer = undefined;
-      if (closed) return;
-      startConsumer().then(
-        async (consumer) => {
-          if (closed) await consumer.disconnect().catch(() => undefined);
-          else {
-            current = consumer;
-            deps.logger?.info(where, 'kafka consumer replaced');
-          }
-        },
-        (err: unknown) => {
-          deps.logger?.error({ ...where, err }, 'could not replace the kafka consumer; trying again');
-          scheduleRestart();
-        },
-      );
-    }, wait);
-  };
-
-  current = await startConsumer();
-  return {
-    close: async () => {
-      closed = true;
-      if (timer) clearTimeout(timer);
-      timer = undefined;
-      await current?.disconnect();
-      current = undefined;
+  const restarter: ConsumerRestarter<Consumer> = new ConsumerRestarter<Consumer>({
+    logger: deps.logger,
+    where: { group: opts.group, topic: opts.topic },
+    open: async () => {
+      const consumer = deps.kafka.consumer({
+        groupId: opts.group,
+        allowAutoTopicCreation: false,
+        heartbeatInterval: HEARTBEAT_MS,
+        maxWaitTimeInMs: FETCH_WAIT_MS,
+        partitionAssigners: [subscriptionAwareAssigner, PartitionAssigners.roundRobin],
+      });
+      consumer.on(consumer.events.GROUP_JOIN, () => restarter.joined());
+      consumer.on(consumer.events.CRASH, ({ payload }) => {
+        if (payload.restart) return;
+        restarter.failed(consumer, (payload.error as Error & { cause?: Error }).cause ?? payload.error);
+      });
+      await consumer.connect();
+      try {
+        await consumer.subscribe({ topic: opts.topic, fromBeginning: opts.fromBeginning ?? false });
+        await consumer.run({ eachBatchAutoResolve: false, autoCommit: true, eachBatch });
+      } catch (err) {
+        await consumer.disconnect().catch(() => undefined);
+        throw err;
+      }
+      return consumer;
     },
-  };
+    // A consumer that crashed for good is disconnected already.
+    stop: async (consumer, why) => {
+      if (why === 'closed') await consumer.disconnect();
+    },
+  });
+  await restarter.start();
+  return { close: () => restarter.close() };
 }

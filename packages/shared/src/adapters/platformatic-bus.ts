@@ -10,6 +10,7 @@ import {
 import type { Bus, OutgoingMessage, SubscribeOptions, Subscription } from '../ports/bus';
 import type { Logger } from '../logger';
 import { tracedPublish } from './bus-tracing';
+import { TrackedSubscriptions } from './tracked-subscriptions';
 import type { KafkaSasl } from './kafka-bus';
 import { startPlatformaticSubscription } from './platformatic-subscription';
 
@@ -37,7 +38,7 @@ export class PlatformaticKafkaBus implements Bus {
   readonly kind = 'kafka' as const;
   private producer?: Producer<string, string, string, string>;
   private admin?: Admin;
-  private readonly subscriptions = new Set<Subscription>();
+  private readonly subscriptions = new TrackedSubscriptions();
   private readonly base: { clientId: string; bootstrapBrokers: string[]; sasl?: SASLOptions };
   private readonly logger?: Logger;
   private readonly retryBackoffMs: number;
@@ -92,14 +93,7 @@ export class PlatformaticKafkaBus implements Bus {
       },
       opts,
     );
-    const sub: Subscription = {
-      close: async () => {
-        this.subscriptions.delete(sub);
-        await inner.close();
-      },
-    };
-    this.subscriptions.add(sub);
-    return sub;
+    return this.subscriptions.track(inner);
   }
 
   async check(): Promise<void> {
@@ -119,7 +113,7 @@ export class PlatformaticKafkaBus implements Bus {
   }
 
   async close(): Promise<void> {
-    await Promise.allSettled([...this.subscriptions].map((s) => s.close()));
+    await this.subscriptions.closeAll();
     await Promise.allSettled([this.producer?.close(), this.admin?.close()]);
     this.producer = undefined;
     this.admin = undefined;

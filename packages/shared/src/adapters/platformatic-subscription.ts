@@ -14,6 +14,7 @@ import type { Logger } from '../logger';
 import { tracedHandler } from './bus-tracing';
 import { assignBySubscription, SUBSCRIPTION_AWARE } from './kafka-assigner';
 import { decodeHeaders, decodeValue } from './kafka-message';
+import { ConsumerRestarter } from './consumer-restarter';
 
 export interface PlatformaticSubscriptionDeps {
   brokers: string[];
@@ -31,11 +32,15 @@ const SESSION_TIMEOUT_MS = 30_000;
 const REBALANCE_TIMEOUT_MS = 60_000;
 /** How old the partitions' end offsets behind the lag figure may be. */
 const LAG_REFRESH_MS = 1000;
-const FIRST_RESTART_MS = 1000;
-const MAX_RESTART_MS = 30_000;
 
 type Record_ = Message<Buffer, Buffer, Buffer, Buffer>;
 type Stream = MessagesStream<Buffer, Buffer, Buffer, Buffer>;
+type PConsumer = Consumer<Buffer, Buffer, Buffer, Buffer>;
+/** A consumer of the group and the record stream it reads. */
+interface Member {
+  consumer: PConsumer;
+  stream: Stream;
+}
 
 /** assignBySubscription as a platformatic partition assigner (it hands the leader every member's topics). */
 export function platformaticAssigner(
@@ -110,7 +115,7 @@ function readableWaits(stream: Stream): () => Promise<void> {
  * are listed in the background, at most once a second; until the first answer the lag is unknown.
  */
 function lagTracker(
-  consumer: Consumer<Buffer, Buffer, Buffer, Buffer>,
+  consumer: PConsumer,
   topic: string,
 ): (partition: number, next: bigint) => number | undefined {
   let ends: bigint[] | undefined;
@@ -142,8 +147,8 @@ function lagTracker(
  * (kafka-subscription.ts): each partition's records are handed over in order, a batch at a time; a batch's
  * offset is committed after handleBatch resolves; a rejected batch is handed over again after a backoff for as
  * long as this member owns its partition (then its new owner reads it from the last commit); the group is assigned
- * by assignBySubscription; a consumer or stream that fails is replaced after a backoff (1 s doubling to 30 s); close
- * leaves the group.
+ * by assignBySubscription; a consumer or stream that fails is replaced by the subscription's ConsumerRestarter
+ * (consumer-restarter.ts: 1 s doubling to 30 s); close waits for the batch in flight, then leaves the group.
  */
 export async function startPlatformaticSubscription(
   deps: PlatformaticSubscriptionDeps,
@@ -151,25 +156,22 @@ export async function startPlatformaticSubscription(
 ): Promise<Subscription> {
   const handleBatch = tracedHandler('kafka', opts);
   const where = { group: opts.group, topic: opts.topic };
-  let current: Consumer<Buffer, Buffer, Buffer, Buffer> | undefined;
-  let closed = false;
-  let delay = FIRST_RESTART_MS;
-  let timer: NodeJS.Timeout | undefined;
   /** The batch being handled: close waits for it, so its commit lands before the member leaves. */
   let inflight: Promise<void> = Promise.resolve();
 
-  const owns = (consumer: Consumer<Buffer, Buffer, Buffer, Buffer>, partition: number): boolean =>
+  const owns = (consumer: PConsumer, partition: number): boolean =>
     (consumer.assignments ?? []).some((a) => a.topic === opts.topic && a.partitions.includes(partition));
+  const live = (member: Member): boolean => !restarter.closed && restarter.current === member;
 
   const handleRun = async (
-    consumer: Consumer<Buffer, Buffer, Buffer, Buffer>,
+    member: Member,
     run: Record_[],
     lag: (partition: number, next: bigint) => number | undefined,
   ): Promise<void> => {
     const messages = run.map(toIncoming);
     const lagAfter = lag(run[0].partition, run[run.length - 1].offset + 1n);
     for (;;) {
-      if (closed || current !== consumer) return;
+      if (!live(member)) return;
       try {
         await handleBatch(messages, lagAfter);
         break;
@@ -179,7 +181,7 @@ export async function startPlatformaticSubscription(
           'handler rejected a batch; it will be delivered again',
         );
         await new Promise((r) => setTimeout(r, deps.retryBackoffMs));
-        if (!owns(consumer, run[0].partition)) return;
+        if (!owns(member.consumer, run[0].partition)) return;
       }
     }
     try {
@@ -190,103 +192,80 @@ export async function startPlatformaticSubscription(
     }
   };
 
-  const pump = async (consumer: Consumer<Buffer, Buffer, Buffer, Buffer>, stream: Stream): Promise<void> => {
-    const readable = readableWaits(stream);
-    const lag = lagTracker(consumer, opts.topic);
-    while (!closed && current === consumer && !stream.destroyed) {
-      const records = drain(stream);
+  const pump = async (member: Member): Promise<void> => {
+    const readable = readableWaits(member.stream);
+    const lag = lagTracker(member.consumer, opts.topic);
+    while (live(member) && !member.stream.destroyed) {
+      const records = drain(member.stream);
       if (records.length === 0) {
         await readable();
         continue;
       }
       for (const run of byPartition(records)) {
-        inflight = handleRun(consumer, run, lag);
+        inflight = handleRun(member, run, lag);
         await inflight;
       }
     }
   };
 
-  const replace = (consumer: Consumer<Buffer, Buffer, Buffer, Buffer>, err: unknown): void => {
-    if (closed || current !== consumer) return;
-    deps.logger?.error({ ...where, err }, 'kafka consumer failed; replacing it');
-    current = undefined;
-    consumer.close(true).catch(() => undefined);
-    scheduleRestart();
-  };
-
-  const startConsumer = async (): Promise<Consumer<Buffer, Buffer, Buffer, Buffer>> => {
-    const consumer = new Consumer<Buffer, Buffer, Buffer, Buffer>({
-      clientId: deps.clientId,
-      bootstrapBrokers: deps.brokers,
-      ...(deps.sasl ? { sasl: deps.sasl } : {}),
-      groupId: opts.group,
-      autocreateTopics: false,
-      autocommit: false,
-      heartbeatInterval: HEARTBEAT_MS,
-      maxWaitTime: FETCH_WAIT_MS,
-      sessionTimeout: SESSION_TIMEOUT_MS,
-      rebalanceTimeout: REBALANCE_TIMEOUT_MS,
-      protocols: [{ name: SUBSCRIPTION_AWARE, version: 0 }],
-      partitionAssigner: platformaticAssigner,
-    });
-    consumer.on('error', (err: unknown) => replace(consumer, err));
-    consumer.on('consumer:group:join', () => {
-      delay = FIRST_RESTART_MS;
-    });
-    let stream: Stream;
-    try {
-      stream = await consumer.consume({
-        topics: [opts.topic],
-        mode: MessagesStreamModes.COMMITTED,
-        fallbackMode: opts.fromBeginning
-          ? MessagesStreamFallbackModes.EARLIEST
-          : MessagesStreamFallbackModes.LATEST,
+  const restarter: ConsumerRestarter<Member> = new ConsumerRestarter<Member>({
+    logger: deps.logger,
+    where,
+    open: async () => {
+      const consumer: PConsumer = new Consumer<Buffer, Buffer, Buffer, Buffer>({
+        clientId: deps.clientId,
+        bootstrapBrokers: deps.brokers,
+        ...(deps.sasl ? { sasl: deps.sasl } : {}),
+        groupId: opts.group,
+        autocreateTopics: false,
+        autocommit: false,
+        heartbeatInterval: HEARTBEAT_MS,
+        maxWaitTime: FETCH_WAIT_MS,
+        sessionTimeout: SESSION_TIMEOUT_MS,
+        rebalanceTimeout: REBALANCE_TIMEOUT_MS,
+        protocols: [{ name: SUBSCRIPTION_AWARE, version: 0 }],
+        partitionAssigner: platformaticAssigner,
       });
-    } catch (err) {
-      await consumer.close(true).catch(() => undefined);
-      throw err;
-    }
-    current = consumer;
-    stream.on('error', (err: unknown) => replace(consumer, err));
-    // A stream that ends while the subscription is open (not by close) is replaced like a failed one.
-    pump(consumer, stream).then(
-      () => replace(consumer, new Error('the message stream ended')),
-      (err: unknown) => replace(consumer, err),
-    );
-    return consumer;
-  };
-
-  const scheduleRestart = (): void => {
-    if (closed || timer) return;
-    const wait = delay;
-    delay = Math.min(delay * 2, MAX_RESTART_MS);
-    timer = setTimeout(() => {
-      timer = undefined;
-      if (closed) return;
-      startConsumer().then(
-        async (consumer) => {
-          if (closed) await consumer.close().catch(() => undefined);
-          else deps.logger?.info(where, 'kafka consumer replaced');
-        },
-        (err: unknown) => {
-          deps.logger?.error({ ...where, err }, 'could not replace the kafka consumer; trying again');
-          scheduleRestart();
-        },
-      );
-    }, wait);
-  };
-
-  await startConsumer();
-  return {
-    close: async () => {
-      closed = true;
-      if (timer) clearTimeout(timer);
-      timer = undefined;
-      const consumer = current;
-      await inflight;
-      current = undefined;
-      // force: close the stream first, then leave the group.
-      await consumer?.close(true);
+      consumer.on('consumer:group:join', () => restarter.joined());
+      // Listened to from the start: an 'error' event nobody listens to would throw into the event loop.
+      let member: Member | undefined;
+      let failedWhileOpening: unknown;
+      consumer.on('error', (err: unknown) => {
+        if (member) restarter.failed(member, err);
+        else failedWhileOpening ??= err;
+      });
+      try {
+        const stream = await consumer.consume({
+          topics: [opts.topic],
+          mode: MessagesStreamModes.COMMITTED,
+          fallbackMode: opts.fromBeginning
+            ? MessagesStreamFallbackModes.EARLIEST
+            : MessagesStreamFallbackModes.LATEST,
+        });
+        if (failedWhileOpening !== undefined) throw failedWhileOpening;
+        const opened: Member = { consumer, stream };
+        stream.on('error', (err: unknown) => restarter.failed(opened, err));
+        member = opened;
+        return opened;
+      } catch (err) {
+        await consumer.close(true).catch(() => undefined);
+        throw err;
+      }
     },
-  };
+    // A stream that ends while the subscription is open (not by close) is replaced like a failed one.
+    adopted: (member) => {
+      pump(member).then(
+        () => restarter.failed(member, new Error('the message stream ended')),
+        (err: unknown) => restarter.failed(member, err),
+      );
+    },
+    // force: close the stream first, then leave the group; on close, after the batch in flight is committed.
+    stop: async ({ consumer }, why) => {
+      if (why === 'closed') await inflight;
+      await consumer.close(true);
+    },
+  });
+
+  await restarter.start();
+  return { close: () => restarter.close() };
 }
