@@ -34,9 +34,25 @@ export async function storedObjects(stack: TestStack, prefix = ''): Promise<stri
   const names: string[] = [];
   for await (const item of client.listObjectsV2(d.bucket, prefix, true) as AsyncIterable<{ name?: string }>)
     if (item.name) names.push(item.name);
-  for await (const u of client.listIncompleteUploads(d.bucket, prefix, true) as AsyncIterable<{
-    key?: string;
-  }>)
-    if (u.key) names.push(`incomplete:${u.key}`);
-  return names;
+  return [...names, ...(await incompleteUploads(client, d.bucket, prefix))];
+}
+
+/**
+ * The keys of the unfinished multipart uploads under `prefix`. minio's listing asks for each upload's parts
+ * after listing it: an upload aborted in between (what a test waits for) fails that with NoSuchUpload, and
+ * the listing is taken again.
+ */
+async function incompleteUploads(client: Client, bucket: string, prefix: string): Promise<string[]> {
+  for (;;) {
+    const keys: string[] = [];
+    try {
+      for await (const u of client.listIncompleteUploads(bucket, prefix, true) as AsyncIterable<{
+        key?: string;
+      }>)
+        if (u.key) keys.push(`incomplete:${u.key}`);
+      return keys;
+    } catch (err) {
+      if ((err as { code?: string }).code !== 'NoSuchUpload') throw err;
+    }
+  }
 }
