@@ -20,6 +20,7 @@ import {
 } from '@vision/shared';
 import type { DistributedStack } from '../helpers/distributed';
 import { clip, client, describeDistributed, startFaultStack, waitFor } from './support';
+import { kafkaOutcome } from '../helpers/kafka-outcome';
 
 const ALL_TOPICS = Object.values(TOPICS);
 const ALL_GROUPS = Object.values(GROUPS);
@@ -32,22 +33,6 @@ function processEnv(pid: number): Map<string, string> {
     if (i > 0) out.set(kv.slice(0, i), kv.slice(i + 1));
   }
   return out;
-}
-
-/**
- * 'ok' when it succeeds, else the broker's error code as kafkajs names it (`type`, on the error or a cause; a topic
- * whose metadata is refused comes as a plain error naming it), else the error's class name.
- */
-async function outcome(q: Promise<unknown>): Promise<string> {
-  try {
-    await q;
-    return 'ok';
-  } catch (err) {
-    for (let e = err as { type?: string; cause?: unknown } | undefined; e; e = e.cause as typeof e)
-      if (e.type) return e.type;
-    if (/Not authorized to access topics/.test((err as Error).message)) return 'TOPIC_AUTHORIZATION_FAILED';
-    return (err as Error).name ?? String(err);
-  }
 }
 
 describeDistributed('each service has its own Kafka principal', () => {
@@ -79,7 +64,7 @@ describeDistributed('each service has its own Kafka principal', () => {
   async function produceAs(service: BusService, topic: string, password = login(service).password) {
     const producer = kafkaAs(login(service).user, password).producer({ allowAutoTopicCreation: false });
     try {
-      return await outcome(
+      return await kafkaOutcome(
         producer
           .connect()
           .then(() => producer.send({ topic, messages: [{ key: 'probe', value: '{"probe":true}' }] })),
@@ -108,7 +93,7 @@ describeDistributed('each service has its own Kafka principal', () => {
       });
     });
     try {
-      const started = await outcome(
+      const started = await kafkaOutcome(
         consumer
           .connect()
           .then(() => consumer.subscribe({ topics: [topic], fromBeginning: true }))

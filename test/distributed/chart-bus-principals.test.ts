@@ -34,6 +34,7 @@ import {
 } from '../deploy/chart-render';
 import { repoRoot, SHAPES, type ServiceName } from '../deploy/deploy-support';
 import { describeDistributed } from './support';
+import { kafkaOutcome } from '../helpers/kafka-outcome';
 
 /**
  * A container's environment as the kubelet gives it: its plain values, and each `<KEY>_FILE` pointing at a file under
@@ -58,19 +59,6 @@ function containerEnv(
   return env;
 }
 
-/** 'ok' when it succeeds, else the broker's error code as kafkajs names it, else the error's class name. */
-async function outcome(q: Promise<unknown>): Promise<string> {
-  try {
-    await q;
-    return 'ok';
-  } catch (err) {
-    for (let e = err as { type?: string; cause?: unknown } | undefined; e; e = e.cause as typeof e)
-      if (e.type) return e.type;
-    if (/Not authorized to access topics/.test((err as Error).message)) return 'TOPIC_AUTHORIZATION_FAILED';
-    return (err as Error).name;
-  }
-}
-
 jest.setTimeout(300_000);
 
 describeDistributed("the chart's bus principals on real Kafka", () => {
@@ -90,7 +78,7 @@ describeDistributed("the chart's bus principals on real Kafka", () => {
       logLevel: logLevel.NOTHING,
     }).producer({ allowAutoTopicCreation: false });
     try {
-      return await outcome(
+      return await kafkaOutcome(
         producer
           .connect()
           .then(() => producer.send({ topic, messages: [{ key: 'probe', value: '{"probe":true}' }] })),

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { TOPICS } from '@vision/shared';
 import { AnalyticsStore } from '../src/store/analytics-store';
 import { jobGrantFor } from '../../../test/helpers/identity';
+import { risingCarFrame } from './helpers';
 import { Receiver } from './webhook-receiver';
 import { startWebhookHarness, waitFor, type WebhookHarness } from './webhook-harness';
 
@@ -31,37 +32,20 @@ const ZONE = {
 const LINE = { id: 'gate', start: [0.1, 0.5], end: [0.9, 0.5], labels: ['car'] };
 const RULES = { zones: [ZONE], lines: [LINE] };
 
-/** Car 7's feet (bottom centre) at seq i: rising from y 0.85 by 0.08 a frame; gone from seq 10 on. */
-const feetY = (seq: number) => 0.85 - 0.08 * seq;
-
+/**
+ * Car 7 rising (helpers' risingCarFrame: its feet from y 0.85 by 0.08 a frame, gone from seq 10 on), with person 8
+ * standing at y 0.25 while the car is in view.
+ */
 function frame(taskId: string, seq: number) {
-  const objects =
-    seq < 10
-      ? [
-          { label: 'car', score: 0.9, track_id: '7', y: feetY(seq) },
-          { label: 'person', score: 0.9, track_id: '8', y: 0.3 },
-        ].map((o) => ({
-          label: o.label,
-          score: o.score,
-          track_id: o.track_id,
-          bbox: { format: 'cxcywh_normalized', cx: 0.5, cy: o.y - 0.05, width: 0.1, height: 0.1 },
-        }))
-      : [];
-  return {
-    key: taskId,
-    value: {
-      schema: 1,
-      type: 'frame',
-      task_id: taskId,
-      seq,
-      frame_id: `f${seq}`,
-      frame_time_ms: 1000 * seq,
-      image: { width: 640, height: 360 },
-      objects,
-      lower_bound: 0.3,
-      grant: jobGrantFor(taskId),
-    },
-  };
+  const message = risingCarFrame(taskId, seq);
+  if (seq < 10)
+    message.value.objects.push({
+      label: 'person',
+      score: 0.9,
+      track_id: '8',
+      bbox: { format: 'cxcywh_normalized', cx: 0.5, cy: 0.25, width: 0.1, height: 0.1 },
+    });
+  return message;
 }
 
 const publishFrames = (taskId: string, from: number, to: number) =>
