@@ -77,8 +77,10 @@ module.exports = {
         ...(process.env.E2E_STACK === 'distributed'
           ? ['<rootDir>/test/distributed-skipped.test.ts']
           : ['<rootDir>/test/distributed/']),
-        // npm test runs the chart-on-kwok test in a phase of its own, after the binaries it needs (scripts/test-all.sh).
-        ...(process.env.VISION_KUBE_TEST_APART === '1' ? ['<rootDir>/test/deploy/kube-install.test.ts'] : []),
+        // npm test runs the chart's tests in a phase of their own, after the binaries they need (scripts/test-all.sh).
+        ...(process.env.VISION_CHART_TESTS_APART === '1'
+          ? ['<rootDir>/test/deploy/helm-chart.test.ts', '<rootDir>/test/deploy/kube-install.test.ts']
+          : []),
       ],
     },
   ],
@@ -100,4 +102,7 @@ module.exports = {
   workerIdleMemoryLimit: '64MB',
   // CI's closing tally (scripts/ci/tally.js): a no-op unless VISION_TEST_TALLY names a file.
   reporters: ['default', '<rootDir>/scripts/ci/tally-reporter.js'],
+  // jest's order, but the distributed suite runs the files that read traces or series last (their servers may
+  // still be building).
+  testSequencer: '<rootDir>/test/helpers/observability-last-sequencer.js',
 };

@@ -10,6 +10,7 @@
 #   jaeger, prometheus   built from their module source (below)
 #   ffmpeg     Debian package (checked, installed when missing)
 # Usage: scripts/stack/install.sh [component...]   (default: all). Prints how long each step took.
+#        scripts/stack/install.sh --check jaeger|prometheus|s3...   installs nothing: exits 0 when each is built, else 1
 source "$(dirname "$0")/common.sh"
 
 apt_install() {
@@ -125,6 +126,7 @@ go_build_module() {
   local bin="$1" module="$2" version="$3" pkg="$4"
   shift 4
   [ -x "$BIN_DIR/$bin" ] && [ -f "$BIN_DIR/.$bin-$version" ] && return 0
+  [ "$CHECK_ONLY" = 0 ] || return 1
   command -v go >/dev/null || die "go is not on PATH (needed to build $bin)"
   exec 8>"$STACK_DIR/.$bin-build.lock"
   flock 8
@@ -159,10 +161,20 @@ install_jaeger() { go_build_module jaeger github.com/jaegertracing/jaeger "$JAEG
 
 install_prometheus() {
   local flags=(-tags remove_all_sd -ldflags "-X github.com/prometheus/common/version.Version=3.${PROMETHEUS_VERSION#v0.3}")
-  go_build_module prometheus github.com/prometheus/prometheus "$PROMETHEUS_VERSION" cmd/prometheus "${flags[@]}"
-  go_build_module promtool github.com/prometheus/prometheus "$PROMETHEUS_VERSION" cmd/promtool "${flags[@]}"
+  go_build_module prometheus github.com/prometheus/prometheus "$PROMETHEUS_VERSION" cmd/prometheus "${flags[@]}" &&
+    go_build_module promtool github.com/prometheus/prometheus "$PROMETHEUS_VERSION" cmd/promtool "${flags[@]}"
 }
 # --- end observability backends ---------------------------------------------------------------------------------------
+
+CHECK_ONLY=0
+if [ "${1:-}" = --check ]; then
+  shift
+  CHECK_ONLY=1
+  for c in "$@"; do
+    case "$c" in s3 | jaeger | prometheus) "install_$c" || exit 1 ;; *) die "--check: $c is not built from source" ;; esac
+  done
+  exit 0
+fi
 
 command -v ffmpeg >/dev/null && command -v ffprobe >/dev/null || apt_install ffmpeg
 

@@ -235,7 +235,10 @@ CONF
 
 for c in $(components_from_args "${args[@]+"${args[@]}"}"); do "start_$c"; done
 
-cat >"$STACK_DIR/stack.env" <<ENV
+# Written whole, then renamed: a reader (a deployment starting while the observability backends start later,
+# scripts/stack/session.sh) never sees half a file.
+env_file="$STACK_DIR/stack.env.$$"
+cat >"$env_file" <<ENV
 VISION_STACK_PG_URL=postgres://postgres:$PG_PASSWORD@127.0.0.1:$PG_PORT
 VISION_STACK_REDIS_URL=redis://127.0.0.1:$REDIS_PORT
 VISION_STACK_KAFKA_BROKERS=127.0.0.1:$KAFKA_PORT
@@ -253,9 +256,10 @@ ENV
 # Observability backends only while they run (services would otherwise export to nothing and wait at shutdown).
 if pid_alive jaeger; then
   printf 'VISION_STACK_OTLP_ENDPOINT=http://127.0.0.1:%s\nVISION_STACK_JAEGER_URL=http://127.0.0.1:%s\n' \
-    "$JAEGER_OTLP_PORT" "$JAEGER_QUERY_PORT" >>"$STACK_DIR/stack.env"
+    "$JAEGER_OTLP_PORT" "$JAEGER_QUERY_PORT" >>"$env_file"
 fi
 if pid_alive prometheus; then
   printf 'VISION_STACK_PROMETHEUS_URL=http://127.0.0.1:%s\nVISION_STACK_PROMETHEUS_TARGETS=%s\n' \
-    "$PROMETHEUS_PORT" "$STACK_DIR/prometheus/targets" >>"$STACK_DIR/stack.env"
+    "$PROMETHEUS_PORT" "$STACK_DIR/prometheus/targets" >>"$env_file"
 fi
+mv -f "$env_file" "$STACK_DIR/stack.env"

@@ -1,7 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import { startMediaServer, type MediaServer } from '../helpers/media-server';
 import type { DistributedStack } from '../helpers/distributed';
-import { newTraceparent, promQuery, waitForProm, waitForTrace } from '../helpers/observability';
+import {
+  awaitObservabilityBackends,
+  newTraceparent,
+  promQuery,
+  waitForProm,
+  waitForTrace,
+} from '../helpers/observability';
 import {
   client,
   clip,
@@ -39,6 +45,9 @@ async function framesFromSeq(c: ReturnType<typeof client>, id: string, from: num
   await sleep(1000);
   return n;
 }
+
+// It reads traces and series: it starts once the stack runs Jaeger and Prometheus.
+awaitObservabilityBackends();
 
 describeDistributed('fault: the inference backend is killed while tasks run', () => {
   let stack: DistributedStack;

@@ -2,7 +2,13 @@ import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import type { DistributedStack } from '../helpers/distributed';
 import { startMediaServer, type MediaServer } from '../helpers/media-server';
-import { newTraceparent, waitForProm, waitForTrace, type Span } from '../helpers/observability';
+import {
+  awaitObservabilityBackends,
+  newTraceparent,
+  waitForProm,
+  waitForTrace,
+  type Span,
+} from '../helpers/observability';
 import {
   client,
   clip,
@@ -25,6 +31,9 @@ function createTraced(stack: DistributedStack, streamUrl: string, traceparent: s
 }
 
 const services = (spans: Span[]) => new Set(spans.map((s) => s.service));
+
+// It reads traces and series: it starts once the stack runs Jaeger and Prometheus.
+awaitObservabilityBackends();
 
 describeDistributed('fault: the inference backend answers after the timeout', () => {
   let stack: DistributedStack;

@@ -1,6 +1,6 @@
 import type { DistributedStack } from '../helpers/distributed';
 import { startMediaServer, type MediaServer } from '../helpers/media-server';
-import { waitForProm } from '../helpers/observability';
+import { awaitObservabilityBackends, waitForProm } from '../helpers/observability';
 import {
   client,
   clip,
@@ -11,6 +11,9 @@ import {
 } from './support';
 
 const LONG = clip('pedestrians_vtest_opencv.mp4'); // 79.7 s: several hundred frames at 5 fps
+
+// It reads series: it starts once the stack runs Jaeger and Prometheus.
+awaitObservabilityBackends();
 
 describeDistributed('fault: the Kafka broker is restarted while a file task publishes frames', () => {
   let stack: DistributedStack;

@@ -11,7 +11,13 @@ import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { readStackEnv } from '../../scripts/distributed/launcher';
-import { jaegerUrl, newTraceparent, waitForTrace, type Span } from '../helpers/observability';
+import {
+  awaitObservabilityBackends,
+  jaegerUrl,
+  newTraceparent,
+  waitForTrace,
+  type Span,
+} from '../helpers/observability';
 import { MEDIA } from '../helpers/stack';
 import { startStandaloneProcess, type StandaloneProcess } from '../helpers/standalone-process';
 import { describeDistributed, waitFor } from './support';
@@ -21,6 +27,9 @@ const KEY = 'traces-acme-0123456789abcdef';
 const services = (spans: Span[]) => new Set(spans.map((s) => s.service));
 const named = (spans: Span[], service: string) =>
   spans.filter((s) => s.service === service).map((s) => s.operationName);
+
+// It reads traces: it starts once the stack runs Jaeger and Prometheus.
+awaitObservabilityBackends();
 
 describeDistributed('standalone traces in the real Jaeger', () => {
   let proc: StandaloneProcess;

@@ -8,6 +8,28 @@ import { randomBytes } from 'node:crypto';
 import { readStackEnv } from '../../scripts/distributed/launcher';
 import { waitFor } from './media-server';
 
+/** How long a file waits for the observability backends: on a fresh machine their build takes minutes. */
+const BACKENDS_WAIT_MS = 30 * 60_000;
+
+/**
+ * For a file that reads traces or series: before its deployment starts (its services export spans only to a Jaeger
+ * that runs when they start), waits until the stack runs Jaeger and Prometheus. scripts/stack/session.sh starts them
+ * once their build is done, and the distributed suite runs the files that call this last
+ * (test/helpers/observability-last-sequencer.js), so that the rest runs while they build.
+ */
+export function awaitObservabilityBackends(): void {
+  beforeAll(async () => {
+    await waitFor(
+      'Jaeger and Prometheus to run (scripts/stack/session.sh starts them once built)',
+      async () => {
+        const env = readStackEnv();
+        return env.jaegerUrl && env.prometheusUrl ? true : undefined;
+      },
+      BACKENDS_WAIT_MS,
+    );
+  }, BACKENDS_WAIT_MS + 10_000);
+}
+
 /** The stack's Jaeger query API (scripts/stack/start.sh jaeger). */
 export function jaegerUrl(): string {
   const url = readStackEnv().jaegerUrl;
