@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # `npm test`: the whole suite on this machine, set-up included, in phases; stops at the first phase that fails.
-#   set-up (scripts/test-setup.sh), build, lint, dependency and SDK checks, every jest test in standalone mode,
-#   the distributed suite on real servers (scripts/test-distributed.sh; VISION_DEPLOYMENT_RUNTIME=container runs
-#   the services as containers of the image), its Kafka files again on the current Kafka (scripts/test-kafka-current.sh),
-#   the bus's contract on its second Kafka client (KAFKA_CLIENT=platformatic, Kafka 3.9 and 4.1), and beside the distributed
-#   phases the public API fuzzed (scripts/fuzz/schemathesis.sh) and the chart installed on a kwok cluster
-#   (test/deploy/kube-install.test.ts, once the binaries the set-up builds in the background are there).
+#   set-up (scripts/test-setup.sh), build, lint, dependency and SDK checks, every jest test in standalone mode
+#   but the chart's, the distributed suite on real servers (scripts/test-distributed.sh;
+#   VISION_DEPLOYMENT_RUNTIME=container runs the services as containers of the image), its Kafka files again on the
+#   current Kafka (scripts/test-kafka-current.sh), and beside the distributed phases: the public API fuzzed
+#   (scripts/fuzz/schemathesis.sh), the alert rules checked by promtool, and the chart's tests (rendered, and
+#   installed on a kwok cluster), each once the binaries the set-up builds in the background are there.
 # At the end, or on a failure, it prints each phase's time, the 20 slowest test files with the time their tests
 # took against the time around them (starting and stopping stacks), and one closing line with the totals of every
 # runner: `ci: N passed, N failed, N skipped`.
@@ -72,28 +72,23 @@ phase "set-up: tools, servers, image" bash scripts/test-setup.sh
 phase "build" npm run build --silent
 phase "lint" npm run lint --silent
 phase "dependency and SDK checks" bash -c 'npm run deps:check --silent && npm run sdk:check --silent'
-# promtool of the Prometheus that compose ships (scripts/stack/install.sh prometheus; the set-up builds it in the
-# background, and this waits for that build).
-phase "alert rules (promtool)" bash -c 'bash scripts/stack/install.sh prometheus &&
+# The chart's tests (test/deploy/helm-chart.test.ts and kube-install.test.ts) need helm and the kwok cluster's
+# binaries, which the set-up compiles in the background: they run in a phase of their own beside the distributed suite.
+phase "jest, standalone" env VISION_CHART_TESTS_APART=1 npx jest
+# Beside the distributed suite, whose time is mostly spent waiting on servers and processes, so that the set-up's
+# background builds and these use the cores it leaves: the fuzzer (a standalone instance of its own, no stack server),
+# the alert rules (promtool of the Prometheus that compose ships), and the chart's tests (their own ports, no stack
+# server; the kwok cluster). A build they wait for runs at the lowest priority. Their output is printed when all
+# have ended.
+beside "fuzz (schemathesis), beside the distributed suite" bash scripts/fuzz/schemathesis.sh
+beside "alert rules (promtool), beside the distributed suite" bash -c 'nice -n 19 bash scripts/stack/install.sh prometheus &&
   promtool="${VISION_STACK_DIR:-$HOME/.cache/vision-stack}/bin/promtool" &&
   "$promtool" check rules charts/vision/files/prometheus-rules.yaml &&
   "$promtool" test rules charts/vision/files/prometheus-rules.test.yaml &&
   "$promtool" check config --syntax-only deploy/compose/prometheus.yml'
-# The chart-on-kwok test runs in a phase of its own below, after the Kubernetes binaries it needs: the set-up
-# compiles them in the background (minutes on a new machine, the longest part of a cold set-up).
-phase "jest, standalone" env VISION_KUBE_TEST_APART=1 npx jest
-# Beside the distributed suite, whose time is mostly spent waiting on servers and processes: the fuzzer (a
-# standalone instance of its own, no stack server) and the chart on a kwok cluster (its own ports, no stack
-# server). Their output is printed when all have ended.
-beside "fuzz (schemathesis), beside the distributed suite" bash scripts/fuzz/schemathesis.sh
-beside "chart on a kwok cluster, beside the distributed suite" \
-  bash -c 'bash scripts/kube/install.sh >/dev/null && npx jest test/deploy/kube-install.test.ts'
+beside "the chart: rendered, and installed on a kwok cluster, beside the distributed suite" \
+  bash -c 'nice -n 19 bash scripts/ensure-helm.sh >/dev/null && nice -n 19 bash scripts/kube/install.sh >/dev/null &&
+  npx jest test/deploy/helm-chart.test.ts test/deploy/kube-install.test.ts'
 phase "distributed suite" bash scripts/test-distributed.sh
 phase "distributed Kafka files on Kafka 4.1" bash scripts/test-kafka-current.sh
-# The bus's second Kafka client (KAFKA_CLIENT=platformatic, docs/ARCHITECTURE.md "Kafka clients"): the bus's own
-# contract file on both broker versions (the whole Kafka set on it took about 10 minutes a broker: run it by hand
-# with the same variable when the client changes).
-phase "bus contract on @platformatic/kafka, Kafka 3.9 and 4.1" env KAFKA_CLIENT=platformatic bash -c \
-  'bash scripts/test-distributed.sh test/distributed/kafka-bus.test.ts &&
-   bash scripts/test-kafka-current.sh test/distributed/kafka-bus.test.ts'
 end_beside

@@ -5,11 +5,12 @@
 #   ffmpeg, Debian's chromium (test/browser; never a downloaded browser), slowhttptest, Python's requests and
 #   pycocotools (test/transport, test/scripts/fire-metrics), the live stream servers (scripts/stack/live),
 #   the service image (scripts/image/build.sh: test/deploy/image.test.ts and the container mode of the distributed
-#   suite) and, in the background, the kwok cluster's binaries (scripts/kube/install.sh).
-# Prometheus with promtool (the alert rules phase, a few minutes in), SeaweedFS and Jaeger (the distributed suite at
-# the end) and the kwok cluster's binaries (the chart-on-kwok phase beside it) are compiled in the background at the
-# lowest priority from here on; whoever needs one first waits for its build (their build locks:
-# scripts/stack/install.sh, scripts/kube/install.sh).
+#   suite).
+# SeaweedFS (the distributed suite's S3 server, needed when it starts), Jaeger and Prometheus with promtool (read by
+# the distributed files that run last, and the alert rules beside them), helm and the kwok cluster's binaries (the
+# chart's tests beside the distributed suite) are compiled in the background at the lowest priority, in that order,
+# from here on; whoever needs one first waits for its build (their build locks: scripts/stack/install.sh,
+# scripts/ensure-helm.sh, scripts/kube/install.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$PATH:/usr/local/go/bin:$HOME/go/bin"
@@ -29,9 +30,10 @@ command -v java >/dev/null && command -v mvn >/dev/null \
   || { echo "Java and Maven are required (Kafka's jars come from Maven Central)" >&2; exit 1; }
 
 mkdir -p "$HOME/.cache/vision-stack" "$HOME/.cache/vision-kube"
-# One after the other: promtool first, then the distributed suite's SeaweedFS and Jaeger, then the kwok phase's binaries.
-nice -n 19 bash -c 'bash scripts/stack/install.sh prometheus s3 jaeger >"$HOME/.cache/vision-stack/background-build.log" 2>&1
-  bash scripts/kube/install.sh >"$HOME/.cache/vision-kube/background-build.log" 2>&1' &
+# One after the other, in the order they are needed.
+nice -n 19 bash -c 'bash scripts/stack/install.sh s3 jaeger prometheus >"$HOME/.cache/vision-stack/background-build.log" 2>&1
+  bash scripts/ensure-helm.sh >/dev/null 2>"$HOME/.cache/vision-kube/background-build.log"
+  bash scripts/kube/install.sh >>"$HOME/.cache/vision-kube/background-build.log" 2>&1' &
 
 apt_get ffmpeg chromium slowhttptest
 ffmpeg -version | head -1
