@@ -148,7 +148,15 @@ export function errorHandler(logger: Logger): ErrorRequestHandler {
       return;
     }
     const apiErr = toApiError(err);
-    if (apiErr.status >= 500)
+    const reason = apiErr.details?.reason;
+    // Load shed on purpose (docs/OVERLOAD.md): counted by the shed and HTTP metrics, logged as a refusal
+    // without a stack; at the rate an overload refuses calls, an error line each would cost more than the answer.
+    if (reason === REASON.overloaded || reason === REASON.deadline_exceeded)
+      logger.info(
+        { path: req.path, method: req.method, request_id: requestIdOf(res), code: apiErr.code, reason },
+        'request refused',
+      );
+    else if (apiErr.status >= 500)
       logger.error(
         { err, path: req.path, method: req.method, request_id: requestIdOf(res), code: apiErr.code },
         'request failed',

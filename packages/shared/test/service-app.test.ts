@@ -10,6 +10,7 @@ import {
   route,
   signIdentity,
   toApiError,
+  overloaded,
   listen,
   closeServer,
   type ServiceAppOptions,
@@ -23,7 +24,7 @@ const impostor = { issuer: 'gateway', key: generateKeyPairSync('ed25519').privat
 
 // The app's own routes, each open to the gateway's identity.
 const ROUTES: IdentityRoute[] = [
-  ...(['/boom', '/conflict', '/db-down'] as const).map((path) => ({
+  ...(['/boom', '/conflict', '/db-down', '/busy'] as const).map((path) => ({
     service: 'quota' as const,
     method: 'GET' as const,
     path,
@@ -68,6 +69,12 @@ function makeApp(extra: Partial<ServiceAppOptions> = {}) {
         '/db-down',
         route(async () => {
           throw Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' });
+        }),
+      );
+      a.get(
+        '/busy',
+        route(async () => {
+          throw overloaded(1500, 'the test calls');
         }),
       );
       a.get('/open/ping', (_req, res) => void res.json({ ok: true }));
@@ -222,5 +229,18 @@ describe('createServiceApp', () => {
     const logged = lines.join('');
     expect(logged).toContain('request failed');
     expect(logged).not.toContain('u:p@');
+  });
+
+  it('logs a call shed for load as a refusal, without a stack, and answers it with Retry-After', async () => {
+    const { app, lines } = makeApp();
+    const res = await request(app).get('/busy').set(IDENTITY_HEADER, auth('GET', '/busy'));
+    expect(res.status).toBe(503);
+    expect(res.headers['retry-after']).toBe('2');
+    expect(res.body.error.details.reason).toBe('overloaded');
+    const logged = lines.map((l) => JSON.parse(l) as Record<string, unknown>);
+    const refusal = logged.find((l) => l.msg === 'request refused');
+    expect(refusal).toMatchObject({ level: 30, reason: 'overloaded', code: 'OP-SYS-UNAVAILABLE' });
+    expect(refusal).not.toHaveProperty('err');
+    expect(logged.some((l) => l.msg === 'request failed')).toBe(false);
   });
 });

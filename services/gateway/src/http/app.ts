@@ -163,24 +163,30 @@ export function createApp(deps: GatewayDeps): Express {
       return next(err);
     }
     if (deadline !== undefined) req.headers[DEADLINE_HEADER] = String(deadline);
-    const requestId = res.locals.requestId as string;
     delete req.headers[IDENTITY_HEADER];
     delete req.headers.authorization;
-    req.headers[IDENTITY_HEADER] = signIdentity(
-      deps.signer,
-      { subject: res.locals.subject as string, requestId },
-      route.upstream,
-      // Bound to the request forwarded: its method and target (forward() sends req.url as it is).
-      { method: req.method, target: req.url },
-    );
-    req.headers[REQUEST_ID_HEADER] = requestId;
-    const target = { name: route.upstream, url: deps.upstreams[route.upstream] };
-    if (!route.door || req.method !== 'POST') return forward(req, res, target, route.maxBodyBytes);
+    /** Signs the caller's identity for the upstream and forwards: only a call that goes on is signed. */
+    const send = () => {
+      const requestId = res.locals.requestId as string;
+      req.headers[IDENTITY_HEADER] = signIdentity(
+        deps.signer,
+        { subject: res.locals.subject as string, requestId },
+        route.upstream,
+        // Bound to the request forwarded: its method and target (forward() sends req.url as it is).
+        { method: req.method, target: req.url },
+      );
+      req.headers[REQUEST_ID_HEADER] = requestId;
+      forward(req, res, { name: route.upstream, url: deps.upstreams[route.upstream] }, route.maxBodyBytes);
+    };
+    if (!route.door || req.method !== 'POST') return send();
     // At the door: admitted or refused on the head alone, nothing forwarded yet. A refused body is read
     // and thrown away here, up to the endpoint's limit (early-answer.ts); an Expect client sends none.
     setEarlyAnswerLimits(req, { bound: route.maxBodyBytes });
     const gone = new AbortController();
-    res.once('close', () => gone.abort());
+    // Only a caller that leaves before its answer ends a wait (an answered call has none left).
+    res.once('close', () => {
+      if (!res.writableFinished) gone.abort();
+    });
     deps.door
       .enter(route.upstream, res.locals.subject as string, { deadline, signal: gone.signal })
       .then((turn) => {
@@ -189,7 +195,7 @@ export function createApp(deps: GatewayDeps): Express {
           res.once('close', () => turn.release());
         }
         if (res.destroyed) return turn?.release();
-        forward(req, res, target, route.maxBodyBytes);
+        send();
       }, next);
   });
 
