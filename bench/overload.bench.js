@@ -18,7 +18,8 @@
  * During 4 x C every fourth call is sent with `Expect: 100-continue` (as curl sends a large upload), and
  * the bench samples the gateway's accept queue, its event-loop delay and the requests waiting for an
  * upstream connection (bench/lib/load-probes.js), and the service's CPU: the CPU of a served call is
- * read at C (all served), that of a refused call from 4 x C less its served calls at that cost.
+ * read at C (all served), that of a refused call from a burst at 2 x C with every turn held, less the
+ * service's idle CPU and the burst's served calls at that cost.
  * --door sets GATEWAY_ADMISSION of the started process. With --gateway-url, --metrics-url is the
  * gateway's metrics endpoint and --pids the service processes whose CPU and RSS are counted.
  * Targets: goodput >= 0.9 C; p99 of the 201s <= the queue bound (IMAGES_QUEUE_MAX_WAIT_MS, 1 s) + 2 x the
@@ -161,17 +162,28 @@ async function main() {
 
     // What a refusal costs: with every turn held (admitted Expect calls that send no body), each call of a
     // short burst is refused; the service's CPU over the burst, per call.
-    const holders = await holdTurns(svc.url, KEYS, 24, IMAGE.length);
+    // The service's own CPU while nothing is sent (timers, metrics) and that of the calls a burst still gets
+    // served are taken out: what is left is the refusals'. The turns are taken afresh for each burst: a held
+    // call's backend cuts it once it has waited its upload idle time for the body.
+    const i0 = svc.cpuSeconds?.();
+    const it0 = performance.now();
+    await new Promise((r) => setTimeout(r, 3000));
+    const idleCores = (svc.cpuSeconds?.() - i0) / ((performance.now() - it0) / 1000);
+    let held = 0;
     const refusalCost = async (expectEvery) => {
+      const holders = await holdTurns(svc.url, KEYS, 24, IMAGE.length);
+      held = holders.length;
       const c0 = svc.cpuSeconds?.();
+      const b0 = performance.now();
       const burst = await run(capacity * 2, 4, expectEvery);
-      const cpu = svc.cpuSeconds?.() - c0;
+      const cpu = svc.cpuSeconds?.() - c0 - (idleCores * (performance.now() - b0)) / 1000;
       const no = burst.filter((r) => r.status === 503).length;
-      return { cpuMs: (cpu / burst.length) * 1000, refused: no, calls: burst.length };
+      const ok = burst.filter((r) => r.status === 201).length;
+      for (const h of holders) h.destroy();
+      return { cpuMs: ((cpu - ok * cpuPerServed) / no) * 1000, refused: no, calls: burst.length };
     };
     const costPlain = await refusalCost(0);
     const costExpect = await refusalCost(1);
-    for (const h of holders) h.destroy();
 
     const served = rs.filter((r) => r.status === 201);
     const refused = rs.filter((r) => r.status === 503);
@@ -239,7 +251,7 @@ async function main() {
       `  accept queue of the gateway's socket: at most ${seen.acceptMax} waiting (bound: the backlog, 511); requests waiting for an upstream connection: at most ${seen.upstreamQueuedMax}`,
     );
     console.log(
-      `  CPU of the service per call: served ${ms(cpuPerServed * 1000)} (at C); with ${holders.length} turns held, refused ${ms(costPlain.cpuMs)} (${costPlain.refused}/${costPlain.calls} refused), refused with Expect ${ms(costExpect.cpuMs)} (${costExpect.refused}/${costExpect.calls}); refused / served ${(costPlain.cpuMs / (cpuPerServed * 1000)).toFixed(3)}`,
+      `  CPU of the service per call: served ${ms(cpuPerServed * 1000)} (at C); with ${held} turns held (the service idle ${idleCores.toFixed(3)} cores), refused ${costPlain.cpuMs.toFixed(2)} ms (${costPlain.refused}/${costPlain.calls} refused), refused with Expect ${costExpect.cpuMs.toFixed(2)} ms (${costExpect.refused}/${costExpect.calls}); refused / served ${(costPlain.cpuMs / (cpuPerServed * 1000)).toFixed(3)}`,
     );
     console.log(
       `  CPU cores used: service ${cores.service.toFixed(2)}, load generator ${cores.generator.toFixed(2)}, whole machine ${cores.machine.toFixed(2)} (of ${os.cpus().length})`,

@@ -37,8 +37,10 @@ function acceptQueue(port) {
 /** The value of the samples of `name` (whose line includes `has`) in a Prometheus text page (the largest when several). */
 function sampleOf(text, name, has = '') {
   let best;
+  const sample = new RegExp(`^${name}(?:\\{[^}]*\\})? (\\S+)$`);
   for (const line of text.split('\n')) {
-    const m = new RegExp(`^${name}(?:\\{[^}]*\\})? (\\S+)$`).exec(line);
+    if (!line.startsWith(name)) continue;
+    const m = sample.exec(line);
     if (m && line.includes(has)) best = Math.max(best ?? -Infinity, Number(m[1]));
   }
   return best;

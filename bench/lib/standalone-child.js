@@ -42,10 +42,15 @@ async function startStandaloneChild(env, nodeArgs = []) {
   });
   await new Promise((resolve, reject) => {
     let out = '';
-    child.stdout.on('data', (c) => {
+    const read = (c) => {
       out += c.toString();
-      if (out.includes(' is up at ')) resolve();
-    });
+      if (!out.includes(' is up at ')) return;
+      // Up: what it logs from now on is read and dropped, at no cost to the bench's own measures.
+      child.stdout.off('data', read);
+      child.stdout.resume();
+      resolve();
+    };
+    child.stdout.on('data', read);
     child.once('exit', (code) => reject(new Error(`standalone exited with ${code}`)));
   });
   return {
