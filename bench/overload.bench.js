@@ -18,7 +18,7 @@
  * During 4 x C every fourth call is sent with `Expect: 100-continue` (as curl sends a large upload), and
  * the bench samples the gateway's accept queue, its event-loop delay and the requests waiting for an
  * upstream connection (bench/lib/load-probes.js), and the service's CPU: the CPU of a served call is
- * read at C (all served), that of a refused call from a burst at 2 x C with every turn held, less the
+ * read at C (all served), that of a refused call from a burst at 4 x C (at least 100/s) with every turn held, less the
  * service's idle CPU and the burst's served calls at that cost.
  * --door sets GATEWAY_ADMISSION of the started process. With --gateway-url, --metrics-url is the
  * gateway's metrics endpoint and --pids the service processes whose CPU and RSS are counted.
@@ -38,7 +38,7 @@ const { report } = require('./lib/targets');
 const {
   startProbes,
   startTimeSplit,
-  holdTurns,
+  refusalCosts,
   cpuSecondsOf: pidsCpuSeconds,
   rssMbOf,
   machineBusySeconds,
@@ -162,28 +162,15 @@ async function main() {
 
     // What a refusal costs: with every turn held (admitted Expect calls that send no body), each call of a
     // short burst is refused; the service's CPU over the burst, per call.
-    // The service's own CPU while nothing is sent (timers, metrics) and that of the calls a burst still gets
-    // served are taken out: what is left is the refusals'. The turns are taken afresh for each burst: a held
-    // call's backend cuts it once it has waited its upload idle time for the body.
-    const i0 = svc.cpuSeconds?.();
-    const it0 = performance.now();
-    await new Promise((r) => setTimeout(r, 3000));
-    const idleCores = (svc.cpuSeconds?.() - i0) / ((performance.now() - it0) / 1000);
-    let held = 0;
-    const refusalCost = async (expectEvery) => {
-      const holders = await holdTurns(svc.url, KEYS, 24, IMAGE.length);
-      held = holders.length;
-      const c0 = svc.cpuSeconds?.();
-      const b0 = performance.now();
-      const burst = await run(capacity * 2, 4, expectEvery);
-      const cpu = svc.cpuSeconds?.() - c0 - (idleCores * (performance.now() - b0)) / 1000;
-      const no = burst.filter((r) => r.status === 503).length;
-      const ok = burst.filter((r) => r.status === 201).length;
-      for (const h of holders) h.destroy();
-      return { cpuMs: ((cpu - ok * cpuPerServed) / no) * 1000, refused: no, calls: burst.length };
-    };
-    const costPlain = await refusalCost(0);
-    const costExpect = await refusalCost(1);
+    const cost = await refusalCosts({
+      url: svc.url,
+      keys: KEYS,
+      bodyBytes: IMAGE.length,
+      cpuSeconds: svc.cpuSeconds,
+      cpuPerServed,
+      burst: (expectEvery) => run(Math.max(4 * capacity, 100), 4, expectEvery),
+    });
+    const { plain: costPlain, expect: costExpect, held, idleCores } = cost;
 
     const served = rs.filter((r) => r.status === 201);
     const refused = rs.filter((r) => r.status === 503);

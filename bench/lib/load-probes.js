@@ -159,6 +159,34 @@ async function holdTurns(url, keys, max, bodyBytes) {
   return held;
 }
 
+/**
+ * What a refused call costs the service: with every turn held, each call of `burst(expectEvery)` (plain,
+ * then `Expect: 100-continue`) is refused at the door. The service's own CPU while nothing is sent (timers,
+ * metrics) and that of the calls a burst still gets served, at `cpuPerServed` seconds each, are taken out.
+ * The turns are taken afresh for each burst: a held call's backend cuts it after its upload idle time.
+ */
+async function refusalCosts({ url, keys, bodyBytes, cpuSeconds, cpuPerServed, burst }) {
+  const i0 = cpuSeconds?.();
+  const it0 = performance.now();
+  await new Promise((r) => setTimeout(r, 3000));
+  const idleCores = (cpuSeconds?.() - i0) / ((performance.now() - it0) / 1000);
+  let held = 0;
+  const one = async (expectEvery) => {
+    const holders = await holdTurns(url, keys, 24, bodyBytes);
+    held = holders.length;
+    const c0 = cpuSeconds?.();
+    const b0 = performance.now();
+    const rs = await burst(expectEvery);
+    const cpu = cpuSeconds?.() - c0 - (idleCores * (performance.now() - b0)) / 1000;
+    for (const h of holders) h.destroy();
+    const no = rs.filter((r) => r.status === 503).length;
+    const ok = rs.filter((r) => r.status === 201).length;
+    return { cpuMs: ((cpu - ok * cpuPerServed) / no) * 1000, refused: no, calls: rs.length };
+  };
+  const plain = await one(0);
+  return { plain, expect: await one(1), held, idleCores };
+}
+
 /** The cumulative buckets (`le` -> count) of a histogram's series whose line includes `has`, summed. */
 function bucketsOf(text, name, has) {
   const buckets = new Map();
@@ -246,7 +274,7 @@ module.exports = {
   acceptQueue,
   startProbes,
   startTimeSplit,
-  holdTurns,
+  refusalCosts,
   cpuSecondsOf,
   rssMbOf,
   machineBusySeconds,
