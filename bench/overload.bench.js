@@ -19,7 +19,8 @@
  * the bench samples the gateway's accept queue, its event-loop delay and the requests waiting for an
  * upstream connection (bench/lib/load-probes.js), and the service's CPU: the CPU of a served call is
  * read at C (all served), that of a refused call from a burst at 4 x C (at least 100/s) with every turn held, less the
- * service's idle CPU and the burst's served calls at that cost.
+ * service's idle CPU and the burst's served calls at that cost, beside the floor under it (a bare node:http
+ * server that reads the body away and answers 503, bench/lib/refusal-floor.js).
  * --door sets GATEWAY_ADMISSION of the started process. With --gateway-url, --metrics-url is the
  * gateway's metrics endpoint and --pids the service processes whose CPU and RSS are counted.
  * Targets: goodput >= 0.9 C; p99 of the 201s <= the queue bound (IMAGES_QUEUE_MAX_WAIT_MS, 1 s) + 2 x the
@@ -35,6 +36,7 @@ const { parseArgs } = require('./lib/args');
 const { startStandaloneChild } = require('./lib/standalone-child');
 const { openLoop, quantile } = require('../scripts/overload/open-loop');
 const { report } = require('./lib/targets');
+const { refusalFloorMs } = require('./lib/refusal-floor');
 const {
   startProbes,
   startTimeSplit,
@@ -171,6 +173,9 @@ async function main() {
       burst: (expectEvery) => run(Math.max(4 * capacity, 100), 4, expectEvery),
     });
     const { plain: costPlain, expect: costExpect, held, idleCores } = cost;
+    const floorMs = await refusalFloorMs((url) =>
+      openLoop({ url, rate: Math.max(4 * capacity, 100), seconds: 4, keys: KEYS, image: IMAGE }),
+    );
 
     const served = rs.filter((r) => r.status === 201);
     const refused = rs.filter((r) => r.status === 503);
@@ -238,7 +243,7 @@ async function main() {
       `  accept queue of the gateway's socket: at most ${seen.acceptMax} waiting (bound: the backlog, 511); requests waiting for an upstream connection: at most ${seen.upstreamQueuedMax}`,
     );
     console.log(
-      `  CPU of the service per call: served ${ms(cpuPerServed * 1000)} (at C); with ${held} turns held (the service idle ${idleCores.toFixed(3)} cores), refused ${costPlain.cpuMs.toFixed(2)} ms (${costPlain.refused}/${costPlain.calls} refused), refused with Expect ${costExpect.cpuMs.toFixed(2)} ms (${costExpect.refused}/${costExpect.calls}); refused / served ${(costPlain.cpuMs / (cpuPerServed * 1000)).toFixed(3)}`,
+      `  CPU of the service per call: served ${ms(cpuPerServed * 1000)} (at C); with ${held} turns held (the service idle ${idleCores.toFixed(3)} cores), refused ${costPlain.cpuMs.toFixed(2)} ms (${costPlain.refused}/${costPlain.calls} refused), refused with Expect ${costExpect.cpuMs.toFixed(2)} ms (${costExpect.refused}/${costExpect.calls}); refused / served ${(costPlain.cpuMs / (cpuPerServed * 1000)).toFixed(3)}; the floor, a bare node:http server reading the body away and answering 503: ${floorMs.toFixed(2)} ms (refused / floor ${(costPlain.cpuMs / floorMs).toFixed(1)})`,
     );
     console.log(
       `  CPU cores used: service ${cores.service.toFixed(2)}, load generator ${cores.generator.toFixed(2)}, whole machine ${cores.machine.toFixed(2)} (of ${os.cpus().length})`,
