@@ -109,19 +109,6 @@ function cpuSecondsOf(pids) {
 }
 
 /** Resident memory (MB) of the processes `pids` together. */
-function rssMbOf(pids) {
-  let sum = 0;
-  for (const pid of pids) {
-    try {
-      const m = /VmRSS:\s+(\d+) kB/.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'));
-      if (m) sum += Number(m[1]) / 1024;
-    } catch {
-      // gone
-    }
-  }
-  return sum;
-}
-
 /**
  * Opens admitted calls that hold their turn: `Expect: 100-continue`, then no body (the gateway and the
  * service wait for it, up to the upload idle time). Stops at `max`, or at the first call answered at once
@@ -276,7 +263,6 @@ module.exports = {
   startTimeSplit,
   refusalCosts,
   cpuSecondsOf,
-  rssMbOf,
   machineBusySeconds,
   usageSeconds,
 };

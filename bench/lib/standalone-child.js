@@ -1,9 +1,10 @@
 /**
  * `npm start`'s entry point as a child process of a bench, on free ports and a fresh data directory:
- * `{ url, rssMb(), stop() }` once it printed that it is up.
+ * `{ url, rssMb(), rssMbEach(), stop() }` once it printed that it is up.
  */
 const { spawn } = require('node:child_process');
 const fs = require('node:fs');
+const { rssMbOf } = require('./rss');
 const net = require('node:net');
 const os = require('node:os');
 const path = require('node:path');
@@ -55,10 +56,9 @@ async function startStandaloneChild(env, nodeArgs = []) {
   });
   return {
     url: `http://127.0.0.1:${port}`,
-    rssMb: () => {
-      const m = /VmRSS:\s+(\d+) kB/.exec(fs.readFileSync(`/proc/${child.pid}/status`, 'utf8'));
-      return m ? Number(m[1]) / 1024 : NaN;
-    },
+    rssMb: () => rssMbOf([child.pid]),
+    /** The RSS of each process of the service: the one. */
+    rssMbEach: () => [rssMbOf([child.pid])],
     metricsUrl: `http://127.0.0.1:${metricsPort}/metrics`,
     /** CPU time the process used so far, user and system, in seconds (/proc/PID/stat, 100 ticks a second). */
     cpuSeconds: () => {
