@@ -87,7 +87,10 @@ module.exports = {
   // A safety net, not a speed check: tests that start an in-memory Postgres and services inside the test
   // took over 30 s on a 2-core machine at load ~20 (upload-and-lifecycle, gateway) and passed with more time.
   testTimeout: 90000,
-  maxWorkers: 2,
+  // Three workers on two cores: a file spends much of its time waiting (streams in real time, timers, child
+  // processes), and with two workers the suite left about one core idle (a lowest-priority build beside it got
+  // that much); with three the machine is busy and the suite takes less time. More would only queue for the cores.
+  maxWorkers: 3,
   // One fresh PGlite data directory for every in-memory database of the run (VISION_PGLITE_TEMPLATE).
   globalSetup: '<rootDir>/test/helpers/pglite-template.ts',
   globalTeardown: '<rootDir>/test/helpers/pglite-template-teardown.ts',

@@ -8,8 +8,8 @@
 #   suite).
 # SeaweedFS (the distributed suite's S3 server, needed when it starts), Jaeger and Prometheus with promtool (read by
 # the distributed files that run last, and the alert rules beside them), helm and the kwok cluster's binaries (the
-# chart's tests beside the distributed suite) are compiled in the background at the lowest priority, in that order,
-# from here on; whoever needs one first waits for its build (their build locks: scripts/stack/install.sh,
+# chart's tests beside the distributed suite) are compiled in the background, in that order, from here on (SeaweedFS
+# at nice 10, the others at the lowest priority); whoever needs one first waits for its build (their build locks: scripts/stack/install.sh,
 # scripts/ensure-helm.sh, scripts/kube/install.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -29,13 +29,15 @@ go version >/dev/null 2>&1 || { echo "Go is required (helm, kube, SeaweedFS, Jae
 command -v java >/dev/null && command -v mvn >/dev/null \
   || { echo "Java and Maven are required (Kafka's jars come from Maven Central)" >&2; exit 1; }
 
-mkdir -p "$HOME/.cache/vision-stack" "$HOME/.cache/vision-kube"
-# One after the other, in the order they are needed.
-nice -n 19 bash -c 'bash scripts/stack/install.sh s3 jaeger prometheus >"$HOME/.cache/vision-stack/background-build.log" 2>&1
-  bash scripts/ensure-helm.sh >/dev/null 2>"$HOME/.cache/vision-kube/background-build.log"
-  bash scripts/kube/install.sh >>"$HOME/.cache/vision-kube/background-build.log" 2>&1' &
-
 apt_get ffmpeg chromium slowhttptest
+# After apt-get: the stack's installer checks ffmpeg too, and two apt-gets at once would fight for dpkg's lock.
+mkdir -p "$HOME/.cache/vision-stack" "$HOME/.cache/vision-kube"
+# One after the other, in the order they are needed. SeaweedFS, which the distributed suite needs when it starts,
+# builds at the priority the stack's builds take (nice 10); the rest, needed later, at the lowest.
+bash -c 'bash scripts/stack/install.sh s3 >"$HOME/.cache/vision-stack/background-build.log" 2>&1
+  nice -n 19 bash scripts/stack/install.sh jaeger prometheus >>"$HOME/.cache/vision-stack/background-build.log" 2>&1
+  nice -n 19 bash scripts/ensure-helm.sh >/dev/null 2>"$HOME/.cache/vision-kube/background-build.log"
+  nice -n 19 bash scripts/kube/install.sh >>"$HOME/.cache/vision-kube/background-build.log" 2>&1' &
 ffmpeg -version | head -1
 /usr/bin/chromium --version 2>/dev/null
 bash scripts/stack/live/install.sh
