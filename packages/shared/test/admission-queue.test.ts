@@ -54,6 +54,52 @@ describe('AdmissionQueue', () => {
     expect(await first).toBe('ok');
   });
 
+  it('with the answer bound, lets fewer calls wait when call times vary than when they are steady', async () => {
+    /** A queue of one slot that has measured calls of these durations (ms), on its own clock. */
+    const measured = async (durations: number[]) => {
+      let t = 0;
+      const q = new AdmissionQueue({
+        queue: 'test_calls',
+        what: 'test calls',
+        maxInFlight: 1,
+        maxWaitMs: 1000,
+        bound: 'answer',
+        now: () => t,
+      });
+      for (const ms of durations) {
+        const turn = await q.enter('a');
+        t += ms;
+        turn.release();
+      }
+      return q;
+    };
+    /** How many calls the queue lets wait behind a running one before it refuses one. */
+    const admittedToWait = async (q: AdmissionQueue) => {
+      const running = await q.enter('a');
+      const waiting: Promise<Turn>[] = [];
+      for (;;) {
+        const entered = q.enter('a');
+        if (q.usage().waiting === waiting.length) {
+          await expect(entered).rejects.toMatchObject({ details: { reason: REASON.overloaded } });
+          break;
+        }
+        waiting.push(entered);
+      }
+      running.release();
+      for (const turn of waiting) (await turn).release();
+      return waiting.length;
+    };
+    // Steady calls of 100 ms, and calls that alternate between 180 and 20 ms (their mean ends near 92 ms).
+    const steady = await admittedToWait(await measured(Array<number>(20).fill(100)));
+    const varying = await admittedToWait(
+      await measured(Array.from({ length: 20 }, (_, i) => (i % 2 ? 20 : 180))),
+    );
+    expect(steady).toBeGreaterThanOrEqual(8); // about 100 ms each, within 1000 ms with a call's own time
+    // On the mean alone the varying calls would wait as many; their deviation leaves room for fewer.
+    expect(varying).toBeLessThan(steady - 2);
+    expect(varying).toBeGreaterThan(0);
+  });
+
   it('refuses a call whose deadline passed, and drops a waiting one when its deadline comes', async () => {
     const q = queue(1, 5000);
     expect(await call(q, 'a', 0, Date.now() - 1)).toBe(`${REASON.deadline_exceeded} 1`);

@@ -25,8 +25,9 @@ export interface AdmissionOptions {
   /** The longest a call may wait for its turn (ms): one expected to wait longer is refused at once. */
   maxWaitMs: number;
   /**
-   * What the bound limits: `wait` (default), the wait for a turn; `answer`, the wait and the call's mean
-   * time together, so that an admitted call is expected to be answered within the bound (the door's).
+   * What the bound limits: `wait` (default), the wait for a turn; `answer`, the wait and the call's own
+   * time together (its mean and four mean deviations), so that an admitted call is expected to be answered
+   * within the bound (the door's).
    */
   bound?: 'wait' | 'answer';
   /** The queue's name in the metrics (`image_calls`, `detections`, `task_creations`). */
@@ -76,6 +77,10 @@ interface Entry extends Waiting {
 
 /** Exponentially weighted mean of call durations: recent calls count most. */
 const EWMA_WEIGHT = 0.2;
+/** The weight of the latest call in the mean deviation of call durations (RFC 6298's RTTVAR, its 1/4). */
+const DEVIATION_WEIGHT = 0.25;
+/** Mean deviations above the mean that the answer bound allows for a call's own time (RFC 6298's K). */
+const ANSWER_DEVIATIONS = 4;
 
 /**
  * A bounded, fair queue in front of work that needs a scarce resource (inference): at most its limit of
@@ -87,6 +92,8 @@ export class AdmissionQueue {
   private readonly running = new Map<string, number>();
   private waiting: Entry[] = [];
   private meanServiceMs = 0;
+  /** The mean deviation of call durations from meanServiceMs (ms). */
+  private deviationMs = 0;
   private seq = 0;
   private readonly now: () => number;
   /** The gradient limit's bounds and state, with `limit: 'gradient'`. */
@@ -157,7 +164,10 @@ export class AdmissionQueue {
       metrics.admissionShed.inc({ queue, reason: 'deadline' });
       return Promise.reject(deadlineExceeded(this.what));
     }
-    const service = this.opts.bound === 'answer' ? this.meanServiceMs : 0;
+    // With the answer bound, a call's own time is counted as the mean and four mean deviations, as TCP sets its
+    // retransmission timeout from the round trip: most calls' answers fall within it, not only half of them.
+    const service =
+      this.opts.bound === 'answer' ? this.meanServiceMs + ANSWER_DEVIATIONS * this.deviationMs : 0;
     const bound = Math.min(this.maxWaitMs, (opts.deadline ?? Infinity) - now) - service;
     const decision = admit(this.view(), subject, bound);
     if (decision.kind === 'start') return Promise.resolve(this.begin(subject, now, now));
@@ -237,8 +247,14 @@ export class AdmissionQueue {
   /** A call's turn ended: its time is measured and the next waiting call starts. */
   private finish(subject: string, startedAt: number): void {
     const took = this.now() - startedAt;
-    this.meanServiceMs =
-      this.meanServiceMs === 0 ? took : (1 - EWMA_WEIGHT) * this.meanServiceMs + EWMA_WEIGHT * took;
+    if (this.meanServiceMs === 0) {
+      this.meanServiceMs = took;
+      this.deviationMs = took / 2;
+    } else {
+      const off = Math.abs(took - this.meanServiceMs);
+      this.deviationMs = (1 - DEVIATION_WEIGHT) * this.deviationMs + DEVIATION_WEIGHT * off;
+      this.meanServiceMs = (1 - EWMA_WEIGHT) * this.meanServiceMs + EWMA_WEIGHT * took;
+    }
     this.adapt(took);
     const left = (this.running.get(subject) ?? 1) - 1;
     if (left > 0) this.running.set(subject, left);
