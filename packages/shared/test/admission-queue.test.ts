@@ -100,6 +100,38 @@ describe('AdmissionQueue', () => {
     expect(varying).toBeGreaterThan(0);
   });
 
+  it('with the answer bound, starts the oldest call once it has waited half of the wait the bound leaves', async () => {
+    let t = 0;
+    const q = new AdmissionQueue({
+      queue: 'test_calls',
+      what: 'test calls',
+      maxInFlight: 1,
+      maxWaitMs: 1000,
+      bound: 'answer',
+      now: () => t,
+    });
+    for (let i = 0; i < 20; i++) {
+      const turn = await q.enter('light');
+      t += 100;
+      turn.release();
+    }
+    // Steady calls of 100 ms: the bound leaves about 900 ms of wait, half of it about 450 ms.
+    const running = await q.enter('heavy');
+    const started: string[] = [];
+    const join = (subject: string) =>
+      q.enter(subject).then((turn) => {
+        started.push(subject);
+        turn.release();
+      });
+    const waiting = [join('heavy'), join('heavy')];
+    t += 470;
+    waiting.push(join('light'));
+    running.release();
+    await Promise.all(waiting);
+    // The light subject has fewer calls in the queue, but the oldest heavy call has waited 470 ms: its turn.
+    expect(started[0]).toBe('heavy');
+  });
+
   it('refuses a call whose deadline passed, and drops a waiting one when its deadline comes', async () => {
     const q = queue(1, 5000);
     expect(await call(q, 'a', 0, Date.now() - 1)).toBe(`${REASON.deadline_exceeded} 1`);

@@ -164,11 +164,7 @@ export class AdmissionQueue {
       metrics.admissionShed.inc({ queue, reason: 'deadline' });
       return Promise.reject(deadlineExceeded(this.what));
     }
-    // With the answer bound, a call's own time is counted as the mean and four mean deviations, as TCP sets its
-    // retransmission timeout from the round trip: most calls' answers fall within it, not only half of them.
-    const service =
-      this.opts.bound === 'answer' ? this.meanServiceMs + ANSWER_DEVIATIONS * this.deviationMs : 0;
-    const bound = Math.min(this.maxWaitMs, (opts.deadline ?? Infinity) - now) - service;
+    const bound = Math.min(this.maxWaitMs, (opts.deadline ?? Infinity) - now) - this.serviceAllowanceMs();
     const decision = admit(this.view(), subject, bound);
     if (decision.kind === 'start') return Promise.resolve(this.begin(subject, now, now));
     if (decision.kind === 'refuse') {
@@ -218,6 +214,12 @@ export class AdmissionQueue {
     });
   }
 
+  /** The bound's share for a call's own time: with the answer bound, its mean and four mean deviations (as TCP's
+   * retransmission timeout), so that most answers come within the bound, not half of them; else none. */
+  private serviceAllowanceMs(): number {
+    return this.opts.bound === 'answer' ? this.meanServiceMs + ANSWER_DEVIATIONS * this.deviationMs : 0;
+  }
+
   private view(): QueueView {
     return {
       maxInFlight: this.slots,
@@ -225,7 +227,9 @@ export class AdmissionQueue {
       waiting: this.waiting,
       meanServiceMs: this.meanServiceMs,
       now: this.now(),
-      maxWaitMs: this.maxWaitMs,
+      // The wait the bound allows: with the answer bound, less the call's own time (fair-queue.ts starts the
+      // oldest call once it has waited half of it).
+      maxWaitMs: Math.max(0, this.maxWaitMs - this.serviceAllowanceMs()),
     };
   }
 
