@@ -8,10 +8,8 @@
  * Starts `npm start`'s entry point as a child process on free ports with 20 keys and
  * `ADMISSION_LIMIT=<--limit>` (default fixed; docs/OVERLOAD.md), or uses the given gateway and keys
  * (whose limit is the one that service was started with; --limit is refused there), then, with the
- * open-loop generator of scripts/overload/open-loop.js (one 155 KB JPEG a call, a fresh
- * Idempotency-Key each):
- * 1. unloaded: 2 calls/s for 3 s, not measured (warm-up), then 2 calls/s for 8 s: the p50 and p99 of a call,
- *    and the process's RSS;
+ * open-loop generator of scripts/overload/open-loop.js (one 155 KB JPEG a call, a fresh Idempotency-Key each):
+ * 1. unloaded: 2 calls/s for 3 s (warm-up), then for 8 s: the p50 and p99 of a call, and the process's RSS;
  * 2. capacity C: rates rising by 5/s, 8 s each, until one is not served whole (every call 201) with its
  *    p99 under 1 s: C is the last one that was;
  * 3. 4 x C for --seconds from the 20 subjects (each within its own limits), sampling the RSS;
@@ -107,9 +105,7 @@ async function main() {
       every.push(...rs);
       return rs;
     };
-    // A few calls first, not measured: a fresh deployment's first calls (connections, JIT, the model's first
-    // runs) took seconds, and the unloaded p99 that the 201s' limit is made of would hold them.
-    await run(2, 3);
+    await run(2, 3); // warm-up, not measured: a fresh deployment's first calls took seconds
     const unloaded = await run(2, 8);
     const u = unloaded.map((r) => r.ms);
     const uP50 = quantile(u, 0.5);
