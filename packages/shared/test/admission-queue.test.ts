@@ -54,25 +54,26 @@ describe('AdmissionQueue', () => {
     expect(await first).toBe('ok');
   });
 
+  /** A queue of one slot and the answer bound, on its own clock, that has measured calls of these durations (ms). */
+  const measuredAnswerQueue = async (durations: number[], subject = 'a') => {
+    const clock = { t: 0 };
+    const q = new AdmissionQueue({
+      queue: 'test_calls',
+      what: 'test calls',
+      maxInFlight: 1,
+      maxWaitMs: 1000,
+      bound: 'answer',
+      now: () => clock.t,
+    });
+    for (const ms of durations) {
+      const turn = await q.enter(subject);
+      clock.t += ms;
+      turn.release();
+    }
+    return { q, clock };
+  };
+
   it('with the answer bound, lets fewer calls wait when call times vary than when they are steady', async () => {
-    /** A queue of one slot that has measured calls of these durations (ms), on its own clock. */
-    const measured = async (durations: number[]) => {
-      let t = 0;
-      const q = new AdmissionQueue({
-        queue: 'test_calls',
-        what: 'test calls',
-        maxInFlight: 1,
-        maxWaitMs: 1000,
-        bound: 'answer',
-        now: () => t,
-      });
-      for (const ms of durations) {
-        const turn = await q.enter('a');
-        t += ms;
-        turn.release();
-      }
-      return q;
-    };
     /** How many calls the queue lets wait behind a running one before it refuses one. */
     const admittedToWait = async (q: AdmissionQueue) => {
       const running = await q.enter('a');
@@ -90,9 +91,9 @@ describe('AdmissionQueue', () => {
       return waiting.length;
     };
     // Steady calls of 100 ms, and calls that alternate between 180 and 20 ms (their mean ends near 92 ms).
-    const steady = await admittedToWait(await measured(Array<number>(20).fill(100)));
+    const steady = await admittedToWait((await measuredAnswerQueue(Array<number>(20).fill(100))).q);
     const varying = await admittedToWait(
-      await measured(Array.from({ length: 20 }, (_, i) => (i % 2 ? 20 : 180))),
+      (await measuredAnswerQueue(Array.from({ length: 20 }, (_, i) => (i % 2 ? 20 : 180)))).q,
     );
     expect(steady).toBeGreaterThanOrEqual(8); // about 100 ms each, within 1000 ms with a call's own time
     // On the mean alone the varying calls would wait as many; their deviation leaves room for fewer.
@@ -101,20 +102,7 @@ describe('AdmissionQueue', () => {
   });
 
   it('with the answer bound, starts the oldest call once it has waited half of the wait the bound leaves', async () => {
-    let t = 0;
-    const q = new AdmissionQueue({
-      queue: 'test_calls',
-      what: 'test calls',
-      maxInFlight: 1,
-      maxWaitMs: 1000,
-      bound: 'answer',
-      now: () => t,
-    });
-    for (let i = 0; i < 20; i++) {
-      const turn = await q.enter('light');
-      t += 100;
-      turn.release();
-    }
+    const { q, clock } = await measuredAnswerQueue(Array<number>(20).fill(100), 'light');
     // Steady calls of 100 ms: the bound leaves about 900 ms of wait, half of it about 450 ms.
     const running = await q.enter('heavy');
     const started: string[] = [];
@@ -124,7 +112,7 @@ describe('AdmissionQueue', () => {
         turn.release();
       });
     const waiting = [join('heavy'), join('heavy')];
-    t += 470;
+    clock.t += 470;
     waiting.push(join('light'));
     running.release();
     await Promise.all(waiting);
