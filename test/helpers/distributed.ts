@@ -8,6 +8,7 @@ import {
   type Toxic,
 } from '../../scripts/distributed/launcher';
 import { assertMatchesOpenApi } from './openapi';
+import { fetchNamed } from './fetch-named';
 import type { ApiResponse, StackOptions, TestStack } from './stack';
 
 /**
@@ -57,7 +58,11 @@ async function callApi(
   // client, not of the service (fetch's keep-alive timer may run a second late).
   const headers: Record<string, string> = { connection: 'close', ...init.headers };
   if (init.key) headers.authorization = `Bearer ${init.key}`;
-  const res = await fetch(`${base}${urlPath}`, { method, headers, body: init.body });
+  const res = await fetchNamed(`${method} ${urlPath}`, `${base}${urlPath}`, {
+    method,
+    headers,
+    body: init.body,
+  });
   const text = await res.text();
   const body: unknown = text && res.headers.get('content-type')?.includes('json') ? JSON.parse(text) : text;
   assertMatchesOpenApi(method, urlPath, res.status, res.headers.get('content-type') ?? undefined, body);

@@ -4,6 +4,7 @@ import path from 'node:path';
 import vm from 'node:vm';
 import { createLogger, installCrashHandler } from '@vision/shared';
 import { startStandalone, type Standalone } from '../../apps/standalone/src/index';
+import { fetchNamed } from './fetch-named';
 import { assertMatchesOpenApi } from './openapi';
 
 export const SHARED_DIR = process.env.VISION_SHARED_DIR ?? path.resolve(__dirname, '../../../shared');
@@ -106,7 +107,11 @@ export async function startStandaloneStack(opts: StackOptions = {}): Promise<Tes
     async api(method, urlPath, init = {}) {
       const headers: Record<string, string> = { ...init.headers };
       if (init.key) headers.authorization = `Bearer ${init.key}`;
-      const res = await fetch(`${url}${urlPath}`, { method, headers, body: init.body });
+      const res = await fetchNamed(`${method} ${urlPath}`, `${url}${urlPath}`, {
+        method,
+        headers,
+        body: init.body,
+      });
       const text = await res.text();
       const body: unknown =
         text && res.headers.get('content-type')?.includes('json') ? JSON.parse(text) : text;
