@@ -13,6 +13,7 @@ import {
   startFaultStack,
   waitFor,
 } from './support';
+import { fetchNamed } from '../helpers/fetch-named';
 import { keepClearOfQuotaDayTurn } from '../helpers/quota-day';
 
 // The cases compare a subject's quota before and after their work: not across the quota day's turn.
@@ -118,7 +119,11 @@ describeContainers('the six services as containers of the service image', () => 
     expect(after.pid).not.toBe(before.pid);
     expect((await stack.deployment.containers!.inspect(tasks)).State.Running).toBe(true);
     expect(tasks.port).toBe(port);
-    expect((await fetch(`${url}/readyz`)).status).toBe(200);
+    // On a connection of its own, as the test client's calls (helpers/distributed.ts): a pooled one may be closed.
+    const ready = await fetchNamed('GET /readyz of tasks', `${url}/readyz`, {
+      headers: { connection: 'close' },
+    });
+    expect(ready.status).toBe(200);
 
     await expectSucceededWithEveryFrameOnce(c, id, expected);
     expect((await c.quota()).used).toBe(used + 1);
