@@ -13,7 +13,7 @@ import {
   startFaultStack,
   waitFor,
 } from './support';
-import { fetchNamed } from '../helpers/fetch-named';
+import { fetchNamed } from '../helpers/api-call';
 import { keepClearOfQuotaDayTurn } from '../helpers/quota-day';
 
 // The cases compare a subject's quota before and after their work: not across the quota day's turn.

@@ -7,8 +7,7 @@ import {
   type StackServer,
   type Toxic,
 } from '../../scripts/distributed/launcher';
-import { assertMatchesOpenApi } from './openapi';
-import { fetchNamed } from './fetch-named';
+import { callApi, type ApiInit } from './api-call';
 import type { ApiResponse, StackOptions, TestStack } from './stack';
 
 /**
@@ -34,12 +33,6 @@ export interface DistributedStack extends TestStack {
   startServer(server: StackServer): Promise<void>;
 }
 
-export interface ApiInit {
-  key?: string;
-  headers?: Record<string, string>;
-  body?: RequestInit['body'];
-}
-
 export interface DistributedStackOptions extends StackOptions {
   /** Route Postgres, Redis, Kafka, S3 and inference links through toxiproxy. */
   toxiproxy?: boolean;
@@ -47,27 +40,13 @@ export interface DistributedStackOptions extends StackOptions {
   serviceEnv?: DeploymentOptions['serviceEnv'];
 }
 
-async function callApi(
-  base: string,
-  method: string,
-  urlPath: string,
-  init: ApiInit = {},
-): Promise<ApiResponse> {
-  // Each call on a connection of its own: a pooled connection idle near the gateway's keep-alive timeout
-  // (5 s) can be closed by the gateway as the client reuses it ("other side closed"), a race of the test's
-  // client, not of the service (fetch's keep-alive timer may run a second late).
-  const headers: Record<string, string> = { connection: 'close', ...init.headers };
-  if (init.key) headers.authorization = `Bearer ${init.key}`;
-  const res = await fetchNamed(`${method} ${urlPath}`, `${base}${urlPath}`, {
-    method,
-    headers,
-    body: init.body,
-  });
-  const text = await res.text();
-  const body: unknown = text && res.headers.get('content-type')?.includes('json') ? JSON.parse(text) : text;
-  assertMatchesOpenApi(method, urlPath, res.status, res.headers.get('content-type') ?? undefined, body);
-  return { status: res.status, headers: res.headers, body };
-}
+/**
+ * Each call on a connection of its own: a pooled connection idle near the gateway's keep-alive timeout (5 s) can be
+ * closed by the gateway as the client reuses it ("other side closed"), a race of the test's client, not of the
+ * service (fetch's keep-alive timer may run a second late).
+ */
+const callOnItsOwnConnection = (base: string, method: string, urlPath: string, init?: ApiInit) =>
+  callApi(base, method, urlPath, init, { connection: 'close' });
 
 /**
  * Starts a distributed deployment (needs `npm run build` and the servers from scripts/stack/start.sh).
@@ -93,8 +72,8 @@ export async function startDistributedStack(opts: DistributedStackOptions = {}):
     url: deployment.url,
     dataDir: deployment.logDir,
     deployment,
-    api: (method, urlPath, init) => callApi(deployment.url, method, urlPath, init),
-    apiAt: callApi,
+    api: (method, urlPath, init) => callOnItsOwnConnection(deployment.url, method, urlPath, init),
+    apiAt: callOnItsOwnConnection,
     kill: (name, o) => deployment.kill(name, o),
     restart: (name, o) => deployment.restart(name, o),
     async addToxic(link, toxic) {

@@ -4,8 +4,7 @@ import path from 'node:path';
 import vm from 'node:vm';
 import { createLogger, installCrashHandler } from '@vision/shared';
 import { startStandalone, type Standalone } from '../../apps/standalone/src/index';
-import { fetchNamed } from './fetch-named';
-import { assertMatchesOpenApi } from './openapi';
+import { callApi } from './api-call';
 
 export const SHARED_DIR = process.env.VISION_SHARED_DIR ?? path.resolve(__dirname, '../../../shared');
 export const MEDIA = path.join(SHARED_DIR, 'media');
@@ -104,20 +103,7 @@ export async function startStandaloneStack(opts: StackOptions = {}): Promise<Tes
     url,
     standalone,
     dataDir,
-    async api(method, urlPath, init = {}) {
-      const headers: Record<string, string> = { ...init.headers };
-      if (init.key) headers.authorization = `Bearer ${init.key}`;
-      const res = await fetchNamed(`${method} ${urlPath}`, `${url}${urlPath}`, {
-        method,
-        headers,
-        body: init.body,
-      });
-      const text = await res.text();
-      const body: unknown =
-        text && res.headers.get('content-type')?.includes('json') ? JSON.parse(text) : text;
-      assertMatchesOpenApi(method, urlPath, res.status, res.headers.get('content-type') ?? undefined, body);
-      return { status: res.status, headers: res.headers, body };
-    },
+    api: (method, urlPath, init) => callApi(url, method, urlPath, init),
     async close(o = {}) {
       await standalone.close();
       if (!o.keepData && !opts.dataDir) rmSync(dataDir, { recursive: true, force: true });
