@@ -152,9 +152,16 @@ describe('zones and lines in the web console', () => {
 
     // Drag the lane's first vertex from (0, 0.3) to (0.05, 0.25).
     const box = (await page.locator('.places-editor').boundingBox())!;
-    const vertex = (await page
-      .locator('.places-handles .vertex[data-rule="lane"][data-index="0"]')
-      .boundingBox())!;
+    // Read in the page in one step: the editor re-renders its handles (live counts, a saved version), so an
+    // element may be replaced between a locator finding it and measuring it.
+    const vertex = (await (
+      await page.waitForFunction(() => {
+        const r = document
+          .querySelector('.places-handles .vertex[data-rule="lane"][data-index="0"]')
+          ?.getBoundingClientRect();
+        return r && { x: r.x, y: r.y, width: r.width, height: r.height };
+      })
+    ).jsonValue())!;
     await page.mouse.move(vertex.x + vertex.width / 2, vertex.y + vertex.height / 2);
     await page.mouse.down();
     await page.mouse.move(box.x + 0.05 * box.width, box.y + 0.25 * box.height, { steps: 5 });
