@@ -1,6 +1,6 @@
 /**
  * The Helm chart installed on a real Kubernetes API server: a kwok cluster (scripts/kube/cluster.sh: etcd,
- * kube-apiserver, controller-manager and scheduler v1.32.4; kwok fakes nodes and pods, so no container runs)
+ * kube-apiserver, controller-manager and scheduler v1.35.4; kwok fakes nodes and pods, so no container runs)
  * with prometheus-operator's ServiceMonitor and PrometheusRule CRDs. `helm install --wait` with the default
  * values and the values files of charts/vision/ci; the objects read back from the API server; `helm test`;
  * `helm upgrade` to a new image tag and `helm rollback`. The commands are those of docs/DEPLOYMENT.md,
