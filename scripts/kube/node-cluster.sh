@@ -35,13 +35,9 @@ done
 export PATH="$BIN:$PATH"
 KUBE_VERSION="${KUBE_VERSION:-v1.35.4}"
 
-# One cluster per machine at a time: the addresses below are fixed (the stack's servers listen on HOST_IP).
-HOST_IP=10.213.0.1
-NODE_IP=10.213.0.2
-POD_CIDR=10.244.0.0/24
-SERVICE_CIDR=10.96.0.0/16
-DNS_IP=10.96.0.10
-NS=vision-node
+# shellcheck source=node-env.sh
+source "$HERE/node-env.sh"
+HOST_IP="$NODE_HOST_IP" POD_CIDR="$NODE_POD_CIDR" SERVICE_CIDR="$NODE_SERVICE_CIDR" DNS_IP="$NODE_DNS_IP" NS="$NODE_NS"
 WORK="$(mktemp -d "${TMPDIR:-/tmp}/vision-node.XXXXXX")"
 LOG="$WORK/log"
 mkdir -p "$LOG"
@@ -65,19 +61,24 @@ cleanup() {
   for p in "$WORK"/*.pid; do [ -f "$p" ] && kill -TERM -- "-$(cat "$p")" 2>/dev/null; done
   sleep 2
   for p in "$WORK"/*.pid; do [ -f "$p" ] && kill -KILL -- "-$(cat "$p")" 2>/dev/null; done
-  # The containers' shims outlive containerd: end every process left in the namespace.
+  # The containers outlive containerd: end every process of the kubelet's cgroups (each pod's sandbox has a network
+  # namespace of its own, so the node's namespace does not hold them all), then every process left in the node's.
+  for f in $(find /sys/fs/cgroup/*/kubepods /sys/fs/cgroup/*/k8s.io -name cgroup.procs 2>/dev/null); do
+    for pid in $(cat "$f"); do kill -KILL "$pid" 2>/dev/null; done
+  done
   for pid in $(ip netns pids "$NS" 2>/dev/null); do kill -KILL "$pid" 2>/dev/null; done
+  sleep 1
+  find /sys/fs/cgroup/*/kubepods /sys/fs/cgroup/*/k8s.io -depth -type d -exec rmdir {} \; 2>/dev/null
   # The kubelet's and containerd's mounts (volumes, rootfs overlays, shm) live in the host's mount table.
   grep -o " $WORK[^ ]*" /proc/self/mounts | sort -r | while read -r m; do umount -l "$m" 2>/dev/null; done
-  ip netns del "$NS" 2>/dev/null
-  ip link del vision-host 2>/dev/null
+  bash "$HERE/node-net.sh" down
   [ "${VISION_KUBE_KEEP:-0}" = 1 ] && echo "node-cluster.sh: kept $WORK" >&2 || rm -rf "$WORK"
 }
 trap cleanup EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
 
-bash "$HERE/node-net.sh" up "$NS" "$HOST_IP" "$NODE_IP"
+bash "$HERE/node-net.sh" up
 
 # --- control plane: kwokctl's binary runtime, inside the namespace, the API server advertising the node's address.
 export KWOK_WORKDIR="$WORK/kwok" KWOK_KUBE_VERSION="$KUBE_VERSION"
@@ -87,7 +88,8 @@ patch() { printf -- '- name: %s\n  extraArgs:\n' "$1"; shift; while [ $# -gt 1 ]
   echo "apiVersion: config.kwok.x-k8s.io/v1alpha1"
   echo "kind: KwokctlConfiguration"
   echo "componentsPatches:"
-  patch kube-apiserver advertise-address "$NODE_IP" service-cluster-ip-range "$SERVICE_CIDR"
+  patch kube-apiserver advertise-address "$NODE_IP" service-cluster-ip-range "$SERVICE_CIDR" \
+    kubelet-preferred-address-types InternalIP,Hostname
   patch kube-controller-manager service-cluster-ip-range "$SERVICE_CIDR"
   echo "---"
   echo "apiVersion: config.kwok.x-k8s.io/v1alpha1"
@@ -126,6 +128,8 @@ state = "$CTRD/state"
       [plugins.'io.containerd.cri.v1.runtime'.containerd.runtimes.runc.options]
         BinaryName = "$(command -v runc)"
         SystemdCgroup = false
+  # The pods' network namespaces under the state directory: removed with the work directory.
+  netns_mounts_under_state_dir = true
   [plugins.'io.containerd.cri.v1.runtime'.cni]
     bin_dirs = ["/usr/lib/cni"]
     conf_dir = "$WORK/cni"

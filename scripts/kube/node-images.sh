@@ -17,7 +17,7 @@ for image in "$@"; do
   id="$(podman image inspect --format '{{.Id}}' "$image")"
   tar="$CACHE/images/${id:0:16}.tar"
   if [ ! -s "$tar" ]; then
-    podman save --format docker-archive -o "$tar.tmp" "$image" && mv "$tar.tmp" "$tar"
+    podman save -q --format docker-archive -o "$tar.tmp" "$image" && mv "$tar.tmp" "$tar"
   fi
   echo "$tar"
 done

@@ -1,14 +1,16 @@
 #!/usr/bin/env bash
 # The node's network namespace, joined to the host by a veth pair (the host end "vision-host").
-#   scripts/kube/node-net.sh up NS HOST_IP NODE_IP   creates it (idempotent); the node's default route is the host
-#   scripts/kube/node-net.sh down NS                 removes it
+#   scripts/kube/node-net.sh up     creates it (idempotent); the node's default route is the host
+#   scripts/kube/node-net.sh down   removes it
+# The names and addresses: scripts/kube/node-env.sh.
 # Inside: loopback up, forwarding on, bridged traffic through iptables (kube-proxy and kube-router need both).
 # On the host: only the /30 between the two ends; nothing is forwarded beyond it.
 set -euo pipefail
-cmd="$1" ns="$2"
-case "$cmd" in
+# shellcheck source=node-env.sh
+source "$(dirname "$0")/node-env.sh"
+ns="$NODE_NS" host_ip="$NODE_HOST_IP" node_ip="$NODE_IP"
+case "${1:-}" in
   up)
-    host_ip="$3" node_ip="$4"
     ip netns list | grep -qw "$ns" || ip netns add "$ns"
     if ! ip link show vision-host >/dev/null 2>&1; then
       ip link add vision-host type veth peer name eth0 netns "$ns"
@@ -29,5 +31,5 @@ case "$cmd" in
     ip netns del "$ns" 2>/dev/null || true
     ip link del vision-host 2>/dev/null || true
     ;;
-  *) echo "usage: $0 up NS HOST_IP NODE_IP | down NS" >&2; exit 2 ;;
+  *) echo "usage: $0 up|down" >&2; exit 2 ;;
 esac
