@@ -1,9 +1,8 @@
 import type { Counts } from '@vision/shared';
 import { reachesCoverage, type PolygonCover } from '@vision/shared';
-import { addDwell, emptyDwellStats, type DwellStats } from './dwell-stats';
+import { addDwell, dwellDue, emptyDwellStats, type DwellStats, type Visit } from './dwell-stats';
 import { makeEvent, type AnalyticsEvent, type EndReason, type EventContext } from './events';
 import { type Box, type ZoneRule } from '@vision/shared';
-import { dwellDue, type Visit } from './zone-visits';
 
 /**
  * A zone with a coverage trigger (fire, smoke: where a point means nothing). At each frame the covered fraction

@@ -88,9 +88,7 @@ export class ZoneRuntime {
     let events: AnalyticsEvent[];
     const watched = view.watched;
     if (this.visits) {
-      const tracked = view.tracked;
-      events = this.visits.step(ctx, view, size);
-      for (const w of tracked) if (this.visits.tracks.get(w.track)?.visit) inZone(w.index);
+      events = this.visits.step(ctx, view, size, inZone);
     } else {
       const cover = this.coverAt(size);
       const counts: Counts = {};

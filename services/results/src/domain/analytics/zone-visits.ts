@@ -1,5 +1,5 @@
 import { addCount, sortedCounts, type Counts } from '@vision/shared';
-import { addDwell, emptyDwellStats, type DwellStats } from './dwell-stats';
+import { addDwell, dwellDue, emptyDwellStats, type DwellStats, type Visit } from './dwell-stats';
 import { makeEvent, type AnalyticsEvent, type EndReason, type EventContext } from './events';
 import type { FrameView, TrackedObservation } from './frame-input';
 import {
@@ -27,23 +27,6 @@ import {
  *   switch_distance on the image (imageDistance: units of the frame's longer side), takes that visit over
  *   (no event). Pairs are matched nearest first.
  */
-export interface Visit {
-  id: string;
-  label: string;
-  start_ms: number;
-  last_inside_ms: number;
-  dwell_alerted: boolean;
-}
-
-/** The visit's dwell once it reaches the rule's limit for the first time (marking it alerted); else undefined. */
-export function dwellDue(rule: ZoneRule, visit: Visit): number | undefined {
-  const limit = rule.dwell_limit_ms;
-  const dwell = visit.last_inside_ms - visit.start_ms;
-  if (limit === undefined || visit.dwell_alerted || dwell < limit) return undefined;
-  visit.dwell_alerted = true;
-  return dwell;
-}
-
 export interface TrackState {
   label: string;
   inside: boolean;
@@ -86,21 +69,31 @@ export class ZoneVisits {
     this.dwell = structuredClone(state.dwell);
   }
 
-  /** Runs one frame's watched tracked objects (`seen`: their track ids); returns the events, in a fixed order. */
-  step(ctx: EventContext, view: FrameView, size: FrameSize): AnalyticsEvent[] {
+  /**
+   * Runs one frame's watched tracked objects; returns the events, in a fixed order, and marks `inZone(index)` for
+   * each object with an open visit.
+   */
+  step(
+    ctx: EventContext,
+    view: FrameView,
+    size: FrameSize,
+    inZone: (index: number) => void,
+  ): AnalyticsEvent[] {
     const events: AnalyticsEvent[] = [];
     const t = ctx.mediaMs;
     const poly = this.polygonAt(size);
     const { tracked, ids: seen, ax: anchorsX, ay: anchorsY } = view;
     const { width, height } = size;
     const fresh: { obs: TrackedObservation; anchor: Point; inside: boolean }[] = [];
+    /** Each observation's state once observed (a new track's: after the frame's new tracks are placed). */
+    const states: (TrackState | undefined)[] = new Array<TrackState | undefined>(tracked.length);
     for (let i = 0; i < tracked.length; i++) {
       const obs = tracked[i];
       const inside = pointInPolygonXY(anchorsX[i], anchorsY[i], poly);
       // The track's anchor is kept normalized.
       const ax = anchorsX[i] / width;
       const ay = anchorsY[i] / height;
-      const s = this.tracks.get(obs.track);
+      const s = (states[i] = this.tracks.get(obs.track));
       if (s) this.observe(ctx, events, obs.track, s, obs.label, ax, ay, inside);
       else fresh.push({ obs, anchor: [ax, ay], inside });
     }
@@ -127,6 +120,8 @@ export class ZoneVisits {
       this.tracks.delete(id);
       if (s.visit) events.push(this.endVisit(ctx, id, s.visit, 'lost'));
     }
+    for (let i = 0; i < tracked.length; i++)
+      if ((states[i] ?? this.tracks.get(tracked[i].track))?.visit) inZone(tracked[i].index);
     return events;
   }
 
