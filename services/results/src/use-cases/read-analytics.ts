@@ -12,7 +12,7 @@ import { isEndOfData, isExpired } from '../domain/task-meta';
 import type { AnalyticsStore } from '../store/analytics-store';
 import type { FramesStore } from '../store/frames-store';
 import type { TaskResolver } from './resolve-task';
-import { engineOf } from './run-analytics';
+import { engineOf, geometryOf } from './run-analytics';
 
 export interface EventsPage {
   /** The events as stored: the JSON the engine gave, byte for byte. */
@@ -146,7 +146,9 @@ export class AnalyticsReader {
   ): Promise<ReplayOutcome> {
     const digest = rulesDigest(rules);
     let engine: AnalyticsEngine;
-    if (req.cursor === undefined) engine = AnalyticsEngine.create(taskId, rules);
+    // Under the task's own geometry, so that its creation rules give its stored events.
+    if (req.cursor === undefined)
+      engine = AnalyticsEngine.create(taskId, rules, 1, geometryOf(await this.deps.store.get(taskId)));
     else {
       const state = this.deps.replayCursors.openState(req.cursor, taskId, MAX_REPLAY_CURSOR) as
         ReplayState | undefined;
