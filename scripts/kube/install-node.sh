@@ -70,15 +70,6 @@ if [ ! -x "$BIN/traefik" ]; then
   mkdir -p "$dir/webui/static" && [ -n "$(ls -A "$dir/webui/static")" ] || echo '<!doctype html>' >"$dir/webui/static/index.html"
   build traefik "$dir" ./cmd/traefik "" "-X github.com/traefik/traefik/v3/pkg/version.Version=$TRAEFIK_VERSION"
 fi
-# The Gateway API CRDs (standard channel) of the release Traefik is built against.
-if [ ! -f "$CACHE/crds/gateway-api/.complete" ]; then
-  dir="$(module_dir github.com/traefik/traefik/v3 "$TRAEFIK_VERSION")"
-  gw="$(awk '$1 == "sigs.k8s.io/gateway-api" { print $2 }' "$dir/go.mod")"
-  dir="$(module_dir sigs.k8s.io/gateway-api "$gw")"
-  mkdir -p "$CACHE/crds/gateway-api"
-  install -m 0644 "$dir"/config/crd/standard/*.yaml "$CACHE/crds/gateway-api/"
-  echo "$gw" >"$CACHE/crds/gateway-api/.complete"
-fi
 
 dir="$(module_dir github.com/cloudnativelabs/kube-router/v2 "$KUBE_ROUTER_VERSION")"
 build kube-router "$dir" ./cmd/kube-router "" "-X github.com/cloudnativelabs/kube-router/v2/pkg/version.Version=$KUBE_ROUTER_VERSION"

@@ -4,7 +4,7 @@
 #   supported minor: the last to run on cgroup v1 hosts, which need the kubelet's failCgroupV1: false), etcd (3.5),
 #   kwok and kwokctl
 #   (v0.7.0), and the ServiceMonitor and PrometheusRule CRDs of prometheus-operator (from its Go module's
-#   example/prometheus-operator-crd/) in $VISION_KUBE_DIR/crds.
+#   example/prometheus-operator-crd/) in $VISION_KUBE_DIR/crds, and the Gateway API CRDs in $VISION_KUBE_DIR/crds/gateway-api.
 #   VISION_KUBE_DIR  cache root (default: $HOME/.cache/vision-kube); binaries land in $VISION_KUBE_DIR/bin
 # Needs Go on PATH. Cold: about 15 minutes on two cores; cached: a few seconds. Prints the bin directory.
 set -euo pipefail
@@ -76,5 +76,16 @@ if [ ! -f "$CRDS/monitoring.coreos.com_servicemonitors.yaml" ] || [ ! -f "$CRDS/
   for f in servicemonitors prometheusrules; do
     install -m 0644 "$dir/example/prometheus-operator-crd/monitoring.coreos.com_$f.yaml" "$CRDS/"
   done
+fi
+# The Gateway API CRDs (standard channel) in $VISION_KUBE_DIR/crds/gateway-api: the release that the Traefik of
+# scripts/kube/install-node.sh is built against (its go.mod's sigs.k8s.io/gateway-api), from the module zip.
+GATEWAY_API_VERSION="${GATEWAY_API_VERSION:-v1.4.0}"
+if [ "$(cat "$CACHE/crds/gateway-api/.complete" 2>/dev/null)" != "$GATEWAY_API_VERSION" ]; then
+  echo "kube-install: fetching the Gateway API $GATEWAY_API_VERSION CRDs" >&2
+  dir="$(cd "$CACHE" && go mod download -json "sigs.k8s.io/gateway-api@$GATEWAY_API_VERSION" |
+    sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')"
+  rm -rf "$CACHE/crds/gateway-api" && mkdir -p "$CACHE/crds/gateway-api"
+  install -m 0644 "$dir"/config/crd/standard/*.yaml "$CACHE/crds/gateway-api/"
+  echo "$GATEWAY_API_VERSION" >"$CACHE/crds/gateway-api/.complete"
 fi
 echo "$BIN"

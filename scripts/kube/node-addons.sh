@@ -36,7 +36,6 @@ cat >"$work/Corefile" <<EOF2
         fallthrough in-addr.arpa ip6.arpa
     }
     cache 5
-    loop
 }
 EOF2
 
@@ -92,6 +91,6 @@ providers:
     endpoint: https://127.0.0.1:6443
     token: "$token"
     certAuthFilePath: $ca
-log: { level: INFO }
+log: { level: INFO, noColor: true }
 accessLog: {}
 EOF2

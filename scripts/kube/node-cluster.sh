@@ -16,8 +16,9 @@
 #                                                  exits with its status
 #   scripts/kube/node-cluster.sh                   prints the settings once the node is Ready, then holds the
 #                                                  cluster until its standard input closes or SIGINT/SIGTERM
-# Exported to COMMAND: KUBECONFIG, VISION_KUBE_NODE_IP, VISION_KUBE_HOST_IP, VISION_KUBE_GATEWAY_URL (Traefik's
-# web entry point), VISION_KUBE_WORK (the work directory: logs of every component under log/).
+# Exported to COMMAND: KUBECONFIG, VISION_KUBE_NODE_IP, VISION_KUBE_HOST_IP, VISION_KUBE_BRIDGE_IP (where the node's
+# own processes reach pods from), VISION_KUBE_GATEWAY_URL (Traefik's "web" entry point, port 8000: the port of a
+# Gateway's HTTP listener), VISION_KUBE_WORK (the work directory: logs of every component under log/).
 # Env: VISION_KUBE_DIR (the install cache), VISION_KUBE_IMAGES, VISION_KUBE_KEEP=1 (keep the work directory).
 set -euo pipefail
 
@@ -205,6 +206,7 @@ wait_until 60 "cluster DNS" in_ns sh -c "dig +short @$DNS_IP kubernetes.default.
 wait_until 60 "Traefik" curl -fsS "http://$NODE_IP:8081/ping"
 
 export VISION_KUBE_NODE_IP="$NODE_IP" VISION_KUBE_HOST_IP="$HOST_IP" VISION_KUBE_WORK="$WORK"
+export VISION_KUBE_BRIDGE_IP="$NODE_BRIDGE_IP"
 export VISION_KUBE_GATEWAY_URL="http://$NODE_IP:8000"
 if [ $# -gt 0 ]; then
   status=0

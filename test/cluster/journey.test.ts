@@ -47,6 +47,25 @@ afterAll(async () => {
   if (release) await release.uninstall();
 });
 
+test("Traefik accepted the release's Gateway and its HTTPRoute, and resolved the route's backend", () => {
+  const conditions = (o: { status?: Record<string, unknown> }, path: string[]) => {
+    let v: unknown = o.status;
+    for (const k of path) v = (v as Record<string, unknown> | undefined)?.[k];
+    return Object.fromEntries(
+      ((v ?? []) as { type: string; status: string }[]).map((c) => [c.type, c.status]),
+    );
+  };
+  const [gateway] = get(['gateways.gateway.networking.k8s.io', '-n', release.namespace]);
+  expect(conditions(gateway, ['conditions'])).toMatchObject({ Accepted: 'True', Programmed: 'True' });
+  const [route] = get(['httproutes.gateway.networking.k8s.io', '-n', release.namespace]);
+  const parents = (route.status as { parents: { conditions: { type: string; status: string }[] }[] }).parents;
+  expect(parents).toHaveLength(1);
+  expect(conditions({ status: parents[0] }, ['conditions'])).toMatchObject({
+    Accepted: 'True',
+    ResolvedRefs: 'True',
+  });
+});
+
 test('the scenes', async () => {
   const r = await api('/api/op/v1/scenes');
   expect(r.status).toBe(200);

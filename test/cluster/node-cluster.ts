@@ -151,7 +151,11 @@ export async function installRelease(name: string, namespace: string, ...extra: 
         secretKey: env.VISION_STACK_S3_SECRET_KEY,
       },
     },
+    // The way in: a Gateway of the release for Traefik's "web" entry point (a process of the node, so the gateway
+    // admits it by the address it reaches pods from).
+    route: { enabled: true, gateway: { create: true, className: 'traefik', port: 8000 } },
     networkPolicy: {
+      gatewayFrom: [{ ipBlock: { cidr: `${need('VISION_KUBE_BRIDGE_IP')}/32` } }],
       streamEgress: {
         backends: {
           postgres: backend(port(env.VISION_STACK_POD_PG_URL)),

@@ -75,7 +75,7 @@ test('docs/DEPLOYMENT.md, "Install on Kubernetes", gives the commands this test 
 
 if (missing.length > 0) {
   const names = missing.map((f) => path.relative(path.dirname(kubeBin), f)).join(', ');
-  test.skip(`the chart on a kwok cluster: ${names} missing in ${path.dirname(kubeBin)} (scripts/kube/install.sh, install-node.sh)`, () => {
+  test.skip(`the chart on a kwok cluster: ${names} missing in ${path.dirname(kubeBin)} (scripts/kube/install.sh)`, () => {
     throw new Error('the kwok cluster cannot start');
   });
 } else {

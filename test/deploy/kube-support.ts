@@ -13,7 +13,7 @@ export const kubeBin = path.join(kubeDir, 'bin');
 export const crdFiles = ['servicemonitors', 'prometheusrules'].map((n) =>
   path.join(kubeDir, 'crds', `monitoring.coreos.com_${n}.yaml`),
 );
-/** The Gateway API CRDs, standard channel (scripts/kube/install-node.sh; `.complete` names their version). */
+/** The Gateway API CRDs, standard channel (scripts/kube/install.sh; `.complete` names their version). */
 export const gatewayApiCrdDir = path.join(kubeDir, 'crds/gateway-api');
 
 /** What scripts/kube/install.sh provides that is missing here (empty: the cluster can run). */
