@@ -93,8 +93,9 @@ export function kafkaSaslFromConfig(cfg: Partial<BusConfig>): KafkaSasl | undefi
 
 /**
  * The bus for this configuration: Kafka (KAFKA_BROKERS, on the client KAFKA_CLIENT names, signed in as
- * KAFKA_SASL_USERNAME, its topics and groups prefixed with KAFKA_PREFIX) in distributed mode, a new in-process bus in standalone mode. Standalone services that must
- * talk to each other share one InProcessBus instance (StartOptions.bus) instead of calling this.
+ * KAFKA_SASL_USERNAME, its topics and groups prefixed with KAFKA_PREFIX) in distributed mode, a new in-process bus
+ * in standalone mode. Standalone services that must talk to each other share one InProcessBus instance
+ * (StartOptions.bus) instead of calling this.
  */
 export function createBus(
   cfg: Pick<CommonConfig, 'VISION_MODE' | 'KAFKA_BROKERS'> &

@@ -1,9 +1,9 @@
 /**
  * Each service's Kafka principal and what its ACLs allow (docs/SECURITY.md): it writes only the topics it
  * produces and reads only in its own consumer groups, those of its deployment (KAFKA_PREFIX: the ACLs name the
- * prefixed topics and groups, each literally, so a principal reaches no other deployment's). The brokers refuse everything else
- * (StandardAuthorizer, allow.everyone.if.no.acl.found=false). Provisioning (SCRAM users and ACLs) runs as the
- * brokers' super user, which no service holds.
+ * prefixed topics and groups, each literally, so a principal reaches no other deployment's). The brokers refuse
+ * everything else (StandardAuthorizer, allow.everyone.if.no.acl.found=false). Provisioning (SCRAM users and ACLs)
+ * runs as the brokers' super user, which no service holds.
  */
 import { randomBytes } from 'node:crypto';
 import {
