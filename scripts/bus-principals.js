@@ -1,10 +1,11 @@
 #!/usr/bin/env node
 'use strict';
 /**
- * Provisions the bus (docs/SECURITY.md, "Bus principals"): creates the topics when missing and each service's Kafka
- * principal, a SCRAM-SHA-512 user with the ACLs of its grant (BUS_GRANTS). Idempotent: a second run sets the same
- * users' passwords again. Runs as the brokers' super user, which no service holds (compose's `kafka-init`, the
- * chart's migration Job).
+ * Provisions the bus of one deployment (docs/SECURITY.md, "Bus principals"): creates its topics when missing and each
+ * service's Kafka principal, a SCRAM-SHA-512 user with the ACLs of its grant (BUS_GRANTS) on the deployment's own
+ * topics and groups (KAFKA_PREFIX; docs/DEPLOYMENT.md, "Sharing a Kafka cluster"); another prefix's are not
+ * touched. Idempotent: a second run sets the same users' passwords again. Runs as the brokers' super user, which no
+ * service holds (compose's `kafka-init`, the chart's migration Job).
  *
  *   KAFKA_BROKERS                            host:port,...
  *   KAFKA_SASL_USERNAME, KAFKA_SASL_PASSWORD the brokers' super user
@@ -12,7 +13,8 @@
  *                                            in the brokers' configuration, as compose's)
  *   KAFKA_<SERVICE>_PASSWORD                 each bus service's password (TASKS, QUOTA, RESULTS, IMAGES, INFERENCE),
  *                                            or KAFKA_<SERVICE>_PASSWORD_FILE
- *   KAFKA_<SERVICE>_USERNAME                 its user (default vision-<service>)
+ *   KAFKA_PREFIX                             the deployment's prefix of topics and groups (default none)
+ *   KAFKA_<SERVICE>_USERNAME                 its user (default <KAFKA_PREFIX>vision-<service>)
  *   TOPIC_PARTITIONS, TOPIC_REPLICATION_FACTOR  for topics it creates (default 6 and the brokers' default); with
  *                                            TOPIC_PARTITIONS=0 it creates none
  * Passwords are never printed.
@@ -37,24 +39,30 @@ async function main() {
   if (!['scram-sha-512', 'plain'].includes(mechanism))
     throw new Error('KAFKA_SASL_MECHANISM: scram-sha-512 or plain');
   const admin = { brokers, sasl: { mechanism, username, password } };
+  const prefix = process.env.KAFKA_PREFIX || '';
+  shared.busName(prefix, ''); // an invalid prefix stops here, before anything is created
   const principals = shared.BUS_SERVICES.map((service) => {
     const upper = service.toUpperCase();
     const password = setting(`KAFKA_${upper}_PASSWORD`);
     if (!password)
       throw new Error(`KAFKA_${upper}_PASSWORD: required (the ${service} service's Kafka password)`);
-    return { service, username: process.env[`KAFKA_${upper}_USERNAME`] || `vision-${service}`, password };
+    return {
+      service,
+      username: process.env[`KAFKA_${upper}_USERNAME`] || `${prefix}vision-${service}`,
+      password,
+    };
   });
   const partitions = Number(process.env.TOPIC_PARTITIONS ?? 6);
   if (partitions > 0) {
     const replicationFactor = Number(process.env.TOPIC_REPLICATION_FACTOR || 0) || undefined;
-    const created = await shared.ensureTopics(brokers, Object.values(shared.TOPICS), partitions, {
+    const created = await shared.ensureTopics(brokers, shared.busTopics(prefix), partitions, {
       clientId: 'vision-provision',
       sasl: admin.sasl,
       ...(replicationFactor && { replicationFactor }),
     });
     console.log(created ? 'topics created' : 'topics already exist');
   }
-  await shared.provisionBusPrincipals(admin, principals);
+  await shared.provisionBusPrincipals(admin, principals, { prefix });
   console.log(`principals: ${principals.map((p) => `${p.service}=${p.username}`).join(', ')}`);
 }
 

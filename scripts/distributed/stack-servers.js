@@ -179,10 +179,15 @@ class Toxiproxy {
 }
 
 /**
- * Deletes the topics (when present) and creates them again, empty, signed in as `sasl` (the stack's super user).
- * Retries while a deletion is in progress.
+ * Deletes the topics of the deployment whose KAFKA_PREFIX is `prefix` (default none: the plain names) when present,
+ * and creates them again, empty, signed in as `sasl` (the stack's super user). The topics of another prefix are left
+ * as they are. Retries while a deletion is in progress.
  */
-async function resetTopics(brokers, sasl) {
+async function resetTopics(brokers, sasl, prefix = '') {
+  // Names and creation go through the project's own helpers (those a deployment uses).
+  const { busTopics } = require(path.join(REPO, 'packages/shared/dist/ports/bus.js'));
+  const { ensureTopics } = require(path.join(REPO, 'packages/shared/dist/adapters/kafka-bus.js'));
+  const topics = busTopics(prefix);
   const kafka = new Kafka({
     clientId: 'vision-launcher',
     brokers,
@@ -193,10 +198,10 @@ async function resetTopics(brokers, sasl) {
   await admin.connect();
   try {
     const existing = new Set(await admin.listTopics());
-    const present = TOPICS.filter((t) => existing.has(t));
+    const present = topics.filter((t) => existing.has(t));
     if (present.length) await admin.deleteTopics({ topics: present, timeout: 30_000 });
     for (let i = 0; ; i++) {
-      const left = (await admin.listTopics()).filter((t) => TOPICS.includes(t));
+      const left = (await admin.listTopics()).filter((t) => topics.includes(t));
       if (left.length === 0) break;
       if (i > 100) throw new Error(`topics still present after deletion: ${left.join(', ')}`);
       await sleep(200);
@@ -204,11 +209,9 @@ async function resetTopics(brokers, sasl) {
   } finally {
     await admin.disconnect();
   }
-  // Creation goes through the project's own helper (the one a deployment uses).
-  const { ensureTopics } = require(path.join(REPO, 'packages/shared/dist/adapters/kafka-bus.js'));
   for (let i = 0; ; i++) {
     try {
-      await ensureTopics(brokers, TOPICS, TOPIC_PARTITIONS, { clientId: 'vision-launcher', sasl });
+      await ensureTopics(brokers, topics, TOPIC_PARTITIONS, { clientId: 'vision-launcher', sasl });
       return;
     } catch (err) {
       if (i > 50) throw err;

@@ -1674,7 +1674,7 @@ describe('bus principals (external.kafka.sasl)', () => {
         return [
           componentOf(d),
           (BUS_SERVICES as readonly string[]).includes(program)
-            ? { user: `vision-${program}`, kafkaKeys: [`KAFKA_SASL_PASSWORD ${passwordKey(program)}`] }
+            ? { user: `vis.vision-${program}`, kafkaKeys: [`KAFKA_SASL_PASSWORD ${passwordKey(program)}`] }
             : undefined,
         ];
       }),
@@ -1734,11 +1734,11 @@ describe('bus principals (external.kafka.sasl)', () => {
     const principals = principalsOf(ms);
     expect(principals.gateway).toBeUndefined();
     expect(principals.tasks).toEqual({
-      user: 'acme-tasks',
+      user: 'vis.acme-tasks',
       kafkaKeys: ['KAFKA_SASL_PASSWORD KAFKA_TASKS_PASSWORD'],
     });
     expect(principals['inference-detect']).toEqual({
-      user: 'acme-inference',
+      user: 'vis.acme-inference',
       kafkaKeys: ['KAFKA_SASL_PASSWORD KAFKA_INFERENCE_PASSWORD'],
     });
     const pod = migrateJob(ms);
@@ -1754,7 +1754,7 @@ describe('bus principals (external.kafka.sasl)', () => {
         `${KAFKA_ADMIN_SECRET} username`,
       ].sort(),
     );
-    expect(bus.env?.find((e) => e.name === 'KAFKA_RESULTS_USERNAME')?.value).toBe('acme-results');
+    expect(bus.env?.find((e) => e.name === 'KAFKA_RESULTS_USERNAME')?.value).toBe('vis.acme-results');
   });
 
   test("without the brokers' super user the render stops, naming the way out; the explicit flag renders no principal", () => {
@@ -1781,5 +1781,100 @@ describe('bus principals (external.kafka.sasl)', () => {
     const pod = migrateJob(ms);
     expect(pod.initContainers?.map((c) => c.name)).toEqual(['topics']);
     expect(pod.initContainers?.[0].command?.join(' ')).toContain('ensureTopics');
+  });
+});
+
+describe('the release prefix of topics, groups and Kafka users (external.kafka.prefix)', () => {
+  /** The KAFKA_PREFIX each part of a render is given: the ConfigMap's, and the Job's containers'. */
+  const prefixesOf = (ms: Manifest[]) => {
+    const job = (ofKind(ms, 'Job')[0].spec as { template: { spec: PodSpec } }).template.spec;
+    return {
+      configMap: ofKind(ms, 'ConfigMap').find((m) => m.data?.KAFKA_BROKERS !== undefined)?.data?.KAFKA_PREFIX,
+      job: (job.initContainers ?? []).map((c) => [
+        c.name,
+        c.env?.find((e) => e.name === 'KAFKA_PREFIX')?.value,
+      ]),
+    };
+  };
+  /** The Kafka users of the Deployments (the two inference Deployments share one). */
+  const usersOf = (ms: Manifest[]) =>
+    [
+      ...new Set(
+        ofKind(ms, 'Deployment').map(
+          (d) => podOf(d).spec.containers[0].env?.find((e) => e.name === 'KAFKA_SASL_USERNAME')?.value,
+        ),
+      ),
+    ]
+      .filter((u): u is string => u !== undefined)
+      .sort();
+  const renderAs = (release: string, ...args: string[]) => {
+    const r = runHelm(['template', release, chartDir, '--namespace', 'vision', ...TEST_CLUSTER, ...args]);
+    if (r.status !== 0) throw new Error(`helm template failed: ${r.stderr}`);
+    return parseAllDocuments(r.stdout)
+      .map((d) => d.toJS() as Manifest | null)
+      .filter((m): m is Manifest => m !== null);
+  };
+
+  test("is the release's name and a dot by default, given to every service and to the migration Job", () => {
+    const ms = render();
+    expect(prefixesOf(ms)).toEqual({ configMap: 'vis.', job: [['bus', 'vis.']] });
+    // Every Deployment takes the ConfigMap whole, so every service reads the same KAFKA_PREFIX.
+    const configMap = ofKind(ms, 'ConfigMap').find((m) => m.data?.KAFKA_PREFIX !== undefined)!.metadata.name;
+    for (const d of ofKind(ms, 'Deployment'))
+      for (const c of podOf(d).spec.containers)
+        expect({ c: c.name, from: c.envFrom?.map((e) => e.configMapRef?.name) }).toEqual({
+          c: c.name,
+          from: expect.arrayContaining([configMap]),
+        });
+    expect(usersOf(ms)).toEqual(BUS_SERVICES.map((s) => `vis.vision-${s}`).sort());
+  });
+
+  test('two releases share no prefix and no Kafka user', () => {
+    const staging = renderAs('staging');
+    const prod = renderAs('prod');
+    expect(prefixesOf(staging).configMap).toBe('staging.');
+    expect(prefixesOf(prod).configMap).toBe('prod.');
+    expect(usersOf(staging).filter((u) => usersOf(prod).includes(u))).toEqual([]);
+  });
+
+  test("'' keeps the plain names and users of a release installed before the prefix; a template or a value sets it", () => {
+    const plain = render('--set-string', 'external.kafka.prefix=');
+    expect(prefixesOf(plain)).toEqual({ configMap: '', job: [['bus', '']] });
+    expect(usersOf(plain)).toEqual(BUS_SERVICES.map((s) => `vision-${s}`).sort());
+    const fixed = render('--set-string', 'external.kafka.prefix=eu-prod_1.');
+    expect(prefixesOf(fixed).configMap).toBe('eu-prod_1.');
+    expect(usersOf(fixed)).toContain('eu-prod_1.vision-tasks');
+    const templated = render(
+      '--set-json',
+      'external.kafka.prefix="{{ .Release.Namespace }}-{{ .Release.Name }}."',
+    );
+    expect(prefixesOf(templated).configMap).toBe('vision-vis.');
+  });
+
+  test('brokers without authentication: the topics container creates the prefixed topics', () => {
+    const ms = render(
+      '--set',
+      'external.kafka.allowUnauthenticated=true',
+      '--set',
+      'external.kafka.sasl.superUser.existingSecret=',
+    );
+    expect(prefixesOf(ms).job).toEqual([['topics', 'vis.']]);
+    const job = (ofKind(ms, 'Job')[0].spec as { template: { spec: PodSpec } }).template.spec;
+    expect(job.initContainers?.[0].command?.join(' ')).toContain('busTopics(process.env.KAFKA_PREFIX)');
+  });
+
+  test('a prefix that is no part of a topic name stops the render', () => {
+    for (const bad of ['a b', 'a/b', 'x'.repeat(101)]) {
+      const r = runHelm([
+        'template',
+        'vis',
+        chartDir,
+        ...TEST_CLUSTER,
+        '--set-string',
+        `external.kafka.prefix=${bad}`,
+      ]);
+      expect(r.status).not.toBe(0);
+      expect(r.stderr).toContain('at most 100 of A-Z a-z 0-9 . _ - (the characters of a Kafka topic name)');
+    }
   });
 });

@@ -8,7 +8,6 @@
 import { generateKeyPairSync } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import knexFactory from 'knex';
-import { Kafka, logLevel, type LogEntry } from 'kafkajs';
 import {
   BUS_GRANTS,
   BUS_SERVICES,
@@ -20,7 +19,7 @@ import {
 } from '@vision/shared';
 import type { DistributedStack } from '../helpers/distributed';
 import { clip, client, describeDistributed, startFaultStack, waitFor } from './support';
-import { kafkaOutcome } from '../helpers/kafka-outcome';
+import { joinOutcome, kafkaAs as kafkaAsUser, produceOutcome } from '../helpers/kafka-outcome';
 
 const ALL_TOPICS = Object.values(TOPICS);
 const ALL_GROUPS = Object.values(GROUPS);
@@ -42,67 +41,18 @@ describeDistributed('each service has its own Kafka principal', () => {
   const brokers = () => [stack.deployment.stack.kafkaBrokers];
   const login = (service: BusService) => stack.deployment.busLogins![service];
 
-  /** A kafkajs client signed in as `username`; its log lines (debug ones included) go to `logs`. */
+  /** A kafkajs client signed in as `username`. */
   const kafkaAs = (username: string, password: string, logs: string[] = []) =>
-    new Kafka({
-      clientId: 'bus-principals-test',
-      brokers: brokers(),
-      sasl: { mechanism: 'scram-sha-512', username, password },
-      retry: { retries: 0 },
-      logLevel: logLevel.DEBUG,
-      logCreator:
-        () =>
-        ({ log }: LogEntry) => {
-          const e = (log as { error?: unknown }).error;
-          logs.push(
-            `${log.message} ${typeof e === 'string' ? e : ((e as Error | undefined)?.message ?? '')}`,
-          );
-        },
-    });
+    kafkaAsUser(brokers(), username, password, logs, 'bus-principals-test');
 
   /** Publishes one message as `service` to `topic`: 'ok' or why the broker refused. */
-  async function produceAs(service: BusService, topic: string, password = login(service).password) {
-    const producer = kafkaAs(login(service).user, password).producer({ allowAutoTopicCreation: false });
-    try {
-      return await kafkaOutcome(
-        producer
-          .connect()
-          .then(() => producer.send({ topic, messages: [{ key: 'probe', value: '{"probe":true}' }] })),
-      );
-    } finally {
-      await producer.disconnect().catch(() => undefined);
-    }
-  }
+  const produceAs = (service: BusService, topic: string, password = login(service).password) =>
+    produceOutcome(kafkaAs(login(service).user, password), topic);
 
-  /**
-   * Joins `group` reading `topic` as `service`: 'joined', or the broker's refusal (kafkajs reports a refused
-   * FindCoordinator as "coordinator not found" and names the broker's error only in its debug log).
-   */
-  async function consumeAs(service: BusService, group: string, topic: string): Promise<string> {
+  /** Joins `group` reading `topic` as `service`: 'joined', or the broker's refusal. */
+  function consumeAs(service: BusService, group: string, topic: string): Promise<string> {
     const logs: string[] = [];
-    const consumer = kafkaAs(login(service).user, login(service).password, logs).consumer({
-      groupId: group,
-      retry: { retries: 0 },
-    });
-    const result = new Promise<string>((resolve) => {
-      consumer.on(consumer.events.GROUP_JOIN, () => resolve('joined'));
-      consumer.on(consumer.events.CRASH, (e) => {
-        const err = e.payload.error as { type?: string; name?: string };
-        const refused = logs.find((l) => /Not authorized to access group/.test(l));
-        resolve(refused ? 'GROUP_AUTHORIZATION_FAILED' : (err.type ?? err.name ?? 'crash'));
-      });
-    });
-    try {
-      const started = await kafkaOutcome(
-        consumer
-          .connect()
-          .then(() => consumer.subscribe({ topics: [topic], fromBeginning: true }))
-          .then(() => consumer.run({ eachMessage: async () => undefined })),
-      );
-      return started === 'ok' ? await result : started;
-    } finally {
-      await consumer.disconnect().catch(() => undefined);
-    }
+    return joinOutcome(kafkaAs(login(service).user, login(service).password, logs), logs, group, topic);
   }
 
   beforeAll(async () => {

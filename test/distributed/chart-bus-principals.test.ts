@@ -2,8 +2,8 @@
  * The Helm chart's bus principals on the stack's real Kafka (SASL/SCRAM-SHA-512, StandardAuthorizer with no ACL
  * meaning no access): the migration Job's bus container, as the chart renders it (its command, its environment, its
  * Secret files), provisions the principals signed in as the broker's super user; then each Deployment's own
- * environment, read by its service's configuration loader, signs in as its principal, which writes its own topic and
- * is refused on another service's. No cluster: the Job's command runs here, as the image runs it (/app is the
+ * environment (its ConfigMap and its own variables), read by its service's configuration loader, signs in as its
+ * principal, which writes its own topic of the release's KAFKA_PREFIX and is refused on another service's. No cluster: the Job's command runs here, as the image runs it (/app is the
  * repository root).
  */
 import { spawnSync } from 'node:child_process';
@@ -15,6 +15,8 @@ import {
   BUS_GRANTS,
   BUS_SERVICES,
   TOPICS,
+  busName,
+  busTopics,
   loadConfig,
   removeBusPrincipals,
   type BusService,
@@ -37,7 +39,8 @@ import { describeDistributed } from './support';
 import { kafkaOutcome } from '../helpers/kafka-outcome';
 
 /**
- * A container's environment as the kubelet gives it: its plain values, and each `<KEY>_FILE` pointing at a file under
+ * A container's environment as the kubelet gives it: the data of the ConfigMaps it takes whole (envFrom), its plain
+ * values, and each `<KEY>_FILE` pointing at a file under
  * `dir` that holds the Secret key it names (`existing` gives the keys of Secrets the chart does not render).
  */
 function containerEnv(
@@ -48,6 +51,11 @@ function containerEnv(
   existing: Record<string, Record<string, string>>,
 ): Record<string, string> {
   const env: Record<string, string> = {};
+  for (const from of c.envFrom ?? [])
+    Object.assign(
+      env,
+      ofKind(ms, 'ConfigMap').find((m) => m.metadata.name === from.configMapRef?.name)?.data,
+    );
   for (const e of c.env ?? []) if (e.value !== undefined) env[e.name] = e.value;
   for (const f of secretFilesOf(ms, pod, c)) {
     const value = f.value ?? existing[f.secretName]?.[f.key];
@@ -63,8 +71,8 @@ jest.setTimeout(300_000);
 
 describeDistributed("the chart's bus principals on real Kafka", () => {
   const stack = readStackEnv();
-  // Users of their own on the shared broker, removed at the end.
-  const prefix = `chart${Date.now().toString(36)}-`;
+  // A release prefix of its own on the shared broker: its topics and users are removed at the end.
+  const prefix = `chart${Date.now().toString(36)}.`;
   let dir = '';
   let ms: Manifest[] = [];
 
@@ -95,16 +103,27 @@ describeDistributed("the chart's bus principals on real Kafka", () => {
       '--set',
       `external.kafka.brokers={${stack.kafkaBrokers}}`,
       '--set',
-      `external.kafka.sasl.usernamePrefix=${prefix}`,
+      `external.kafka.prefix=${prefix}`,
     );
   });
+  const user = (s: BusService) => `${prefix}vision-${s}`;
   afterAll(async () => {
     if (dir) rmSync(dir, { recursive: true, force: true });
-    if (stack.kafkaSasl)
-      await removeBusPrincipals(
-        { brokers: [stack.kafkaBrokers], sasl: stack.kafkaSasl },
-        BUS_SERVICES.map((s) => `${prefix}${s}`),
-      );
+    if (!stack.kafkaSasl) return;
+    const admin = { brokers: [stack.kafkaBrokers], sasl: stack.kafkaSasl };
+    await removeBusPrincipals(admin, BUS_SERVICES.map(user));
+    const kafka = new Kafka({
+      clientId: 'chart-bus-principals-test',
+      ...admin,
+      logLevel: logLevel.NOTHING,
+    }).admin();
+    await kafka.connect();
+    try {
+      const mine = (await kafka.listTopics()).filter((t) => busTopics(prefix).includes(t));
+      if (mine.length) await kafka.deleteTopics({ topics: mine });
+    } finally {
+      await kafka.disconnect();
+    }
   });
 
   it("the Job's bus container provisions every principal as the broker's super user", () => {
@@ -124,7 +143,8 @@ describeDistributed("the chart's bus principals on real Kafka", () => {
       timeout: 120_000,
     });
     expect({ status: r.status, out: `${r.stdout}${r.stderr}` }).toMatchObject({ status: 0 });
-    expect(r.stdout).toContain(`principals: ${BUS_SERVICES.map((s) => `${s}=${prefix}${s}`).join(', ')}`);
+    expect(r.stdout).toContain('topics created');
+    expect(r.stdout).toContain(`principals: ${BUS_SERVICES.map((s) => `${s}=${user(s)}`).join(', ')}`);
     // No password is printed: neither the super user's nor a service's.
     const secret = ofKind(ms, 'Secret').find((s) => s.metadata.name === 'vis-vision-secrets')!;
     for (const password of [
@@ -146,7 +166,9 @@ describeDistributed("the chart's bus principals on real Kafka", () => {
       const cfg = loadConfig(SHAPES[program], containerEnv(ms, pod, c, dir, {})) as {
         KAFKA_SASL_USERNAME?: string;
         KAFKA_SASL_PASSWORD?: string;
+        KAFKA_PREFIX: string;
       };
+      expect(cfg.KAFKA_PREFIX).toBe(prefix);
       if (!(BUS_SERVICES as readonly string[]).includes(program)) {
         expect({ component: componentOf(d), user: cfg.KAFKA_SASL_USERNAME }).toEqual({
           component: 'gateway',
@@ -156,13 +178,13 @@ describeDistributed("the chart's bus principals on real Kafka", () => {
       }
       const service = program as BusService;
       const { KAFKA_SASL_USERNAME: user, KAFKA_SASL_PASSWORD: password } = cfg;
-      expect(user).toBe(`${prefix}${service}`);
+      expect(user).toBe(`${prefix}vision-${service}`);
       const own: readonly string[] = BUS_GRANTS[service].produce;
       const other = Object.values(TOPICS).find((t) => !own.includes(t))!;
       const got = {
         component: componentOf(d),
-        own: own[0] && (await produceAs(user!, password!, own[0])),
-        other: await produceAs(user!, password!, other),
+        own: own[0] && (await produceAs(user!, password!, busName(cfg.KAFKA_PREFIX, own[0]))),
+        other: await produceAs(user!, password!, busName(cfg.KAFKA_PREFIX, other)),
       };
       expect(got).toEqual({
         component: componentOf(d),
@@ -177,7 +199,7 @@ describeDistributed("the chart's bus principals on real Kafka", () => {
   it("a principal with another service's password is refused", async () => {
     const secret = ofKind(ms, 'Secret').find((s) => s.metadata.name === 'vis-vision-secrets')!;
     const imagesPassword = Buffer.from(secret.data!.KAFKA_IMAGES_PASSWORD, 'base64').toString();
-    expect(await produceAs(`${prefix}tasks`, imagesPassword, TOPICS.taskEvents)).toBe(
+    expect(await produceAs(user('tasks'), imagesPassword, busName(prefix, TOPICS.taskEvents))).toBe(
       'KafkaJSSASLAuthenticationError',
     );
   });

@@ -1,6 +1,7 @@
 import {
   ConfigError,
   MIGRATIONS_TABLE,
+  checkReleaseIsolation,
   commonShape,
   createLogger,
   env,
@@ -50,6 +51,8 @@ export async function runMigrations(names: string[]): Promise<void> {
     throw new ConfigError([
       'DATABASE_SERVICE_ROLES: only in distributed mode (standalone has one embedded database)',
     ]);
+  // Before any migration: the database and logins of another release are left as they are.
+  if (granting && cfg.DATABASE_URL) await checkReleaseIsolation(cfg.DATABASE_URL, roles);
   const wanted = names.length ? names : Object.keys(SCHEMAS);
   for (const [i, schema] of wanted.entries()) {
     const migrations = SCHEMAS[schema];

@@ -331,13 +331,27 @@ that uses the bus also gets its Kafka password (KAFKA_SASL_PASSWORD), unless the
 {{- end -}}
 
 {{/*
-The Kafka user of a program (KAFKA_SASL_USERNAME): <usernamePrefix><program> when it uses the bus and the brokers
-authenticate; empty otherwise (the gateway, or external.kafka.allowUnauthenticated). Input: dict "root" "program".
+The release's KAFKA_PREFIX: external.kafka.prefix rendered as a template (default "<release>."), put before each of
+its topics, consumer groups and Kafka users (docs/DEPLOYMENT.md, "Sharing a Kafka cluster"). Stops the render when it
+is not at most 100 of A-Z a-z 0-9 . _ - (KAFKA_PREFIX_RE of packages/shared/src/ports/bus.ts).
+*/}}
+{{- define "vision.kafkaPrefix" -}}
+{{- $p := tpl (.Values.external.kafka.prefix | default "") . -}}
+{{- if not (regexMatch "^[A-Za-z0-9._-]{0,100}$" $p) -}}
+{{- fail (printf "external.kafka.prefix renders as %q: at most 100 of A-Z a-z 0-9 . _ - (the characters of a Kafka topic name)" $p) -}}
+{{- end -}}
+{{- $p -}}
+{{- end -}}
+
+{{/*
+The Kafka user of a program (KAFKA_SASL_USERNAME): <prefix><usernamePrefix><program> when it uses the bus and the
+brokers authenticate; empty otherwise (the gateway, or external.kafka.allowUnauthenticated). Input: dict "root"
+"program".
 */}}
 {{- define "vision.busUsername" -}}
 {{- $k := .root.Values.external.kafka -}}
 {{- if and (not $k.allowUnauthenticated) (has .program (include "vision.busServices" .root | fromYamlArray)) -}}
-{{- printf "%s%s" $k.sasl.usernamePrefix .program -}}
+{{- printf "%s%s%s" (include "vision.kafkaPrefix" .root) $k.sasl.usernamePrefix .program -}}
 {{- end -}}
 {{- end -}}
 

@@ -1,5 +1,6 @@
 import { readFileSync, statSync } from 'node:fs';
 import { z } from 'zod';
+import { KAFKA_PREFIX_RE } from './ports/bus';
 import { redactText } from './redact';
 
 /** Variables whose values are never echoed in configuration errors (keys, secrets, URLs with credentials). */
@@ -172,6 +173,14 @@ export const commonShape = {
   KAFKA_BROKERS: env.list([]),
   /** The Kafka client library of the bus (bus-factory.ts): `kafkajs` or `platformatic` (@platformatic/kafka). */
   KAFKA_CLIENT: z.enum(['kafkajs', 'platformatic']).default('kafkajs'),
+  /**
+   * Put before the name of each topic and consumer group of this deployment (busName in ports/bus.ts), so that
+   * deployments of different prefixes share a Kafka cluster without sharing a topic; empty: the plain names.
+   */
+  KAFKA_PREFIX: z
+    .string()
+    .regex(KAFKA_PREFIX_RE, 'at most 100 of A-Z a-z 0-9 . _ - (the characters of a Kafka topic name)')
+    .default(''),
   /** This service's Kafka principal (SASL/SCRAM-SHA-512); both or neither (bus-factory.ts). */
   KAFKA_SASL_USERNAME: z.string().min(1).optional(),
   KAFKA_SASL_PASSWORD: z.string().min(1).optional(),

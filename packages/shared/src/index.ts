@@ -37,7 +37,12 @@ export * from './adapters/kafka-principals';
 export * from './job-grant';
 export * from './adapters/bus-factory';
 export * from './adapters/db';
-export { grantSchema, parseServiceRoles, restrictDatabase } from './adapters/db-logins';
+export {
+  checkReleaseIsolation,
+  grantSchema,
+  parseServiceRoles,
+  restrictDatabase,
+} from './adapters/db-logins';
 export * from './telemetry';
 export * from './service-context';
 export * from './metrics';

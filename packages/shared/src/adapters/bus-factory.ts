@@ -1,6 +1,12 @@
 import { ConfigError, type CommonConfig } from '../config';
 import type { Logger } from '../logger';
-import type { Bus } from '../ports/bus';
+import {
+  busName,
+  type Bus,
+  type OutgoingMessage,
+  type SubscribeOptions,
+  type Subscription,
+} from '../ports/bus';
 import { InProcessBus } from './in-process-bus';
 import { KafkaBus, type KafkaSasl } from './kafka-bus';
 import { PlatformaticKafkaBus } from './platformatic-bus';
@@ -8,12 +14,60 @@ import { PlatformaticKafkaBus } from './platformatic-bus';
 /** The Kafka client library the bus runs on (KAFKA_CLIENT); both implement the same Bus contract. */
 export type KafkaClient = 'kafkajs' | 'platformatic';
 
-/** A Kafka bus on `client`, signed in as `sasl` when given. */
+/**
+ * A bus whose topics and consumer groups are those of `inner` with `prefix` before each name (busName): the services
+ * publish and subscribe by the names of TOPICS and GROUPS, and the brokers see the deployment's own.
+ */
+export class PrefixedBus implements Bus {
+  readonly kind: Bus['kind'];
+
+  constructor(
+    private readonly inner: Bus,
+    readonly prefix: string,
+  ) {
+    busName(prefix, ''); // refuses a prefix that is no part of a topic name now, not at the first publish
+    this.kind = inner.kind;
+  }
+
+  publish(topic: string, messages: OutgoingMessage[]): Promise<void> {
+    return this.inner.publish(busName(this.prefix, topic), messages);
+  }
+
+  subscribe(opts: SubscribeOptions): Promise<Subscription> {
+    return this.inner.subscribe({
+      ...opts,
+      topic: busName(this.prefix, opts.topic),
+      group: busName(this.prefix, opts.group),
+    });
+  }
+
+  check(): Promise<void> {
+    return this.inner.check();
+  }
+
+  close(): Promise<void> {
+    return this.inner.close();
+  }
+}
+
+/**
+ * A Kafka bus on `client`, signed in as `sasl` when given; with a non-empty `prefix` (KAFKA_PREFIX), its topics and
+ * groups carry it (PrefixedBus).
+ */
 export function createKafkaBus(
   client: KafkaClient,
-  opts: { brokers: string[]; clientId: string; logger?: Logger; retryBackoffMs?: number; sasl?: KafkaSasl },
+  opts: {
+    brokers: string[];
+    clientId: string;
+    logger?: Logger;
+    retryBackoffMs?: number;
+    sasl?: KafkaSasl;
+    prefix?: string;
+  },
 ): Bus {
-  return client === 'platformatic' ? new PlatformaticKafkaBus(opts) : new KafkaBus(opts);
+  const { prefix = '', ...rest } = opts;
+  const bus = client === 'platformatic' ? new PlatformaticKafkaBus(rest) : new KafkaBus(rest);
+  return prefix === '' ? bus : new PrefixedBus(bus, prefix);
 }
 
 type BusConfig = Pick<
@@ -39,12 +93,15 @@ export function kafkaSaslFromConfig(cfg: Partial<BusConfig>): KafkaSasl | undefi
 
 /**
  * The bus for this configuration: Kafka (KAFKA_BROKERS, on the client KAFKA_CLIENT names, signed in as
- * KAFKA_SASL_USERNAME) in distributed mode, a new in-process bus in standalone mode. Standalone services that must
- * talk to each other share one InProcessBus instance (StartOptions.bus) instead of calling this.
+ * KAFKA_SASL_USERNAME, its topics and groups prefixed with KAFKA_PREFIX) in distributed mode, a new in-process bus
+ * in standalone mode. Standalone services that must talk to each other share one InProcessBus instance
+ * (StartOptions.bus) instead of calling this.
  */
 export function createBus(
   cfg: Pick<CommonConfig, 'VISION_MODE' | 'KAFKA_BROKERS'> &
-    Partial<Pick<CommonConfig, 'KAFKA_CLIENT' | 'KAFKA_SASL_USERNAME' | 'KAFKA_SASL_PASSWORD'>>,
+    Partial<
+      Pick<CommonConfig, 'KAFKA_CLIENT' | 'KAFKA_SASL_USERNAME' | 'KAFKA_SASL_PASSWORD' | 'KAFKA_PREFIX'>
+    >,
   opts: { clientId: string; logger?: Logger },
 ): Bus {
   if (cfg.VISION_MODE === 'distributed') {
@@ -55,6 +112,7 @@ export function createBus(
       clientId: opts.clientId,
       logger: opts.logger,
       sasl: kafkaSaslFromConfig(cfg),
+      prefix: cfg.KAFKA_PREFIX ?? '',
     });
   }
   return new InProcessBus({ logger: opts.logger });

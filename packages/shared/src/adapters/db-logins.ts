@@ -1,4 +1,4 @@
-import type { Knex } from 'knex';
+import knexFactory, { type Knex } from 'knex';
 import { ConfigError } from '../config';
 import type { Migration } from '../ports/db';
 
@@ -107,6 +107,56 @@ async function checkServiceRole(knex: Knex, role: string): Promise<void> {
           ? "is a member of the migrations' login and would hold its privileges"
           : undefined;
   if (problem) throw new ConfigError([`DATABASE_SERVICE_ROLES: role ${role} ${problem}`]);
+}
+
+/**
+ * Refuses grants that would join two releases on one Postgres server (docs/DEPLOYMENT.md, "Sharing a Postgres
+ * server"). Roles are the server's, not a database's: each release has its own database and its own service logins.
+ * So a service login must not be let into another database already (two releases naming the same roles), and no
+ * role but the one this run grants may write a schema's tables (another release migrating into this database, or a
+ * renamed role that still holds its old privileges). `roles`: schema -> role, as parseServiceRoles gives them.
+ * Run with the owner login (`databaseUrl`) before any migration touches the database.
+ */
+export async function checkReleaseIsolation(
+  databaseUrl: string,
+  roles: Record<string, string>,
+): Promise<void> {
+  const knex = knexFactory({ client: 'pg', connection: databaseUrl, pool: { min: 0, max: 1 } });
+  try {
+    await checkIsolation(knex, roles);
+  } finally {
+    await knex.destroy();
+  }
+}
+
+async function checkIsolation(knex: Knex, roles: Record<string, string>): Promise<void> {
+  const problems: string[] = [];
+  const elsewhere = (await knex.raw(
+    `select r.rolname as role, d.datname as db
+       from pg_database d cross join lateral aclexplode(d.datacl) a join pg_roles r on r.oid = a.grantee
+      where d.datname <> current_database() and a.privilege_type = 'CONNECT' and a.grantee <> d.datdba
+        and r.rolname = any(string_to_array(?, ','))
+      order by 1, 2`,
+    [Object.values(roles).join(',')],
+  )) as { rows: { role: string; db: string }[] };
+  for (const { role, db } of elsewhere.rows)
+    problems.push(
+      `role ${role} may connect to database ${db} too: each release needs service logins of its own (docs/DEPLOYMENT.md, "Sharing a Postgres server")`,
+    );
+  const writers = (await knex.raw(
+    `select distinct n.nspname as schema, r.rolname as role
+       from pg_class c join pg_namespace n on n.oid = c.relnamespace
+            cross join lateral aclexplode(c.relacl) a join pg_roles r on r.oid = a.grantee
+      where n.nspname = any(string_to_array(?, ',')) and a.privilege_type = 'INSERT' and a.grantee <> c.relowner
+      order by 1, 2`,
+    [Object.keys(roles).join(',')],
+  )) as { rows: { schema: string; role: string }[] };
+  for (const { schema, role } of writers.rows)
+    if (role !== roles[schema])
+      problems.push(
+        `schema ${schema} is written by role ${role}, not ${roles[schema]}: another release uses this database, or ${role} is a former login of ${schema} (revoke its privileges there first; docs/DEPLOYMENT.md, "Sharing a Postgres server")`,
+      );
+  if (problems.length > 0) throw new ConfigError(problems.map((p) => `DATABASE_SERVICE_ROLES: ${p}`));
 }
 
 /**

@@ -1,8 +1,9 @@
 /**
  * Each service's Kafka principal and what its ACLs allow (docs/SECURITY.md): it writes only the topics it
- * produces and reads only in its own consumer groups. The brokers refuse everything else
- * (StandardAuthorizer, allow.everyone.if.no.acl.found=false). Provisioning (SCRAM users and ACLs) runs as the
- * brokers' super user, which no service holds.
+ * produces and reads only in its own consumer groups, those of its deployment (KAFKA_PREFIX: the ACLs name the
+ * prefixed topics and groups, each literally, so a principal reaches no other deployment's). The brokers refuse
+ * everything else (StandardAuthorizer, allow.everyone.if.no.acl.found=false). Provisioning (SCRAM users and ACLs)
+ * runs as the brokers' super user, which no service holds.
  */
 import { randomBytes } from 'node:crypto';
 import {
@@ -12,7 +13,7 @@ import {
   ResourcePatternTypes,
   type AclEntry,
 } from 'kafkajs';
-import { GROUPS, TOPICS, type Topic } from '../ports/bus';
+import { GROUPS, TOPICS, busName, type Topic } from '../ports/bus';
 import { newKafka, type KafkaConnection } from './kafka-bus';
 import { alterScramUsers } from './kafka-scram';
 
@@ -50,8 +51,12 @@ export interface BusPrincipal {
   password: string;
 }
 
-/** The ACL entries (allow, any host, literal names) that give `username` the grant of `service`. */
-export function busAcls(service: BusService, username: string): AclEntry[] {
+/**
+ * The ACL entries (allow, any host, literal names) that give `username` the grant of `service` in the deployment
+ * whose KAFKA_PREFIX is `prefix`: each topic and group named as the brokers know it (busName). Literal, not
+ * PREFIXED: a prefixed pattern on `<prefix>vision.frames` would also match any topic whose name starts with it.
+ */
+export function busAcls(service: BusService, username: string, prefix = ''): AclEntry[] {
   const grant: BusGrant = BUS_GRANTS[service];
   const allow = (
     resourceType: AclResourceTypes,
@@ -59,7 +64,7 @@ export function busAcls(service: BusService, username: string): AclEntry[] {
     operation: AclOperationTypes,
   ): AclEntry => ({
     resourceType,
-    resourceName,
+    resourceName: busName(prefix, resourceName),
     resourcePatternType: ResourcePatternTypes.LITERAL,
     principal: `User:${username}`,
     host: '*',
@@ -116,14 +121,14 @@ async function waitSignIn(admin: KafkaConnection, principal: BusPrincipal, timeo
 }
 
 /**
- * Creates (or updates) each principal's SCRAM-SHA-512 credential and its ACLs, signed in to `admin` as the
- * brokers' super user, and resolves once each can sign in. Running it again with the same principals changes
- * nothing but the passwords.
+ * Creates (or updates) each principal's SCRAM-SHA-512 credential and its ACLs on the topics and groups of the
+ * deployment whose KAFKA_PREFIX is `opts.prefix` (default none), signed in to `admin` as the brokers' super user, and
+ * resolves once each can sign in. Running it again with the same principals changes nothing but the passwords.
  */
 export async function provisionBusPrincipals(
   admin: KafkaConnection,
   principals: BusPrincipal[],
-  opts: { signInTimeoutMs?: number } = {},
+  opts: { signInTimeoutMs?: number; prefix?: string } = {},
 ): Promise<void> {
   if (principals.length === 0) return;
   await alterScramUsers(admin, {
@@ -132,7 +137,9 @@ export async function provisionBusPrincipals(
   const client = newKafka(admin, 'vision-principals').admin();
   await client.connect();
   try {
-    await client.createAcls({ acl: principals.flatMap((p) => busAcls(p.service, p.username)) });
+    await client.createAcls({
+      acl: principals.flatMap((p) => busAcls(p.service, p.username, opts.prefix)),
+    });
   } finally {
     await client.disconnect();
   }

@@ -20,6 +20,27 @@ export const GROUPS = {
   tasksImageCalls: 'tasks-image-calls',
 } as const;
 
+/**
+ * What KAFKA_PREFIX may hold: the characters of a Kafka topic name, at most 100 of them (a topic name is at most
+ * 249). The prefix is used as it is, separator included (`staging.`); empty: the names above, unchanged.
+ */
+export const KAFKA_PREFIX_RE = /^[A-Za-z0-9._-]{0,100}$/;
+
+/**
+ * The name on the brokers of a topic or consumer group of the deployment whose KAFKA_PREFIX is `prefix`: the
+ * prefix, then the name. Two deployments of different prefixes on one Kafka cluster share no topic and no group.
+ */
+export function busName(prefix: string, name: string): string {
+  if (!KAFKA_PREFIX_RE.test(prefix))
+    throw new Error(`invalid Kafka prefix ${JSON.stringify(prefix)}: at most 100 of A-Z a-z 0-9 . _ -`);
+  return `${prefix}${name}`;
+}
+
+/** Every topic of the deployment whose KAFKA_PREFIX is `prefix`, as the brokers name them. */
+export function busTopics(prefix: string): string[] {
+  return Object.values(TOPICS).map((t) => busName(prefix, t));
+}
+
 export interface OutgoingMessage {
   /** Partition key (the task id for frames and task events): messages of one key keep their order. */
   key: string;
@@ -29,6 +50,7 @@ export interface OutgoingMessage {
 }
 
 export interface IncomingMessage {
+  /** The topic as the brokers name it (with the deployment's KAFKA_PREFIX), for diagnostics. */
   topic: string;
   key: string;
   value: unknown;

@@ -1,0 +1,8 @@
+/** Types of the parts of scripts/distributed/stack-servers.js that the tests use besides launcher.js's. */
+import type { StackEnv } from './launcher';
+
+/**
+ * Deletes the topics of the deployment whose KAFKA_PREFIX is `prefix` (default none) and creates them again, empty,
+ * signed in as `sasl` (the stack's super user); another prefix's topics are left as they are.
+ */
+export function resetTopics(brokers: string[], sasl: StackEnv['kafkaSasl'], prefix?: string): Promise<void>;
