@@ -100,6 +100,8 @@ export interface StackEnv {
   jaegerUrl?: string;
   prometheusUrl?: string;
   prometheusTargets?: string;
+  /** The same servers as a test cluster's pods reach them, set while they listen for them (test/cluster). */
+  pod?: { pgUrl: string; redisUrl: string; kafkaBrokers: string; s3Endpoint: string };
 }
 
 export class Deployment {

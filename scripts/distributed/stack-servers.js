@@ -85,6 +85,15 @@ function readStackEnv() {
     jaegerUrl: out.VISION_STACK_JAEGER_URL,
     prometheusUrl: out.VISION_STACK_PROMETHEUS_URL,
     prometheusTargets: out.VISION_STACK_PROMETHEUS_TARGETS,
+    // Present while the servers also listen for a test cluster's pods (VISION_STACK_POD_ADDRESS).
+    pod: out.VISION_STACK_POD_PG_URL
+      ? {
+          pgUrl: out.VISION_STACK_POD_PG_URL,
+          redisUrl: out.VISION_STACK_POD_REDIS_URL,
+          kafkaBrokers: out.VISION_STACK_POD_KAFKA_BROKERS,
+          s3Endpoint: out.VISION_STACK_POD_S3_ENDPOINT,
+        }
+      : undefined,
   };
 }
 

@@ -9,10 +9,8 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
+import { readStackEnv } from '../../scripts/distributed/launcher';
 
-interface StackServers {
-  readStackEnv(): Record<string, string>;
-}
 interface DbLogins {
   createDeploymentDatabase(
     pgUrl: string,
@@ -20,8 +18,6 @@ interface DbLogins {
   ): Promise<Record<string, { user: string; password: string }>>;
   dropDeploymentDatabase(pgUrl: string, database: string): Promise<void>;
 }
-// eslint-disable-next-line @typescript-eslint/no-require-imports
-const stackServers = require('../../scripts/distributed/stack-servers.js') as StackServers;
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const dbLogins = require('../../scripts/distributed/db-logins.js') as DbLogins;
 
@@ -96,9 +92,12 @@ export interface Release {
  * are given after the release's own values (the production-like file, for instance).
  */
 export async function installRelease(name: string, namespace: string, ...extra: string[]): Promise<Release> {
-  const env = stackServers.readStackEnv();
-  const pgUrl = env.VISION_STACK_PG_URL;
-  const podPg = new URL(env.VISION_STACK_POD_PG_URL);
+  const env = readStackEnv();
+  const pod = env.pod;
+  if (!pod || !env.kafkaSasl)
+    throw new Error('the stack does not listen for pods: run this file with scripts/test-cluster.sh');
+  const pgUrl = env.pgUrl;
+  const podPg = new URL(pod.pgUrl);
   const database = `vision_node_${name.replace(/[^a-z0-9]/g, '_')}_${randomBytes(3).toString('hex')}`;
   const logins = await dbLogins.createDeploymentDatabase(pgUrl, database);
   const url = (who: string) => {
@@ -117,8 +116,8 @@ export async function installRelease(name: string, namespace: string, ...extra: 
     'kafka-admin',
     '-n',
     namespace,
-    `--from-literal=username=${env.VISION_STACK_KAFKA_ADMIN_USER}`,
-    `--from-literal=password=${env.VISION_STACK_KAFKA_ADMIN_PASSWORD}`,
+    `--from-literal=username=${env.kafkaSasl.username}`,
+    `--from-literal=password=${env.kafkaSasl.password}`,
   ]);
   const host = hostIp();
   const port = (u: string) => Number(new URL(u).port);
@@ -138,17 +137,17 @@ export async function installRelease(name: string, namespace: string, ...extra: 
         serviceUrls: Object.fromEntries(services.map((s) => [s, url(s)])),
         serviceRoles: Object.fromEntries(services.map((s) => [s, logins[s].user])),
       },
-      redis: { url: env.VISION_STACK_POD_REDIS_URL },
+      redis: { url: pod.redisUrl },
       kafka: {
-        brokers: [env.VISION_STACK_POD_KAFKA_BROKERS],
+        brokers: [pod.kafkaBrokers],
         topicPartitions: 2,
         sasl: { superUser: { existingSecret: 'kafka-admin' } },
       },
       s3: {
-        endpoint: env.VISION_STACK_POD_S3_ENDPOINT,
+        endpoint: pod.s3Endpoint,
         bucket: database.replace(/_/g, '-'),
-        accessKey: env.VISION_STACK_S3_ACCESS_KEY,
-        secretKey: env.VISION_STACK_S3_SECRET_KEY,
+        accessKey: env.s3AccessKey,
+        secretKey: env.s3SecretKey,
       },
     },
     // The way in: a Gateway of the release for Traefik's "web" entry point (a process of the node, so the gateway
@@ -158,9 +157,9 @@ export async function installRelease(name: string, namespace: string, ...extra: 
       gatewayFrom: [{ ipBlock: { cidr: `${need('VISION_KUBE_BRIDGE_IP')}/32` } }],
       streamEgress: {
         backends: {
-          postgres: backend(port(env.VISION_STACK_POD_PG_URL)),
-          kafka: backend(Number(env.VISION_STACK_POD_KAFKA_BROKERS.split(':')[1])),
-          s3: backend(port(env.VISION_STACK_POD_S3_ENDPOINT)),
+          postgres: backend(port(pod.pgUrl)),
+          kafka: backend(Number(pod.kafkaBrokers.split(':')[1])),
+          s3: backend(port(pod.s3Endpoint)),
           otlp: { to: [] },
         },
       },
