@@ -6,3 +6,6 @@ import type { StackEnv } from './launcher';
  * signed in as `sasl` (the stack's super user); another prefix's topics are left as they are.
  */
 export function resetTopics(brokers: string[], sasl: StackEnv['kafkaSasl'], prefix?: string): Promise<void>;
+
+/** The connection settings scripts/stack/start.sh wrote ($VISION_STACK_DIR/stack.env). */
+export function readStackEnv(): StackEnv;

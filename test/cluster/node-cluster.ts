@@ -9,7 +9,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
-import { readStackEnv } from '../../scripts/distributed/launcher';
+import { readStackEnv } from '../../scripts/distributed/stack-servers';
 
 interface DbLogins {
   createDeploymentDatabase(
