@@ -81,6 +81,11 @@ export class BreakerPolicy {
     return Math.min(ceilingMs, Math.max(hangMs, measured));
   }
 
+  /** True once `kind` was measured often enough for its own figures. */
+  measured(kind: string): boolean {
+    return this.median(kind) !== undefined;
+  }
+
   /** How long a silent backend is waited on before it counts as hung. */
   hangMs(): number {
     return this.settings.hangMs;

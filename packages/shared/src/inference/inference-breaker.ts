@@ -104,8 +104,15 @@ export class InferenceBreaker {
       const attributes = {
         'inference.call': kind,
         'inference.attempt': 1,
-        // Where the timeout came from: the caller's deadline, the measured calls, or the ceiling.
-        'timeout.source': byDeadline ? 'deadline' : bound < settings.timeoutMs ? 'measured' : 'ceiling',
+        // Where the timeout came from: the caller's deadline, the hang bound of a kind not measured yet, the
+        // measured calls, or the ceiling.
+        'timeout.source': byDeadline
+          ? 'deadline'
+          : !this.policy.measured(kind)
+            ? 'unmeasured'
+            : bound < settings.timeoutMs
+              ? 'measured'
+              : 'ceiling',
         'breaker.slow_ms': this.policy.slowMs(kind),
       };
       const mark = this.policy.mark();

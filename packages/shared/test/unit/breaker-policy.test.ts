@@ -23,6 +23,7 @@ describe('BreakerPolicy: timeouts from measured calls', () => {
     expect(p.slowMs('detect')).toBe(10_000);
     expect(p.timeoutMs('detect')).toBe(1000);
     expect(p.timeoutMs('scenes')).toBe(1000);
+    expect([p.measured('detect'), measured(5, 50).measured('detect')]).toEqual([false, true]);
   });
 
   it('gives a measured kind 8 x its median as its timeout, at least the hang bound', () => {
