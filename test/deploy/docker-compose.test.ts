@@ -252,6 +252,11 @@ test("each service logs in to the database as itself; only migrate has the owner
   expect(JSON.stringify(compose.services['db-logins'].command)).toContain(
     'for s in gateway tasks quota results images',
   );
+  // As the superuser: no service login connects to the server's own databases.
+  for (const db of ['postgres', 'template1'])
+    expect(JSON.stringify(compose.services['db-logins'].command)).toContain(
+      `REVOKE CONNECT ON DATABASE ${db} FROM PUBLIC`,
+    );
 });
 
 test('each service mounts only its own subdirectory of the identity volume, made by identity-init first', () => {

@@ -121,6 +121,25 @@ describeDistributed('each service has its own database login', () => {
     expect(await outcome(images.raw('delete from images.knex_migrations'))).toBe('42501');
   });
 
+  it("no service login connects to the server's other databases, postgres and template1", async () => {
+    const seen: string[] = [];
+    for (const login of DB_SERVICES)
+      for (const database of ['postgres', 'template1']) {
+        const url = new URL(stack.deployment.databaseUrl(login));
+        url.pathname = `/${database}`;
+        const k = knexFactory({ client: 'pg', connection: url.toString(), pool: { min: 0, max: 1 } });
+        try {
+          seen.push(`${login}->${database}: ${await outcome(k.raw('select 1'))}`);
+        } finally {
+          await k.destroy();
+        }
+      }
+    // 42501: permission denied for database (CONNECT revoked from PUBLIC, docs/DEPLOYMENT.md "Database logins").
+    expect(seen).toEqual(
+      DB_SERVICES.flatMap((login) => ['postgres', 'template1'].map((db) => `${login}->${db}: 42501`)),
+    );
+  });
+
   it("a service's login only checks its schema on start: it applies no migration, and refuses another schema", async () => {
     const cfg = {
       VISION_MODE: 'distributed' as const,

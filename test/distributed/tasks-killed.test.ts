@@ -23,6 +23,7 @@ describeDistributed('fault: the tasks process is SIGKILLed between charging and 
       toxiproxy: true,
       env: {
         TASKS_BACKEND_TIMEOUT_MS: '30000',
+        TASKS_BREAKER_HANG_MS: '30000',
         TASKS_RECOVER_AFTER_MS: '1000',
         TASKS_RECONCILE_INTERVAL_MS: '500',
         TASKS_POLL_INTERVAL_MS: '300',

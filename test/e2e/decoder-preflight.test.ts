@@ -97,6 +97,7 @@ crashing.describe('a decoder that keeps crashing at runtime', () => {
         TASKS_POLL_INTERVAL_MS: '300',
         TASKS_PROBE_TIMEOUT_MS: '45000',
         TASKS_BACKEND_TIMEOUT_MS: '30000',
+        TASKS_BREAKER_HANG_MS: '30000',
       },
     });
   }, 180_000);

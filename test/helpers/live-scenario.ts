@@ -66,6 +66,7 @@ export function liveStreamScenario(run: jest.Describe): void {
             ? { NODE_EXTRA_CA_CERTS: process.env.NODE_EXTRA_CA_CERTS }
             : {}),
           TASKS_BACKEND_TIMEOUT_MS: '30000',
+          TASKS_BREAKER_HANG_MS: '30000',
           GATEWAY_BURST: '200',
           GATEWAY_CONCURRENCY: '64',
         },

@@ -9,8 +9,12 @@
  *   calls all failed.
  * - A call that answered, but later than the slow threshold of its kind, counts as failed. The slow
  *   threshold is `slowFactor` times the median of the kind's last measured answers (a few slow answers do
- *   not move it; a backend slower for good does), at least `slowFloorMs`; the timeout of a call is twice it. Both are at most `ceilingMs`, which is also both
- *   figures of a kind not measured `minSamples` times yet.
+ *   not move it; a backend slower for good does), at least `slowFloorMs`, at most `ceilingMs` (also the
+ *   threshold of a kind not measured `minSamples` times yet).
+ * - The timeout of a call is twice `slowFactor` times that median, at least `hangMs` and at most
+ *   `ceilingMs`; a kind not measured yet gets `hangMs`, not the ceiling.
+ * - A backend that answered nothing at all for `hangMs` while a call waited is hung: the breaker opens at
+ *   once, whatever the traffic (`heard`, `mark` and `silentSince` tell it; the caller keeps the time).
  */
 
 export interface BreakerPolicySettings {
@@ -22,8 +26,13 @@ export interface BreakerPolicySettings {
   volume: number;
   /** The lowest slow threshold. */
   slowFloorMs: number;
-  /** The longest a call may take; the slow threshold and the timeout of a kind not measured yet. */
+  /** The longest a call may take; the slow threshold of a kind not measured yet. */
   ceilingMs: number;
+  /**
+   * How long the backend may answer nothing while a call waits before it counts as hung (the breaker opens):
+   * the timeout of a kind not measured yet, and the shortest timeout of a measured one.
+   */
+  hangMs: number;
   /** Slow threshold = slowFactor x the median of the kind's measured answers (default 4). */
   slowFactor?: number;
   /** Answers of a kind measured before its own figures apply (default 5). */
@@ -49,6 +58,8 @@ export class BreakerPolicy {
   private inARow = 0;
   private readonly samples = new Map<string, number[]>();
   private readonly size: number;
+  /** Answers heard from the backend so far (any status): a call compares it at its start and at its end. */
+  private answers = 0;
 
   constructor(private readonly settings: BreakerPolicySettings) {
     this.size = Math.max(1, settings.window, settings.volume);
@@ -57,15 +68,42 @@ export class BreakerPolicy {
   /** The slow threshold of `kind` now. */
   slowMs(kind: string): number {
     const { ceilingMs, slowFloorMs } = this.settings;
-    const measured = this.samples.get(kind) ?? [];
-    if (measured.length < (this.settings.minSamples ?? 5)) return ceilingMs;
-    const median = [...measured].sort((a, b) => a - b)[Math.floor(measured.length / 2)];
+    const median = this.median(kind);
+    if (median === undefined) return ceilingMs;
     return Math.min(ceilingMs, Math.max(slowFloorMs, (this.settings.slowFactor ?? 4) * median));
   }
 
   /** The timeout of one call of `kind` now (before the caller's deadline is applied). */
   timeoutMs(kind: string): number {
-    return Math.min(this.settings.ceilingMs, 2 * this.slowMs(kind));
+    const { ceilingMs, hangMs } = this.settings;
+    const median = this.median(kind);
+    const measured = median === undefined ? 0 : 2 * (this.settings.slowFactor ?? 4) * median;
+    return Math.min(ceilingMs, Math.max(hangMs, measured));
+  }
+
+  /** True once `kind` was measured often enough for its own figures. */
+  measured(kind: string): boolean {
+    return this.median(kind) !== undefined;
+  }
+
+  /** How long a silent backend is waited on before it counts as hung. */
+  hangMs(): number {
+    return this.settings.hangMs;
+  }
+
+  /** The backend answered a call (any status, a refusal included): it is not hung. */
+  heard(): void {
+    this.answers++;
+  }
+
+  /** A mark taken when a call starts, for silentSince. */
+  mark(): number {
+    return this.answers;
+  }
+
+  /** True when the backend answered no call since `mark` was taken. */
+  silentSince(mark: number): boolean {
+    return this.answers === mark;
   }
 
   /** Records the end of one call of `kind` that took `durationMs`. */
@@ -91,6 +129,13 @@ export class BreakerPolicy {
   reset(): void {
     this.outcomes = [];
     this.inARow = 0;
+  }
+
+  /** The median of the measured answers of `kind`, once it was measured `minSamples` times. */
+  private median(kind: string): number | undefined {
+    const measured = this.samples.get(kind) ?? [];
+    if (measured.length < (this.settings.minSamples ?? 5)) return undefined;
+    return [...measured].sort((a, b) => a - b)[Math.floor(measured.length / 2)];
   }
 
   private tripped(): boolean {

@@ -56,7 +56,13 @@ describe('inference breaker and timeout telemetry', () => {
       () =>
         new InferenceClient(
           new ServiceClient('inference', url, signerOf('tasks')),
-          { timeoutMs: 200, errorThresholdPercentage: 50, resetTimeoutMs: 300, volumeThreshold: 2 },
+          {
+            timeoutMs: 200,
+            hangMs: 1000,
+            errorThresholdPercentage: 50,
+            resetTimeoutMs: 300,
+            volumeThreshold: 2,
+          },
           createLogger('tasks', { level: 'silent' }),
         ),
     );

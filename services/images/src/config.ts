@@ -24,13 +24,18 @@ export const imagesShape = {
   /** The longest an image call waits for its turn: one expected to wait longer is refused at once (503 overloaded). */
   IMAGES_QUEUE_MAX_WAIT_MS: env.int(1000, 0, 600_000),
   /**
-   * The longest one call to inference may take: the timeout of a kind of call (detect, scene list) not
-   * measured yet, and the most a measured one gets (docs/OVERLOAD.md, "The breaker around inference").
+   * The longest one call to inference may take, however slow its kind was measured (docs/OVERLOAD.md, "The
+   * breaker around inference").
    */
   IMAGES_DETECT_TIMEOUT_MS: env.int(10_000, 100),
   /**
+   * Inference answering nothing this long while a call waits opens the breaker; also the timeout of a kind
+   * of call (detect, scene list) not measured yet, and the shortest timeout of a measured one.
+   */
+  IMAGES_BREAKER_HANG_MS: env.int(3000, 10),
+  /**
    * The lowest slow threshold: a call that answers later counts as failed (the threshold is 4 x the median
-   * of its kind's measured calls, at least this; the timeout is twice the threshold).
+   * of its kind's measured calls, at least this; the timeout is 8 x that median, at least the hang bound).
    */
   IMAGES_BREAKER_SLOW_MS: env.int(1500, 10),
   /**

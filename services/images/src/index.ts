@@ -91,6 +91,7 @@ export function createImages(deps: ImagesPartsDeps): ImagesParts {
     new ServiceClient('inference', cfg.INFERENCE_URL, signer),
     {
       timeoutMs: cfg.IMAGES_DETECT_TIMEOUT_MS,
+      hangMs: cfg.IMAGES_BREAKER_HANG_MS,
       errorThresholdPercentage: cfg.IMAGES_BREAKER_ERROR_PERCENT,
       resetTimeoutMs: cfg.IMAGES_BREAKER_RESET_MS,
       volumeThreshold: cfg.IMAGES_BREAKER_VOLUME_THRESHOLD,

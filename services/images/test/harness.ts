@@ -272,6 +272,7 @@ export async function startStack(
       IMAGES_BREAKER_VOLUME_THRESHOLD: '1000',
       // A loaded test machine's slow answer is no failure here (the breaker is tested on its own).
       IMAGES_DETECT_TIMEOUT_MS: '30000',
+      IMAGES_BREAKER_HANG_MS: '30000',
       IMAGES_BREAKER_SLOW_MS: '15000',
       IMAGES_JANITOR_INTERVAL_MS: '0',
       // Room for every call of the concurrency and quota race tests to run at once (the admission

@@ -1,7 +1,10 @@
 /**
  * An inference backend that accepts connections and never answers, or answers only after 10 s: image
  * calls made one at a time meet 503 OP-TASK-BREAKER-OPEN within a few calls, no call waits longer than
- * its bound (docs/OVERLOAD.md, "The breaker around inference": one detect timeout), and once the backend answers again the half-open probe closes the breaker.
+ * its bound (docs/OVERLOAD.md, "The breaker around inference": one detect timeout), and once the backend
+ * answers again the first call after the reset time is the half-open trial, served, and closes the breaker
+ * (a refresh of a stale scene list does not take the trial from it). A service that never fetched the
+ * scene list opens the breaker on its first call's wait, the hang bound.
  */
 import http from 'node:http';
 import { randomUUID } from 'node:crypto';
@@ -19,8 +22,12 @@ const SLOW_MS = 1500;
  */
 const MARGIN_MS = 2000;
 
+/** Inference silent this long while a call waits opens the breaker; a kind not measured yet times out then. */
+const HANG_MS = 3000;
+
 const ENV = {
   IMAGES_BREAKER_SLOW_MS: String(SLOW_MS),
+  IMAGES_BREAKER_HANG_MS: String(HANG_MS),
   IMAGES_BREAKER_VOLUME_THRESHOLD: '3',
   IMAGES_BREAKER_WINDOW: '10',
   IMAGES_BREAKER_RESET_MS: '1000',
@@ -143,18 +150,51 @@ describe.each<[string, Mode]>([
     expect(refused.r.body.error.code).toBe('OP-TASK-BREAKER-OPEN');
     expect(refused.ms).toBeLessThan(MARGIN_MS);
 
-    // The backend answers again: after the reset time one probe goes through and closes the breaker.
+    // The backend answers again: after the reset time the first call is the trial, served, and it closes
+    // the breaker (the scene list's copy is stale: its refresh must not take the trial).
     backend.mode = 'answer';
-    const until = Date.now() + 30_000;
-    let served: request.Response | undefined;
-    while (!served && Date.now() < until) {
-      await halfOpen();
-      const { r, ms } = await call(subject);
-      expect(ms).toBeLessThan(bound + MARGIN_MS);
-      if (r.status === 201) served = r;
-      else expect(r.body.error.code).toBe('OP-TASK-BREAKER-OPEN');
-    }
-    expect(served?.body.results[0].status).toBe('succeeded');
+    await halfOpen();
+    const { r: served, ms } = await call(subject);
+    expect(ms).toBeLessThan(bound + MARGIN_MS);
+    expect([served.status, served.body.error?.code]).toEqual([201, undefined]);
+    expect(served.body.results[0].status).toBe('succeeded');
     expect(stack.images.parts.inference.state()).toBe('closed');
+  });
+});
+
+describe('an inference backend silent before the service ever fetched the scene list', () => {
+  let stack: Stack;
+  let backend: Backend;
+  beforeAll(async () => {
+    backend = new Backend();
+    backend.mode = 'silent';
+    await backend.start();
+    stack = await startStack({ inference: 'fake', env: { ...ENV, INFERENCE_URL: backend.url } });
+  });
+  afterAll(async () => {
+    await stack?.close();
+    await backend?.close();
+  });
+
+  it('opens the breaker on the first call, which waits the hang bound, not the longest timeout', async () => {
+    const started = Date.now();
+    const first = await request(stack.images.url)
+      .post('/v1/vision/image-detections')
+      .set(IDENTITY_HEADER, identityHeader('never-fetched'))
+      .set('Idempotency-Key', randomUUID())
+      .field('scene_code', 'cow_sheep')
+      .attach('files', IMAGE, 'sheep.jpg');
+    const waited = Date.now() - started;
+    // The scene list is not measured yet: its fetch times out at the hang bound, and its silence opens the breaker.
+    expect(first.status).toBe(503);
+    expect(waited).toBeLessThan(HANG_MS + MARGIN_MS);
+    expect(stack.images.parts.inference.state()).toBe('open');
+    const next = await request(stack.images.url)
+      .post('/v1/vision/image-detections')
+      .set(IDENTITY_HEADER, identityHeader('never-fetched'))
+      .set('Idempotency-Key', randomUUID())
+      .field('scene_code', 'cow_sheep')
+      .attach('files', IMAGE, 'sheep.jpg');
+    expect([next.status, next.body.error.code]).toEqual([503, 'OP-TASK-BREAKER-OPEN']);
   });
 });

@@ -39,8 +39,14 @@ export const tasksShape = {
   TASKS_STREAM_URL_KEY: z.string().min(16, 'expected at least 16 characters').optional(),
   /** Bearer credential of the operator endpoints under /internal/v1/admin; those endpoints are off without it. */
   TASKS_ADMIN_TOKEN: z.string().min(16, 'expected at least 16 characters').optional(),
-  /** Time limit of one call to the inference backend. */
+  /** Time limit of one call to the inference backend, however slow its kind was measured. */
   TASKS_BACKEND_TIMEOUT_MS: env.int(5000, 50, 120_000),
+  /**
+   * Inference answering nothing this long while a call waits opens the breaker; also the timeout of a kind
+   * of call (job start, job reads, scene list) not measured yet, and the shortest timeout of a measured one.
+   * Above STREAM_DNS_TIMEOUT_MS: a job start waits on the resolution of the caller's stream host.
+   */
+  TASKS_BREAKER_HANG_MS: env.int(3000, 10, 120_000),
   TASKS_BREAKER_ERROR_PERCENT: env.int(50, 1, 100),
   TASKS_BREAKER_RESET_MS: env.int(30_000, 10, 3_600_000),
   TASKS_BREAKER_VOLUME: env.int(5, 0, 10_000),

@@ -90,11 +90,12 @@ export function createTasks(deps: TasksDeps): TasksParts {
       new ServiceClient('inference', cfg.INFERENCE_URL, deps.identity.signer, cfg.TASKS_BACKEND_TIMEOUT_MS),
       {
         timeoutMs: cfg.TASKS_BACKEND_TIMEOUT_MS,
+        hangMs: cfg.TASKS_BREAKER_HANG_MS,
         errorThresholdPercentage: cfg.TASKS_BREAKER_ERROR_PERCENT,
         resetTimeoutMs: cfg.TASKS_BREAKER_RESET_MS,
         volumeThreshold: cfg.TASKS_BREAKER_VOLUME,
         window: cfg.TASKS_BREAKER_WINDOW,
-        // No slowFloorMs: only a call that times out counts as slow (a job submission waits on the caller's stream).
+        // No slowFloorMs: only a call that times out counts as failed (a job start waits on the caller's stream).
       },
       logger,
       deps.identity.signer,

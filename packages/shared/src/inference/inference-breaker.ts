@@ -1,9 +1,14 @@
 /**
  * The breaker around the inference backend, shared by every call of InferenceClient (tasks and images):
- * opossum keeps the states (closed, open, half-open after `resetTimeoutMs`, one probe call) and their
+ * opossum keeps the states (closed, open, half-open after `resetTimeoutMs`, one trial call) and their
  * events; BreakerPolicy (breaker-policy.ts) decides when it opens and how long each call may take
  * (docs/OVERLOAD.md, "The breaker around inference"). opossum's own window is time-based (a backend
  * called less often than its window never opens it) and knows no slow calls: its opening rule is off.
+ * - A backend that answers nothing for `hangMs` while a call waits opens the breaker then, without
+ *   waiting for the call's timeout or for more failures.
+ * - Half-open, the first call is the trial; a call that comes while the trial is in flight waits for its
+ *   outcome (sent once the trial closed the breaker, refused once it opened it again) instead of being
+ *   refused beside a trial that succeeds.
  */
 import CircuitBreaker from 'opossum';
 import { trace } from '@opentelemetry/api';
@@ -15,8 +20,13 @@ import { observeBreaker, recordBreakerRefusal } from '../breaker-telemetry';
 import { type CallOptions, type CallResult, type ServiceClient, UnreachableError } from '../service-client';
 
 export interface BreakerSettings {
-  /** The longest one call may take; also the timeout of a kind of call not measured yet. */
+  /** The longest one call may take. */
   timeoutMs: number;
+  /**
+   * How long the backend may answer nothing while a call waits before the breaker opens; also the timeout of
+   * a kind of call not measured yet, and the shortest timeout of a measured one.
+   */
+  hangMs: number;
   /** Share of failed calls among the last `window` (percent) above which it opens. */
   errorThresholdPercentage: number;
   /** How long it stays open before one probe call may go through (half-open). */
@@ -47,10 +57,27 @@ export class BackendFailure extends Error {
 
 type Fire = (kind: string, path: string, opts: CallOptions) => Promise<CallResult>;
 
+/** The half-open trial in flight: `done` resolves once it ended or the breaker opened again. */
+interface Trial {
+  done: Promise<void>;
+  end: () => void;
+}
+
+function startTrial(): Trial {
+  let end = () => undefined as void;
+  const done = new Promise<void>((resolve) => {
+    end = resolve;
+  });
+  return { done, end };
+}
+
 export class InferenceBreaker {
   readonly breaker: CircuitBreaker<Parameters<Fire>, CallResult>;
   readonly policy: BreakerPolicy;
   private openedAt = 0;
+  private trial?: Trial;
+  /** Why the breaker opens next (logged with the opening). */
+  private why = 'the half-open trial failed';
 
   constructor(
     client: ServiceClient,
@@ -65,6 +92,7 @@ export class InferenceBreaker {
       volume: settings.volumeThreshold,
       slowFloorMs: settings.slowFloorMs ?? settings.timeoutMs,
       ceilingMs: settings.timeoutMs,
+      hangMs: settings.hangMs,
     });
     const fire: Fire = async (kind, path, opts) => {
       const bound = this.policy.timeoutMs(kind);
@@ -76,21 +104,38 @@ export class InferenceBreaker {
       const attributes = {
         'inference.call': kind,
         'inference.attempt': 1,
-        // Where the timeout came from: the caller's deadline, the measured calls, or the ceiling.
-        'timeout.source': byDeadline ? 'deadline' : bound < settings.timeoutMs ? 'measured' : 'ceiling',
+        // Where the timeout came from: the caller's deadline, the hang bound of a kind not measured yet, the
+        // measured calls, or the ceiling.
+        'timeout.source': byDeadline
+          ? 'deadline'
+          : !this.policy.measured(kind)
+            ? 'unmeasured'
+            : bound < settings.timeoutMs
+              ? 'measured'
+              : 'ceiling',
         'breaker.slow_ms': this.policy.slowMs(kind),
       };
+      const mark = this.policy.mark();
+      // The backend silent for hangMs while this call waits: hung, whatever the call's own timeout.
+      const watch = setTimeout(() => this.openIfSilent(mark, kind), this.policy.hangMs());
+      watch.unref();
       let r: CallResult;
       try {
         r = await client.call(path, { ...opts, timeoutMs, attributes });
       } catch (err) {
+        clearTimeout(watch);
         if (err instanceof UnreachableError && err.timedOut && byDeadline) {
           this.settle(kind, 'ignored', waited());
           throw new DeadlineCut(waited());
         }
         this.settle(kind, 'failed', waited());
+        // Timed out after at least hangMs (the watch and the timeout may fire in either order).
+        if (err instanceof UnreachableError && err.timedOut && timeoutMs >= this.policy.hangMs())
+          this.openIfSilent(mark, kind);
         throw err;
       }
+      clearTimeout(watch);
+      this.policy.heard();
       const end: CallEnd = isShed(r) ? 'ignored' : r.status >= 500 ? 'failed' : 'answered';
       this.settle(kind, end, waited());
       if (end === 'failed') throw new BackendFailure(r.status);
@@ -109,7 +154,9 @@ export class InferenceBreaker {
     observeBreaker(this.breaker, 'inference');
     this.breaker.on('open', () => {
       this.openedAt = Date.now();
-      logger.warn('inference breaker opened');
+      logger.warn({ why: this.why }, 'inference breaker opened');
+      this.why = 'the half-open trial failed';
+      this.endTrial();
     });
     this.breaker.on('halfOpen', () => logger.info('inference breaker half-open'));
     this.breaker.on('close', () => {
@@ -118,8 +165,20 @@ export class InferenceBreaker {
     });
   }
 
-  fire(kind: string, path: string, opts: CallOptions): Promise<CallResult> {
-    return this.breaker.fire(kind, path, opts);
+  /**
+   * One call through the breaker. Half-open, the first call is the trial, sent as its caller asked; the
+   * calls that come meanwhile wait for its outcome (at most its timeout, or `hangMs` of silence).
+   */
+  async fire(kind: string, path: string, opts: CallOptions): Promise<CallResult> {
+    while (this.trial) await this.trial.done;
+    if (!this.breaker.pendingClose) return this.breaker.fire(kind, path, opts);
+    const trial = startTrial();
+    this.trial = trial;
+    try {
+      return await this.breaker.fire(kind, path, opts);
+    } finally {
+      if (this.trial === trial) this.endTrial();
+    }
   }
 
   /** True while the breaker refuses calls (open, not half-open). */
@@ -145,6 +204,23 @@ export class InferenceBreaker {
   private settle(kind: string, end: CallEnd, waitedMs: number): void {
     const { slow, open } = this.policy.record(kind, end, waitedMs);
     if (slow) trace.getActiveSpan()?.setAttributes({ 'breaker.slow_call': true, 'inference.call': kind });
-    if (open) this.breaker.open();
+    if (open) this.open('failed calls', kind);
+  }
+
+  /** Opens the breaker when the backend answered nothing since `mark` (taken when a call of `kind` started). */
+  private openIfSilent(mark: number, kind: string): void {
+    if (this.policy.silentSince(mark)) this.open(`no answer for ${this.policy.hangMs()} ms`, kind);
+  }
+
+  private open(why: string, kind: string): void {
+    if (this.breaker.opened) return;
+    this.why = `${why} (${kind})`;
+    this.breaker.open();
+  }
+
+  private endTrial(): void {
+    const trial = this.trial;
+    this.trial = undefined;
+    trial?.end();
   }
 }

@@ -28,7 +28,7 @@ export class SceneGate {
   private inflight?: Promise<SceneStatus[]>;
 
   constructor(
-    private readonly inference: Pick<InferenceClient, 'scenes'>,
+    private readonly inference: Pick<InferenceClient, 'scenes' | 'state'>,
     private readonly settings: SceneGateSettings,
     private readonly clock: Clock,
     private readonly logger: Logger,
@@ -37,14 +37,19 @@ export class SceneGate {
 
   /**
    * Every scene inference reports, enabled or not. A copy older than `cacheMs` but within `staleMs` is
-   * answered at once while a fresh list is fetched: a call never waits on the scene list and then on its
-   * own request to a backend that does not answer. Only a gate with no usable copy waits for the list.
+   * answered at once while a fresh list is fetched in the background: a call never waits on the scene list
+   * and then on its own request to a backend that does not answer. That background fetch is made only while
+   * the breaker is closed: half-open, the trial belongs to a caller's own call. Only a gate with no usable
+   * copy waits for the list (its fetch is its caller's call, which may be the trial).
    */
   async list(): Promise<SceneStatus[]> {
     const age = this.cached ? this.clock.now().getTime() - this.cached.at : Number.POSITIVE_INFINITY;
     if (this.cached && age <= this.settings.cacheMs) return this.cached.scenes;
+    if (this.cached && age <= this.settings.staleMs) {
+      if (this.inference.state() === 'closed') void this.refresh().catch(() => undefined);
+      return this.cached.scenes;
+    }
     const fetching = this.refresh();
-    if (this.cached && age <= this.settings.staleMs) return this.cached.scenes;
     try {
       return await fetching;
     } catch {

@@ -6,6 +6,7 @@ const SETTINGS: BreakerPolicySettings = {
   volume: 3,
   slowFloorMs: 500,
   ceilingMs: 10_000,
+  hangMs: 1000,
 };
 
 /** A policy whose `detect` calls were measured `n` times at `ms` each. */
@@ -16,11 +17,22 @@ function measured(n: number, ms: number, settings = SETTINGS): BreakerPolicy {
 }
 
 describe('BreakerPolicy: timeouts from measured calls', () => {
-  it('gives a kind not measured yet the ceiling', () => {
+  it('gives a kind not measured yet the hang bound as its timeout, not the ceiling', () => {
     const p = measured(4, 50);
+    // Its slow threshold is the ceiling: only a call that gets no answer in time counts as failed.
     expect(p.slowMs('detect')).toBe(10_000);
-    expect(p.timeoutMs('detect')).toBe(10_000);
-    expect(p.timeoutMs('scenes')).toBe(10_000);
+    expect(p.timeoutMs('detect')).toBe(1000);
+    expect(p.timeoutMs('scenes')).toBe(1000);
+    expect([p.measured('detect'), measured(5, 50).measured('detect')]).toEqual([false, true]);
+  });
+
+  it('gives a measured kind 8 x its median as its timeout, at least the hang bound', () => {
+    expect(measured(5, 50).timeoutMs('detect')).toBe(1000);
+    expect(measured(5, 300).timeoutMs('detect')).toBe(2400);
+    // Without a slow floor below the ceiling (only timeouts fail), the timeout still follows the measure.
+    const noFloor = { ...SETTINGS, slowFloorMs: 10_000 };
+    expect(measured(5, 50, noFloor).timeoutMs('detect')).toBe(1000);
+    expect(measured(5, 300, noFloor).timeoutMs('detect')).toBe(2400);
   });
 
   it('derives the slow threshold from the median of the measured answers, at least the floor', () => {
@@ -40,9 +52,9 @@ describe('BreakerPolicy: timeouts from measured calls', () => {
   });
 
   it('keeps one figure per kind of call', () => {
-    const p = measured(5, 50);
-    expect(p.timeoutMs('detect')).toBe(1000);
-    expect(p.timeoutMs('scenes')).toBe(10_000);
+    const p = measured(5, 400);
+    expect(p.timeoutMs('detect')).toBe(3200);
+    expect(p.timeoutMs('scenes')).toBe(1000);
   });
 });
 
@@ -111,5 +123,20 @@ describe('BreakerPolicy: when it opens', () => {
     p.reset();
     expect(p.record('detect', 'failed', 1000).open).toBe(false);
     expect(p.timeoutMs('detect')).toBe(1000);
+  });
+});
+
+describe('BreakerPolicy: a backend that answers nothing', () => {
+  it('is silent since a mark until it answers any call', () => {
+    const p = measured(5, 50);
+    const mark = p.mark();
+    expect(p.silentSince(mark)).toBe(true);
+    // A failed call without an answer (a timeout) is no answer.
+    p.record('detect', 'failed', 1000);
+    expect(p.silentSince(mark)).toBe(true);
+    p.heard();
+    expect(p.silentSince(mark)).toBe(false);
+    expect(p.silentSince(p.mark())).toBe(true);
+    expect(p.hangMs()).toBe(1000);
   });
 });
