@@ -84,13 +84,16 @@ bash "$HERE/node-net.sh" up
 # --- control plane: kwokctl's binary runtime, inside the namespace, the API server advertising the node's address.
 export KWOK_WORKDIR="$WORK/kwok" KWOK_KUBE_VERSION="$KUBE_VERSION"
 INNER_KUBECONFIG="$WORK/kubeconfig.node"
+PKI="$KWOK_WORKDIR/clusters/vision-node/pki" # made by kwokctl
 patch() { printf -- '- name: %s\n  extraArgs:\n' "$1"; shift; while [ $# -gt 1 ]; do printf -- '  - { key: %s, value: "%s" }\n' "$1" "$2"; shift 2; done; }
 {
   echo "apiVersion: config.kwok.x-k8s.io/v1alpha1"
   echo "kind: KwokctlConfiguration"
   echo "componentsPatches:"
+  # The kubelet takes the API server's calls (exec, logs) by the admin certificate of kwokctl's CA.
   patch kube-apiserver advertise-address "$NODE_IP" service-cluster-ip-range "$SERVICE_CIDR" \
-    kubelet-preferred-address-types InternalIP,Hostname
+    kubelet-preferred-address-types InternalIP,Hostname \
+    kubelet-client-certificate "$PKI/admin.crt" kubelet-client-key "$PKI/admin.key"
   patch kube-controller-manager service-cluster-ip-range "$SERVICE_CIDR"
   echo "---"
   echo "apiVersion: config.kwok.x-k8s.io/v1alpha1"
@@ -104,7 +107,6 @@ in_ns kwokctl --name vision-node -c "$HERE/kwok-stages.yaml" -c "$WORK/kwokctl.y
   --kube-scheduler-binary "$BIN/kube-scheduler" --etcd-binary "$BIN/etcd" --kwok-controller-binary "$BIN/kwok" \
   --kubeconfig "$INNER_KUBECONFIG" --kube-apiserver-port 6443 --wait 3m >"$LOG/kwokctl.log" 2>&1 \
   || { cat "$LOG/kwokctl.log" >&2; exit 1; }
-PKI="$KWOK_WORKDIR/clusters/vision-node/pki"
 # From the host: the node's address, the certificate checked against the name it was made for.
 export KUBECONFIG="$WORK/kubeconfig"
 sed -e "s#server: https://127.0.0.1:6443#server: https://$NODE_IP:6443#" \
@@ -122,6 +124,8 @@ state = "$CTRD/state"
 [plugins.'io.containerd.cri.v1.runtime']
   # This machine's root lacks CAP_SYS_RESOURCE: runc may not lower a process's oom_score_adj.
   restrict_oom_score_adj = true
+  # The pods' network namespaces under the state directory: unmounted and removed with the work directory.
+  netns_mounts_under_state_dir = true
   [plugins.'io.containerd.cri.v1.runtime'.containerd]
     default_runtime_name = "runc"
     [plugins.'io.containerd.cri.v1.runtime'.containerd.runtimes.runc]
@@ -129,8 +133,6 @@ state = "$CTRD/state"
       [plugins.'io.containerd.cri.v1.runtime'.containerd.runtimes.runc.options]
         BinaryName = "$(command -v runc)"
         SystemdCgroup = false
-  # The pods' network namespaces under the state directory: removed with the work directory.
-  netns_mounts_under_state_dir = true
   [plugins.'io.containerd.cri.v1.runtime'.cni]
     bin_dirs = ["/usr/lib/cni"]
     conf_dir = "$WORK/cni"

@@ -120,6 +120,10 @@ test('the pods resolve each other through cluster DNS and reach the gateway Serv
   const [gw] = podsOf(release.namespace).filter(
     (p: KubeObject) => p.metadata.labels?.['app.kubernetes.io/component'] === 'gateway',
   );
+  const [tasks] = get(['service', '-n', release.namespace, '-l', 'app.kubernetes.io/component=tasks']);
+  const port = (tasks.spec as { ports: { name: string; port: number }[] }).ports.find(
+    (p) => p.name === 'http',
+  )!.port;
   const out = await eventually(() =>
     run('kubectl', [
       'exec',
@@ -129,7 +133,7 @@ test('the pods resolve each other through cluster DNS and reach the gateway Serv
       '--',
       'node',
       '-e',
-      `fetch('http://vision-tasks:8080/healthz').then(r=>console.log(r.status),e=>{console.log(e.cause?.code??e.message);process.exit(1)})`,
+      `fetch('http://${tasks.metadata.name}:${port}/healthz').then(r=>console.log(r.status),e=>{console.log(e.cause?.code??e.message);process.exit(1)})`,
     ]),
   );
   expect(out.trim()).toBe('200');

@@ -76,6 +76,17 @@ export async function eventually<T>(check: () => T | Promise<T>, ms = 180_000, e
   }
 }
 
+/** CPU requests on the two-core test node (each service's memory request and every limit stay the chart's). */
+const CPU_REQUESTS: Record<string, string> = {
+  gateway: '50m',
+  tasks: '50m',
+  quota: '25m',
+  results: '50m',
+  images: '100m',
+  inference: '250m',
+  inferenceDetect: '200m',
+};
+
 export interface Release {
   name: string;
   namespace: string;
@@ -150,12 +161,25 @@ export async function installRelease(name: string, namespace: string, ...extra: 
         secretKey: env.s3SecretKey,
       },
     },
+    // The node has two cores: the CPU requests are scaled down to fit every pod, a rollout's extra pod included
+    // (the defaults ask for 3.1 cores).
+    services: Object.fromEntries(
+      Object.entries(CPU_REQUESTS).map(([svc, cpu]) => [svc, { resources: { requests: { cpu } } }]),
+    ),
     // The way in: a Gateway of the release for Traefik's "web" entry point (a process of the node, so the gateway
     // admits it by the address it reaches pods from).
     route: { enabled: true, gateway: { create: true, className: 'traefik', port: 8000 } },
     networkPolicy: {
       gatewayFrom: [{ ipBlock: { cidr: `${need('VISION_KUBE_BRIDGE_IP')}/32` } }],
       streamEgress: {
+        // Cluster DNS answers on the node's address (CoreDNS is a process of the node, behind kube-dns).
+        dns: {
+          to: [{ namespaceSelector: {} }, { ipBlock: { cidr: `${need('VISION_KUBE_NODE_IP')}/32` } }],
+          ports: [
+            { port: 53, protocol: 'UDP' },
+            { port: 53, protocol: 'TCP' },
+          ],
+        },
         backends: {
           postgres: backend(port(pod.pgUrl)),
           kafka: backend(Number(pod.kafkaBrokers.split(':')[1])),
