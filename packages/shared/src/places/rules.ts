@@ -21,6 +21,12 @@ export const RULE_LIMITS = {
   minPolygonArea: 1e-6,
   /** A line must be at least this long (normalized units, one pixel of a 1000-pixel-wide image). */
   minLineLength: 1e-3,
+  /**
+   * The largest rule set, in bytes of its JSON as stored (UTF-8, every default filled in): the same bound on
+   * every path that takes rules (JSON and multipart creation, PUT rules, replay), and what a replay request
+   * carries beside its cursor.
+   */
+  maxBytes: 65_536,
 } as const;
 
 export const RULE_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
@@ -175,7 +181,19 @@ export type ParseRulesResult = { ok: true; rules: RuleSet } | { ok: false; error
 /** Validates a rule set (the `zones` and `lines` of a request). Never throws. */
 export function parseRules(input: unknown): ParseRulesResult {
   const r = ruleSetSchema.safeParse(input);
-  if (r.success) return { ok: true, rules: r.data };
+  if (r.success) {
+    const bytes = Buffer.byteLength(JSON.stringify(r.data));
+    if (bytes <= RULE_LIMITS.maxBytes) return { ok: true, rules: r.data };
+    const field = r.data.zones.length > 0 ? 'zones' : 'lines';
+    return {
+      ok: false,
+      error: {
+        reason: 'invalid_field',
+        message: `Invalid field ${field}: the rule set is ${bytes} bytes, at most ${RULE_LIMITS.maxBytes}`,
+        details: { field },
+      },
+    };
+  }
   const unknown = r.error.issues.find((i) => i.code === 'unrecognized_keys');
   if (unknown && unknown.code === 'unrecognized_keys') {
     const fields = unknown.keys.map((k) => [...unknown.path, k.slice(0, 64)].join('.'));

@@ -38,7 +38,7 @@ export interface AnalyticsRunnerDeps {
 /** The engine a record holds: its snapshot, or a new one at the record's rules and version. */
 export function engineOf(rec: AnalyticsRecord): AnalyticsEngine {
   return rec.snapshot
-    ? AnalyticsEngine.restore(rec.snapshot)
+    ? AnalyticsEngine.restore(rec.snapshot, rec.rules)
     : AnalyticsEngine.create(rec.taskId, rec.rules, rec.rulesVersion);
 }
 
@@ -50,7 +50,6 @@ function startingAfter(n: RulesNotice, seq: number, mediaMs: number): EngineSnap
     rules_version: n.version,
     as_of_seq: seq,
     media_ms: mediaMs,
-    rules: n.rules,
     versions: [],
     zones: [],
     lines: [],
