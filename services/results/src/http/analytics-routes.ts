@@ -1,7 +1,16 @@
 /** Zones and lines of a video task: analytics, events (page and SSE), replay (docs/API.md). */
 import { once } from 'node:events';
 import type { Express } from 'express';
-import { identityOf, invalidRequest, REASON, requireRules, route, type Logger } from '@vision/shared';
+import {
+  type AdmissionQueue,
+  identityOf,
+  inTurn,
+  invalidRequest,
+  REASON,
+  requireRules,
+  route,
+  type Logger,
+} from '@vision/shared';
 import { parseReadQuery } from '../domain/read-query';
 import { resumeCursor } from '../domain/sse';
 import type { AnalyticsReader } from '../use-cases/read-analytics';
@@ -13,6 +22,8 @@ export interface AnalyticsRouteDeps {
   defaultLimit: number;
   /** RESULTS_REPLAY_MAX_FRAMES: the most frames one replay request evaluates (and its default). */
   replayMaxFrames: number;
+  /** The `replays` queue: replays run in their turn, bounded by wait and fair per subject (docs/OVERLOAD.md). */
+  admission: AdmissionQueue;
   stream: StreamSettings;
 }
 
@@ -119,11 +130,14 @@ export function mountAnalyticsRoutes(app: Express, d: AnalyticsRouteDeps): void 
           },
         );
       const rules = requireRules(ruleInput);
-      const out = await d.reader.replay(String(req.params.taskId), identity, rules, {
-        maxEvents: events,
-        maxFrames: frames,
-        ...(cursor !== undefined ? { cursor } : {}),
-      });
+      const out = await inTurn(d.admission, req, res, identity.subject, 0, ({ signal }) =>
+        d.reader.replay(String(req.params.taskId), identity, rules, {
+          maxEvents: events,
+          maxFrames: frames,
+          signal,
+          ...(cursor !== undefined ? { cursor } : {}),
+        }),
+      );
       res.setHeader('Cache-Control', 'no-store');
       res.json(out);
     }),
