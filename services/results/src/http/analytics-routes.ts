@@ -7,6 +7,7 @@ import {
   inTurn,
   invalidRequest,
   REASON,
+  refuseUnknownQuery,
   requireRules,
   route,
   type Logger,
@@ -42,6 +43,7 @@ export function mountAnalyticsRoutes(app: Express, d: AnalyticsRouteDeps): void 
   app.get(
     '/v1/vision/tasks/:taskId/analytics',
     route(async (req, res) => {
+      refuseUnknownQuery(req.query as Record<string, unknown>);
       const summary = await d.reader.summary(String(req.params.taskId), identityOf(res));
       res.setHeader('Cache-Control', 'no-store');
       res.json(summary);
