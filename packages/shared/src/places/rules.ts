@@ -178,11 +178,16 @@ export interface RulesError {
 
 export type ParseRulesResult = { ok: true; rules: RuleSet } | { ok: false; error: RulesError };
 
+/** The bytes a rule set takes as stored: its JSON in UTF-8 (the measure of RULE_LIMITS.maxBytes). */
+export function ruleSetBytes(rules: RuleSet): number {
+  return Buffer.byteLength(JSON.stringify(rules));
+}
+
 /** Validates a rule set (the `zones` and `lines` of a request). Never throws. */
 export function parseRules(input: unknown): ParseRulesResult {
   const r = ruleSetSchema.safeParse(input);
   if (r.success) {
-    const bytes = Buffer.byteLength(JSON.stringify(r.data));
+    const bytes = ruleSetBytes(r.data);
     if (bytes <= RULE_LIMITS.maxBytes) return { ok: true, rules: r.data };
     const field = r.data.zones.length > 0 ? 'zones' : 'lines';
     return {

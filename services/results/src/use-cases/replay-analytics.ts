@@ -1,6 +1,5 @@
-import { createHash } from 'node:crypto';
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
-import { invalidRequest, REASON, type RuleSet } from '@vision/shared';
+import { invalidRequest, REASON, rulesDigest, type RuleSet } from '@vision/shared';
 import {
   AnalyticsEngine,
   analyticsFrameOf,
@@ -58,9 +57,6 @@ interface ReplayState {
   rules: string;
   engine: EngineSnapshot;
 }
-
-const rulesDigest = (rules: RuleSet) =>
-  createHash('sha256').update(JSON.stringify(rules)).digest('base64url');
 
 const invalidCursor = () =>
   invalidRequest('cursor is not a replay cursor of this task and rule set', REASON.invalid_cursor, {

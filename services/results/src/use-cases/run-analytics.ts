@@ -16,7 +16,10 @@ import { fanOut, type FanoutDeps } from '../workers/webhook-fanout';
 export interface RulesNotice {
   taskId: string;
   version: number;
-  rules: RuleSet;
+  /** The digest of the version's rule set (rulesDigest). */
+  digest: string;
+  /** The set itself, when the event brought it; otherwise results holds it from an earlier event of the task. */
+  rules?: RuleSet;
   /**
    * True when the rules were in force from the task's first frame (created with them); false for a
    * replacement, which holds from the frames stored after it was announced.
@@ -90,9 +93,19 @@ export class AnalyticsRunner {
 
   /** A task's rules were announced: records them, or evaluates the frames under the old ones and replaces them. */
   async rulesAnnounced(n: RulesNotice): Promise<void> {
-    const { store, frames, clock } = this.deps;
+    const { store, frames, clock, logger } = this.deps;
     await this.locked(n.taskId, async () => {
+      if (n.rules) await store.keepRules(n.taskId, n.digest, n.rules);
       const rec = await store.get(n.taskId);
+      if (rec && n.version <= rec.rulesVersion) return;
+      const rules = n.rules ?? (await store.rulesOf(n.taskId, n.digest));
+      if (!rules) {
+        logger.warn(
+          { task_id: n.taskId, rules_version: n.version },
+          'a rules version whose set no event brought: not evaluated',
+        );
+        return;
+      }
       if (!rec) {
         let snapshot: EngineSnapshot | null = null;
         if (!n.fromStart) {
@@ -102,15 +115,14 @@ export class AnalyticsRunner {
             snapshot = startingAfter(n, last, frame?.frameTimeMs ?? 0);
           }
         }
-        await store.create(n.taskId, n.version, n.rules, snapshot, clock.now());
+        await store.create(n.taskId, n.version, n.digest, snapshot, clock.now());
         await this.catchUp(n.taskId);
         return;
       }
-      if (n.version <= rec.rulesVersion) return;
       const current = await this.catchUp(n.taskId, rec);
       const engine = engineOf(current);
-      const events = engine.replaceRules(n.rules, n.version);
-      await this.write(current, engine, events, []);
+      const events = engine.replaceRules(rules, n.version);
+      await this.write(current, engine, events, [], { version: n.version, digest: n.digest });
     });
   }
 
@@ -141,6 +153,7 @@ export class AnalyticsRunner {
     engine: AnalyticsEngine,
     events: AnalyticsEvent[],
     frames: { seq: number; zones: FrameZones }[],
+    rules?: { version: number; digest: string },
   ): Promise<AnalyticsRecord> {
     const { store, tasks, clock, fanout, logger } = this.deps;
     const now = clock.now();
@@ -152,8 +165,7 @@ export class AnalyticsRunner {
       {
         taskId: rec.taskId,
         rev: rec.rev,
-        rulesVersion: engine.rulesVersion,
-        rules: engine.rules,
+        ...(rules ? { rules } : {}),
         snapshot,
         events,
         frames,
@@ -172,7 +184,7 @@ export class AnalyticsRunner {
     if (events.length > 0) fanout.wake();
     return {
       ...rec,
-      rulesVersion: engine.rulesVersion,
+      ...(rules ? { rulesVersion: rules.version, rulesDigest: rules.digest } : {}),
       rules: engine.rules,
       snapshot,
       eventsCount: rec.eventsCount + events.length,
