@@ -1,4 +1,7 @@
-/** A task's rule history: each set stored once, by content, and a bounded number of versions and bytes. */
+/**
+ * A task's rule history: each set stored once, by content, a bounded number of versions and bytes, and no new
+ * version once the task has ended.
+ */
 import { randomUUID } from 'node:crypto';
 import { TOPICS, type IncomingMessage, REASON, RULE_LIMITS, rulesDigest, parseRules } from '@vision/shared';
 import { heaviestRules } from '../../../test/helpers/places';
@@ -144,3 +147,39 @@ test(`a task's distinct rule sets take at most ${MAX_BYTES} bytes; a set it hold
   expect(sets).toHaveLength(2);
   expect(sets.reduce((n, s) => n + Number(s.bytes), 0)).toBeLessThanOrEqual(MAX_BYTES);
 });
+
+test.each([
+  ['succeeded', 'its job finished'],
+  ['stopped', 'it was stopped'],
+] as const)(
+  'a task that %s (%s) keeps its rules: a PUT is 409 OP-TASK-ENDED, with no version and no event',
+  async (status, _how) => {
+    const id = await create('dee', A);
+    if (status === 'stopped')
+      expect((await stack.http.post(`/v1/vision/tasks/${id}/stop`).use(stack.as('dee'))).status).toBeLessThan(
+        300,
+      );
+    else {
+      const job = await waitFor(async () => stack.inference.jobs.get(id));
+      job.status = 'succeeded';
+    }
+    await waitFor(async () => {
+      const t = await stack.http.get(`/v1/vision/tasks/${id}`).use(stack.as('dee'));
+      return t.body.status === status ? true : undefined;
+    });
+    // Every event of the task so far has been published (the last says it ended).
+    await waitFor(async () => eventsOf(id).find((e) => e.status === status));
+    const eventsBefore = eventsOf(id).length;
+    const refused = await put('dee', id, B);
+    expect(refused.status).toBe(409);
+    expect(refused.body.error).toMatchObject({ code: 'OP-TASK-ENDED', details: { status } });
+    // The same rules again are refused too: nothing about an ended task's rules may change.
+    expect((await put('dee', id, A)).status).toBe(409);
+    const got = await stack.http.get(`/v1/vision/tasks/${id}/rules`).use(stack.as('dee'));
+    expect(got.body).toMatchObject({ rules_version: 1, zones: [{ id: 'a' }] });
+    expect(await rows('task_rule_versions', id)).toHaveLength(1);
+    await new Promise((r) => setTimeout(r, 200));
+    expect(eventsOf(id).filter((e) => e.type === 'task.rules_changed')).toHaveLength(0);
+    expect(eventsOf(id)).toHaveLength(eventsBefore);
+  },
+);

@@ -162,8 +162,8 @@ export interface paths {
     /** The task's current zones and lines and their rules version */
     get: operations['getTaskRules'];
     /**
-     * Replace a video task's zones and lines while it runs (no restart)
-     * @description The body is the whole new rule set. When it differs from the rules in force it becomes a new rules version (`rules_version` + 1); the same rules again change nothing (the PUT is idempotent). Rules whose definition is unchanged keep their state, counts and event ids; a changed or removed zone ends its open visits (`zone.exited`, reason `rule_changed` or `rule_removed`). The change applies from the next frame results evaluates. An image call record, another key's task or an expired one answer 404. A task keeps at most 1000 rules versions and 1 MiB of distinct rule sets (each set is stored once, however often it comes back): a new version past either is 400 `rule_history_full`, with `details.limit` `versions` or `bytes` and `details.maximum`, and changes nothing.
+     * Replace a video task's zones and lines until it ends (no restart)
+     * @description The body is the whole new rule set. When it differs from the rules in force it becomes a new rules version (`rules_version` + 1); the same rules again change nothing (the PUT is idempotent). Rules whose definition is unchanged keep their state, counts and event ids; a changed or removed zone ends its open visits (`zone.exited`, reason `rule_changed` or `rule_removed`). The change applies from the next frame results evaluates. An image call record, another key's task or an expired one answer 404. A task keeps at most 1000 rules versions and 1 MiB of distinct rule sets (each set is stored once, however often it comes back): a new version past either is 400 `rule_history_full`, with `details.limit` `versions` or `bytes` and `details.maximum`, and changes nothing. Rules change only until the task ends: on a task that succeeded, failed, was stopped or refunded, whose event feed is over, any PUT is 409 `OP-TASK-ENDED` (`details.status`) and nothing changes, no event and no webhook follow; run other rules over its frames with the replay instead.
      */
     put: operations['replaceTaskRules'];
     post?: never;
@@ -830,6 +830,7 @@ export interface components {
           | 'OP-SYS-UNAVAILABLE'
           | 'OP-TASK-NOT-STOPPABLE'
           | 'OP-TASK-NO-PICTURE'
+          | 'OP-TASK-ENDED'
           | 'OP-NOT-FOUND'
           | 'OP-METHOD-NOT-ALLOWED'
           | 'OP-SYS-INTERNAL';
@@ -1647,6 +1648,16 @@ export interface operations {
       400: components['responses']['InvalidRules'];
       401: components['responses']['Unauthorized'];
       404: components['responses']['NotFound'];
+      /** @description OP-TASK-ENDED, the task has ended (succeeded, failed, stopped or refunded); its rules are final */
+      409: {
+        headers: {
+          'X-Request-Id': components['headers']['RequestId'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
       429: components['responses']['TooManyRequests'];
       503: components['responses']['Unavailable'];
     };

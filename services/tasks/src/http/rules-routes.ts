@@ -43,6 +43,12 @@ export function mountRulesRoutes(app: Express, d: HttpDeps): void {
       const task = await ownVideoTask(req, res);
       const out = await store.rules.replace(task.task_id, rules);
       if (!out) throw new ApiError('OP-NOT-FOUND', 'No such task');
+      if ('ended' in out)
+        throw new ApiError(
+          'OP-TASK-ENDED',
+          `The task has ended (${out.ended.status}): its rules and events are final; replay other rules instead`,
+          { status: out.ended.status },
+        );
       if ('full' in out)
         throw invalidRequest(
           out.full === 'versions'

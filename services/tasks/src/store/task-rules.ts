@@ -11,6 +11,7 @@ import {
   ruleSetBytes,
   rulesDigest,
 } from '@vision/shared';
+import { isTerminal } from '../domain/state-machine';
 import { eventRow } from './task-events';
 import { rowToTask, type TaskRow } from './task-row';
 
@@ -37,7 +38,12 @@ export interface HistoryFull {
   limit: number;
 }
 
-export type ReplaceOutcome = RulesVersion | HistoryFull | undefined;
+/** A task that has ended (succeeded, failed, stopped or refunded): its rules and events are final. */
+export interface TaskEnded {
+  ended: TaskRow;
+}
+
+export type ReplaceOutcome = RulesVersion | HistoryFull | TaskEnded | undefined;
 
 const EMPTY: RuleSet = { zones: [], lines: [] };
 
@@ -128,7 +134,9 @@ export class TaskRulesStore {
    * Replaces the task's rules. A set equal to the one in force (after defaults; none in force counts as the
    * empty set) changes nothing; any other is the next version, stored and announced (`task.rules_changed`,
    * naming the set by digest, and carrying it when the task never had it) in the same transaction. A version
-   * past the task's history limits is refused (HistoryFull) and changes nothing. Undefined when the task is gone.
+   * past the task's history limits is refused (HistoryFull) and changes nothing, and so is any replacement of
+   * a task that has ended (TaskEnded): its event feed is over and no rule may add to it. Undefined when the
+   * task is gone.
    */
   async replace(taskId: string, rules: RuleSet): Promise<ReplaceOutcome> {
     const now = this.clock.now();
@@ -136,6 +144,7 @@ export class TaskRulesStore {
       const cur = await trx('tasks').where({ task_id: taskId }).forUpdate().first();
       if (!cur) return undefined;
       const task = rowToTask(cur as Record<string, unknown>);
+      if (isTerminal(task.status)) return { ended: task };
       const digest = rulesDigest(rules);
       const same = task.rules_version === 0 ? isEmptyRuleSet(rules) : task.rules_digest === digest;
       if (same)
