@@ -1,4 +1,3 @@
-import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import { invalidRequest, REASON, rulesDigest, type RuleSet } from '@vision/shared';
 import {
   AnalyticsEngine,
@@ -7,14 +6,10 @@ import {
   type AnalyticsSummary,
   type EngineSnapshot,
 } from '../domain/analytics';
-import {
-  frameWork,
-  REPLAY_SLICE_WORK,
-  REPLAY_WORK_BUDGET,
-  workPerObject,
-} from '../domain/analytics/replay-budget';
+import { REPLAY_WORK_BUDGET } from '../domain/analytics/replay-budget';
 import type { CursorCodec } from '../domain/cursor';
 import type { FramesStore } from '../store/frames-store';
+import { WorkSlices } from './work-slices';
 
 export interface ReplayOutcome {
   analytics: AnalyticsSummary;
@@ -83,7 +78,7 @@ export function replayStart(
 
 /**
  * One page of a replay from `start`: at most `req.maxFrames` frames and REPLAY_WORK_BUDGET work units, yielding
- * to the event loop every REPLAY_SLICE_WORK units. When the state at the page's end would not fit in a cursor,
+ * to the event loop every SLICE_WORK units (WorkSlices). When the state at the page's end would not fit in a cursor,
  * the page is evaluated again from `start` with half the frames (the same frames give the same state), so that
  * `max_frames` always holds and every cursor fits in a request.
  */
@@ -120,13 +115,11 @@ async function evaluate(
 ): Promise<{ out: Omit<ReplayOutcome, 'next_cursor'>; engine: AnalyticsEngine; more: boolean }> {
   const engine = AnalyticsEngine.restore(start, rules);
   const budget = deps.workBudget ?? REPLAY_WORK_BUDGET;
-  const perObject = workPerObject(rules);
+  const slices = new WorkSlices(rules, req.signal);
   const taskId = engine.taskId;
   const events: AnalyticsEvent[] = [];
   let total = 0;
   let frames = 0;
-  let work = 0;
-  let slice = 0;
   let after = engine.lastSeq ?? -1;
   let more = true;
   const outcome = () => ({ analytics: engine.analytics(), events, events_total: total, frames });
@@ -134,24 +127,17 @@ async function evaluate(
     const page = await deps.frames.page(taskId, after, deps.pageSize);
     if (page.length < deps.pageSize) more = false;
     let i = 0;
-    for (; i < page.length && frames < req.maxFrames && work < budget; i++) {
+    for (; i < page.length && frames < req.maxFrames && slices.work < budget; i++) {
       const f = page[i];
       const out = engine.processFrame(analyticsFrameOf(f));
       frames++;
-      const units = frameWork(perObject, f.objects.length);
-      work += units;
-      slice += units;
       total += out.events.length;
       for (const e of out.events) if (events.length < req.maxEvents) events.push(e);
       after = f.seq;
-      if (slice >= REPLAY_SLICE_WORK) {
-        slice = 0;
-        await yieldToLoop();
-        req.signal?.throwIfAborted();
-      }
+      await slices.done(f.objects.length);
     }
     if (i < page.length) return { out: outcome(), engine, more: true };
-    if (more && (frames >= req.maxFrames || work >= budget))
+    if (more && (frames >= req.maxFrames || slices.work >= budget))
       return { out: outcome(), engine, more: (await deps.frames.page(taskId, after, 1)).length > 0 };
   }
   return { out: outcome(), engine, more: false };

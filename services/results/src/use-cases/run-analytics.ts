@@ -11,6 +11,7 @@ import type { AnalyticsRecord, AnalyticsStore } from '../store/analytics-store';
 import type { FramesStore } from '../store/frames-store';
 import type { TasksStore } from '../store/tasks-store';
 import { fanOut, type FanoutDeps } from '../workers/webhook-fanout';
+import { WorkSlices } from './work-slices';
 
 /** A task's rules as announced on vision.task-events. */
 export interface RulesNotice {
@@ -137,8 +138,11 @@ export class AnalyticsRunner {
       if (page.length === 0) return cur;
       const events: AnalyticsEvent[] = [];
       const annotated: { seq: number; zones: FrameZones }[] = [];
+      // Evaluated in slices that yield to the event loop, as a replay is: other calls are served meanwhile.
+      const slices = new WorkSlices(engine.rules);
       for (const f of page) {
         const out = engine.processFrame(analyticsFrameOf(f));
+        await slices.done(f.objects.length);
         if (out.skipped) continue;
         events.push(...out.events);
         annotated.push({ seq: f.seq, zones: { o: out.objects.map((o) => o.zones), z: out.zones } });

@@ -24,5 +24,8 @@ export function frameWork(perObject: number, objects: number): number {
  */
 export const REPLAY_WORK_BUDGET = 10_000_000;
 
-/** Units evaluated between two yields to the event loop, so that other calls are served meanwhile (1 to 5 ms). */
-export const REPLAY_SLICE_WORK = 200_000;
+/**
+ * Units evaluated between two yields to the event loop, by a replay and by the ingest's evaluation alike, so that
+ * other calls are served meanwhile (1 to 5 ms).
+ */
+export const SLICE_WORK = 200_000;
