@@ -100,6 +100,7 @@ export function createResults(deps: ResultsDeps): ResultsParts {
     pollMs: cfg.RESULTS_STREAM_POLL_MS,
     heartbeatMs: cfg.RESULTS_STREAM_HEARTBEAT_MS,
     maxDurationMs: cfg.RESULTS_STREAM_MAX_MS,
+    stallMs: cfg.RESULTS_STREAM_STALL_MS,
   };
   const app = createApp({
     logger,

@@ -1,5 +1,4 @@
 /** Zones and lines of a video task: analytics, events (page and SSE), replay (docs/API.md). */
-import { once } from 'node:events';
 import type { Express } from 'express';
 import {
   type AdmissionQueue,
@@ -16,6 +15,7 @@ import { parseReadQuery } from '../domain/read-query';
 import { resumeCursor } from '../domain/sse';
 import type { AnalyticsReader } from '../use-cases/read-analytics';
 import { streamPages, type StreamSettings } from '../use-cases/stream-results';
+import { sseSink } from './sse-sink';
 
 export interface AnalyticsRouteDeps {
   reader: AnalyticsReader;
@@ -71,8 +71,6 @@ export function mountAnalyticsRoutes(app: Express, d: AnalyticsRouteDeps): void 
       const read = (c: string | undefined) =>
         d.reader.events(taskId, identity, { limit: parsed.limit, ...(c !== undefined ? { cursor: c } : {}) });
       const first = await read(cursor);
-      const gone = new AbortController();
-      res.on('close', () => gone.abort());
       try {
         const end = await streamPages(d.stream, 'zone_event', parsed.limit, read, first, () => {
           res.status(200);
@@ -80,13 +78,7 @@ export function mountAnalyticsRoutes(app: Express, d: AnalyticsRouteDeps): void 
           res.setHeader('Cache-Control', 'no-store');
           res.setHeader('X-Accel-Buffering', 'no');
           res.flushHeaders();
-          return {
-            signal: gone.signal,
-            write: async (chunk) => {
-              if (gone.signal.aborted || res.write(chunk)) return;
-              await once(res, 'drain', { signal: gone.signal }).catch(() => undefined);
-            },
-          };
+          return sseSink(res, d.stream.stallMs, d.logger, identity.requestId);
         });
         if (end !== 'gone') res.end();
       } catch (err) {
