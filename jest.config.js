@@ -77,6 +77,8 @@ module.exports = {
         ...(process.env.E2E_STACK === 'distributed'
           ? ['<rootDir>/test/distributed-skipped.test.ts']
           : ['<rootDir>/test/distributed/']),
+        // The chart on a real node: only under scripts/test-cluster.sh, which starts the node and sets E2E_STACK=cluster.
+        ...(process.env.E2E_STACK === 'cluster' ? [] : ['<rootDir>/test/cluster/']),
         // npm test runs the chart's tests in a phase of their own, after the binaries they need (scripts/test-all.sh).
         ...(process.env.VISION_CHART_TESTS_APART === '1'
           ? ['<rootDir>/test/deploy/helm-chart.test.ts', '<rootDir>/test/deploy/kube-install.test.ts']

@@ -11,7 +11,7 @@
  *    session settings) on the prepared image (bench/lib/limits.js, as the inference and image benches time
  *    the raw model); the smallest detection time a frame can have, so the ratio below is the strictest;
  * 2. analytics: AnalyticsEngine.processFrame (services/results/dist/domain/analytics) over --frames
- *    consecutive frames of one continuing run, per frame; 20 rules (8 zones of 12 vertices with enter/exit
+ *    consecutive 640 x 480 frames of one continuing run, per frame; 20 rules (8 zones of 12 vertices with enter/exit
  *    hysteresis, dwell limit and an occupancy alert; 2 coverage zones watching every label, so the union of
  *    all 50 boxes is clipped; 10 lines) against 50 tracked objects per frame that walk about (seeded, made
  *    before timing).
@@ -37,6 +37,8 @@ const IMAGE = args.image ?? 'street_people_car_coco9891.jpg';
 const SHARED_DIR = process.env.VISION_SHARED_DIR ?? path.resolve(root, '../shared');
 const MODELS_DIR = process.env.VISION_MODELS_DIR ?? path.join(SHARED_DIR, 'models');
 const OBJECTS = 50;
+/** The frames' size in pixels (not square: every rule is decided on the image's pixels). */
+const FRAME = { width: 640, height: 480 };
 
 const median = (xs) => {
   const s = [...xs].sort((a, b) => a - b);
@@ -111,7 +113,7 @@ function makeFrames(count) {
         track_id: String(t.id),
       };
     });
-    frames.push({ seq, time_ms: seq * 40, objects });
+    frames.push({ seq, time_ms: seq * 40, width: FRAME.width, height: FRAME.height, objects });
   }
   return frames;
 }

@@ -91,4 +91,7 @@ beside "the chart: rendered, and installed on a kwok cluster, beside the distrib
   npx jest test/deploy/helm-chart.test.ts test/deploy/kube-install.test.ts'
 phase "distributed suite" bash scripts/test-distributed.sh
 phase "distributed Kafka files on Kafka 4.1" bash scripts/test-kafka-current.sh
+# The chart's pods on a real node (kubelet, containerd, runc), on the stack's servers: after the distributed phases,
+# whose servers' guard it takes in turn. Its binaries were compiled in the background since the set-up.
+phase "the chart on a real node" bash scripts/test-cluster.sh
 end_beside

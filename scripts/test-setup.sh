@@ -10,7 +10,8 @@
 # the distributed files that run last, and the alert rules beside them), helm and the kwok cluster's binaries (the
 # chart's tests beside the distributed suite) are compiled in the background, in that order, from here on (SeaweedFS
 # at nice 10, the others at the lowest priority); whoever needs one first waits for its build (their build locks: scripts/stack/install.sh,
-# scripts/ensure-helm.sh, scripts/kube/install.sh).
+# scripts/ensure-helm.sh, scripts/kube/install.sh, scripts/kube/install-node.sh: the real node's containerd, CoreDNS,
+# Traefik and kube-router).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$PATH:/usr/local/go/bin:$HOME/go/bin"
@@ -37,7 +38,8 @@ mkdir -p "$HOME/.cache/vision-stack" "$HOME/.cache/vision-kube"
 bash -c 'bash scripts/stack/install.sh s3 >"$HOME/.cache/vision-stack/background-build.log" 2>&1
   nice -n 19 bash scripts/stack/install.sh jaeger prometheus >>"$HOME/.cache/vision-stack/background-build.log" 2>&1
   nice -n 19 bash scripts/ensure-helm.sh >/dev/null 2>"$HOME/.cache/vision-kube/background-build.log"
-  nice -n 19 bash scripts/kube/install.sh >>"$HOME/.cache/vision-kube/background-build.log" 2>&1' &
+  nice -n 19 bash scripts/kube/install.sh >>"$HOME/.cache/vision-kube/background-build.log" 2>&1
+  nice -n 19 bash scripts/kube/install-node.sh >>"$HOME/.cache/vision-kube/background-build.log" 2>&1' &
 ffmpeg -version | head -1
 /usr/bin/chromium --version 2>/dev/null
 bash scripts/stack/live/install.sh

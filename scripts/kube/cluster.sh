@@ -28,7 +28,7 @@ NAME="vision-$$-$RANDOM"
 WORK="$(mktemp -d "${TMPDIR:-/tmp}/vision-kube.XXXXXX")"
 export KWOK_WORKDIR="$WORK" KUBECONFIG="$WORK/kubeconfig"
 # kwokctl derives component flags from the Kubernetes version; the cached binaries are this one.
-export KWOK_KUBE_VERSION="${KUBE_VERSION:-v1.32.4}"
+export KWOK_KUBE_VERSION="${KUBE_VERSION:-v1.35.4}"
 
 cleanup() {
   trap - EXIT INT TERM

@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
 # Builds the binaries a local kwok cluster needs and caches them outside the repository (only when missing):
-#   kube-apiserver, kube-controller-manager, kube-scheduler, kubectl (v1.32.4), etcd (3.5), kwok and kwokctl
+#   kube-apiserver, kube-controller-manager, kube-scheduler, kubectl, kubelet and kube-proxy (v1.35.4, the oldest
+#   supported minor: the last to run on cgroup v1 hosts, which need the kubelet's failCgroupV1: false), etcd (3.5),
+#   kwok and kwokctl
 #   (v0.7.0), and the ServiceMonitor and PrometheusRule CRDs of prometheus-operator (from its Go module's
-#   example/prometheus-operator-crd/) in $VISION_KUBE_DIR/crds.
+#   example/prometheus-operator-crd/) in $VISION_KUBE_DIR/crds, and the Gateway API CRDs in $VISION_KUBE_DIR/crds/gateway-api.
 #   VISION_KUBE_DIR  cache root (default: $HOME/.cache/vision-kube); binaries land in $VISION_KUBE_DIR/bin
 # Needs Go on PATH. Cold: about 15 minutes on two cores; cached: a few seconds. Prints the bin directory.
 set -euo pipefail
 
-KUBE_VERSION="${KUBE_VERSION:-v1.32.4}"
+KUBE_VERSION="${KUBE_VERSION:-v1.35.4}"
 STAGING_VERSION="v0.${KUBE_VERSION#v1.}"
 ETCD_VERSION="${ETCD_VERSION:-v3.5.21}"
 KWOK_VERSION="${KWOK_VERSION:-v0.7.0}"
@@ -22,13 +24,15 @@ build() { nice -n 10 env GOFLAGS="-mod=mod -buildvcs=false" CGO_ENABLED=0 go bui
 
 # Kubernetes: a throwaway module that requires k8s.io/kubernetes and pins every staging module to the
 # matching v0 tag (the kubernetes go.mod replaces them with ./staging, which a dependent module cannot use).
-if [ ! -x "$BIN/kube-apiserver" ] || [ ! -x "$BIN/kube-controller-manager" ] || [ ! -x "$BIN/kube-scheduler" ] ||
-  [ ! -x "$BIN/kubectl" ]; then
+KUBE_COMMANDS="kube-apiserver kube-controller-manager kube-scheduler kubectl kubelet kube-proxy"
+missing=""
+for c in $KUBE_COMMANDS; do [ -x "$BIN/$c" ] || missing="$missing $c"; done
+if [ -n "$missing" ]; then
   mod="$CACHE/src/kubernetes-$KUBE_VERSION"
   mkdir -p "$mod"
   {
     echo "module vision.local/kube"
-    echo "go 1.23"
+    echo "go 1.25"
     echo "require k8s.io/kubernetes $KUBE_VERSION"
     for m in api apiextensions-apiserver apimachinery apiserver cli-runtime client-go cloud-provider \
       cluster-bootstrap code-generator component-base component-helpers controller-manager cri-api \
@@ -40,8 +44,7 @@ if [ ! -x "$BIN/kube-apiserver" ] || [ ! -x "$BIN/kube-controller-manager" ] || 
   } >"$mod/go.mod"
   ld="-X k8s.io/component-base/version.gitVersion=$KUBE_VERSION -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=${KUBE_VERSION#v1.}"
   ld="${ld%.*}"
-  for c in kube-apiserver kube-controller-manager kube-scheduler kubectl; do
-    [ -x "$BIN/$c" ] && continue
+  for c in $missing; do
     echo "kube-install: building $c $KUBE_VERSION" >&2
     (cd "$mod" && build "$c.tmp" "$ld" "k8s.io/kubernetes/cmd/$c" && mv "$BIN/$c.tmp" "$BIN/$c")
   done
@@ -73,5 +76,16 @@ if [ ! -f "$CRDS/monitoring.coreos.com_servicemonitors.yaml" ] || [ ! -f "$CRDS/
   for f in servicemonitors prometheusrules; do
     install -m 0644 "$dir/example/prometheus-operator-crd/monitoring.coreos.com_$f.yaml" "$CRDS/"
   done
+fi
+# The Gateway API CRDs (standard channel) in $VISION_KUBE_DIR/crds/gateway-api: the release that the Traefik of
+# scripts/kube/install-node.sh is built against (its go.mod's sigs.k8s.io/gateway-api), from the module zip.
+GATEWAY_API_VERSION="${GATEWAY_API_VERSION:-v1.4.0}"
+if [ "$(cat "$CACHE/crds/gateway-api/.complete" 2>/dev/null)" != "$GATEWAY_API_VERSION" ]; then
+  echo "kube-install: fetching the Gateway API $GATEWAY_API_VERSION CRDs" >&2
+  dir="$(cd "$CACHE" && go mod download -json "sigs.k8s.io/gateway-api@$GATEWAY_API_VERSION" |
+    sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')"
+  rm -rf "$CACHE/crds/gateway-api" && mkdir -p "$CACHE/crds/gateway-api"
+  install -m 0644 "$dir"/config/crd/standard/*.yaml "$CACHE/crds/gateway-api/"
+  echo "$GATEWAY_API_VERSION" >"$CACHE/crds/gateway-api/.complete"
 fi
 echo "$BIN"

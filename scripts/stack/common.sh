@@ -1,4 +1,4 @@
-# Shared settings for scripts/stack/*.sh (sourced). Everything listens on 127.0.0.1 only.
+# Shared settings for scripts/stack/*.sh (sourced). Everything listens on 127.0.0.1 (and VISION_STACK_POD_ADDRESS).
 #   VISION_STACK_DIR  cache + state root (default $HOME/.cache/vision-stack); nothing goes into the repo.
 #   VISION_PG_DIR     Postgres cluster dir; must be reachable by the `postgres` user. Default: under the stack dir
 #                     when `postgres` can traverse it, else /var/lib/postgresql/vision-stack (postgres's home; /root is 0700).
@@ -32,15 +32,22 @@ JAEGER_VERSION="${JAEGER_VERSION:-v1.76.0}"
 # Prometheus 3.13.5: the prometheus module's v0.313.5 (Prometheus 3.x.y is tagged v0.3xx.y for Go).
 PROMETHEUS_VERSION="${PROMETHEUS_VERSION:-v0.313.5}"
 
+# VISION_STACK_POD_ADDRESS: an address of this machine on which the servers listen as well, for the pods of a test
+# cluster (the host end of its node's network: scripts/kube/node-net.sh); it must exist when they start. Empty:
+# loopback only. Kafka advertises a listener of its own there ($KAFKA_POD_PORT, SASL like the others).
+POD_ADDRESS="${VISION_STACK_POD_ADDRESS:-}"
 PG_PORT="${VISION_PG_PORT:-25432}"
 PG_PASSWORD="${VISION_PG_PASSWORD:-vision-stack}"
 REDIS_PORT="${VISION_REDIS_PORT:-26379}"
 KAFKA_PORT="${VISION_KAFKA_PORT:-29092}"
 KAFKA_CONTROLLER_PORT="${VISION_KAFKA_CONTROLLER_PORT:-29093}"
+KAFKA_POD_PORT=$((KAFKA_PORT + 4))
 # The S3 endpoint, and the internal ports of the SeaweedFS processes behind it (HTTP and gRPC of its master,
 # volume server and filer, gRPC of the S3 gateway), all set explicitly: its defaults (8080, port + 10000) collide
 # with the standalone gateway and the ephemeral range.
 S3_PORT="${VISION_S3_PORT:-29000}"
+# The S3 gateway binds one address: the pod address when there is one (this machine reaches it as well as loopback).
+S3_HOST="${POD_ADDRESS:-127.0.0.1}"
 SEAWEEDFS_PORT_BASE="${VISION_SEAWEEDFS_PORT_BASE:-29010}"
 # Kafka's super user: SASL/SCRAM-SHA-512 on the client listeners, PLAIN on the controller listener. Only provisioning
 # (topics, ACLs, each deployment's SCRAM users) uses it; the services get principals of their own (launcher).

@@ -20,32 +20,48 @@ while [ "$#" -gt 0 ]; do
   esac
 done
 
+# Is the server on PORT reachable on the pod address too (always true without one)? A server started before the
+# address was asked for is restarted with it.
+pod_address_served() { [ -z "$POD_ADDRESS" ] || (exec 3<>"/dev/tcp/$POD_ADDRESS/$1") 2>/dev/null; }
+
 started() { [ -n "$STARTED_FILE" ] && echo "$1" >>"$STARTED_FILE"; log "$1 started (pid $(cat "$RUN_DIR/$1.pid"))"; }
 
 start_postgres() {
   local dir bin data; dir="$(pg_dir)"; bin="$(pg_bin_dir)"; data="$(pg_data_dir)"
   [ -f "$data/PG_VERSION" ] && [ -x "$bin/pg_ctl" ] \
     || die "postgres $POSTGRES_VERSION is not installed (run scripts/stack/install.sh postgres)"
-  if [ -f "$data/postmaster.pid" ] && kill -0 "$(head -1 "$data/postmaster.pid")" 2>/dev/null; then
+  if [ -f "$data/postmaster.pid" ] && kill -0 "$(head -1 "$data/postmaster.pid")" 2>/dev/null && pod_address_served "$PG_PORT"; then
     head -1 "$data/postmaster.pid" >"$RUN_DIR/postgres.pid"
     wait_for 60 postgres port_open "$PG_PORT"
     return 0
   fi
+  if [ -f "$data/postmaster.pid" ] && kill -0 "$(head -1 "$data/postmaster.pid")" 2>/dev/null; then
+    log "postgres runs without $POD_ADDRESS: restarting it"
+    as_postgres "$bin/pg_ctl" -D "$data" -m fast -w -t 60 stop >/dev/null
+  fi
   # Another cluster on the port (another version's, started by these scripts) is refused, not silently reused.
   ! port_open "$PG_PORT" \
     || die "port $PG_PORT is taken by another PostgreSQL, not $POSTGRES_VERSION (stop it first: scripts/stack/stop.sh postgres)"
+  local opts="-p $PG_PORT"
+  if [ -n "$POD_ADDRESS" ]; then
+    # Pods connect from the node's network, directly attached to this address: samenet, passwords as on loopback.
+    grep -q '^host all all samenet scram-sha-256$' "$data/pg_hba.conf" ||
+      as_postgres sh -c "echo 'host all all samenet scram-sha-256' >>'$data/pg_hba.conf'"
+    opts="$opts -c listen_addresses=127.0.0.1,$POD_ADDRESS"
+  fi
   # -w: returns once the server accepts connections.
-  as_postgres "$bin/pg_ctl" -D "$data" -l "$dir/postgres.log" -o "-p $PG_PORT" -w -t 60 start >/dev/null \
+  as_postgres "$bin/pg_ctl" -D "$data" -l "$dir/postgres.log" -o "$opts" -w -t 60 start >/dev/null \
     || die "pg_ctl start failed (see $dir/postgres.log)"
   head -1 "$data/postmaster.pid" >"$RUN_DIR/postgres.pid"
   started postgres
 }
 
 start_redis() {
-  if pid_alive redis; then return 0; fi
+  if pid_alive redis && pod_address_served "$REDIS_PORT"; then return 0; fi
+  if pid_alive redis; then log "redis runs without $POD_ADDRESS: restarting it"; "$STACK_SCRIPTS/stop.sh" redis; fi
   mkdir -p "$STACK_DIR/redis"
   cat >"$STACK_DIR/redis/redis.conf" <<CONF
-bind 127.0.0.1
+bind 127.0.0.1${POD_ADDRESS:+ $POD_ADDRESS}
 protected-mode yes
 port $REDIS_PORT
 daemonize yes
@@ -76,11 +92,11 @@ start_kafka() {
 process.roles=broker,controller
 node.id=1
 controller.quorum.voters=1@127.0.0.1:$KAFKA_CONTROLLER_PORT
-listeners=BROKER://127.0.0.1:$KAFKA_PORT,PROXIED://127.0.0.1:$KAFKA_PROXIED_PORT,CONTROLLER://127.0.0.1:$KAFKA_CONTROLLER_PORT
-advertised.listeners=BROKER://127.0.0.1:$KAFKA_PORT,PROXIED://127.0.0.1:$KAFKA_TOXI_PORT
+listeners=BROKER://127.0.0.1:$KAFKA_PORT,PROXIED://127.0.0.1:$KAFKA_PROXIED_PORT,CONTROLLER://127.0.0.1:$KAFKA_CONTROLLER_PORT${POD_ADDRESS:+,PODS://$POD_ADDRESS:$KAFKA_POD_PORT}
+advertised.listeners=BROKER://127.0.0.1:$KAFKA_PORT,PROXIED://127.0.0.1:$KAFKA_TOXI_PORT${POD_ADDRESS:+,PODS://$POD_ADDRESS:$KAFKA_POD_PORT}
 controller.listener.names=CONTROLLER
 inter.broker.listener.name=BROKER
-listener.security.protocol.map=CONTROLLER:SASL_PLAINTEXT,BROKER:SASL_PLAINTEXT,PROXIED:SASL_PLAINTEXT
+listener.security.protocol.map=CONTROLLER:SASL_PLAINTEXT,BROKER:SASL_PLAINTEXT,PROXIED:SASL_PLAINTEXT,PODS:SASL_PLAINTEXT
 sasl.enabled.mechanisms=SCRAM-SHA-512
 sasl.mechanism.inter.broker.protocol=SCRAM-SHA-512
 sasl.mechanism.controller.protocol=PLAIN
@@ -88,6 +104,7 @@ listener.name.controller.sasl.enabled.mechanisms=PLAIN
 listener.name.controller.plain.sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required username="$KAFKA_ADMIN_USER" password="$KAFKA_ADMIN_PASSWORD" user_$KAFKA_ADMIN_USER="$KAFKA_ADMIN_PASSWORD";
 listener.name.broker.scram-sha-512.sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required username="$KAFKA_ADMIN_USER" password="$KAFKA_ADMIN_PASSWORD";
 listener.name.proxied.scram-sha-512.sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required;
+listener.name.pods.scram-sha-512.sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required;
 authorizer.class.name=org.apache.kafka.metadata.authorizer.StandardAuthorizer
 allow.everyone.if.no.acl.found=false
 super.users=User:$KAFKA_ADMIN_USER
@@ -161,7 +178,8 @@ CONF
 # The S3 server: SeaweedFS in one process (master, volume server, filer, S3 gateway). The access key pair from
 # AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY is its admin identity; anonymous requests are refused.
 start_s3() {
-  if pid_alive s3; then return 0; fi
+  if pid_alive s3 && (exec 3<>"/dev/tcp/$S3_HOST/$S3_PORT") 2>/dev/null; then return 0; fi
+  if pid_alive s3; then log "s3 runs on another address than $S3_HOST: restarting it"; "$STACK_SCRIPTS/stop.sh" s3; fi
   # A MinIO server started by earlier versions of these scripts holds the same port: stop it (by its pid file).
   if pid_alive minio; then kill -TERM "$(cat "$RUN_DIR/minio.pid")"; wait_for 30 "minio to stop" bash -c "! kill -0 $(cat "$RUN_DIR/minio.pid")"; fi
   rm -f "$RUN_DIR/minio.pid"
@@ -172,10 +190,10 @@ start_s3() {
     nohup setsid "$BIN_DIR/weed" server -ip=127.0.0.1 -ip.bind=127.0.0.1 -dir="$STACK_DIR/s3-data" \
     -master.port=$b -master.port.grpc=$((b + 1)) -volume.port=$((b + 2)) -volume.port.grpc=$((b + 3)) \
     -filer -filer.port=$((b + 4)) -filer.port.grpc=$((b + 5)) \
-    -s3 -s3.port="$S3_PORT" -s3.port.grpc=$((b + 6)) -s3.port.iceberg=0 -s3.port.lance=0 \
+    -s3 -s3.ip.bind="$S3_HOST" -s3.port="$S3_PORT" -s3.port.grpc=$((b + 6)) -s3.port.iceberg=0 -s3.port.lance=0 \
     -master.volumeSizeLimitMB=256 -volume.max=0 >>"$LOG_DIR/s3.log" 2>&1 </dev/null &
   echo $! >"$RUN_DIR/s3.pid"
-  wait_for 90 s3 curl -fsS "http://127.0.0.1:$S3_PORT/healthz"
+  wait_for 90 s3 curl -fsS "http://$S3_HOST:$S3_PORT/healthz"
   started s3
 }
 
@@ -247,12 +265,21 @@ VISION_STACK_KAFKA_ADMIN_PASSWORD=$KAFKA_ADMIN_PASSWORD
 VISION_STACK_KAFKA_VERSION=$(cat "$RUN_DIR/kafka.version" 2>/dev/null || echo "$KAFKA_VERSION")
 VISION_STACK_KAFKA_PROXIED_UPSTREAM=127.0.0.1:$KAFKA_PROXIED_PORT
 VISION_STACK_KAFKA_PROXIED_LISTEN=127.0.0.1:$KAFKA_TOXI_PORT
-VISION_STACK_S3_ENDPOINT=http://127.0.0.1:$S3_PORT
+VISION_STACK_S3_ENDPOINT=http://$S3_HOST:$S3_PORT
 VISION_STACK_S3_ACCESS_KEY=$S3_ACCESS_KEY
 VISION_STACK_S3_SECRET_KEY=$S3_SECRET_KEY
 VISION_STACK_TOXIPROXY_URL=http://127.0.0.1:$TOXIPROXY_PORT
 VISION_STACK_DIR=$STACK_DIR
 ENV
+# The same servers as pods of a test cluster reach them.
+if [ -n "$POD_ADDRESS" ]; then
+  cat >>"$env_file" <<ENV
+VISION_STACK_POD_PG_URL=postgres://postgres:$PG_PASSWORD@$POD_ADDRESS:$PG_PORT
+VISION_STACK_POD_REDIS_URL=redis://$POD_ADDRESS:$REDIS_PORT
+VISION_STACK_POD_KAFKA_BROKERS=$POD_ADDRESS:$KAFKA_POD_PORT
+VISION_STACK_POD_S3_ENDPOINT=http://$POD_ADDRESS:$S3_PORT
+ENV
+fi
 # Observability backends only while they run (services would otherwise export to nothing and wait at shutdown).
 if pid_alive jaeger; then
   printf 'VISION_STACK_OTLP_ENDPOINT=http://127.0.0.1:%s\nVISION_STACK_JAEGER_URL=http://127.0.0.1:%s\n' \

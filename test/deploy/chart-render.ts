@@ -3,6 +3,8 @@
  * Secret files a container reads resolved against the rendered Secrets.
  */
 import { execFileSync, spawnSync } from 'node:child_process';
+import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { parseAllDocuments } from 'yaml';
 import { repoRoot } from './deploy-support';
@@ -53,6 +55,34 @@ export function render(...args: string[]): Manifest[] {
   return parseAllDocuments(r.stdout)
     .map((d) => d.toJS() as Manifest | null)
     .filter((m): m is Manifest => m !== null);
+}
+
+/**
+ * NOTES.txt as `helm install` prints it, which `helm template` skips: rendered as a ConfigMap of a copy of the chart
+ * whose NOTES.txt became a named template.
+ */
+export function renderNotes(...args: string[]): string {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'vision-notes-'));
+  try {
+    const copy = path.join(dir, 'vision');
+    cpSync(chartDir, copy, { recursive: true });
+    const templates = path.join(copy, 'templates');
+    const notes = readFileSync(path.join(templates, 'NOTES.txt'), 'utf8');
+    rmSync(path.join(templates, 'NOTES.txt'));
+    writeFileSync(path.join(templates, '_notes.tpl'), `{{- define "test.notes" -}}\n${notes}{{- end -}}\n`);
+    writeFileSync(
+      path.join(templates, 'notes.yaml'),
+      'apiVersion: v1\nkind: ConfigMap\nmetadata: { name: notes }\ndata:\n  notes: {{ include "test.notes" . | quote }}\n',
+    );
+    const r = runHelm(['template', 'vis', copy, '--namespace', 'vision', ...TEST_CLUSTER, ...args]);
+    if (r.status !== 0) throw new Error(`helm template failed: ${r.stderr}`);
+    const cm = parseAllDocuments(r.stdout)
+      .map((d) => d.toJS() as Manifest | null)
+      .find((m) => m?.kind === 'ConfigMap' && m.metadata.name === 'notes');
+    return cm?.data?.notes ?? '';
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 }
 
 export const ofKind = (ms: Manifest[], kind: string) => ms.filter((m) => m.kind === kind);

@@ -43,6 +43,7 @@ import {
   podOf,
   type PodSpec,
   render,
+  renderNotes,
   runHelm,
   secretFilesOf,
   TEST_CLUSTER,
@@ -54,6 +55,25 @@ const productionValues = path.join(chartDir, 'ci/production-values.yaml');
 
 const matches = (selector: Record<string, string> | undefined, labels: Record<string, string>) =>
   Object.entries(selector ?? {}).every(([k, v]) => labels[k] === v);
+
+interface LabelSelector {
+  matchLabels?: Record<string, string>;
+  matchExpressions?: {
+    key: string;
+    operator: 'In' | 'NotIn' | 'Exists' | 'DoesNotExist';
+    values?: string[];
+  }[];
+}
+/** Kubernetes label selector semantics: every matchLabels pair and every expression holds ({} selects all). */
+const selects = (selector: LabelSelector, labels: Record<string, string>) =>
+  matches(selector.matchLabels, labels) &&
+  (selector.matchExpressions ?? []).every(({ key, operator, values = [] }) => {
+    const has = Object.hasOwn(labels, key);
+    if (operator === 'Exists') return has;
+    if (operator === 'DoesNotExist') return !has;
+    if (operator === 'In') return has && values.includes(labels[key]);
+    return !has || !values.includes(labels[key]);
+  });
 
 /** The service a component's container runs (inference-detect runs the inference service). */
 const serviceOf = (c: Container): ServiceName => {
@@ -333,9 +353,9 @@ function checkServices(ms: Manifest[]) {
 }
 
 interface Peer {
-  podSelector?: { matchLabels?: Record<string, string> };
-  namespaceSelector?: { matchLabels?: Record<string, string> };
-  ipBlock?: unknown;
+  podSelector?: LabelSelector;
+  namespaceSelector?: LabelSelector;
+  ipBlock?: { cidr: string; except?: string[] };
 }
 interface PolicySpec {
   podSelector: { matchLabels?: Record<string, string> };
@@ -347,6 +367,8 @@ interface PolicySpec {
 interface Sender {
   namespace: Record<string, string>;
   labels: Record<string, string>;
+  /** Its address, for ipBlock peers (a proxy on a node's own network). */
+  ip?: string;
 }
 const RELEASE_NS = { 'kubernetes.io/metadata.name': 'vision' };
 
@@ -362,11 +384,16 @@ function admits(ms: Manifest[], labels: Record<string, string>, sender: Sender):
         !rule.from ||
         rule.from.length === 0 ||
         rule.from.some((peer) => {
-          if (peer.ipBlock) return true; // an address range: treat as "anyone"
+          if (peer.ipBlock) {
+            const { cidr, except = [] } = peer.ipBlock;
+            return (
+              sender.ip !== undefined && inCidr(sender.ip, cidr) && !except.some((e) => inCidr(sender.ip!, e))
+            );
+          }
           const nsOk = peer.namespaceSelector
-            ? matches(peer.namespaceSelector.matchLabels, sender.namespace)
+            ? selects(peer.namespaceSelector, sender.namespace)
             : matches(RELEASE_NS, sender.namespace);
-          const podOk = peer.podSelector ? matches(peer.podSelector.matchLabels, sender.labels) : true;
+          const podOk = peer.podSelector ? selects(peer.podSelector, sender.labels) : true;
           return nsOk && podOk;
         }),
     ),
@@ -482,27 +509,37 @@ function streamRulesOf(ms: Manifest[], component: string) {
 const backendRule = (to: unknown[], port: number) => ({ to, ports: [{ port, protocol: 'TCP' }] });
 const NAMESPACE_PODS = [{ podSelector: {} }];
 
-function checkNetworkPolicies(
-  ms: Manifest[],
-  ingressController: { ns: Record<string, string>; pod: Record<string, string> },
-) {
+/**
+ * Where the Gateway's proxies (or an ingress controller) run, as networkPolicy.gatewayFrom says: pods it must admit
+ * to the gateway, and look-alikes it must not.
+ */
+interface Proxies {
+  admitted: Sender[];
+  strangers: Sender[];
+}
+const ns = (name: string) => ({ 'kubernetes.io/metadata.name': name });
+const GATEWAY_NAME_LABEL = 'gateway.networking.k8s.io/gateway-name';
+
+function checkNetworkPolicies(ms: Manifest[], proxies: Proxies) {
   const deployments = ofKind(ms, 'Deployment');
-  const controller: Sender = { namespace: ingressController.ns, labels: ingressController.pod };
   const strangers: Sender[] = [
     { namespace: RELEASE_NS, labels: { app: 'debug-shell' } }, // another pod of the namespace
-    { namespace: { 'kubernetes.io/metadata.name': 'other' }, labels: {} },
-    { namespace: { 'kubernetes.io/metadata.name': 'other' }, labels: ingressController.pod }, // look-alike elsewhere
-    { namespace: ingressController.ns, labels: { 'app.kubernetes.io/name': 'something-else' } },
+    { namespace: ns('other'), labels: {} },
+    // The retired ingress-nginx's pods are nobody in particular now.
+    { namespace: ns('ingress-nginx'), labels: { 'app.kubernetes.io/name': 'ingress-nginx' } },
+    ...proxies.strangers,
   ];
   for (const d of deployments) {
     const target = podOf(d).metadata.labels;
     const service = serviceOf(podOf(d).spec.containers[0]);
     const where = `${d.metadata.name}`;
-    // Only the gateway admits the ingress controller.
-    expect({ where, controller: admits(ms, target, controller) }).toEqual({
-      where,
-      controller: service === 'gateway',
-    });
+    // Only the gateway admits the proxies.
+    for (const proxy of proxies.admitted)
+      expect({ where, proxy, admitted: admits(ms, target, proxy) }).toEqual({
+        where,
+        proxy,
+        admitted: service === 'gateway',
+      });
     for (const s of strangers)
       expect({ where, stranger: s, admitted: admits(ms, target, s) }).toEqual({
         where,
@@ -537,9 +574,30 @@ function checkNetworkPolicies(
   expect(reach('images', detect ? 'inference-detect' : 'inference')).toBe(true);
 }
 
-const defaultController = {
-  ns: { 'kubernetes.io/metadata.name': 'ingress-nginx' },
-  pod: { 'app.kubernetes.io/name': 'ingress-nginx' },
+/** The default gatewayFrom: pods labelled with a Gateway's name (GEP-1762), in any namespace. */
+const GEP_1762_PROXIES: Proxies = {
+  admitted: [
+    { namespace: ns('envoy-gateway-system'), labels: { [GATEWAY_NAME_LABEL]: 'shared' } },
+    { namespace: RELEASE_NS, labels: { [GATEWAY_NAME_LABEL]: 'vis-vision', app: 'proxy' } },
+  ],
+  strangers: [{ namespace: ns('envoy-gateway-system'), labels: { 'app.kubernetes.io/name': 'envoy' } }],
+};
+/** production-values.yaml: the proxies of the Gateway "shared" in gateway-system. */
+const SHARED_GATEWAY_PROXIES: Proxies = {
+  admitted: [{ namespace: ns('gateway-system'), labels: { [GATEWAY_NAME_LABEL]: 'shared' } }],
+  strangers: [
+    { namespace: ns('gateway-system'), labels: { [GATEWAY_NAME_LABEL]: 'other' } },
+    { namespace: ns('other'), labels: { [GATEWAY_NAME_LABEL]: 'shared' } },
+  ],
+};
+/** ingress-tls-values.yaml: Traefik's pods in the namespace traefik. */
+const TRAEFIK_PODS: Proxies = {
+  admitted: [{ namespace: ns('traefik'), labels: { 'app.kubernetes.io/name': 'traefik' } }],
+  strangers: [
+    { namespace: ns('other'), labels: { 'app.kubernetes.io/name': 'traefik' } },
+    { namespace: ns('traefik'), labels: { 'app.kubernetes.io/name': 'whoami' } },
+    { namespace: ns('traefik'), labels: { [GATEWAY_NAME_LABEL]: 'shared' } },
+  ],
 };
 
 beforeAll(() => {
@@ -568,8 +626,8 @@ describe('rendered with the default values', () => {
   test('every service gets every variable it requires, valid for its schema', () =>
     checkEnvironment(ms, false));
   test('Service selectors match exactly their Deployment pods', () => checkServices(ms));
-  test('NetworkPolicies: only the gateway is reachable from the ingress controller; internal services only from their callers', () =>
-    checkNetworkPolicies(ms, defaultController));
+  test("NetworkPolicies: only the gateway is reachable from the Gateway's proxies (GEP-1762 label); internal services only from their callers", () =>
+    checkNetworkPolicies(ms, GEP_1762_PROXIES));
   test('stream egress is on: tasks and the job-running inference pod are limited, nothing else', () => {
     expect(egressLimited(ms)).toEqual(['inference', 'tasks']);
     expect(
@@ -734,8 +792,8 @@ describe('rendered with the default values', () => {
       expect(environmentOf(ms, d).VISION_MODELS_DIR).toBe('/models');
     }
   });
-  test('no Ingress unless enabled; no ServiceMonitor unless enabled', () => {
-    expect(ofKind(ms, 'Ingress')).toEqual([]);
+  test('no HTTPRoute, Gateway or Ingress unless enabled; no ServiceMonitor unless enabled', () => {
+    for (const kind of ['HTTPRoute', 'Gateway', 'Ingress']) expect(ofKind(ms, kind)).toEqual([]);
     expect(ofKind(ms, 'ServiceMonitor')).toEqual([]);
   });
   test('generated secrets are long enough for the services', () => {
@@ -941,7 +999,7 @@ describe('rendered with the production-like values', () => {
     }
   });
   test('NetworkPolicies isolate internal services; Prometheus pods of the monitoring namespace may scrape', () => {
-    checkNetworkPolicies(ms, defaultController);
+    checkNetworkPolicies(ms, SHARED_GATEWAY_PROXIES);
     const prometheus: Sender = {
       namespace: { 'kubernetes.io/metadata.name': 'monitoring' },
       labels: { 'app.kubernetes.io/name': 'prometheus' },
@@ -949,23 +1007,12 @@ describe('rendered with the production-like values', () => {
     for (const d of ofKind(ms, 'Deployment'))
       expect(admits(ms, podOf(d).metadata.labels, prometheus)).toBe(true);
   });
-  test('Ingress for the gateway only, with TLS', () => {
-    const ingresses = ofKind(ms, 'Ingress');
-    expect(ingresses).toHaveLength(1);
-    const spec = ingresses[0].spec as {
-      tls: { hosts: string[]; secretName: string }[];
-      rules: { host: string; http: { paths: { backend: { service: { name: string } } }[] } }[];
-    };
-    expect(spec.tls).toEqual([{ hosts: ['vision.example.com'], secretName: 'vision-tls' }]);
-    // The values' annotations are kept, their read timeout wins over the chart's; buffering stays off.
-    expect(ingresses[0].metadata.annotations).toEqual({
-      'cert-manager.io/cluster-issuer': 'letsencrypt',
-      'nginx.ingress.kubernetes.io/proxy-body-size': '600m',
-      'nginx.ingress.kubernetes.io/proxy-read-timeout': '300',
-      'nginx.ingress.kubernetes.io/proxy-buffering': 'off',
-    });
-    const backends = spec.rules.flatMap((r) => r.http.paths.map((p) => p.backend.service.name));
-    expect(backends).toEqual(['vis-vision-gateway']);
+  test("an HTTPRoute to the gateway Service on the shared Gateway's HTTPS listener; no Ingress, no Gateway of its own", () => {
+    expect(ofKind(ms, 'Ingress')).toEqual([]);
+    expect(ofKind(ms, 'Gateway')).toEqual([]);
+    const route = routeSpec(ms);
+    expect(route.parentRefs).toEqual([{ name: 'shared', namespace: 'gateway-system', sectionName: 'https' }]);
+    expect(route.hostnames).toEqual(['vision.example.com']);
   });
   test('ServiceMonitor selects the release Services', () => {
     const [sm] = ofKind(ms, 'ServiceMonitor');
@@ -1027,22 +1074,237 @@ test('a models volume from values is mounted read-only at /models over the image
   }
 });
 
-test('the Ingress passes Server-Sent Events unbuffered, with a read timeout above the longest heartbeat', () => {
-  const ms = render(
+interface RouteSpec {
+  parentRefs: Obj[];
+  hostnames?: string[];
+  rules: { matches: unknown[]; backendRefs: Obj[]; timeouts?: Obj }[];
+}
+interface GatewaySpec {
+  gatewayClassName: string;
+  listeners: Obj[];
+}
+interface PolicyRule {
+  from?: Obj[];
+  ports?: Obj[];
+}
+
+/** The one HTTPRoute: every path to exactly the gateway Service's http port. */
+function routeSpec(ms: Manifest[]): RouteSpec {
+  const routes = ofKind(ms, 'HTTPRoute');
+  expect(routes.map((r) => [r.apiVersion, r.metadata.name, componentOf(r)])).toEqual([
+    ['gateway.networking.k8s.io/v1', 'vis-vision-gateway', 'gateway'],
+  ]);
+  const spec = routes[0].spec as unknown as RouteSpec;
+  const service = ofKind(ms, 'Service').find((s) => componentOf(s) === 'gateway')!;
+  const ports = (service.spec as { ports: { name: string; port: number; targetPort: string }[] }).ports;
+  const http = ports.find((p) => p.name === 'http')!;
+  expect(http).toMatchObject({ port: 8080, targetPort: 'http' });
+  expect(spec.rules).toHaveLength(1);
+  expect(spec.rules[0].matches).toEqual([{ path: { type: 'PathPrefix', value: '/' } }]);
+  expect(spec.rules[0].backendRefs).toEqual([{ name: service.metadata.name, port: http.port }]);
+  return spec;
+}
+
+/** The ingress rules of the gateway pods' own NetworkPolicy. */
+function gatewayRules(ms: Manifest[]): PolicyRule[] {
+  const np = ofKind(ms, 'NetworkPolicy').find((m) => m.metadata.name === 'vis-vision-gateway')!;
+  return (np.spec as { ingress?: PolicyRule[] | null }).ingress ?? [];
+}
+
+describe('the way in: the Gateway API route, the optional Gateway, the Ingress, and who reaches the gateway', () => {
+  const shared = [
     '--set',
-    'ingress.enabled=true',
+    'route.enabled=true',
     '--set',
-    'ingress.annotations.example\\.com/team=vision',
-  );
-  const [ingress] = ofKind(ms, 'Ingress');
-  const annotations = ingress.metadata.annotations ?? {};
-  expect(annotations['nginx.ingress.kubernetes.io/proxy-buffering']).toBe('off');
-  expect(annotations['example.com/team']).toBe('vision');
-  const timeoutMs = Number(annotations['nginx.ingress.kubernetes.io/proxy-read-timeout']) * 1000;
-  // Longer than any heartbeat pause the results service accepts (RESULTS_STREAM_HEARTBEAT_MS).
-  const heartbeat = SHAPES.results.RESULTS_STREAM_HEARTBEAT_MS;
-  expect(heartbeat.safeParse(String(timeoutMs - 30_000)).success).toBe(false);
-  expect(heartbeat.safeParse('15000').success).toBe(true);
+    'route.parentRefs[0].name=shared',
+    '--set',
+    'route.parentRefs[0].namespace=gateway-system',
+    '--set',
+    'route.parentRefs[0].sectionName=https',
+    '--set',
+    'route.hostnames={vision.example.com,api.example.com}',
+  ];
+  const ownGateway = ['--set', 'route.enabled=true', '--set', 'route.gateway.create=true'];
+
+  test('nothing of ingress-nginx anywhere: by default, with the route and the Ingress on, or with the production-like values', () => {
+    for (const args of [[], [...shared, '--set', 'ingress.enabled=true'], ['-f', productionValues]])
+      expect({ args, nginx: /nginx/i.test(JSON.stringify(render(...args))) }).toEqual({ args, nginx: false });
+  });
+
+  test('the route attaches to route.parentRefs for route.hostnames, with no request timeout ("0s"); no Gateway', () => {
+    const ms = render(...shared);
+    const spec = routeSpec(ms);
+    expect(spec.parentRefs).toEqual([{ name: 'shared', namespace: 'gateway-system', sectionName: 'https' }]);
+    expect(spec.hostnames).toEqual(['vision.example.com', 'api.example.com']);
+    expect(spec.rules[0].timeouts).toEqual({ request: '0s' });
+    expect(ofKind(ms, 'Gateway')).toEqual([]);
+    // Without hostnames, the route answers every host name of its listeners.
+    expect(routeSpec(render(...shared, '--set', 'route.hostnames=null')).hostnames).toBeUndefined();
+  });
+
+  test("route.timeouts: null leaves the implementation's default; a duration is passed on", () => {
+    expect(routeSpec(render(...shared, '--set', 'route.timeouts=null')).rules[0].timeouts).toBeUndefined();
+    expect(
+      routeSpec(
+        render(...shared, '--set', 'route.timeouts.request=2h', '--set', 'route.timeouts.backendRequest=90s'),
+      ).rules[0].timeouts,
+    ).toEqual({ request: '2h', backendRequest: '90s' });
+  });
+
+  test("the release's Gateway: HTTP on 80, HTTPS on 443 with the certificate Secret, or the port given; the route attaches to its listener", () => {
+    const cases: [string[], Obj][] = [
+      [[], { name: 'http', protocol: 'HTTP', port: 80 }],
+      [
+        [
+          '--set',
+          'route.gateway.tls.certificateSecret=vision-tls',
+          '--set',
+          'route.gateway.hostname=vision.example.com',
+        ],
+        {
+          name: 'https',
+          protocol: 'HTTPS',
+          port: 443,
+          hostname: 'vision.example.com',
+          tls: { mode: 'Terminate', certificateRefs: [{ kind: 'Secret', name: 'vision-tls' }] },
+        },
+      ],
+      [['--set', 'route.gateway.port=8000'], { name: 'http', protocol: 'HTTP', port: 8000 }],
+    ];
+    for (const [args, listener] of cases) {
+      const ms = render(...ownGateway, '--set', 'route.gateway.className=traefik', ...args);
+      const gateways = ofKind(ms, 'Gateway');
+      expect(
+        gateways.map((g) => [
+          g.apiVersion,
+          g.metadata.name,
+          g.metadata.labels?.['app.kubernetes.io/instance'],
+        ]),
+      ).toEqual([['gateway.networking.k8s.io/v1', 'vis-vision', 'vis']]);
+      expect(gateways[0].spec as unknown as GatewaySpec).toEqual({
+        gatewayClassName: 'traefik',
+        listeners: [{ ...listener, allowedRoutes: { namespaces: { from: 'Same' } } }],
+      });
+      expect(routeSpec(ms).parentRefs).toEqual([{ name: 'vis-vision', sectionName: listener.name }]);
+    }
+    // With parentRefs given, the route attaches to those only.
+    const both = render(
+      ...shared,
+      '--set',
+      'route.gateway.create=true',
+      '--set',
+      'route.gateway.className=eg',
+    );
+    expect(ofKind(both, 'Gateway')).toHaveLength(1);
+    expect(routeSpec(both).parentRefs).toEqual([
+      { name: 'shared', namespace: 'gateway-system', sectionName: 'https' },
+    ]);
+  });
+
+  test('a route with no Gateway to attach to, or a Gateway without its class, stops the render naming the way out', () => {
+    const r = runHelm(['template', 'vis', chartDir, ...TEST_CLUSTER, '--set', 'route.enabled=true']);
+    expect(r.status).not.toBe(0);
+    expect(r.stderr).toMatch(/route\.parentRefs.*route\.gateway\.create=true with route\.gateway\.className/);
+    const noClass = runHelm(['template', 'vis', chartDir, ...TEST_CLUSTER, ...ownGateway]);
+    expect(noClass.status).not.toBe(0);
+    expect(noClass.stderr).toMatch(/className/);
+  });
+
+  test('the gateway pods admit exactly networkPolicy.gatewayFrom, on their http port; no other pod admits those peers', () => {
+    const peers = [
+      {
+        namespaceSelector: { matchLabels: { team: 'edge' } },
+        podSelector: { matchLabels: { app: 'proxy' } },
+      },
+      { ipBlock: { cidr: '10.0.0.0/24' } },
+    ];
+    const ms = render('--set-json', `networkPolicy.gatewayFrom=${JSON.stringify(peers)}`);
+    // The gateway has no callers inside the release: its one rule is the public API's.
+    expect(gatewayRules(ms)).toEqual([{ from: peers, ports: [{ port: 'http', protocol: 'TCP' }] }]);
+    checkNetworkPolicies(ms, {
+      admitted: [
+        { namespace: { team: 'edge', ...ns('edge') }, labels: { app: 'proxy' } },
+        { namespace: ns('kube-system'), labels: {}, ip: '10.0.0.7' }, // a proxy on a node's network
+      ],
+      strangers: [
+        { namespace: ns('kube-system'), labels: {}, ip: '10.0.1.7' },
+        { namespace: ns('edge'), labels: { app: 'proxy' } },
+        { namespace: { team: 'edge' }, labels: { app: 'other' } },
+        GEP_1762_PROXIES.admitted[0],
+      ],
+    });
+    // The address range is in the gateway's policy alone.
+    for (const np of ofKind(ms, 'NetworkPolicy'))
+      if (np.metadata.name !== 'vis-vision-gateway')
+        expect(JSON.stringify(np.spec)).not.toContain('10.0.0.0/24');
+    // None: no pod outside the release reaches the gateway.
+    const closed = render('--set', 'networkPolicy.gatewayFrom=null');
+    expect(gatewayRules(closed)).toEqual([]);
+    checkNetworkPolicies(closed, { admitted: [], strangers: GEP_1762_PROXIES.admitted });
+  });
+
+  test('networkPolicy.ingressController, which gatewayFrom replaced, stops the render naming gatewayFrom', () => {
+    const r = runHelm([
+      'template',
+      'vis',
+      chartDir,
+      ...TEST_CLUSTER,
+      '--set',
+      'networkPolicy.ingressController.namespaceSelector.matchLabels.name=ingress-nginx',
+    ]);
+    expect(r.status).not.toBe(0);
+    expect(r.stderr).toMatch(/networkPolicy\.ingressController was replaced by networkPolicy\.gatewayFrom/);
+  });
+
+  test("the Ingress carries exactly the annotations of values, none of its own, to the gateway Service's http port", () => {
+    const [plain] = ofKind(render('--set', 'ingress.enabled=true'), 'Ingress');
+    expect(plain.metadata.annotations).toBeUndefined();
+    const [ingress] = ofKind(
+      render(
+        '--set',
+        'ingress.enabled=true',
+        '--set',
+        'ingress.className=traefik',
+        '--set',
+        'ingress.annotations.example\\.com/team=vision',
+      ),
+      'Ingress',
+    );
+    expect(ingress.metadata.annotations).toEqual({ 'example.com/team': 'vision' });
+    expect(ingress.spec).toMatchObject({
+      ingressClassName: 'traefik',
+      rules: [
+        {
+          http: { paths: [{ backend: { service: { name: 'vis-vision-gateway', port: { name: 'http' } } } }] },
+        },
+      ],
+    });
+  });
+
+  test('helm install prints where the route answers, and warns when nothing may reach the gateway', () => {
+    const own = renderNotes(
+      ...ownGateway,
+      '--set',
+      'route.gateway.className=traefik',
+      '--set',
+      'route.gateway.tls.certificateSecret=vision-tls',
+      '--set',
+      'route.hostnames={vision.example.com}',
+    );
+    expect(own).toContain("the release's Gateway vis-vision (class traefik; HTTPS listener on port 443)");
+    expect(own).toContain('at https://vision.example.com/v1/vision/...');
+    expect(own).toContain('kubectl -n vision get httproute vis-vision-gateway');
+    const onShared = renderNotes(...shared, '--set', 'route.hostnames=null');
+    expect(onShared).toContain('Gateway gateway-system/shared, listener https');
+    expect(onShared).toContain(
+      "kubectl -n gateway-system get gateway shared -o jsonpath='{.status.addresses[*].value}'",
+    );
+    expect(onShared).not.toContain('WARNING: networkPolicy.gatewayFrom');
+    expect(renderNotes(...shared, '--set', 'networkPolicy.gatewayFrom=null')).toContain(
+      'WARNING: networkPolicy.gatewayFrom is empty',
+    );
+    expect(renderNotes()).toContain('kubectl -n vision port-forward svc/vis-vision-gateway 8080:8080');
+  });
 });
 
 test("the chart Secret's optional keys are mounted when given, to the pods that read them", () => {
@@ -1074,7 +1336,7 @@ test('without the detect pool, images calls the job-running inference pod and ma
   const ms = render('--set', 'services.inferenceDetect.enabled=false');
   expect(ofKind(ms, 'Deployment').map(componentOf)).not.toContain('inference-detect');
   checkEnvironment(ms, false);
-  checkNetworkPolicies(ms, defaultController);
+  checkNetworkPolicies(ms, GEP_1762_PROXIES);
 });
 
 describe('stream egress (networkPolicy.streamEgress)', () => {
@@ -1196,6 +1458,7 @@ describe('stream egress (networkPolicy.streamEgress)', () => {
   });
   test.each([
     ['the defaults (--set allowDefaultCredentials=true)', []],
+    ['ci/gateway-tls-values.yaml', ['gateway-tls']],
     ['ci/ingress-tls-values.yaml', ['ingress-tls']],
     ['ci/autoscaling-values.yaml', ['autoscaling']],
     ['ci/existing-secrets-values.yaml', ['existing-secrets']],
@@ -1207,7 +1470,11 @@ describe('stream egress (networkPolicy.streamEgress)', () => {
         ...(files as string[]).flatMap((f) => ['-f', path.join(chartDir, `ci/${f}-values.yaml`)]),
       );
       expect(egressLimited(ms)).toEqual(['inference', 'tasks']);
-      checkNetworkPolicies(ms, defaultController);
+      const proxies: Record<string, Proxies> = {
+        'ingress-tls': TRAEFIK_PODS,
+        production: SHARED_GATEWAY_PROXIES,
+      };
+      checkNetworkPolicies(ms, proxies[(files as string[])[0]] ?? GEP_1762_PROXIES);
       // The Postgres rule names where each file's database lives (the walkthrough's in the namespace data).
       const postgres = streamRulesOf(ms, 'tasks').rules.find((r) => r.ports?.some((p) => p.port === 5432));
       const where: Record<string, unknown[]> = {
@@ -1246,12 +1513,29 @@ describe('values.schema.json rejects bad values', () => {
     expect(rejects('--set', 'services.gatway.replicas=2')).toMatch(/gatway/);
     expect(rejects('--set', 'secrets.tasksAdminToken=short')).toMatch(/tasksAdminToken/);
   });
+  test('a misspelt or mistyped route, Gateway or NetworkPolicy peer', () => {
+    expect(rejects('--set', 'route.parentRefs[0].nme=shared')).toMatch(/nme/);
+    expect(rejects('--set', 'route.gateway.port=70000')).toMatch(/port/);
+    expect(rejects('--set-string', 'route.timeouts.request=10')).toMatch(/request/);
+    expect(rejects('--set', 'networkPolicy.gatewayFrom[0].podSelector.matchLabel.app=proxy')).toMatch(
+      /matchLabel/,
+    );
+  });
   test('the same flags with good values pass (the rejections are about the values)', () => {
     for (const args of [
       ['--set', 'services.gateway.replicas=3'],
       ['--set', 'external.kafka.brokers={k1:9092,k2:9092}'],
       ['--set', 'secrets.tasksAdminToken=0123456789abcdef'],
       ['--set', 'secrets.existingSecret=mine', '--set', 'external.postgres.url='],
+      [
+        '--set',
+        'route.parentRefs[0].name=shared',
+        '--set',
+        'route.gateway.port=8000',
+        '--set',
+        'route.timeouts.request=10s',
+      ],
+      ['--set', 'networkPolicy.gatewayFrom[0].podSelector.matchLabels.app=proxy'],
     ])
       expect(runHelm(['template', 'vis', chartDir, ...TEST_CLUSTER, ...args]).status).toBe(0);
   });

@@ -1,7 +1,8 @@
 /**
  * The Helm chart installed on a real Kubernetes API server: a kwok cluster (scripts/kube/cluster.sh: etcd,
- * kube-apiserver, controller-manager and scheduler v1.32.4; kwok fakes nodes and pods, so no container runs)
- * with prometheus-operator's ServiceMonitor and PrometheusRule CRDs. `helm install --wait` with the default
+ * kube-apiserver, controller-manager and scheduler v1.35.4; kwok fakes nodes and pods, so no container runs)
+ * with prometheus-operator's ServiceMonitor and PrometheusRule CRDs and Gateway API's standard channel (the API server
+ * stores the chart's Gateway and HTTPRoute; no implementation serves them here). `helm install --wait` with the default
  * values and the values files of charts/vision/ci; the objects read back from the API server; `helm test`;
  * `helm upgrade` to a new image tag and `helm rollback`. The commands are those of docs/DEPLOYMENT.md,
  * "Install on Kubernetes". Needs the binaries of scripts/kube/install.sh (npm test compiles them in the background
@@ -29,7 +30,16 @@ import {
   IMAGE_USER,
 } from './kube-checks';
 import type { PodSpec } from './kube-checks';
-import { type Cluster, crdFiles, eventually, kubeBin, missingKubeParts, startCluster } from './kube-support';
+import {
+  type Cluster,
+  crdFiles,
+  eventually,
+  gatewayApiCrdDir,
+  kubeBin,
+  type KubeObject,
+  missingKubeParts,
+  startCluster,
+} from './kube-support';
 
 jest.setTimeout(30 * 60 * 1000);
 
@@ -46,6 +56,7 @@ test('docs/DEPLOYMENT.md, "Install on Kubernetes", gives the commands this test 
     'bash scripts/kube/install.sh',
     'bash scripts/kube/cluster.sh',
     'kubectl apply --server-side -f ~/.cache/vision-kube/crds/',
+    'kubectl apply --server-side -f ~/.cache/vision-kube/crds/gateway-api/',
     'node scripts/identity-keys.js --kubernetes vision-identity | kubectl -n vision apply -f -',
     'kubectl -n vision create secret generic vision-kafka-admin',
     'kubectl -n vision create secret generic vision-secrets',
@@ -74,13 +85,19 @@ if (missing.length > 0) {
       stdio: ['ignore', 'pipe', 'inherit'],
     }).trim();
     k = await startCluster(helm);
-    k.run('kubectl', ['apply', '--server-side', ...crdFiles.flatMap((f) => ['-f', f])]);
+    k.run('kubectl', [
+      'apply',
+      '--server-side',
+      ...[...crdFiles, gatewayApiCrdDir].flatMap((f) => ['-f', f]),
+    ]);
     k.run('kubectl', [
       'wait',
       '--for=condition=Established',
       '--timeout=60s',
       'crd/servicemonitors.monitoring.coreos.com',
       'crd/prometheusrules.monitoring.coreos.com',
+      'crd/gateways.gateway.networking.k8s.io',
+      'crd/httproutes.gateway.networking.k8s.io',
     ]);
   });
   afterAll(async () => {
@@ -215,7 +232,7 @@ if (missing.length > 0) {
     });
   });
 
-  test('ingress with TLS (ci/ingress-tls-values.yaml): the gateway Ingress as stored', () => {
+  test('ingress with TLS for Traefik (ci/ingress-tls-values.yaml): the gateway Ingress as stored, no annotation of the chart', () => {
     const ns = 'vision-ingress';
     // Brokers without authentication, said explicitly (a throwaway cluster).
     install(
@@ -226,12 +243,14 @@ if (missing.length > 0) {
     );
     const [ing] = k.get(['ingress', '-n', ns]);
     expect(ing.metadata.name).toBe('vision-gateway');
-    expect(ing.metadata.annotations).toMatchObject({
-      'nginx.ingress.kubernetes.io/proxy-buffering': 'off',
+    expect(ing.metadata.annotations).toEqual({
       'cert-manager.io/cluster-issuer': 'letsencrypt',
+      'traefik.ingress.kubernetes.io/router.tls': 'true',
+      'meta.helm.sh/release-name': 'vision',
+      'meta.helm.sh/release-namespace': ns,
     });
     expect(ing.spec).toEqual({
-      ingressClassName: 'nginx',
+      ingressClassName: 'traefik',
       tls: [{ hosts: ['vision.example.com'], secretName: 'vision-tls' }],
       rules: [
         {
@@ -248,6 +267,37 @@ if (missing.length > 0) {
         },
       ],
     });
+    expect(checkDeploymentsAsStored(k, ns)).toEqual(COMPONENTS);
+  });
+
+  test("a Gateway of the release with TLS (ci/gateway-tls-values.yaml): the Gateway and the HTTPRoute as stored, to the gateway Service's http port", () => {
+    const ns = 'vision-route';
+    install(
+      k,
+      ns,
+      [ci('gateway-tls')],
+      ['allowDefaultCredentials=true', 'external.kafka.allowUnauthenticated=true'],
+    );
+    const [gateway] = k.get(['gateways.gateway.networking.k8s.io', '-n', ns]);
+    expect(gateway.metadata.name).toBe('vision');
+    expect(gateway.spec).toMatchObject({
+      gatewayClassName: 'traefik',
+      listeners: [
+        {
+          name: 'https',
+          protocol: 'HTTPS',
+          port: 443,
+          hostname: 'vision.example.com',
+          tls: { mode: 'Terminate', certificateRefs: [{ kind: 'Secret', name: 'vision-tls' }] },
+          allowedRoutes: { namespaces: { from: 'Same' } },
+        },
+      ],
+    });
+    const route = storedRoute(k, ns);
+    expect(route.parentRefs).toEqual([
+      { group: 'gateway.networking.k8s.io', kind: 'Gateway', name: 'vision', sectionName: 'https' },
+    ]);
+    expect(route.hostnames).toEqual(['vision.example.com']);
     expect(checkDeploymentsAsStored(k, ns)).toEqual(COMPONENTS);
   });
 
@@ -314,12 +364,63 @@ if (missing.length > 0) {
     createExistingSecrets(k, ns);
     const kinds = install(k, ns, [ci('production')]);
     expect(kinds).toEqual(
-      expect.arrayContaining(['ServiceMonitor', 'PrometheusRule', 'Ingress', 'NetworkPolicy']),
+      expect.arrayContaining(['ServiceMonitor', 'PrometheusRule', 'HTTPRoute', 'NetworkPolicy']),
     );
+    expect(kinds).not.toContain('Ingress');
+    expect(kinds).not.toContain('Gateway');
+    // On the shared Gateway of another namespace, which need not exist for the API server to store the route.
+    expect(storedRoute(k, ns).parentRefs).toEqual([
+      {
+        group: 'gateway.networking.k8s.io',
+        kind: 'Gateway',
+        name: 'shared',
+        namespace: 'gateway-system',
+        sectionName: 'https',
+      },
+    ]);
+    // The gateway pods admit the shared Gateway's proxies to their http port, as stored (and Prometheus to metrics).
+    const [policy] = k.get(['networkpolicy', 'vision-gateway', '-n', ns]);
+    const rules = (policy.spec as { ingress: { ports: { port: string }[] }[] }).ingress;
+    expect(rules.filter((r) => r.ports.some((p) => p.port === 'http'))).toEqual([
+      {
+        from: [
+          {
+            namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'gateway-system' } },
+            podSelector: { matchLabels: { 'gateway.networking.k8s.io/gateway-name': 'shared' } },
+          },
+        ],
+        ports: [{ port: 'http', protocol: 'TCP' }],
+      },
+    ]);
     const egress = k
       .get(['networkpolicy', '-n', ns])
       .filter((p) => (p.spec as { policyTypes: string[] }).policyTypes.includes('Egress'));
     expect(egress.map(componentOf).sort()).toEqual(['inference', 'tasks']);
     expect(checkDeploymentsAsStored(k, ns, { claim: 'vision-models' })).toEqual(COMPONENTS);
   });
+}
+
+interface StoredRoute {
+  parentRefs: Record<string, string>[];
+  hostnames?: string[];
+  rules: { matches: unknown[]; backendRefs: Record<string, unknown>[]; timeouts?: Record<string, string> }[];
+}
+/**
+ * The release's one HTTPRoute as stored: every path to the gateway Service's http port as stored, with no request
+ * timeout. Returns its spec.
+ */
+function storedRoute(k: Cluster, ns: string): StoredRoute {
+  const routes: KubeObject[] = k.get(['httproutes.gateway.networking.k8s.io', '-n', ns]);
+  expect(routes.map((r) => r.metadata.name)).toEqual(['vision-gateway']);
+  const spec = routes[0].spec as unknown as StoredRoute;
+  const [svc] = k.get(['service', 'vision-gateway', '-n', ns]);
+  const http = (svc.spec as { ports: { name: string; port: number }[] }).ports.find((p) => p.name === 'http');
+  expect(spec.rules).toEqual([
+    {
+      matches: [{ path: { type: 'PathPrefix', value: '/' } }],
+      backendRefs: [{ group: '', kind: 'Service', name: 'vision-gateway', port: http?.port, weight: 1 }],
+      timeouts: { request: '0s' },
+    },
+  ]);
+  return spec;
 }

@@ -13,6 +13,8 @@ export const kubeBin = path.join(kubeDir, 'bin');
 export const crdFiles = ['servicemonitors', 'prometheusrules'].map((n) =>
   path.join(kubeDir, 'crds', `monitoring.coreos.com_${n}.yaml`),
 );
+/** The Gateway API CRDs, standard channel (scripts/kube/install.sh; `.complete` names their version). */
+export const gatewayApiCrdDir = path.join(kubeDir, 'crds/gateway-api');
 
 /** What scripts/kube/install.sh provides that is missing here (empty: the cluster can run). */
 export function missingKubeParts(): string[] {
@@ -25,7 +27,11 @@ export function missingKubeParts(): string[] {
     'kwok',
     'kwokctl',
   ];
-  return [...bins.map((b) => path.join(kubeBin, b)), ...crdFiles].filter((f) => !existsSync(f));
+  return [
+    ...bins.map((b) => path.join(kubeBin, b)),
+    ...crdFiles,
+    path.join(gatewayApiCrdDir, '.complete'),
+  ].filter((f) => !existsSync(f));
 }
 
 export type Obj = Record<string, unknown>;

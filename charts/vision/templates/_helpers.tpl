@@ -76,7 +76,8 @@ The components and what they need. These are facts of the code, not settings:
   secrets       Secret keys the component reads (required); optionalSecrets may be absent. Each reaches
                 the pod as a file of the mounted Secret, named by <KEY>_FILE (vision.secretFiles)
   callers       components allowed to reach it (NetworkPolicy) and whose public keys it mounts: the issuers of
-                its routes in the identity route table (vision.callersOf); the gateway is reached from the ingress
+                its routes in the identity route table (vision.callersOf)
+  public        serves the public API: reached from networkPolicy.gatewayFrom (the Gateway's proxies)
   grantKeys     public keys it holds besides its callers': results checks tasks' job grants (job-grant.ts)
   opensStreams  opens caller-given stream URLs (ffprobe/ffmpeg): egress limited by networkPolicy.streamEgress
   backends      the servers of external.* it connects to (networkPolicy.streamEgress.backends), when opensStreams
@@ -96,7 +97,7 @@ gateway:
   secrets: [DATABASE_URL, REDIS_URL]
   optionalSecrets: [VISION_API_KEYS]
   callers: []
-  ingress: true
+  public: true
 tasks:
   values: tasks
   program: tasks
@@ -493,4 +494,16 @@ pods would not reach it. Host names are not resolved, and TASKS_DATABASE_URL in 
 {{- if $missing -}}
 {{- fail (printf "networkPolicy.streamEgress is on, and no rule of it lets tasks and inference reach these private addresses: %s; or set networkPolicy.streamEgress.enabled=false (docs/DEPLOYMENT.md, \"Stream egress\")" (join "; " (uniq $missing))) -}}
 {{- end -}}
+{{- end -}}
+
+{{/*
+The listener of the release's Gateway (route.gateway): HTTPS on 443 with a certificate Secret, HTTP on 80
+without; route.gateway.port overrides the port.
+*/}}
+{{- define "vision.gatewayListener" -}}
+{{- $g := .Values.route.gateway -}}
+{{- $tls := ne ($g.tls.certificateSecret | default "") "" -}}
+name: {{ ternary "https" "http" $tls }}
+protocol: {{ ternary "HTTPS" "HTTP" $tls }}
+port: {{ $g.port | default (ternary 443 80 $tls) | int }}
 {{- end -}}

@@ -6,8 +6,8 @@ import { AnalyticsEngine, type AnalyticsFrame } from '../src/domain/analytics';
 /**
  * The engine's line counts against the real supervision library (PyPI, pinned in
  * scripts/reference/install-supervision.sh): LineZone with minimum_crossing_threshold=1 and the line's anchor,
- * on the same tracks, must give the same in and out counts as our lines with hysteresis_ms 0. The install
- * runs first and the test fails if it does.
+ * fed the same tracks in the frame's pixels, must give the same in and out counts as our lines with
+ * hysteresis_ms 0, on landscape and portrait frames. The install runs first and the test fails if it does.
  */
 const root = path.resolve(__dirname, '../../..');
 const installer = path.join(root, 'scripts/reference/install-supervision.sh');
@@ -20,6 +20,18 @@ interface RefLine {
   anchor: Anchor;
 }
 
+interface Size {
+  width: number;
+  height: number;
+}
+
+/** Frames that are not square: landscape (4:3, 16:9) and portrait (9:16). */
+const SIZES: Size[] = [
+  { width: 480, height: 360 },
+  { width: 480, height: 270 },
+  { width: 360, height: 640 },
+];
+
 // Endpoints on binary fractions, so that grid anchors fall exactly on lines and on the band's borders.
 const LINES: RefLine[] = [
   { id: 'horizontal', start: [0.25, 0.5], end: [0.75, 0.5], anchor: 'bottom_center' },
@@ -31,7 +43,16 @@ const LINES: RefLine[] = [
   { id: 'right', start: [0.375, 0.625], end: [0.625, 0.625], anchor: 'center_right' },
   { id: 'corner', start: [0.0625, 0.0625], end: [0.9375, 0.0625], anchor: 'top_right' },
   { id: 'bottom-left', start: [0.3125, 0.6875], end: [0.3125, 0.3125], anchor: 'bottom_left' },
+  // Diagonals, whose strip on a non-square image is not the strip in normalized units.
+  { id: 'steep', start: [0.5, 0.5], end: [0.9, 0.9], anchor: 'bottom_center' },
+  { id: 'rising', start: [0.1, 0.8], end: [0.7, 0.2], anchor: 'center' },
+  { id: 'flat', start: [0.2, 0.3], end: [0.8, 0.55], anchor: 'bottom_center' },
 ];
+
+/** The diagonals' ends, where a track leaves and comes back into the strip. */
+const ENDS: [number, number][] = LINES.filter((l) =>
+  ['steep', 'rising', 'flat', 'odd'].includes(l.id),
+).flatMap((l) => [l.start, l.end]);
 
 function prng(seed: number): () => number {
   let a = seed >>> 0;
@@ -89,6 +110,31 @@ function scenario(seed: number, tracks: number, frameCount: number): Obj[][] {
   return frames;
 }
 
+/**
+ * Tracks that wander about the diagonals' ends: each random walk crosses the line and leaves and re-enters the
+ * strip near one end, where the strip's borders on the image and in normalized units part.
+ */
+function nearEnds(seed: number, perEnd: number, frameCount: number): Obj[][] {
+  const rnd = prng(seed);
+  const frames: Obj[][] = Array.from({ length: frameCount }, () => []);
+  let id = 5000;
+  for (const [ex, ey] of ENDS)
+    for (let k = 0; k < perEnd; k++, id++) {
+      let x = ex + (rnd() - 0.5) * 0.16;
+      let y = ey + (rnd() - 0.5) * 0.16;
+      const w = 0.02 + rnd() * 0.04;
+      const h = 0.04 + rnd() * 0.08;
+      const start = Math.floor(rnd() * (frameCount - 20));
+      for (let f = start; f < Math.min(frameCount, start + 10 + Math.floor(rnd() * 30)); f++) {
+        if (rnd() < 0.05) continue; // a missing frame
+        x = Math.min(0.99, Math.max(0.01, x + (rnd() - 0.5) * 0.06));
+        y = Math.min(0.99, Math.max(0.01, y + (rnd() - 0.5) * 0.06));
+        frames[f].push({ track_id: id, box: [x - w / 2, y - h, x + w / 2, y] });
+      }
+    }
+  return frames;
+}
+
 /** Edge cases by hand: anchors exactly on a line, crossings beyond the segment, on a band border, back and forth. */
 function edgeCases(): Obj[][] {
   const foot = (x: number, y: number): Box => [x - 0.0625, y - 0.125, x + 0.0625, y];
@@ -131,14 +177,18 @@ function edgeCases(): Obj[][] {
   ];
 }
 
-function ourCounts(frames: Obj[][]): Record<string, { in: number; out: number }> {
-  const parsed = parseRules({ lines: LINES });
+type LineCounts = Record<string, { in: number; out: number }>;
+
+function ourCounts(frames: Obj[][], size: Size, lines: RefLine[] = LINES): LineCounts {
+  const parsed = parseRules({ lines });
   if (!parsed.ok) throw new Error(parsed.error.message);
   const engine = AnalyticsEngine.create('reference', parsed.rules);
   frames.forEach((objects, seq) => {
     const frame: AnalyticsFrame = {
       seq,
       time_ms: seq * 40,
+      width: size.width,
+      height: size.height,
       objects: objects.map((o) => ({
         label: 'person',
         score: 0.9,
@@ -148,18 +198,24 @@ function ourCounts(frames: Obj[][]): Record<string, { in: number; out: number }>
     };
     engine.processFrame(frame);
   });
-  const out: Record<string, { in: number; out: number }> = {};
+  const out: LineCounts = {};
   for (const r of engine.analytics().rules)
     if (r.kind === 'line') out[r.id] = { in: r.in_total, out: r.out_total };
   return out;
 }
 
-function supervisionCounts(python: string, frames: Obj[][]): Record<string, { in: number; out: number }> {
-  const input = JSON.stringify({ lines: LINES, frames: frames.map((objects) => ({ objects })) });
+/** supervision's counts: the script takes the lines and boxes to the frame's pixels, as a user would. */
+function supervisionCounts(
+  python: string,
+  frames: Obj[][],
+  size: Size,
+  lines: RefLine[] = LINES,
+): LineCounts {
+  const input = JSON.stringify({ ...size, lines, frames: frames.map((objects) => ({ objects })) });
   const out = execFileSync(python, [script], { input, encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
   const parsed = JSON.parse(out) as {
     supervision: string;
-    lines: Record<string, { in: number; out: number }>;
+    lines: LineCounts;
   };
   expect(parsed.supervision).toBe('0.31.2');
   return parsed.lines;
@@ -179,20 +235,39 @@ describe('line crossings against supervision LineZone', () => {
     expect(python).toMatch(/python$/);
   }, 900_000);
 
-  it('gives the same counts on hand-made edge cases', () => {
-    const frames = edgeCases();
-    const ours = ourCounts(frames);
-    expect(ours).toEqual(supervisionCounts(python, frames));
-    // The cases do cross the horizontal line: the comparison is not between two zeros.
-    expect(ours.horizontal.in + ours.horizontal.out).toBeGreaterThan(4);
+  it('counts on the image: a track that comes back into a diagonal line strip near its end (480 x 360)', () => {
+    // The line's strip on the image: the bottom-centre (0.6, 0.35) lies in it, though not in the strip drawn
+    // in normalized units.
+    const line: RefLine = { id: 'steep', start: [0.5, 0.5], end: [0.9, 0.9], anchor: 'bottom_center' };
+    const foot = (x: number, y: number): Box => [x - 0.02, y - 0.1, x + 0.02, y];
+    const frames = [[{ track_id: 1, box: foot(0.6, 0.7) }], [{ track_id: 1, box: foot(0.6, 0.35) }]];
+    const size = { width: 480, height: 360 };
+    expect(supervisionCounts(python, frames, size, [line])).toEqual({ steep: { in: 1, out: 0 } });
+    expect(ourCounts(frames, size, [line])).toEqual({ steep: { in: 1, out: 0 } });
   });
 
-  it.each([1, 2, 3])('gives the same counts on 300 random tracks (seed %i)', (seed) => {
-    const frames = scenario(seed, 300, 400);
-    const ours = ourCounts(frames);
-    const theirs = supervisionCounts(python, frames);
-    expect(ours).toEqual(theirs);
-    const total = Object.values(ours).reduce((s, c) => s + c.in + c.out, 0);
-    expect(total).toBeGreaterThan(100);
+  describe.each(SIZES)('on a $width x $height frame', (size) => {
+    it('gives the same counts on hand-made edge cases', () => {
+      const frames = edgeCases();
+      const ours = ourCounts(frames, size);
+      expect(ours).toEqual(supervisionCounts(python, frames, size));
+      // The cases do cross the horizontal line: the comparison is not between two zeros.
+      expect(ours.horizontal.in + ours.horizontal.out).toBeGreaterThan(4);
+    });
+
+    it('gives the same counts on tracks leaving and re-entering the diagonal strips near their ends', () => {
+      const frames = nearEnds(size.width * size.height, 60, 400);
+      const ours = ourCounts(frames, size);
+      expect(ours).toEqual(supervisionCounts(python, frames, size));
+      for (const id of ['steep', 'rising', 'flat']) expect(ours[id].in + ours[id].out).toBeGreaterThan(20);
+    });
+
+    it.each([1, 2, 3])('gives the same counts on 300 random tracks (seed %i)', (seed) => {
+      const frames = scenario(seed, 300, 400);
+      const ours = ourCounts(frames, size);
+      expect(ours).toEqual(supervisionCounts(python, frames, size));
+      const total = Object.values(ours).reduce((s, c) => s + c.in + c.out, 0);
+      expect(total).toBeGreaterThan(100);
+    });
   });
 });

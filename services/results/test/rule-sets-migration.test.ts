@@ -21,7 +21,7 @@ test('rules held by analytics rows and their snapshots move into one set per tas
   if (!parsed.ok) throw new Error(parsed.error.message);
   const rules = parsed.rules;
   const engine = AnalyticsEngine.create('old-task', rules, 2);
-  engine.processFrame({ seq: 0, time_ms: 0, objects: [] });
+  engine.processFrame({ seq: 0, time_ms: 0, width: 640, height: 480, objects: [] });
   // What the earlier release wrote: the rules on the row, and again inside the snapshot.
   const oldSnapshot = { ...engine.snapshot(), rules };
   try {

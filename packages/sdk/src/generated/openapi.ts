@@ -659,13 +659,16 @@ export interface components {
       dwell_limit_ms?: number;
       /** @default 1000 */
       lost_grace_ms: number;
-      /** @default 0.05 */
+      /**
+       * @description how far (on the image, in units of its longer side) a new track id may appear from a lost one to take its visit over
+       * @default 0.05
+       */
       switch_distance: number;
       /** @description a coverage zone (fire, smoke) is active while the union of the watched boxes covers this fraction of it */
       coverage?: number;
       occupancy?: components['schemas']['OccupancyAlert'][];
     };
-    /** @description A segment at least 0.001 long. "in" is a crossing from the right of start→end to its left as seen on the image (y down), as supervision's LineZone counts `in_count`; only the segment counts. */
+    /** @description A segment at least 0.001 long. "in" is a crossing from the right of start→end to its left as seen on the image (y down), as supervision's LineZone counts `in_count` on the frame's pixels; only the segment counts. */
     Line: {
       id: components['schemas']['RuleId'];
       name?: components['schemas']['RuleText'];

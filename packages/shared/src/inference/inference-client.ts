@@ -50,7 +50,8 @@ export type SubmitOutcome =
 
 /** What inference said about one image. */
 export type DetectOutcome =
-  | { status: 'succeeded'; objects: DetectedObject[] }
+  /** `image`: the decoded image's size in pixels, that the boxes are fractions of. */
+  | { status: 'succeeded'; image: { width: number; height: number }; objects: DetectedObject[] }
   | { status: 'failed'; failure: 'inference_unavailable' | 'inference_rejected'; reason: string }
   /**
    * Inference had no room or no time left for the image (503 `overloaded` or `deadline_exceeded`), the
@@ -63,9 +64,19 @@ export type DetectOutcome =
 interface WireResult {
   seq: number;
   status: 'succeeded' | 'failed';
+  image?: { width: number; height: number };
   objects?: DetectedObject[];
   reason?: string;
 }
+
+/** Whether inference named a positive integer image size. */
+const isImageSize = (v: WireResult['image']): v is { width: number; height: number } =>
+  typeof v === 'object' &&
+  v !== null &&
+  Number.isSafeInteger(v.width) &&
+  Number.isSafeInteger(v.height) &&
+  v.width > 0 &&
+  v.height > 0;
 
 export class InferenceClient {
   private readonly guard: InferenceBreaker;
@@ -231,8 +242,14 @@ export class InferenceClient {
     const first = Array.isArray(results) ? results.find((x) => x.seq === 0) : undefined;
     if (!first)
       return { status: 'failed', failure: 'inference_unavailable', reason: 'no result for the image' };
-    if (first.status === 'succeeded' && Array.isArray(first.objects))
-      return { status: 'succeeded', objects: first.objects };
+    if (first.status === 'succeeded' && Array.isArray(first.objects) && isImageSize(first.image))
+      return {
+        status: 'succeeded',
+        image: { width: first.image.width, height: first.image.height },
+        objects: first.objects,
+      };
+    if (first.status === 'succeeded')
+      return { status: 'failed', failure: 'inference_unavailable', reason: 'malformed result' };
     const reason = first.reason ?? 'failed';
     // Inference names decode problems (the image's fault); "detection failed" is its own fault.
     return {

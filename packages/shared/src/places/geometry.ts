@@ -1,7 +1,8 @@
 /**
- * Plane geometry of the analytics rules, in normalized image coordinates (x right, y down, both 0..1).
- * Every test here is an exact sign test on IEEE doubles: no epsilon, so the same input always gives the
- * same answer on every machine.
+ * Plane geometry of the analytics rules. Rules and boxes are given in normalized image coordinates (x right,
+ * y down, both 0..1); the decisions are taken on the image, in pixels (`inPixels`, `pointsInPixels`,
+ * `imageDistance`). Every test here is an exact sign test on IEEE doubles: no epsilon, so the same input always
+ * gives the same answer on every machine.
  */
 
 export type Point = readonly [number, number];
@@ -204,9 +205,54 @@ export function pointInPolygonXY(x: number, y: number, poly: PolygonXY): boolean
   return inside;
 }
 
-/** Euclidean distance in normalized units. */
-export function distance(a: Point, b: Point): number {
-  return Math.hypot(a[0] - b[0], a[1] - b[1]);
+/** A frame's size in pixels: the image whose width and height the normalized coordinates are fractions of. */
+export interface FrameSize {
+  width: number;
+  height: number;
+}
+
+/** Whether rules can be decided on a frame of this size: both sides finite and above 0. */
+export function hasPixels(size: FrameSize): boolean {
+  return size.width > 0 && size.height > 0 && Number.isFinite(size.width) && Number.isFinite(size.height);
+}
+
+/**
+ * `make` of a frame size, made again only when the size differs from the last call's (a task's frames keep
+ * their size): what rules precompute in pixels once per size.
+ */
+export function perFrameSize<T>(make: (size: FrameSize) => T): (size: FrameSize) => T {
+  let width = NaN;
+  let height = NaN;
+  let value: T | undefined;
+  return (size) => {
+    if (value === undefined || size.width !== width || size.height !== height) {
+      width = size.width;
+      height = size.height;
+      value = make(size);
+    }
+    return value;
+  };
+}
+
+/** A normalized box in the pixels of a frame: [x1·width, y1·height, x2·width, y2·height]. */
+export function inPixels(box: Box, size: FrameSize): Box {
+  const { width: w, height: h } = size;
+  return [box[0] * w, box[1] * h, box[2] * w, box[3] * h];
+}
+
+/** Normalized points in the pixels of a frame: [x·width, y·height]. */
+export function pointsInPixels(points: readonly Point[], size: FrameSize): Point[] {
+  return points.map(([x, y]): Point => [x * size.width, y * size.height]);
+}
+
+/**
+ * The distance on the image between two normalized points, in units of the frame's longer side: the pixel
+ * distance divided by max(width, height). A circle of this radius is round on the image; on a square frame it
+ * equals `distance`.
+ */
+export function imageDistance(ax: number, ay: number, bx: number, by: number, size: FrameSize): number {
+  const { width: w, height: h } = size;
+  return Math.hypot((ax - bx) * w, (ay - by) * h) / Math.max(w, h);
 }
 
 /** A box stored as [cx, cy, w, h] (normalized) as [x1, y1, x2, y2], clamped to [0, 1]. */

@@ -17,9 +17,12 @@ export const RULE_LIMITS = {
   maxMs: 86_400_000,
   maxLostGraceMs: 60_000,
   maxOccupancy: 10_000,
-  /** A polygon's area must be at least this (normalized units², one pixel of a 1000x1000 image). */
+  /** A polygon's area must be at least this (normalized units²: this fraction of any image's area). */
   minPolygonArea: 1e-6,
-  /** A line must be at least this long (normalized units, one pixel of a 1000-pixel-wide image). */
+  /**
+   * A line must be at least this long (normalized units: the image is not known when rules are validated). On
+   * any image it is at least this fraction of the shorter side long, so its strip is always defined.
+   */
   minLineLength: 1e-3,
   /**
    * The largest rule set, in bytes of its JSON as stored (UTF-8, every default filled in): the same bound on

@@ -5,6 +5,7 @@
  */
 import {
   REASON,
+  type FrameSize,
   type ZoneRule,
   canonicalJson,
   countImageZones,
@@ -38,15 +39,23 @@ export function zonesFingerprint(zones: readonly ZoneRule[]): string {
   return canonicalJson(zones);
 }
 
-/** Each succeeded image with its counts per zone, in the zones' order. */
-export function withZoneCounts(results: readonly ImageResult[], zones: readonly ZoneRule[]): ImageResult[] {
+/**
+ * Each succeeded image with its counts per zone, in the zones' order, decided on the image's pixels (`sizes`:
+ * each succeeded image's size, by seq; an image of unknown size has no object in any zone).
+ */
+export function withZoneCounts(
+  results: readonly ImageResult[],
+  sizes: ReadonlyMap<number, FrameSize>,
+  zones: readonly ZoneRule[],
+): ImageResult[] {
   return results.map((r) => {
     if (r.status !== 'succeeded') return r;
+    const size = sizes.get(r.seq) ?? { width: 0, height: 0 };
     const objects = r.objects.map((o) => ({
       label: o.label,
       score: o.score,
       box: cxcywhToBox(o.bbox.cx, o.bbox.cy, o.bbox.width, o.bbox.height),
     }));
-    return { ...r, zones: countImageZones(zones, objects) };
+    return { ...r, zones: countImageZones(zones, objects, size) };
   });
 }

@@ -4,7 +4,7 @@
  * reported to quota after the answer (SPEC.md 4.6).
  */
 import { setImmediate as nextTurn } from 'node:timers/promises';
-import { ApiError, type Identity, type OwnedClaim, type ZoneRule } from '@vision/shared';
+import { ApiError, type FrameSize, type Identity, type OwnedClaim, type ZoneRule } from '@vision/shared';
 import { CONTENT_TYPES } from '../domain/image-type';
 import { withZoneCounts } from '../domain/image-zones';
 import { imageObjectKey } from '../domain/object-key';
@@ -66,9 +66,10 @@ export async function runCall(
   let results: ImageResult[];
   let reserved: Reservation;
   try {
-    results = await processImages(ctx, identity, call.taskId, sceneCode, files, held, control);
+    const detected = await processImages(ctx, identity, call.taskId, sceneCode, files, held, control);
+    results = detected.results;
     // The counts per zone are stored with the results, so that a replay of the call answers them as they were.
-    if (zones) results = withZoneCounts(results, zones);
+    if (zones) results = withZoneCounts(results, detected.sizes, zones);
     reserved = await held;
   } catch (err) {
     const refused = await holdError;
@@ -106,7 +107,7 @@ export async function runCall(
  * The whole call is refused (nothing charged, the key free again) when its caller has gone, its deadline
  * passed, inference shed one of its images for want of room or time, or the breaker refused one (503
  * OP-TASK-BREAKER-OPEN; docs/OVERLOAD.md): no further image goes to inference, the images in flight are
- * awaited, and the images already relayed are deleted.
+ * awaited, and the images already relayed are deleted. `sizes`: each succeeded image's size in pixels, by seq.
  */
 async function processImages(
   ctx: DetectionDeps,
@@ -116,10 +117,11 @@ async function processImages(
   files: UploadedImage[],
   held: Promise<unknown>,
   control: CallControl,
-): Promise<ImageResult[]> {
+): Promise<{ results: ImageResult[]; sizes: Map<number, FrameSize> }> {
   const { store, inference, clock, logger } = ctx;
   const at = clock.now();
   const results: ImageResult[] = [];
+  const sizes = new Map<number, FrameSize>();
   const relayed: string[] = [];
   /** Why the call stops early: the first refusal seen. */
   let stop: unknown;
@@ -164,6 +166,7 @@ async function processImages(
         continue;
       }
       relayed.push(key);
+      sizes.set(f.seq, outcome.image);
       results.push({ seq: f.seq, status: 'succeeded', objects: outcome.objects.map(toImageObject) });
     }
   };
@@ -179,7 +182,7 @@ async function processImages(
       });
     throw thrown ? thrown.reason : stop;
   }
-  return inUploadOrder(results, files.length);
+  return { results: inUploadOrder(results, files.length), sizes };
 }
 
 /** A request-level refusal: a fresh call is forgotten (key free again); a taken-over one lapses for the next retry. */

@@ -6,7 +6,7 @@ import type { AnalyticsStore } from '../store/analytics-store';
 import type { FramesStore } from '../store/frames-store';
 import type { TaskResolver } from './resolve-task';
 import { replayPage, replayStart, type ReplayOutcome, type ReplayRequest } from './replay-analytics';
-import { engineOf } from './run-analytics';
+import { engineOf, geometryOf } from './run-analytics';
 
 export type { ReplayOutcome, ReplayRequest } from './replay-analytics';
 
@@ -89,7 +89,14 @@ export class AnalyticsReader {
       const now = clock.now();
       done =
         evaluated >= lastStored &&
-        isEndOfData({ meta: task.meta, end: task.end, lastSeq: lastStored, hasMore: false, now, endGraceMs });
+        isEndOfEvents({
+          meta: task.meta,
+          end: task.end,
+          lastSeq: lastStored,
+          hasMore: false,
+          now,
+          endGraceMs,
+        });
     }
     return {
       items: page.map((r) => JSON.parse(r.body) as AnalyticsEvent),
@@ -111,7 +118,17 @@ export class AnalyticsReader {
     rules: RuleSet,
     req: ReplayRequest,
   ): Promise<ReplayOutcome> {
-    const start = replayStart(this.deps.replayCursors, taskId, rules, req.cursor);
+    // Under the task's own geometry, so that its creation rules give its stored events.
+    const start =
+      req.cursor === undefined
+        ? replayStart(
+            this.deps.replayCursors,
+            taskId,
+            rules,
+            undefined,
+            geometryOf(await this.deps.store.get(taskId)),
+          )
+        : replayStart(this.deps.replayCursors, taskId, rules, req.cursor);
     await this.own(taskId, identity);
     return replayPage(
       {

@@ -4,6 +4,7 @@ import {
   analyticsFrameOf,
   type AnalyticsEvent,
   type AnalyticsSummary,
+  type EngineGeometry,
   type EngineSnapshot,
 } from '../domain/analytics';
 import { REPLAY_WORK_BUDGET } from '../domain/analytics/replay-budget';
@@ -58,14 +59,18 @@ const invalidCursor = () =>
     field: 'cursor',
   });
 
-/** The engine state a request starts from: a fresh one, or the one its cursor seals (400 for a bad cursor). */
+/**
+ * The engine state a request starts from: a fresh one (under `geometry`, the task's own), or the one its cursor
+ * seals, which carries its geometry (400 for a bad cursor).
+ */
 export function replayStart(
   cursors: CursorCodec,
   taskId: string,
   rules: RuleSet,
   cursor: string | undefined,
+  geometry: EngineGeometry = 'pixels',
 ): EngineSnapshot {
-  if (cursor === undefined) return AnalyticsEngine.create(taskId, rules).snapshot();
+  if (cursor === undefined) return AnalyticsEngine.create(taskId, rules, 1, geometry).snapshot();
   const state = cursors.openState(cursor, taskId, MAX_REPLAY_CURSOR) as ReplayState | undefined;
   if (!state || typeof state !== 'object' || state.rules !== rulesDigest(rules)) throw invalidCursor();
   try {

@@ -3,6 +3,7 @@ import {
   AnalyticsEngine,
   analyticsFrameOf,
   type AnalyticsEvent,
+  type EngineGeometry,
   type EngineSnapshot,
 } from '../domain/analytics';
 import type { FrameZones } from '../domain/frames';
@@ -39,6 +40,14 @@ export interface AnalyticsRunnerDeps {
   pageSize?: number;
 }
 
+/**
+ * The geometry a task's evaluation runs under (docs/ANALYTICS.md, "Tasks evaluated before"): that of its stored
+ * snapshot, which is 'normalized' for one written before 'pixels' existed; 'pixels' for a task not evaluated yet.
+ */
+export function geometryOf(rec: AnalyticsRecord | null | undefined): EngineGeometry {
+  return rec?.snapshot ? (rec.snapshot.geometry ?? 'normalized') : 'pixels';
+}
+
 /** The engine a record holds: its snapshot, or a new one at the record's rules and version. */
 export function engineOf(rec: AnalyticsRecord): AnalyticsEngine {
   return rec.snapshot
@@ -54,6 +63,7 @@ function startingAfter(n: RulesNotice, seq: number, mediaMs: number): EngineSnap
     rules_version: n.version,
     as_of_seq: seq,
     media_ms: mediaMs,
+    geometry: 'pixels',
     versions: [],
     zones: [],
     lines: [],

@@ -6,7 +6,7 @@ import {
   type EngineSnapshot,
 } from '../../src/domain/analytics';
 import { addDwell, dwellPercentile, emptyDwellStats } from '../../src/domain/analytics/dwell-stats';
-import { brief, eventsOf, footAt, frames, obj, rules, run, SQUARE } from './analytics-fixtures';
+import { brief, eventsOf, footAt, frames, obj, rules, run, SQUARE, SQUARE_FRAME } from './analytics-fixtures';
 
 /** mulberry32: a small seeded PRNG, so the scenario is the same on every run. */
 function prng(seed: number): () => number {
@@ -80,7 +80,7 @@ function scenario(seed: number): AnalyticsFrame[] {
     }
     const s = 0.1 + 0.3 * Math.abs(Math.sin(seq / 20));
     objects.push(obj(undefined, [0.5 - s, 0.3, 0.5 + s, 0.3 + s], 'smoke', 0.8));
-    out.push({ seq, time_ms: seq * 40, objects });
+    out.push({ seq, time_ms: seq * 40, width: 640, height: 480, objects });
   }
   return out;
 }
@@ -133,7 +133,9 @@ describe('AnalyticsEngine', () => {
     const e = AnalyticsEngine.create('t', z, 3);
     expect(e.rulesVersion).toBe(3);
     expect(
-      brief(e.processFrame({ seq: 0, time_ms: 0, objects: [obj('1', footAt(0.5, 0.5))] }).events),
+      brief(
+        e.processFrame({ seq: 0, time_ms: 0, ...SQUARE_FRAME, objects: [obj('1', footAt(0.5, 0.5))] }).events,
+      ),
     ).toEqual(['zone.entered@0/1']);
     expect(() => e.replaceRules(z, 3)).toThrow(/not above/);
     const moved = {
@@ -148,14 +150,26 @@ describe('AnalyticsEngine', () => {
 
   it('skips a frame whose seq is not above the last one, and never runs media time backwards', () => {
     const e = AnalyticsEngine.create('t', rules({ zones: [{ id: 'z', polygon: SQUARE, enter_ms: 200 }] }));
-    const a = e.processFrame({ seq: 5, time_ms: 1000, objects: [obj('1', footAt(0.5, 0.5))] });
-    expect(e.processFrame({ seq: 5, time_ms: 1000, objects: [obj('1', footAt(0.5, 0.5))] }).skipped).toBe(
-      true,
-    );
-    expect(e.processFrame({ seq: 6, time_ms: 900, objects: [obj('1', footAt(0.5, 0.5))] }).media_ms).toBe(
-      1000,
-    );
-    const c = e.processFrame({ seq: 7, time_ms: 1200, objects: [obj('1', footAt(0.5, 0.5))] });
+    const a = e.processFrame({
+      seq: 5,
+      time_ms: 1000,
+      ...SQUARE_FRAME,
+      objects: [obj('1', footAt(0.5, 0.5))],
+    });
+    expect(
+      e.processFrame({ seq: 5, time_ms: 1000, ...SQUARE_FRAME, objects: [obj('1', footAt(0.5, 0.5))] })
+        .skipped,
+    ).toBe(true);
+    expect(
+      e.processFrame({ seq: 6, time_ms: 900, ...SQUARE_FRAME, objects: [obj('1', footAt(0.5, 0.5))] })
+        .media_ms,
+    ).toBe(1000);
+    const c = e.processFrame({
+      seq: 7,
+      time_ms: 1200,
+      ...SQUARE_FRAME,
+      objects: [obj('1', footAt(0.5, 0.5))],
+    });
     expect(a.skipped).toBe(false);
     expect(brief(c.events)).toEqual(['zone.entered@7/1']);
     expect(e.analytics().as_of_seq).toBe(7);
@@ -282,12 +296,16 @@ describe('countImageZones and stored frames', () => {
         { id: 'fire', polygon: SQUARE, coverage: 0.5, labels: ['fire'] },
       ],
     });
-    const out = countImageZones(r.zones, [
-      obj(undefined, footAt(0.5, 0.5)),
-      obj(undefined, footAt(0.45, 0.45)),
-      obj(undefined, footAt(0.1, 0.5)),
-      obj(undefined, [0.3, 0.3, 0.5, 0.7], 'fire'),
-    ]);
+    const out = countImageZones(
+      r.zones,
+      [
+        obj(undefined, footAt(0.5, 0.5)),
+        obj(undefined, footAt(0.45, 0.45)),
+        obj(undefined, footAt(0.1, 0.5)),
+        obj(undefined, [0.3, 0.3, 0.5, 0.7], 'fire'),
+      ],
+      SQUARE_FRAME,
+    );
     expect(out[0]).toEqual({ zone_id: 'a', counts: { person: 2, '*': 2 } });
     expect(out[1].counts).toEqual({ fire: 1, '*': 1 });
     expect(out[1].coverage?.fraction).toBeCloseTo(0.5, 12);
@@ -309,6 +327,7 @@ describe('countImageZones and stored frames', () => {
     });
     expect(f.seq).toBe(3);
     expect(f.time_ms).toBe(120);
+    expect([f.width, f.height]).toEqual([640, 480]);
     expect(f.objects[0]).toEqual({ label: 'person', score: 0.8, box: [0.4, 0.3, 0.6, 0.7], track_id: '7' });
     expect(f.objects[1].box).toEqual([0.85, 0.4, 1, 0.6]);
   });

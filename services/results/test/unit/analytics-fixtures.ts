@@ -23,9 +23,28 @@ export function obj(track: string | undefined, box: Box, label = 'person', score
   return track === undefined ? { label, score, box } : { label, score, box, track_id: track };
 }
 
-/** Frames at 100 ms steps from seq 0 (seq i at i * 100 ms) unless the frame says otherwise. */
-export function frames(perFrame: AnalyticsObject[][], stepMs = 100, firstSeq = 0): AnalyticsFrame[] {
-  return perFrame.map((objects, i) => ({ seq: firstSeq + i, time_ms: (firstSeq + i) * stepMs, objects }));
+/**
+ * A square frame of 1024 x 1024 pixels: on it the rules decide as on normalized coordinates, to the last bit
+ * (scaling by a power of two is exact), so the cases that are not about the image's shape use it.
+ */
+export const SQUARE_FRAME = { width: 1024, height: 1024 } as const;
+
+/**
+ * Frames at 100 ms steps from seq 0 (seq i at i * 100 ms) unless the frame says otherwise, of `size` pixels
+ * (the square frame unless said).
+ */
+export function frames(
+  perFrame: AnalyticsObject[][],
+  stepMs = 100,
+  firstSeq = 0,
+  size: { width: number; height: number } = SQUARE_FRAME,
+): AnalyticsFrame[] {
+  return perFrame.map((objects, i) => ({
+    seq: firstSeq + i,
+    time_ms: (firstSeq + i) * stepMs,
+    ...size,
+    objects,
+  }));
 }
 
 export function run(engine: AnalyticsEngine, input: readonly AnalyticsFrame[]): FrameAnalytics[] {

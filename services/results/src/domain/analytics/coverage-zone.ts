@@ -1,13 +1,13 @@
 import type { Counts } from '@vision/shared';
 import { reachesCoverage, type PolygonCover } from '@vision/shared';
-import { addDwell, emptyDwellStats, type DwellStats } from './dwell-stats';
+import { addDwell, dwellDue, emptyDwellStats, type DwellStats, type Visit } from './dwell-stats';
 import { makeEvent, type AnalyticsEvent, type EndReason, type EventContext } from './events';
 import { type Box, type ZoneRule } from '@vision/shared';
-import { dwellDue, type Visit } from './zone-visits';
 
 /**
  * A zone with a coverage trigger (fire, smoke: where a point means nothing). At each frame the covered fraction
- * is area((union of the watched boxes) ∩ polygon) / area(polygon) (coverage.ts: exact up to rounding). The zone
+ * is area((union of the watched boxes) ∩ polygon) / area(polygon) (coverage.ts: exact up to rounding), boxes and
+ * polygon in the frame's pixels. The zone
  * becomes active once the fraction has reached `coverage` (reachesCoverage: >= coverage - 1e-9) in every frame for >= enter_ms of media time, and
  * inactive once it has been below in every frame for >= exit_ms. An active period is one visit (id
  * `coverage@<seq>`), with zone.entered, zone.exited (dwell_ms) and zone.dwell_exceeded like a tracked visit; its
@@ -46,7 +46,6 @@ export class CoverageZone {
 
   constructor(
     private readonly rule: ZoneRule & { coverage: number },
-    private readonly cover: PolygonCover,
     state: CoverageZoneState,
   ) {
     this.s = structuredClone(state);
@@ -60,11 +59,12 @@ export class CoverageZone {
     return this.s;
   }
 
-  step(ctx: EventContext, boxes: readonly Box[], counts: Counts): AnalyticsEvent[] {
+  /** One frame: `cover` the polygon and `boxes` the watched boxes in the frame's pixels. */
+  step(ctx: EventContext, cover: PolygonCover, boxes: readonly Box[], counts: Counts): AnalyticsEvent[] {
     const s = this.s;
     s.counts = counts;
     const t = ctx.mediaMs;
-    s.fraction = Math.min(1, this.cover.coveredArea(boxes) / this.cover.area);
+    s.fraction = Math.min(1, cover.coveredArea(boxes) / cover.area);
     const on = reachesCoverage(s.fraction, this.rule.coverage);
     const events: AnalyticsEvent[] = [];
     if (on === s.active) {

@@ -1,3 +1,5 @@
+import type { ZoneRule } from '@vision/shared';
+
 /**
  * Dwell times of ended visits, kept in bounded memory: a count per bucket, exact below 128 ms, above that 64
  * buckets per power of two, so a percentile is reported within 1/64 (1.6 %) of the true value (the bucket's
@@ -54,4 +56,22 @@ export function dwellPercentile(stats: DwellStats, p: number): number | null {
     if (seen >= rank) return Math.min(upperOf(k), stats.max);
   }
   return stats.max;
+}
+
+/** An open visit of a zone: a track's, or a coverage zone's active period. */
+export interface Visit {
+  id: string;
+  label: string;
+  start_ms: number;
+  last_inside_ms: number;
+  dwell_alerted: boolean;
+}
+
+/** The visit's dwell once it reaches the rule's limit for the first time (marking it alerted); else undefined. */
+export function dwellDue(rule: ZoneRule, visit: Visit): number | undefined {
+  const limit = rule.dwell_limit_ms;
+  const dwell = visit.last_inside_ms - visit.start_ms;
+  if (limit === undefined || visit.dwell_alerted || dwell < limit) return undefined;
+  visit.dwell_alerted = true;
+  return dwell;
 }

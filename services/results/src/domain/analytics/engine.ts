@@ -1,15 +1,12 @@
 import type { Counts } from '@vision/shared';
 import type { AnalyticsEvent, EndReason, EventContext } from './events';
 import type { Box, LineRule, RuleSet, ZoneRule } from '@vision/shared';
+import { filterKey, frameCandidates, viewOf, type EngineGeometry, type FrameView } from './frame-input';
 import type { LineCrossingsState } from './line-crossings';
 import {
-  filterKey,
-  viewOf,
-  type FrameView,
   LineRuntime,
   ZoneRuntime,
   type LineSummary,
-  type Watched,
   type ZoneRuntimeState,
   type ZoneSummary,
 } from './rule-runtime';
@@ -26,6 +23,7 @@ import {
  * - An object is watched by a rule when its label is in `labels` (absent or empty: every label) and its score
  *   is >= `min_score`. Zones and lines follow tracks by `track_id`; an object without one takes part only in
  *   coverage zones. When a track id appears twice in a frame, its first object is used.
+ * - Geometry: every rule is decided on the frame's pixels (frame-input.ts, `EngineGeometry`).
  */
 export interface AnalyticsObject {
   label: string;
@@ -38,6 +36,9 @@ export interface AnalyticsObject {
 export interface AnalyticsFrame {
   seq: number;
   time_ms: number;
+  /** The frame's size in pixels: what the normalized boxes and rules are fractions of. */
+  width: number;
+  height: number;
   objects: readonly AnalyticsObject[];
 }
 
@@ -67,6 +68,8 @@ export interface EngineSnapshot {
   rules_version: number;
   as_of_seq: number | null;
   media_ms: number | null;
+  /** Absent in snapshots stored before the engine decided on pixels: 'normalized'. */
+  geometry?: EngineGeometry;
   /** Rule id -> the rules version its current definition came with. */
   versions: [string, number][];
   zones: [string, ZoneRuntimeState][];
@@ -87,15 +90,24 @@ export class AnalyticsEngine {
   private asOfSeq: number | null = null;
   private mediaMs: number | null = null;
 
-  private constructor(readonly taskId: string) {}
+  private constructor(
+    readonly taskId: string,
+    readonly geometry: EngineGeometry,
+  ) {}
 
   /**
    * A new engine at rules version `version` (1 unless the task's rules were set before results saw any of its
-   * frames under another version). `rules` comes from parseRules.
+   * frames under another version). `rules` comes from parseRules. `geometry`: 'pixels' unless the engine must
+   * give what an evaluation stored under 'normalized' gave.
    */
-  static create(taskId: string, rules: RuleSet, version = 1): AnalyticsEngine {
+  static create(
+    taskId: string,
+    rules: RuleSet,
+    version = 1,
+    geometry: EngineGeometry = 'pixels',
+  ): AnalyticsEngine {
     if (!Number.isSafeInteger(version) || version < 1) throw new Error(`invalid rules version ${version}`);
-    const engine = new AnalyticsEngine(taskId);
+    const engine = new AnalyticsEngine(taskId, geometry);
     engine.version = version;
     engine.runtimes = [
       ...rules.zones.map((z) => new ZoneRuntime(z, version)),
@@ -114,7 +126,10 @@ export class AnalyticsEngine {
     const versions = new Map(snapshot.versions);
     const zones = new Map(snapshot.zones);
     const lines = new Map(snapshot.lines);
-    const engine = new AnalyticsEngine(snapshot.task_id);
+    const geometry = snapshot.geometry ?? 'normalized';
+    if (geometry !== 'pixels' && geometry !== 'normalized')
+      throw new Error(`unknown analytics geometry ${String(geometry)}`);
+    const engine = new AnalyticsEngine(snapshot.task_id, geometry);
     engine.version = snapshot.rules_version;
     engine.asOfSeq = snapshot.as_of_seq;
     engine.mediaMs = snapshot.media_ms;
@@ -161,15 +176,7 @@ export class AnalyticsEngine {
     const t = this.mediaMs === null ? frame.time_ms : Math.max(this.mediaMs, frame.time_ms);
     this.asOfSeq = frame.seq;
     this.mediaMs = t;
-    const firstOfTrack = new Set<string>();
-    const candidates: (Watched & { score: number })[] = [];
-    frame.objects.forEach((o, index) => {
-      if (o.track_id !== undefined) {
-        if (firstOfTrack.has(o.track_id)) return;
-        firstOfTrack.add(o.track_id);
-      }
-      candidates.push({ index, track: o.track_id, label: o.label, box: o.box, score: o.score });
-    });
+    const { size, candidates } = frameCandidates(frame, this.geometry);
     const events: AnalyticsEvent[] = [];
     const zones: FrameAnalytics['zones'] = {};
     const views = new Map<string, FrameView>();
@@ -179,10 +186,10 @@ export class AnalyticsEngine {
       if (!view) views.set(key, (view = viewOf(candidates, rt.rule)));
       const ctx = this.context(rt, frame.seq, t);
       if (rt instanceof ZoneRuntime) {
-        events.push(...rt.step(ctx, view, (i) => objects[i].zones.push(rt.rule.id)));
+        events.push(...rt.step(ctx, view, size, (i) => objects[i].zones.push(rt.rule.id)));
         zones[rt.rule.id] = rt.frameCounts();
       } else {
-        events.push(...rt.step(ctx, view));
+        events.push(...rt.step(ctx, view, size));
       }
     }
     return { seq: frame.seq, media_ms: t, skipped: false, events, objects, zones };
@@ -245,6 +252,7 @@ export class AnalyticsEngine {
       rules_version: this.version,
       as_of_seq: this.asOfSeq,
       media_ms: this.mediaMs,
+      geometry: this.geometry,
       versions: this.runtimes.map((rt) => [rt.rule.id, rt.version]),
       zones: this.runtimes.flatMap((rt) =>
         rt instanceof ZoneRuntime ? [[rt.rule.id, rt.snapshot()] as [string, ZoneRuntimeState]] : [],

@@ -1,12 +1,23 @@
 import type { StoredFrame } from '../frames';
 import type { AnalyticsFrame } from './engine';
-import { cxcywhToBox } from '@vision/shared';
+import {
+  anchorX,
+  anchorY,
+  cxcywhToBox,
+  hasPixels,
+  inPixels,
+  type Anchor,
+  type Box,
+  type FrameSize,
+} from '@vision/shared';
 
-/** The engine's view of a stored result frame (frames.ts). */
+/** The engine's view of a stored result frame (frames.ts): its size in pixels and its objects. */
 export function analyticsFrameOf(frame: StoredFrame): AnalyticsFrame {
   return {
     seq: frame.seq,
     time_ms: frame.frameTimeMs,
+    width: frame.width,
+    height: frame.height,
     objects: frame.objects.map((o) => ({
       label: o.l,
       score: o.s,
@@ -14,4 +25,100 @@ export function analyticsFrameOf(frame: StoredFrame): AnalyticsFrame {
       ...(o.t !== undefined ? { track_id: o.t } : {}),
     })),
   };
+}
+
+/**
+ * Where an engine decides its rules (docs/ANALYTICS.md, "On the image"):
+ * - 'pixels': on each frame's pixels. Boxes and rules are scaled by the frame's width and height; a frame
+ *   without pixels (a side not above 0) has no watched objects.
+ * - 'normalized': on normalized coordinates, as if every frame were 1 x 1 pixel: what evaluations stored
+ *   before 'pixels' existed decided, kept so that their replays give their stored events.
+ */
+export type EngineGeometry = 'pixels' | 'normalized';
+
+const UNIT: FrameSize = { width: 1, height: 1 };
+
+/**
+ * The frame's size as the rules see it and its candidate objects, in frame order: each track id's first object
+ * and every object without a track id, with its box in those pixels.
+ */
+export function frameCandidates(
+  frame: AnalyticsFrame,
+  geometry: EngineGeometry,
+): { size: FrameSize; candidates: (Watched & { score: number })[] } {
+  const legacy = geometry === 'normalized';
+  const size = legacy ? UNIT : { width: frame.width, height: frame.height };
+  const candidates: (Watched & { score: number })[] = [];
+  if (!legacy && !hasPixels(size)) return { size, candidates };
+  const firstOfTrack = new Set<string>();
+  frame.objects.forEach((o, index) => {
+    if (o.track_id !== undefined) {
+      if (firstOfTrack.has(o.track_id)) return;
+      firstOfTrack.add(o.track_id);
+    }
+    const px = legacy ? o.box : inPixels(o.box, size);
+    candidates.push({ index, track: o.track_id, label: o.label, box: o.box, px, score: o.score });
+  });
+  return { size, candidates };
+}
+
+/**
+ * One watched object of a frame, as a rule sees it (`track` absent: an object without a track id): `box`
+ * normalized, `px` the same box in the frame's pixels.
+ */
+export interface Watched {
+  index: number;
+  track?: string;
+  label: string;
+  box: Box;
+  px: Box;
+}
+
+/** One watched, tracked object of a frame. */
+export type TrackedObservation = Watched & { track: string };
+
+/**
+ * What the rules with one filter (labels, min_score) and one anchor see of a frame: built once per frame and
+ * filter.
+ */
+export interface FrameView {
+  watched: Watched[];
+  /** The watched objects with a track id, and those ids. */
+  tracked: TrackedObservation[];
+  ids: Set<string>;
+  /** The anchor of each of `tracked`, in the frame's pixels. */
+  ax: number[];
+  ay: number[];
+}
+
+/** The objects of a frame a rule watches (labels absent or empty: every label), with their anchors. */
+export function viewOf(
+  candidates: readonly (Watched & { score: number })[],
+  rule: { labels?: string[]; min_score: number; anchor: Anchor },
+): FrameView {
+  const labels = rule.labels && rule.labels.length > 0 ? new Set(rule.labels) : null;
+  const view: FrameView = { watched: [], tracked: [], ids: new Set(), ax: [], ay: [] };
+  for (const c of candidates) {
+    if (c.score < rule.min_score || (labels && !labels.has(c.label))) continue;
+    view.watched.push(c);
+    if (c.track !== undefined) {
+      view.tracked.push(c as TrackedObservation);
+      view.ids.add(c.track);
+      view.ax.push(anchorX(c.px, rule.anchor));
+      view.ay.push(anchorY(c.px, rule.anchor));
+    }
+  }
+  return view;
+}
+
+const filterKeys = new WeakMap<object, string>();
+
+/** Rules with equal keys see the same view of a frame (cached per rule object). */
+export function filterKey(rule: { labels?: string[]; min_score: number; anchor: Anchor }): string {
+  let key = filterKeys.get(rule);
+  if (key === undefined) {
+    key = JSON.stringify([rule.min_score, [...new Set(rule.labels ?? [])].sort(), rule.anchor]);
+    filterKeys.set(rule, key);
+  }
+  return key;
 }

@@ -20,4 +20,5 @@ export type {
 export { eventId } from './events';
 export type { AnalyticsEvent, AnalyticsEventKind, EndReason } from './events';
 export { analyticsFrameOf } from './frame-input';
+export type { EngineGeometry } from './frame-input';
 export type { LineSummary, ZoneSummary } from './rule-runtime';

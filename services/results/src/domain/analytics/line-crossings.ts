@@ -1,10 +1,13 @@
 import { addCount, sortedCounts, type Counts } from '@vision/shared';
 import { makeEvent, type AnalyticsEvent, type EventContext } from './events';
-import { anchorX, anchorY, type Box, type LineRule } from '@vision/shared';
+import { perFrameSize, type FrameSize, type LineRule } from '@vision/shared';
+import type { FrameView } from './frame-input';
 
 /**
  * Crossings of a line segment, the rule of supervision's `LineZone` (0.31.2, `minimum_crossing_threshold=1`)
- * with one triggering anchor, extended by a media-time hysteresis:
+ * with one triggering anchor, extended by a media-time hysteresis. Everything is decided in the frame's
+ * pixels: the segment is (start, end) scaled by the frame's width and height, and the anchor is taken on the
+ * box in pixels, as supervision is fed them.
  * - the band: an anchor counts only when its projection on start->end lies within the segment, the strip
  *   between the perpendiculars at start and at end, borders included. The test is supervision's own
  *   arithmetic (cross products with unit perpendiculars at both ends), so it agrees to the last bit.
@@ -35,6 +38,35 @@ export function emptyLineCrossings(): LineCrossingsState {
   return { tracks: [], in: {}, out: {} };
 }
 
+/**
+ * The segment start -> end in the pixels of a frame (d: end - start) and its band's limit vectors l0, l1, as
+ * supervision computes them: start -> start + perp and end -> end - perp, perp = (-uy, ux), each taken as
+ * its end minus its start.
+ */
+function lineBand(rule: LineRule, size: FrameSize) {
+  const sx = rule.start[0] * size.width;
+  const sy = rule.start[1] * size.height;
+  const ex = rule.end[0] * size.width;
+  const ey = rule.end[1] * size.height;
+  const dx = ex - sx;
+  const dy = ey - sy;
+  const mag = Math.sqrt(dx * dx + dy * dy);
+  const ux = dx / mag;
+  const uy = dy / mag;
+  return {
+    sx,
+    sy,
+    ex,
+    ey,
+    dx,
+    dy,
+    l0x: sx + -uy - sx,
+    l0y: sy + ux - sy,
+    l1x: ex - -uy - ex,
+    l1y: ey - ux - ey,
+  };
+}
+
 /** Frames a track may be missing before its side is forgotten (supervision: threshold + 1). */
 const FORGET_AFTER_FRAMES = 2;
 
@@ -42,14 +74,8 @@ export class LineCrossings {
   private readonly tracks: Map<string, LineTrackState>;
   private readonly inCounts: Counts;
   private readonly outCounts: Counts;
-  private readonly sx: number;
-  private readonly sy: number;
-  private readonly ex: number;
-  private readonly ey: number;
-  private readonly dx: number;
-  private readonly dy: number;
-  private readonly l0: [number, number];
-  private readonly l1: [number, number];
+  /** The segment and its band in the pixels of a frame of that size. */
+  private readonly bandAt = perFrameSize((size) => lineBand(this.rule, size));
 
   constructor(
     private readonly rule: LineRule,
@@ -58,24 +84,12 @@ export class LineCrossings {
     this.tracks = new Map(state.tracks.map(([id, s]) => [id, { ...s }]));
     this.inCounts = sortedCounts(state.in);
     this.outCounts = sortedCounts(state.out);
-    [this.sx, this.sy] = rule.start;
-    [this.ex, this.ey] = rule.end;
-    this.dx = this.ex - this.sx;
-    this.dy = this.ey - this.sy;
-    const mag = Math.sqrt(this.dx * this.dx + this.dy * this.dy);
-    const ux = this.dx / mag;
-    const uy = this.dy / mag;
-    // supervision: limit vectors start->start+perp and end->end-perp, perp = (-uy, ux), taken as end - start.
-    this.l0 = [this.sx + -uy - this.sx, this.sy + ux - this.sy];
-    this.l1 = [this.ex - -uy - this.ex, this.ey - ux - this.ey];
   }
 
-  /** One frame: `observations` are the watched tracked objects, `present` their track ids. */
-  step(
-    ctx: EventContext,
-    observations: readonly { track: string; label: string; box: Box }[],
-    present: ReadonlySet<string>,
-  ): AnalyticsEvent[] {
+  /** One frame of size `size`: what the line watches of it (its tracked objects and their anchors in pixels). */
+  step(ctx: EventContext, view: FrameView, size: FrameSize): AnalyticsEvent[] {
+    const { tracked, ids: present, ax: anchorsX, ay: anchorsY } = view;
+    const { sx, sy, ex, ey, dx, dy, l0x, l0y, l1x, l1y } = this.bandAt(size);
     // Deleting the entry being visited is safe in a Map iteration.
     for (const [id, s] of this.tracks) {
       if (present.has(id)) s.absent = 0;
@@ -83,13 +97,14 @@ export class LineCrossings {
     }
     const events: AnalyticsEvent[] = [];
     const t = ctx.mediaMs;
-    for (const o of observations) {
-      const ax = anchorX(o.box, this.rule.anchor);
-      const ay = anchorY(o.box, this.rule.anchor);
-      const c1 = this.l0[0] * (ay - this.sy) - this.l0[1] * (ax - this.sx);
-      const c2 = this.l1[0] * (ay - this.ey) - this.l1[1] * (ax - this.ex);
+    for (let i = 0; i < tracked.length; i++) {
+      const o = tracked[i];
+      const ax = anchorsX[i];
+      const ay = anchorsY[i];
+      const c1 = l0x * (ay - sy) - l0y * (ax - sx);
+      const c2 = l1x * (ay - ey) - l1y * (ax - ex);
       if (c1 > 0 !== c2 > 0) continue; // outside the segment's band
-      const left = this.dx * (ay - this.sy) - this.dy * (ax - this.sx) < 0;
+      const left = dx * (ay - sy) - dy * (ax - sx) < 0;
       const s = this.tracks.get(o.track);
       if (!s) {
         this.tracks.set(o.track, { side: left, pending_since: null, absent: 0 });

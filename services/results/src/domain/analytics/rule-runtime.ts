@@ -1,58 +1,13 @@
 import { addCount, type Counts } from '@vision/shared';
 import { CoverageZone, emptyCoverageZone, type CoverageZoneState } from './coverage-zone';
-import { PolygonCover } from '@vision/shared';
+import { PolygonCover, perFrameSize, pointsInPixels } from '@vision/shared';
 import { dwellPercentile } from './dwell-stats';
 import type { AnalyticsEvent, EndReason, EventContext } from './events';
-import { polygonBounds, type Box, type LineRule, type ZoneRule } from '@vision/shared';
+import { type FrameSize, type LineRule, type ZoneRule } from '@vision/shared';
 import { emptyLineCrossings, LineCrossings, type LineCrossingsState } from './line-crossings';
 import { OccupancyAlerts, type OccupancyAlertsState } from './occupancy-alerts';
-import { emptyZoneVisits, ZoneVisits, type TrackedObservation, type ZoneVisitsState } from './zone-visits';
-
-/** One watched object of a frame, as a rule sees it (`track` absent: an object without a track id). */
-export interface Watched {
-  index: number;
-  track?: string;
-  label: string;
-  box: Box;
-}
-
-/** What the rules with one filter (labels, min_score) see of a frame: built once per frame and filter. */
-export interface FrameView {
-  watched: Watched[];
-  /** The watched objects with a track id, and those ids. */
-  tracked: TrackedObservation[];
-  ids: Set<string>;
-}
-
-/** The objects of a frame a rule watches (labels absent or empty: every label). */
-export function viewOf(
-  candidates: readonly (Watched & { score: number })[],
-  rule: { labels?: string[]; min_score: number },
-): FrameView {
-  const labels = rule.labels && rule.labels.length > 0 ? new Set(rule.labels) : null;
-  const view: FrameView = { watched: [], tracked: [], ids: new Set() };
-  for (const c of candidates) {
-    if (c.score < rule.min_score || (labels && !labels.has(c.label))) continue;
-    view.watched.push(c);
-    if (c.track !== undefined) {
-      view.tracked.push({ index: c.index, track: c.track, label: c.label, box: c.box });
-      view.ids.add(c.track);
-    }
-  }
-  return view;
-}
-
-const filterKeys = new WeakMap<object, string>();
-
-/** Rules with equal keys watch the same objects (cached per rule object). */
-export function filterKey(rule: { labels?: string[]; min_score: number }): string {
-  let key = filterKeys.get(rule);
-  if (key === undefined) {
-    key = JSON.stringify([rule.min_score, [...new Set(rule.labels ?? [])].sort()]);
-    filterKeys.set(rule, key);
-  }
-  return key;
-}
+import { emptyZoneVisits, ZoneVisits, type ZoneVisitsState } from './zone-visits';
+import type { FrameView } from './frame-input';
 
 export interface ZoneRuntimeState {
   visits?: ZoneVisitsState;
@@ -91,10 +46,12 @@ const total = (c: Counts): number => Object.values(c).reduce((a, b) => a + b, 0)
 
 export class ZoneRuntime {
   readonly kind = 'zone';
-  private readonly bounds: Box;
   private readonly visits?: ZoneVisits;
   private readonly coverage?: CoverageZone;
-  private readonly cover?: PolygonCover;
+  /** A coverage zone's polygon in the pixels of a frame of that size. */
+  private readonly coverAt = perFrameSize(
+    (size) => new PolygonCover(pointsInPixels(this.rule.polygon, size)),
+  );
   private readonly alerts: OccupancyAlerts;
   private counts: Counts = {};
 
@@ -103,15 +60,12 @@ export class ZoneRuntime {
     readonly version: number,
     state?: ZoneRuntimeState,
   ) {
-    this.bounds = polygonBounds(rule.polygon);
     const threshold = rule.coverage;
     if (threshold === undefined) {
       this.visits = new ZoneVisits(rule, state?.visits ?? emptyZoneVisits());
     } else {
-      this.cover = new PolygonCover(rule.polygon);
       this.coverage = new CoverageZone(
         { ...rule, coverage: threshold },
-        this.cover,
         state?.coverage ?? emptyCoverageZone(),
       );
     }
@@ -124,19 +78,23 @@ export class ZoneRuntime {
     return this.coverage?.state.counts ?? {};
   }
 
-  /** Runs one frame; marks `inZone[index]` for each object counted in the zone. */
-  step(ctx: EventContext, view: FrameView, inZone: (index: number) => void): AnalyticsEvent[] {
+  /** Runs one frame of size `size`; marks `inZone[index]` for each object counted in the zone. */
+  step(
+    ctx: EventContext,
+    view: FrameView,
+    size: FrameSize,
+    inZone: (index: number) => void,
+  ): AnalyticsEvent[] {
     let events: AnalyticsEvent[];
     const watched = view.watched;
     if (this.visits) {
-      const tracked = view.tracked;
-      events = this.visits.step(ctx, tracked, view.ids);
-      for (const w of tracked) if (this.visits.tracks.get(w.track)?.visit) inZone(w.index);
+      events = this.visits.step(ctx, view, size, inZone);
     } else {
+      const cover = this.coverAt(size);
       const counts: Counts = {};
       let all = 0;
       for (const w of watched)
-        if (this.cover?.overlaps(w.box)) {
+        if (cover.overlaps(w.px)) {
           addCount(counts, w.label);
           all++;
           inZone(w.index);
@@ -144,7 +102,8 @@ export class ZoneRuntime {
       addCount(counts, '*', all);
       events = (this.coverage as CoverageZone).step(
         ctx,
-        watched.map((w) => w.box),
+        cover,
+        watched.map((w) => w.px),
         counts,
       );
     }
@@ -217,8 +176,8 @@ export class LineRuntime {
     this.crossings = new LineCrossings(rule, state ?? emptyLineCrossings());
   }
 
-  step(ctx: EventContext, view: FrameView): AnalyticsEvent[] {
-    return this.crossings.step(ctx, view.tracked, view.ids);
+  step(ctx: EventContext, view: FrameView, size: FrameSize): AnalyticsEvent[] {
+    return this.crossings.step(ctx, view, size);
   }
 
   /** A line holds no open state worth an event: a changed or removed line just stops counting. */

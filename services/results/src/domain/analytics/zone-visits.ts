@@ -1,20 +1,21 @@
 import { addCount, sortedCounts, type Counts } from '@vision/shared';
-import { addDwell, emptyDwellStats, type DwellStats } from './dwell-stats';
+import { addDwell, dwellDue, emptyDwellStats, type DwellStats, type Visit } from './dwell-stats';
 import { makeEvent, type AnalyticsEvent, type EndReason, type EventContext } from './events';
+import type { FrameView, TrackedObservation } from './frame-input';
 import {
-  anchorX,
-  anchorY,
-  distance,
+  imageDistance,
+  perFrameSize,
   pointInPolygonXY,
+  pointsInPixels,
   polygonXY,
-  type PolygonXY,
-  type Box,
+  type FrameSize,
   type Point,
   type ZoneRule,
 } from '@vision/shared';
 
 /**
- * Visits of tracked objects to a zone, decided by the anchor point (docs/ANALYTICS.md, "Exact rules"):
+ * Visits of tracked objects to a zone, decided by the anchor point (docs/ANALYTICS.md, "Exact rules"), on the
+ * frame's pixels: the anchor of the box in pixels in the polygon in pixels.
  * - hysteresis: a track enters once its anchor has been seen inside for >= enter_ms of media time without
  *   being seen outside in between; an open visit ends once the anchor has been seen outside for >= exit_ms
  *   without being seen inside in between. Frames without the track neither extend nor reset a run.
@@ -23,31 +24,16 @@ import {
  * - a track not seen for more than lost_grace_ms is lost: its open visit ends (zone.exited, reason lost).
  * - id switch: a track id with no state in this zone whose anchor is inside, in a frame where an open visit's
  *   track is missing (last seen <= lost_grace_ms ago) with the same label and its last anchor within
- *   switch_distance, takes that visit over (no event). Pairs are matched nearest first.
+ *   switch_distance on the image (imageDistance: units of the frame's longer side), takes that visit over
+ *   (no event). Pairs are matched nearest first.
  */
-export interface Visit {
-  id: string;
-  label: string;
-  start_ms: number;
-  last_inside_ms: number;
-  dwell_alerted: boolean;
-}
-
-/** The visit's dwell once it reaches the rule's limit for the first time (marking it alerted); else undefined. */
-export function dwellDue(rule: ZoneRule, visit: Visit): number | undefined {
-  const limit = rule.dwell_limit_ms;
-  const dwell = visit.last_inside_ms - visit.start_ms;
-  if (limit === undefined || visit.dwell_alerted || dwell < limit) return undefined;
-  visit.dwell_alerted = true;
-  return dwell;
-}
-
 export interface TrackState {
   label: string;
   inside: boolean;
   /** Media time of the first observation of the current run on the other side of `inside`. */
   pending_since: number | null;
   last_seen_ms: number;
+  /** Normalized: the switch distance is measured on the frame that compares. */
   last_anchor: [number, number];
   visit: Visit | null;
 }
@@ -58,14 +44,6 @@ export interface ZoneVisitsState {
   entered: Counts;
   exited: Counts;
   dwell: DwellStats;
-}
-
-/** One watched, tracked object of a frame. */
-export interface TrackedObservation {
-  index: number;
-  track: string;
-  label: string;
-  box: Box;
 }
 
 export function emptyZoneVisits(): ZoneVisitsState {
@@ -79,37 +57,47 @@ export class ZoneVisits {
   private readonly entered: Counts;
   private readonly exited: Counts;
   private readonly dwell: DwellStats;
-  private readonly poly: PolygonXY;
+  private readonly polygonAt = perFrameSize((size) => polygonXY(pointsInPixels(this.rule.polygon, size)));
 
   constructor(
     private readonly rule: ZoneRule,
     state: ZoneVisitsState,
   ) {
-    this.poly = polygonXY(rule.polygon);
     this.tracks = new Map(state.tracks.map(([id, s]) => [id, structuredClone(s)]));
     this.entered = sortedCounts(state.entered);
     this.exited = sortedCounts(state.exited);
     this.dwell = structuredClone(state.dwell);
   }
 
-  /** Runs one frame's watched tracked objects (`seen`: their track ids); returns the events, in a fixed order. */
+  /**
+   * Runs one frame's watched tracked objects; returns the events, in a fixed order, and marks `inZone(index)` for
+   * each object with an open visit.
+   */
   step(
     ctx: EventContext,
-    observations: readonly TrackedObservation[],
-    seen: ReadonlySet<string>,
+    view: FrameView,
+    size: FrameSize,
+    inZone: (index: number) => void,
   ): AnalyticsEvent[] {
     const events: AnalyticsEvent[] = [];
     const t = ctx.mediaMs;
+    const poly = this.polygonAt(size);
+    const { tracked, ids: seen, ax: anchorsX, ay: anchorsY } = view;
+    const { width, height } = size;
     const fresh: { obs: TrackedObservation; anchor: Point; inside: boolean }[] = [];
-    for (const obs of observations) {
-      const ax = anchorX(obs.box, this.rule.anchor);
-      const ay = anchorY(obs.box, this.rule.anchor);
-      const inside = pointInPolygonXY(ax, ay, this.poly);
-      const s = this.tracks.get(obs.track);
+    /** Each observation's state once observed (a new track's: after the frame's new tracks are placed). */
+    const states: (TrackState | undefined)[] = new Array<TrackState | undefined>(tracked.length);
+    for (let i = 0; i < tracked.length; i++) {
+      const obs = tracked[i];
+      const inside = pointInPolygonXY(anchorsX[i], anchorsY[i], poly);
+      // The track's anchor is kept normalized.
+      const ax = anchorsX[i] / width;
+      const ay = anchorsY[i] / height;
+      const s = (states[i] = this.tracks.get(obs.track));
       if (s) this.observe(ctx, events, obs.track, s, obs.label, ax, ay, inside);
       else fresh.push({ obs, anchor: [ax, ay], inside });
     }
-    this.takeOver(ctx, events, fresh, seen);
+    this.takeOver(ctx, events, fresh, seen, size);
     for (const f of fresh) {
       if (this.tracks.has(f.obs.track)) continue;
       const s: TrackState = {
@@ -132,6 +120,8 @@ export class ZoneVisits {
       this.tracks.delete(id);
       if (s.visit) events.push(this.endVisit(ctx, id, s.visit, 'lost'));
     }
+    for (let i = 0; i < tracked.length; i++)
+      if ((states[i] ?? this.tracks.get(tracked[i].track))?.visit) inZone(tracked[i].index);
     return events;
   }
 
@@ -218,6 +208,7 @@ export class ZoneVisits {
     events: AnalyticsEvent[],
     fresh: { obs: TrackedObservation; anchor: Point; inside: boolean }[],
     seen: ReadonlySet<string>,
+    size: FrameSize,
   ): void {
     const t = ctx.mediaMs;
     if (!fresh.some((f) => f.inside)) return;
@@ -229,7 +220,7 @@ export class ZoneVisits {
     for (const f of fresh) {
       if (!f.inside) continue;
       for (const [id, s] of missing) {
-        const d = distance(f.anchor, s.last_anchor);
+        const d = imageDistance(f.anchor[0], f.anchor[1], s.last_anchor[0], s.last_anchor[1], size);
         if (s.visit?.label === f.obs.label && d <= this.rule.switch_distance)
           pairs.push({ d, last: s.last_seen_ms, fresh: f.obs.track, old: id, f });
       }

@@ -1,0 +1,202 @@
+/**
+ * The real node cluster of scripts/kube/node-cluster.sh, as test/cluster uses it: kubectl and helm against it, a
+ * release of the chart installed from the service image with the stack's servers as its backends (reached by the
+ * pods on the host's end of the node network, VISION_STACK_POD_*), and the public API through Traefik's route.
+ * scripts/test-cluster.sh starts the servers and the cluster and sets the environment this module reads.
+ */
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { randomBytes } from 'node:crypto';
+
+interface StackServers {
+  readStackEnv(): Record<string, string>;
+}
+interface DbLogins {
+  createDeploymentDatabase(
+    pgUrl: string,
+    database: string,
+  ): Promise<Record<string, { user: string; password: string }>>;
+  dropDeploymentDatabase(pgUrl: string, database: string): Promise<void>;
+}
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const stackServers = require('../../scripts/distributed/stack-servers.js') as StackServers;
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const dbLogins = require('../../scripts/distributed/db-logins.js') as DbLogins;
+
+export const repoRoot = path.resolve(__dirname, '../..');
+export const need = (name: string): string => {
+  const v = process.env[name];
+  if (!v) throw new Error(`${name} is not set: run this file with scripts/test-cluster.sh`);
+  return v;
+};
+export const gatewayUrl = (): string => need('VISION_KUBE_GATEWAY_URL');
+export const hostIp = (): string => need('VISION_KUBE_HOST_IP');
+const helmBin = (): string => need('VISION_HELM');
+export const kubeBin = (): string =>
+  path.join(process.env.VISION_KUBE_DIR ?? path.join(os.homedir(), '.cache/vision-kube'), 'bin');
+const kubectlBin = (): string => path.join(kubeBin(), 'kubectl');
+
+export interface KubeObject {
+  apiVersion: string;
+  kind: string;
+  metadata: {
+    name: string;
+    namespace?: string;
+    labels?: Record<string, string>;
+    annotations?: Record<string, string>;
+  };
+  spec?: Record<string, unknown>;
+  status?: Record<string, unknown>;
+}
+
+/** Runs kubectl or helm; throws with its output unless it exits 0. */
+export function run(tool: 'kubectl' | 'helm', args: string[], input?: string): string {
+  const bin = tool === 'helm' ? helmBin() : kubectlBin();
+  const r = spawnSync(bin, args, { cwd: repoRoot, input, encoding: 'utf8', maxBuffer: 256 << 20 });
+  if (r.status !== 0)
+    throw new Error(`${tool} ${args.join(' ')} exited ${r.status}:\n${r.stderr}${r.stdout}`);
+  return r.stdout;
+}
+
+export function get(args: string[]): KubeObject[] {
+  const parsed = JSON.parse(run('kubectl', ['get', ...args, '-o', 'json'])) as KubeObject & {
+    items?: KubeObject[];
+  };
+  return parsed.items ?? [parsed];
+}
+
+/** Polls `check` (which throws while not yet true) until it passes or `ms` runs out; rethrows the last error. */
+export async function eventually<T>(check: () => T | Promise<T>, ms = 180_000, every = 2000): Promise<T> {
+  const end = Date.now() + ms;
+  for (;;) {
+    try {
+      return await check();
+    } catch (err) {
+      if (Date.now() > end) throw err;
+      await new Promise((resolve) => setTimeout(resolve, every));
+    }
+  }
+}
+
+export interface Release {
+  name: string;
+  namespace: string;
+  database: string;
+  values: string;
+  /** helm upgrade --install with the release's values and more arguments. */
+  upgrade(...args: string[]): string;
+  uninstall(): Promise<void>;
+}
+
+/**
+ * Installs the chart as `name` in `namespace` (created), on a database of its own with a login per service, the
+ * brokers' super user in a Secret of its own, and the stack's servers as seen from the pods. `extraValues` files
+ * are given after the release's own values (the production-like file, for instance).
+ */
+export async function installRelease(name: string, namespace: string, ...extra: string[]): Promise<Release> {
+  const env = stackServers.readStackEnv();
+  const pgUrl = env.VISION_STACK_PG_URL;
+  const podPg = new URL(env.VISION_STACK_POD_PG_URL);
+  const database = `vision_node_${name.replace(/[^a-z0-9]/g, '_')}_${randomBytes(3).toString('hex')}`;
+  const logins = await dbLogins.createDeploymentDatabase(pgUrl, database);
+  const url = (who: string) => {
+    const u = new URL(podPg.toString());
+    u.username = encodeURIComponent(logins[who].user);
+    u.password = encodeURIComponent(logins[who].password);
+    u.pathname = `/${database}`;
+    return u.toString();
+  };
+  const services = ['gateway', 'tasks', 'quota', 'results', 'images'];
+  run('kubectl', ['create', 'namespace', namespace]);
+  run('kubectl', [
+    'create',
+    'secret',
+    'generic',
+    'kafka-admin',
+    '-n',
+    namespace,
+    `--from-literal=username=${env.VISION_STACK_KAFKA_ADMIN_USER}`,
+    `--from-literal=password=${env.VISION_STACK_KAFKA_ADMIN_PASSWORD}`,
+  ]);
+  const host = hostIp();
+  const port = (u: string) => Number(new URL(u).port);
+  const backend = (p: number) => ({
+    to: [{ ipBlock: { cidr: `${host}/32` } }],
+    ports: [{ port: p, protocol: 'TCP' }],
+  });
+  const values = {
+    image: {
+      repository: 'localhost/vision',
+      tag: process.env.VISION_IMAGE_TAG ?? 'dev',
+      pullPolicy: 'Never',
+    },
+    external: {
+      postgres: {
+        url: url('owner'),
+        serviceUrls: Object.fromEntries(services.map((s) => [s, url(s)])),
+        serviceRoles: Object.fromEntries(services.map((s) => [s, logins[s].user])),
+      },
+      redis: { url: env.VISION_STACK_POD_REDIS_URL },
+      kafka: {
+        brokers: [env.VISION_STACK_POD_KAFKA_BROKERS],
+        topicPartitions: 2,
+        sasl: { superUser: { existingSecret: 'kafka-admin' } },
+      },
+      s3: {
+        endpoint: env.VISION_STACK_POD_S3_ENDPOINT,
+        bucket: database.replace(/_/g, '-'),
+        accessKey: env.VISION_STACK_S3_ACCESS_KEY,
+        secretKey: env.VISION_STACK_S3_SECRET_KEY,
+      },
+    },
+    // The way in: a Gateway of the release for Traefik's "web" entry point (a process of the node, so the gateway
+    // admits it by the address it reaches pods from).
+    route: { enabled: true, gateway: { create: true, className: 'traefik', port: 8000 } },
+    networkPolicy: {
+      gatewayFrom: [{ ipBlock: { cidr: `${need('VISION_KUBE_BRIDGE_IP')}/32` } }],
+      streamEgress: {
+        backends: {
+          postgres: backend(port(env.VISION_STACK_POD_PG_URL)),
+          kafka: backend(Number(env.VISION_STACK_POD_KAFKA_BROKERS.split(':')[1])),
+          s3: backend(port(env.VISION_STACK_POD_S3_ENDPOINT)),
+          otlp: { to: [] },
+        },
+      },
+    },
+  };
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'vision-node-release-'));
+  const valuesFile = path.join(dir, 'values.json');
+  writeFileSync(valuesFile, JSON.stringify(values, null, 2));
+  const chart = path.join(repoRoot, 'charts/vision');
+  const upgrade = (...args: string[]) =>
+    run('helm', [
+      'upgrade',
+      '--install',
+      name,
+      chart,
+      '-n',
+      namespace,
+      ...extra.flatMap((f) => ['-f', f]),
+      '-f',
+      valuesFile,
+      '--wait',
+      '--timeout',
+      '10m',
+      ...args,
+    ]);
+  upgrade();
+  return {
+    name,
+    namespace,
+    database,
+    values: valuesFile,
+    upgrade,
+    async uninstall() {
+      run('helm', ['uninstall', name, '-n', namespace, '--wait', '--timeout', '3m']);
+      run('kubectl', ['delete', 'namespace', namespace, '--wait=true', '--timeout=180s']);
+      await dbLogins.dropDeploymentDatabase(pgUrl, database);
+    },
+  };
+}
