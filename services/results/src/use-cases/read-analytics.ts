@@ -1,7 +1,7 @@
 import { invalidRequest, notFound, type Clock, type Identity, type RuleSet } from '@vision/shared';
 import type { AnalyticsEvent, AnalyticsSummary } from '../domain/analytics';
 import type { CursorCodec } from '../domain/cursor';
-import { isEndOfData, isExpired } from '../domain/task-meta';
+import { isEndOfEvents, isExpired } from '../domain/task-meta';
 import type { AnalyticsStore } from '../store/analytics-store';
 import type { FramesStore } from '../store/frames-store';
 import type { TaskResolver } from './resolve-task';
@@ -82,7 +82,7 @@ export class AnalyticsReader {
     const lastN = page.length > 0 ? page[page.length - 1].n : afterN;
     let done = false;
     if (!hasMore) {
-      // Every event is out once the task's frames are complete and every stored frame was evaluated.
+      // Every event is out once the task has ended, its frames are complete and every stored frame was evaluated.
       const rec = await store.get(taskId);
       const lastStored = await frames.lastSeq(taskId);
       const evaluated = rec ? (rec.snapshot?.as_of_seq ?? -1) : lastStored;
