@@ -9,7 +9,8 @@ import net from 'node:net';
 import { IDENTITY_HEADER } from '@vision/shared';
 import type { StoredFrame } from '../src/domain/frames';
 import { signFor } from '../../../test/helpers/identity';
-import { startWebhookHarness, type WebhookHarness } from './webhook-harness';
+import { logger } from './helpers';
+import { startWebhookHarness, waitFor, type WebhookHarness } from './webhook-harness';
 
 jest.setTimeout(120_000);
 
@@ -58,8 +59,15 @@ test('a reader that takes nothing loses its stream; reading again, it gets the b
   await once(client, 'connect');
   client.write(`GET ${path} HTTP/1.1\r\nHost: x\r\n${IDENTITY_HEADER}: ${identity}\r\n\r\n`);
   client.pause();
-  // Long enough for the service to fill every buffer and find the reader stalled.
-  await new Promise((r) => setTimeout(r, 4_000));
+  // The service fills every buffer towards the reader, finds it stalled and closes the stream.
+  const info = jest.spyOn(logger, 'info');
+  const closing = () =>
+    info.mock.calls.some((c) => c.includes('closing a stream whose reader stopped reading'));
+  try {
+    await waitFor('the stream closed for its stalled reader', async () => closing(), 30_000);
+  } finally {
+    info.mockRestore();
+  }
 
   let head = '';
   let ids = 0;
@@ -69,7 +77,7 @@ test('a reader that takes nothing loses its stream; reading again, it gets the b
   });
   const ended = new Promise<boolean>((resolve) => {
     client.once('close', () => resolve(true));
-    setTimeout(() => resolve(false), 20_000);
+    setTimeout(() => resolve(false), 10_000);
   });
   client.resume();
   expect(await ended).toBe(true);
