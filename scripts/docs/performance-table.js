@@ -35,6 +35,7 @@ const BENCHES = [
   nodeBench('live', 'live RTSP streams one instance keeps up with'),
   nodeBench('results', 'results ingest and reads through the gateway'),
   nodeBench('overload', 'four times capacity, offered open-loop'),
+  nodeBench('overload-replay', 'sixteen heavy analytics replays beside another subject'),
   nodeBench('slow-attacks', 'slowhttptest beside a client'),
   nodeBench('startup', 'standalone start to ready'),
   nodeBench('memory', 'standalone resident memory, idle and after both models'),

@@ -166,19 +166,17 @@ describe('zones and lines on a video task', () => {
     expect((replay.body.events as unknown[]).map((e) => JSON.stringify(e))).toEqual(raw);
     expect(replay.body.analytics).toEqual(summary.body);
 
-    // A new version of the rules, after the end: the zone changed, so its open visits end.
+    // The task has ended: its rules and its events are final. A new version is refused, the feed still ends
+    // with the same events, and no webhook follows.
     const put = await api('PUT', `/v1/vision/tasks/${taskId}/rules`, { zones: [], lines: LINES });
-    expect(put.status).toBe(200);
-    expect(put.body.rules_version).toBe(2);
-    const after = await until('version 2 applied', async () => {
-      const s = await api('GET', `/v1/vision/tasks/${taskId}/analytics`);
-      return s.body.rules_version === 2 ? s.body : undefined;
-    });
-    expect(after.rules.map((r: { id: string }) => r.id)).toEqual(['curb']);
-    expect(after.rules[0].in_total).toBe(crossings.length);
-    const more = (await allEvents(taskId)).events.slice(events.length);
-    expect(more.every((e) => e.kind.startsWith('zone.') && e.rule_version === 1)).toBe(true);
-    expect(more.filter((e) => e.kind === 'zone.exited').every((e) => e.reason === 'rule_removed')).toBe(true);
-    expect(more.filter((e) => e.kind === 'zone.exited')).toHaveLength(zone.visits.open);
+    expect(put.status).toBe(409);
+    expect(put.body.error).toMatchObject({ code: 'OP-TASK-ENDED', details: { status: 'succeeded' } });
+    expect((await api('GET', `/v1/vision/tasks/${taskId}/rules`)).body.rules_version).toBe(1);
+    await new Promise((r) => setTimeout(r, 2_000));
+    const again = await allEvents(taskId);
+    expect(again.done).toBe(true);
+    expect(again.events.map((e) => JSON.stringify(e))).toEqual(raw);
+    expect((await api('GET', `/v1/vision/tasks/${taskId}/analytics`)).body).toEqual(summary.body);
+    expect(rx.received.filter((r) => r.event && TYPES.includes(r.event.type))).toHaveLength(hooks.length);
   }, 300_000);
 });

@@ -25,3 +25,5 @@ export const CURB = {
   end: [0.2, 0.3] as [number, number],
   labels: ['car'],
 };
+
+export { heaviestRules } from './heaviest-rules';

@@ -162,6 +162,23 @@ export function verifyIdentity(
   call: IdentityCall,
   now = Date.now(),
 ): VerifiedIdentity | undefined {
+  const checked = checkIdentity(verifier, header, audience, call, now);
+  return checked === 'expired' ? undefined : checked;
+}
+
+/**
+ * verifyIdentity, telling apart a header that is valid in every way but its age: `expired` when it was signed
+ * for this very request by an issuer this service trusts, and is now past its expiry (or not yet valid). Such a
+ * call waited too long inside the system after the gateway authenticated it: an internal deadline, not the
+ * caller's credentials.
+ */
+export function checkIdentity(
+  verifier: IdentityVerifier,
+  header: string | undefined,
+  audience: string | readonly string[],
+  call: IdentityCall,
+  now = Date.now(),
+): VerifiedIdentity | 'expired' | undefined {
   if (!header) return undefined;
   const dot = header.indexOf('.');
   if (dot <= 0 || dot === header.length - 1) return undefined;
@@ -186,6 +203,6 @@ export function verifyIdentity(
   // A header lives at most IDENTITY_TTL_MS, whatever its issuer claims, and is not accepted early.
   if (claims.exp - claims.iat > IDENTITY_TTL_MS || claims.exp < claims.iat) return undefined;
   if (now > claims.exp + IDENTITY_CLOCK_SKEW_MS || now < claims.iat - IDENTITY_CLOCK_SKEW_MS)
-    return undefined;
+    return 'expired';
   return { subject: claims.sub, requestId: claims.rid, issuer: claims.iss, audience: claims.aud };
 }

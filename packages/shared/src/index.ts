@@ -23,6 +23,7 @@ export * from './admission/in-turn';
 export * from './admission/deadline';
 export * from './request-shape';
 export * from './strict-body';
+export * from './stall';
 export * from './unparsable-request';
 export * from './scenes';
 export * from './service-client';

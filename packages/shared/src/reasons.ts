@@ -23,6 +23,8 @@ export const REASONS = [
   'invalid_limit',
   'invalid_min_score',
   'too_many_ids',
+  // zones and lines of a task
+  'rule_history_full',
   // Idempotency-Key
   'idempotency_key',
   'idempotency_mismatch',

@@ -26,3 +26,16 @@ export function strictBody<S extends z.ZodRawShape>(shape: S, body: unknown): z.
   }
   return parsed.data;
 }
+
+/**
+ * The one answer to a query parameter a route does not take: 400 OP-TASK-REQUEST-INVALID, reason
+ * `unknown_field`, `details.field` its name (the first one, in the order given). Every route of the API
+ * refuses unknown parameters alike, those that take none included.
+ */
+export function refuseUnknownQuery(query: Record<string, unknown>, known: readonly string[] = []): void {
+  for (const name of Object.keys(query))
+    if (!known.includes(name))
+      throw invalidRequest(`Unknown query parameter: ${name.slice(0, 64)}`, REASON.unknown_field, {
+        field: name.slice(0, 64),
+      });
+}

@@ -128,10 +128,10 @@ describe('createServiceApp', () => {
       undefined,
       'garbage',
       signIdentity(impostor, { subject: 's', requestId: 'r' }, 'quota', echo),
-      // for another service, for another request, or expired
+      signIdentity(impostor, { subject: 's', requestId: 'r' }, 'quota', echo, Date.now() - 60_000),
+      // for another service, or for another request
       signIdentity(gateway, { subject: 's', requestId: 'r' }, 'tasks', echo),
       signIdentity(gateway, { subject: 's', requestId: 'r' }, 'quota', { method: 'GET', target: '/echo' }),
-      signIdentity(gateway, { subject: 's', requestId: 'r' }, 'quota', echo, Date.now() - 60_000),
     ]) {
       const req = request(app).post('/echo').send({ a: 1 });
       const res = header ? await req.set(IDENTITY_HEADER, header) : await req;
@@ -142,6 +142,23 @@ describe('createServiceApp', () => {
     const res = await request(app).post('/echo').set(IDENTITY_HEADER, auth('POST', '/echo')).send({ a: 1 });
     expect(res.status).toBe(200);
     expect(res.body).toEqual({ subject: 'sub-1', body: { a: 1 } });
+  });
+
+  it('answers a valid identity that expired while the call waited with 503 and Retry-After, never 401', async () => {
+    const { app } = makeApp();
+    const echo = { method: 'POST', target: '/echo' };
+    for (const at of [Date.now() - 60_000, Date.now() + 60_000]) {
+      const res = await request(app)
+        .post('/echo')
+        .set(IDENTITY_HEADER, signIdentity(gateway, { subject: 's', requestId: 'r' }, 'quota', echo, at))
+        .send({ a: 1 });
+      expect(res.status).toBe(503);
+      expect(res.body.error).toMatchObject({
+        code: 'OP-SYS-UNAVAILABLE',
+        details: { reason: 'deadline_exceeded' },
+      });
+      expect(res.headers['retry-after']).toBe('1');
+    }
   });
 
   it('skips identity on public paths', async () => {

@@ -57,6 +57,8 @@ export const gatewayShape = {
   GATEWAY_UPSTREAM_SOCKETS: env.int(64, 1, 10_000),
   /** An upload that sends no byte for this long is cut (answered 400 when nothing was answered yet). */
   GATEWAY_UPLOAD_IDLE_MS: env.int(30_000, 100, 3_600_000),
+  /** An event stream whose client took nothing for this long, every buffer towards it full, is closed. */
+  GATEWAY_STREAM_STALL_MS: env.int(30_000, 100, 600_000),
   GATEWAY_OPENAPI_FILE: z.string().optional(),
   /** The web console's build output (default: packages/console/dist of this checkout). */
   GATEWAY_CONSOLE_DIR: z.string().optional(),

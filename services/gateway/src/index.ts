@@ -79,6 +79,7 @@ export function createGateway(deps: GatewayDeps): GatewayParts {
     timeoutMs: cfg.GATEWAY_UPSTREAM_TIMEOUT_MS,
     pooledSockets: cfg.GATEWAY_UPSTREAM_SOCKETS,
     uploadIdleMs: cfg.GATEWAY_UPLOAD_IDLE_MS,
+    streamStallMs: cfg.GATEWAY_STREAM_STALL_MS,
     onAnswer: (target, headers) => door.observe(target.name as Upstream, headers[LOAD_HEADER]),
   });
   const app = createApp({

@@ -39,6 +39,7 @@ describe('gateway upstream timeout', () => {
       timeoutMs: 300,
       pooledSockets: 4,
       uploadIdleMs: 5000,
+      streamStallMs: 30_000,
     });
     const tracer = trace.getTracer('test');
     // The gateway's handler answers errors with the envelope (an express response).

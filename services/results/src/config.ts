@@ -39,8 +39,14 @@ export const resultsShape = {
   RESULTS_STREAM_HEARTBEAT_MS: env.int(15_000, 100, 120_000),
   /** Pause between reads of a results stream that has caught up with the stored frames. */
   RESULTS_STREAM_POLL_MS: env.int(500, 10, 10_000),
+  /** A stream whose reader took nothing for this long, every buffer on the way full, is closed. */
+  RESULTS_STREAM_STALL_MS: env.int(30_000, 100, 600_000),
   /** Most stored frames one analytics replay request evaluates; a longer task is replayed page by page. */
   RESULTS_REPLAY_MAX_FRAMES: env.int(10_000, 1, 1_000_000),
+  /** Replays evaluated at once by one replica; the others wait their turn in the `replays` queue. */
+  RESULTS_REPLAY_MAX_IN_FLIGHT: env.int(2, 1, 64),
+  /** Longest a replay waits for its turn; one expected to wait longer is refused at once (503 overloaded). */
+  RESULTS_REPLAY_QUEUE_MAX_WAIT_MS: env.int(5_000, 0, 20_000),
   /** Pause between retention passes; 0 turns the timer off. */
   RESULTS_JANITOR_INTERVAL_MS: env.int(60_000, 0),
   /** Most frames one retention DELETE removes. */

@@ -1,5 +1,6 @@
 import type { Express } from 'express';
 import {
+  AdmissionQueue,
   ServiceClient,
   closeServer,
   createBus,
@@ -99,6 +100,7 @@ export function createResults(deps: ResultsDeps): ResultsParts {
     pollMs: cfg.RESULTS_STREAM_POLL_MS,
     heartbeatMs: cfg.RESULTS_STREAM_HEARTBEAT_MS,
     maxDurationMs: cfg.RESULTS_STREAM_MAX_MS,
+    stallMs: cfg.RESULTS_STREAM_STALL_MS,
   };
   const app = createApp({
     logger,
@@ -121,6 +123,13 @@ export function createResults(deps: ResultsDeps): ResultsParts {
       logger,
       defaultLimit: cfg.RESULTS_DEFAULT_LIMIT,
       replayMaxFrames: cfg.RESULTS_REPLAY_MAX_FRAMES,
+      admission: new AdmissionQueue({
+        queue: 'replays',
+        what: 'replays',
+        maxInFlight: cfg.RESULTS_REPLAY_MAX_IN_FLIGHT,
+        maxWaitMs: cfg.RESULTS_REPLAY_QUEUE_MAX_WAIT_MS,
+        limit: cfg.ADMISSION_LIMIT,
+      }),
       stream,
     },
   });

@@ -4,6 +4,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { TOPICS } from '@vision/shared';
+import { heaviestRules } from '../../../test/helpers/places';
 import { endMessage, risingCarFrame } from './helpers';
 import { startWebhookHarness, waitFor, type WebhookHarness } from './webhook-harness';
 
@@ -106,5 +107,43 @@ describe('replay of a task longer than one request may read', () => {
     expect(r.body.error.details).toMatchObject({ reason: 'invalid_cursor' });
     const empty = await replay({ ...RULES, cursor: '' });
     expect(empty.body.error.details).toMatchObject({ reason: 'invalid_field', field: 'cursor' });
+  });
+});
+
+describe('replay with the largest rule set the API accepts', () => {
+  const LARGEST = heaviestRules(['car']);
+  const over = {
+    zones: LARGEST.zones.map((z, i) =>
+      i === 0 ? { ...z, labels: [...(z.labels as string[]), 'x'.repeat(200)] } : z,
+    ),
+  };
+
+  it('refuses a set over RULE_LIMITS.maxBytes, and pages the largest one within max_frames, each body under 1 MiB', async () => {
+    // One more label passes the limit: refused like any invalid set.
+    const big = await replay(over);
+    expect(big.status).toBe(400);
+    expect(big.body.error.details).toMatchObject({ reason: 'invalid_field', field: 'zones' });
+    const pages = async (maxFrames: number) => {
+      const out: Replay[] = [];
+      let cursor: string | undefined;
+      do {
+        const body = { ...LARGEST, max_frames: maxFrames, ...(cursor ? { cursor } : {}) };
+        expect(Buffer.byteLength(JSON.stringify(body))).toBeLessThan(1024 * 1024);
+        const r = await replay(body);
+        expect(r.status).toBe(200);
+        out.push(r.body as Replay);
+        cursor = (r.body as Replay).next_cursor;
+      } while (cursor !== '' && out.length < 20);
+      return out;
+    };
+    const small = await pages(2);
+    expect(small.map((p) => p.frames)).toEqual([2, 2, 2, 2, 2, 2]);
+    // The cursor carries the engine's state, not the rules.
+    expect(small[0].next_cursor.length).toBeLessThan(4096);
+    const large = await pages(5);
+    expect(large.map((p) => p.frames)).toEqual([5, 5, 2]);
+    const events = (ps: Replay[]) => ps.flatMap((p) => p.events).map((e) => JSON.stringify(e));
+    expect(events(small)).toEqual(events(large));
+    expect(small[small.length - 1].analytics).toEqual(large[large.length - 1].analytics);
   });
 });

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { TOPICS, type RuleSet } from '@vision/shared';
+import { TOPICS } from '@vision/shared';
 import type { EngineSnapshot } from '../src/domain/analytics';
 import { AnalyticsStore } from '../src/store/analytics-store';
 import { jobGrantFor } from '../../../test/helpers/identity';
@@ -88,7 +88,7 @@ describe('the geometry a task was evaluated under', () => {
       this: AnalyticsStore,
       id,
       version,
-      rules: RuleSet,
+      digest,
       _snapshot,
       now,
     ) {
@@ -98,12 +98,11 @@ describe('the geometry a task was evaluated under', () => {
         rules_version: version,
         as_of_seq: null,
         media_ms: null,
-        rules,
         versions: [],
         zones: [],
         lines: [],
       };
-      return create.call(this, id, version, rules, legacy, now);
+      return create.call(this, id, version, digest, legacy, now);
     });
     const { stored, inTotal } = await evaluated(taskId);
     expect(inTotal).toBe(0);

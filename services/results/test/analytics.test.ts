@@ -262,6 +262,11 @@ describe('analytics of places in the results service', () => {
       media_ms: null,
       rules: [],
     });
+    // An unknown query parameter answers as on the events and results routes.
+    for (const p of ['analytics?x=1', 'events?x=1', 'results?x=1']) {
+      const r = await h.api('GET', `/v1/vision/tasks/${taskId}/${p}`);
+      expect([r.status, r.body.error.details]).toEqual([400, { reason: 'unknown_field', field: 'x' }]);
+    }
 
     const bow = {
       zones: [

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { VIDEO_UPLOAD, commonShape, env, loadConfig } from '@vision/shared';
+import { RULE_LIMITS, VIDEO_UPLOAD, commonShape, env, loadConfig } from '@vision/shared';
 
 /** Environment variables of the tasks service (validated once at start). */
 export const tasksShape = {
@@ -17,6 +17,10 @@ export const tasksShape = {
   /** 512 MB (SPEC 4.2; the gateway's video body cap is this plus 1 MiB of multipart overhead). */
   TASKS_MAX_VIDEO_BYTES: env.int(VIDEO_UPLOAD.maxFileBytes, 1),
   TASKS_MAX_ACTIVE: env.int(3, 1, 10_000),
+  /** Rules versions one task may have; a PUT past it is refused (docs/ANALYTICS.md, "Limits"). */
+  TASKS_RULES_MAX_VERSIONS: env.int(1000, 1, 1_000_000),
+  /** Bytes of the distinct rule sets one task stores (each once, by content); at least one largest set. */
+  TASKS_RULES_MAX_BYTES: env.int(1_048_576, RULE_LIMITS.maxBytes, 1_073_741_824),
   TASKS_MAINTENANCE: env.bool(false),
   /**
    * Job slots of the inference backend shared fairly between subjects (domain/fair-share.ts); when

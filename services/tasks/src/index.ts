@@ -83,7 +83,10 @@ export function createTasks(deps: TasksDeps): TasksParts {
   const { cfg, db, bus, objects, clock, logger } = deps;
   const unconfined = unconfinedDecoderWarning(decoderSandbox());
   if (unconfined) logger.warn(unconfined);
-  const store = new TaskStore(db.knex, clock);
+  const store = new TaskStore(db.knex, clock, {
+    maxVersions: cfg.TASKS_RULES_MAX_VERSIONS,
+    maxBytes: cfg.TASKS_RULES_MAX_BYTES,
+  });
   const inference =
     deps.inference ??
     new InferenceClient(

@@ -41,6 +41,11 @@ describe('GET /v1/vision/tasks/{id}/snapshot', () => {
     expect(got.headers['x-frame-time-ms']).toBe('1200');
     expect(Buffer.compare(got.body as Buffer, JPEG)).toBe(0);
 
+    // An unknown query parameter answers as on every other route.
+    const query = await stack.http.get(`/v1/vision/tasks/${id}/snapshot?foo=bar`).use(stack.as('alice'));
+    expect(query.status).toBe(400);
+    expect(query.body.error.details).toEqual({ reason: 'unknown_field', field: 'foo' });
+
     // Another subject's task is unknown to it; an unknown id too.
     expect((await snapshot('bob', id)).status).toBe(404);
     expect((await snapshot('alice', randomUUID())).status).toBe(404);

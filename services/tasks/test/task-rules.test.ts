@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { TOPICS, type IncomingMessage, REASON } from '@vision/shared';
+import { heaviestRules } from '../../../test/helpers/places';
 import { MP4, type Stack, startClipServer, startStack, waitFor } from './harness';
 
 let stack: Stack;
@@ -47,6 +48,13 @@ const putRules = (subject: string, id: string, body: unknown) =>
     .send(body as object);
 const eventsOf = (id: string) =>
   events.filter((e) => e.key === id).map((e) => e.value as Record<string, unknown>);
+
+/** The largest rule set the API accepts, and one label more. */
+function overLimit(): { zones: Record<string, unknown>[] } {
+  const { zones } = heaviestRules(['car']);
+  zones[0] = { ...zones[0], labels: [...(zones[0].labels as string[]), 'x'.repeat(200)] };
+  return { zones };
+}
 
 describe('zones and lines on video tasks', () => {
   test('a stream task takes rules at creation (version 1), announced with its first event', async () => {
@@ -139,6 +147,7 @@ describe('zones and lines on video tasks', () => {
       'invalid_field',
       { field: 'lines' },
     ],
+    ['a rule set over RULE_LIMITS.maxBytes', overLimit(), 'invalid_field', { field: 'zones' }],
     [
       'an unknown field',
       { zones: [{ ...zone, colour: 'red' }] },

@@ -162,8 +162,8 @@ export interface paths {
     /** The task's current zones and lines and their rules version */
     get: operations['getTaskRules'];
     /**
-     * Replace a video task's zones and lines while it runs (no restart)
-     * @description The body is the whole new rule set. When it differs from the rules in force it becomes a new rules version (`rules_version` + 1); the same rules again change nothing (the PUT is idempotent). Rules whose definition is unchanged keep their state, counts and event ids; a changed or removed zone ends its open visits (`zone.exited`, reason `rule_changed` or `rule_removed`). The change applies from the next frame results evaluates. An image call record, another key's task or an expired one answer 404.
+     * Replace a video task's zones and lines until it ends (no restart)
+     * @description The body is the whole new rule set. When it differs from the rules in force it becomes a new rules version (`rules_version` + 1); the same rules again change nothing (the PUT is idempotent). Rules whose definition is unchanged keep their state, counts and event ids; a changed or removed zone ends its open visits (`zone.exited`, reason `rule_changed` or `rule_removed`). The change applies from the next frame results evaluates. An image call record, another key's task or an expired one answer 404. A task keeps at most 1000 rules versions and 1 MiB of distinct rule sets (each set is stored once, however often it comes back): a new version past either is 400 `rule_history_full`, with `details.limit` `versions` or `bytes` and `details.maximum`, and changes nothing. Rules change only until the task ends: on a task that succeeded, failed, was stopped or refunded, whose event feed is over, any PUT is 409 `OP-TASK-ENDED` (`details.status`) and nothing changes, no event and no webhook follow; run other rules over its frames with the replay instead.
      */
     put: operations['replaceTaskRules'];
     post?: never;
@@ -238,7 +238,7 @@ export interface paths {
     put?: never;
     /**
      * Evaluate a rule set over the task's stored frames (finished or running); nothing is re-decoded
-     * @description The rule set runs as rules version 1 from the task's first stored frame on, in a fresh engine: the task's own rules, counts and events are not touched. One request evaluates at most `max_frames` frames (at most the service's `RESULTS_REPLAY_MAX_FRAMES`, 10,000 by default); when frames remain, the answer's `next_cursor` carries the evaluation's state, and the same rules sent again with `cursor` go on from there, until `next_cursor` is empty (every frame stored at that moment evaluated). The pages together answer the same events with the same ids, byte for byte, as one replay of every frame; replaying the rules a task was created with (never replaced) answers exactly the events of `GET .../events`. At most `max_events` events of a request are returned (the first ones); the analytics cover every frame replayed so far. A cursor that is altered, of another task or rule set, or not a replay cursor is 400 `invalid_cursor`.
+     * @description The rule set runs as rules version 1 from the task's first stored frame on, in a fresh engine: the task's own rules, counts and events are not touched. One request evaluates at most `max_frames` frames (at most the service's `RESULTS_REPLAY_MAX_FRAMES`, 10,000 by default); when frames remain, the answer's `next_cursor` carries the evaluation's state, and the same rules sent again with `cursor` go on from there, until `next_cursor` is empty (every frame stored at that moment evaluated). The pages together answer the same events with the same ids, byte for byte, as one replay of every frame; replaying the rules a task was created with (never replaced) answers exactly the events of `GET .../events`. At most `max_events` events of a request are returned (the first ones); the analytics cover every frame replayed so far. A cursor that is altered, of another task or rule set, or not a replay cursor is 400 `invalid_cursor`. A request also ends at its work budget (rule work times frames, about 0.25 s of one core at most) and answers its `next_cursor` as at `max_frames`; the cursor refers to the rules by their digest and never carries them, so a rule set of the largest size (65,536 bytes as stored) and any cursor fit in one request body. Replays are admitted like other costly calls: a bounded, fair queue per service and at the gateway's door; one that cannot start in time is 503 `overloaded` with `Retry-After`.
      */
     post: operations['replayTaskAnalytics'];
     delete?: never;
@@ -833,6 +833,7 @@ export interface components {
           | 'OP-SYS-UNAVAILABLE'
           | 'OP-TASK-NOT-STOPPABLE'
           | 'OP-TASK-NO-PICTURE'
+          | 'OP-TASK-ENDED'
           | 'OP-NOT-FOUND'
           | 'OP-METHOD-NOT-ALLOWED'
           | 'OP-SYS-INTERNAL';
@@ -859,6 +860,7 @@ export interface components {
             | 'invalid_limit'
             | 'invalid_min_score'
             | 'too_many_ids'
+            | 'rule_history_full'
             | 'idempotency_key'
             | 'idempotency_mismatch'
             | 'in_progress'
@@ -1649,6 +1651,16 @@ export interface operations {
       400: components['responses']['InvalidRules'];
       401: components['responses']['Unauthorized'];
       404: components['responses']['NotFound'];
+      /** @description OP-TASK-ENDED, the task has ended (succeeded, failed, stopped or refunded); its rules are final */
+      409: {
+        headers: {
+          'X-Request-Id': components['headers']['RequestId'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
       429: components['responses']['TooManyRequests'];
       503: components['responses']['Unavailable'];
     };

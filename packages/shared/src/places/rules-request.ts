@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { invalidRequest } from '../errors';
 import { REASON } from '../reasons';
 import { parseRules, type RuleSet } from './rules';
@@ -31,4 +32,13 @@ export function canonicalJson(value: unknown): string {
         )
       : v,
   );
+}
+
+/**
+ * The address of a rule set's content: the SHA-256 (hex) of its canonical JSON. Tasks stores each set once per
+ * task under it and its versions and events refer to it; results keeps the sets it was sent under it; a replay
+ * cursor names its rules by it.
+ */
+export function rulesDigest(rules: RuleSet): string {
+  return createHash('sha256').update(canonicalJson(rules)).digest('hex');
 }

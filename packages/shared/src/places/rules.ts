@@ -24,6 +24,12 @@ export const RULE_LIMITS = {
    * any image it is at least this fraction of the shorter side long, so its strip is always defined.
    */
   minLineLength: 1e-3,
+  /**
+   * The largest rule set, in bytes of its JSON as stored (UTF-8, every default filled in): the same bound on
+   * every path that takes rules (JSON and multipart creation, PUT rules, replay), and what a replay request
+   * carries beside its cursor.
+   */
+  maxBytes: 65_536,
 } as const;
 
 export const RULE_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
@@ -175,10 +181,27 @@ export interface RulesError {
 
 export type ParseRulesResult = { ok: true; rules: RuleSet } | { ok: false; error: RulesError };
 
+/** The bytes a rule set takes as stored: its JSON in UTF-8 (the measure of RULE_LIMITS.maxBytes). */
+export function ruleSetBytes(rules: RuleSet): number {
+  return Buffer.byteLength(JSON.stringify(rules));
+}
+
 /** Validates a rule set (the `zones` and `lines` of a request). Never throws. */
 export function parseRules(input: unknown): ParseRulesResult {
   const r = ruleSetSchema.safeParse(input);
-  if (r.success) return { ok: true, rules: r.data };
+  if (r.success) {
+    const bytes = ruleSetBytes(r.data);
+    if (bytes <= RULE_LIMITS.maxBytes) return { ok: true, rules: r.data };
+    const field = r.data.zones.length > 0 ? 'zones' : 'lines';
+    return {
+      ok: false,
+      error: {
+        reason: 'invalid_field',
+        message: `Invalid field ${field}: the rule set is ${bytes} bytes, at most ${RULE_LIMITS.maxBytes}`,
+        details: { field },
+      },
+    };
+  }
   const unknown = r.error.issues.find((i) => i.code === 'unrecognized_keys');
   if (unknown && unknown.code === 'unrecognized_keys') {
     const fields = unknown.keys.map((k) => [...unknown.path, k.slice(0, 64)].join('.'));

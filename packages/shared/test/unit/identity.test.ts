@@ -2,6 +2,7 @@ import { generateKeyPairSync, sign } from 'node:crypto';
 import {
   callHash,
   callersOf,
+  checkIdentity,
   IDENTITY_CALLS,
   IDENTITY_CLOCK_SKEW_MS,
   IDENTITY_ISSUERS,
@@ -229,6 +230,13 @@ describe('signed identity header', () => {
     expect(verifyIdentity(all, header, 'tasks', GET_TASK, lastValid)).toMatchObject(id);
     expect(verifyIdentity(all, header, 'tasks', GET_TASK, lastValid + 1)).toBeUndefined();
     expect(verifyIdentity(all, header, 'tasks', GET_TASK, now - IDENTITY_CLOCK_SKEW_MS - 1)).toBeUndefined();
+    // checkIdentity tells an expired header (valid in every other way) from a bad one.
+    expect(checkIdentity(all, header, 'tasks', GET_TASK, lastValid + 1)).toBe('expired');
+    expect(checkIdentity(all, header, 'tasks', GET_TASK, now - IDENTITY_CLOCK_SKEW_MS - 1)).toBe('expired');
+    expect(checkIdentity(all, header, 'quota', GET_TASK, lastValid + 1)).toBeUndefined();
+    expect(
+      checkIdentity(all, `${header.slice(0, -4)}AAAA`, 'tasks', GET_TASK, lastValid + 1),
+    ).toBeUndefined();
   });
 
   it('refuses a signed header whose lifetime exceeds the TTL', () => {

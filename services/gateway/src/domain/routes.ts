@@ -11,7 +11,10 @@ export interface RouteMatch {
   methods: readonly Method[];
   /** Largest request body accepted at the edge, in bytes. */
   maxBodyBytes: number;
-  /** Its POST needs inference: admitted or refused at the door (use-cases/door.ts) before it is forwarded. */
+  /**
+   * Its POST is costly work (inference, or an analytics replay): admitted or refused at the door
+   * (use-cases/door.ts) before it is forwarded.
+   */
   door: boolean;
 }
 
@@ -51,7 +54,7 @@ const ROUTES: readonly RouteRule[] = [
   rule('/v1/vision/tasks/{task_id}/snapshot', 'tasks', ['GET'], 0),
   rule('/v1/vision/tasks/{task_id}/rules', 'tasks', ['GET', 'PUT'], DEFAULT_BODY_LIMIT),
   rule('/v1/vision/tasks/{task_id}/analytics', 'results', ['GET'], 0),
-  rule('/v1/vision/tasks/{task_id}/analytics/replay', 'results', ['POST'], DEFAULT_BODY_LIMIT),
+  rule('/v1/vision/tasks/{task_id}/analytics/replay', 'results', ['POST'], DEFAULT_BODY_LIMIT, true),
   rule('/v1/vision/tasks/{task_id}/events', 'results', ['GET'], 0),
   rule('/v1/vision/tasks/{task_id}/events/stream', 'results', ['GET'], 0),
   rule('/v1/vision/video-tasks', 'tasks', ['POST'], VIDEO_BODY_LIMIT, true),

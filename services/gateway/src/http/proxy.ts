@@ -3,6 +3,7 @@ import { Agent, type Dispatcher } from 'undici';
 import {
   ApiError,
   REASON,
+  awaitDrain,
   endAfterBody,
   sendContinue,
   sendError,
@@ -26,6 +27,8 @@ export interface ForwarderOptions {
   pooledSockets: number;
   /** An upload that sends no byte for this long is cut; its upstream request is aborted. */
   uploadIdleMs: number;
+  /** An event stream whose client took nothing for this long, the buffers on the way full, is closed. */
+  streamStallMs: number;
   /** Sees each upstream answer's head (before it is relayed): the door reads the load reports. */
   onAnswer?: (target: ProxyTarget, headers: Dispatcher.ResponseData['headers']) => void;
 }
@@ -40,6 +43,10 @@ export interface Forwarder {
   /** Closes the upstream connections. */
   close(): void;
 }
+
+/** An answer of Server-Sent Events (`text/event-stream`). */
+const isEventStream = (headers: Dispatcher.ResponseData['headers']): boolean =>
+  String(headers['content-type'] ?? '').startsWith('text/event-stream');
 
 /** Errors undici raises when a connection it reused turned out closed before any answer came. */
 const STALE_CONNECTION = new Set(['UND_ERR_SOCKET', 'ECONNRESET', 'EPIPE', 'UND_ERR_CLOSED']);
@@ -92,13 +99,36 @@ export function createForwarder(logger: Logger, opts: ForwarderOptions): Forward
     opts.onAnswer?.(target, up.headers);
     if (res.destroyed || res.headersSent) return void up.body.destroy();
     res.writeHead(up.statusCode, clientHeaders(up.headers));
-    up.body.on('data', (chunk: Buffer) => {
-      if (!res.write(chunk)) up.body.pause();
-    });
-    res.on('drain', () => up.body.resume());
+    if (isEventStream(up.headers)) relayStream(res, up);
+    else {
+      up.body.on('data', (chunk: Buffer) => {
+        if (!res.write(chunk)) up.body.pause();
+      });
+      res.on('drain', () => up.body.resume());
+    }
     up.body.once('end', () => endAfterBody(req, res));
     up.body.once('error', () => res.destroy());
     res.once('close', () => up.body.destroy());
+  };
+
+  /**
+   * An event stream (SSE) relayed with back-pressure; a client that takes nothing for `streamStallMs` while the
+   * gateway's buffers towards it are full has stopped reading: the stream is closed, upstream and client
+   * (docs/CONNECTIONS.md, "Streams whose reader stopped reading").
+   */
+  const relayStream = (res: ServerResponse, up: Dispatcher.ResponseData): void => {
+    const gone = new AbortController();
+    res.once('close', () => gone.abort());
+    up.body.on('data', (chunk: Buffer) => {
+      if (res.write(chunk)) return;
+      up.body.pause();
+      void awaitDrain(res, opts.streamStallMs, gone.signal).then((outcome) => {
+        if (outcome === 'drained') return void up.body.resume();
+        if (outcome !== 'stalled') return;
+        logger.info({ stall_ms: opts.streamStallMs }, 'closing an event stream whose client stopped reading');
+        res.destroy();
+      });
+    });
   };
 
   const forwardBodiless = (req: IncomingMessage, res: ServerResponse, target: ProxyTarget) => {

@@ -16,10 +16,11 @@ import type { Upstream } from '../domain/routes';
  */
 export type DoorMode = 'reports' | 'gradient' | 'off';
 
-/** The door's queue of each upstream that runs inference, as the metrics name it. */
+/** The door's queue of each upstream that runs costly work, as the metrics name it. */
 const QUEUES: Partial<Record<Upstream, { queue: string; what: string }>> = {
   images: { queue: 'gateway_image_calls', what: 'image calls' },
   tasks: { queue: 'gateway_task_creations', what: 'task creations' },
+  results: { queue: 'gateway_replays', what: 'replays' },
 };
 
 interface UpstreamDoor {

@@ -79,8 +79,15 @@ export const taskEventSchema = z.object({
       failed: z.number().int().min(0),
     })
     .optional(),
-  /** Video tasks with zones or lines: the rules in force (checked by parseRules where used) and their version. */
+  /**
+   * Video tasks with zones or lines: the version in force and the digest of its rule set; the set itself
+   * (checked by parseRules where used) on the events that bring one new to the task.
+   */
   rules_version: z.number().int().min(0).optional(),
+  rules_digest: z
+    .string()
+    .regex(/^[0-9a-f]{64}$/)
+    .optional(),
   rules: z.unknown().optional(),
 });
 

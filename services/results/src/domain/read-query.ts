@@ -1,4 +1,4 @@
-import { invalidRequest } from '@vision/shared';
+import { invalidRequest, refuseUnknownQuery } from '@vision/shared';
 
 /** Page size bounds of SPEC.md 4.4 and the default used when `limit` is omitted (docs/API.md). */
 export const MIN_LIMIT = 1;
@@ -41,10 +41,7 @@ function single(query: RawQuery, name: string): string | undefined {
  * (reason `unknown_field`), like unknown JSON fields elsewhere in the API.
  */
 export function parseReadQuery(query: RawQuery, defaultLimit = DEFAULT_LIMIT): ReadQuery {
-  for (const name of Object.keys(query)) {
-    if (!KNOWN.has(name))
-      throw invalidRequest(`Unknown query parameter: ${name}`, 'unknown_field', { field: name });
-  }
+  refuseUnknownQuery(query, [...KNOWN]);
   const out: ReadQuery = { limit: defaultLimit };
 
   const cursor = single(query, 'cursor');

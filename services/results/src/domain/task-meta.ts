@@ -69,3 +69,12 @@ export function isEndOfData(input: EndOfDataInput): boolean {
   const since = meta.statusAt?.getTime();
   return since !== undefined && since + input.endGraceMs <= input.now.getTime();
 }
+
+/**
+ * True when every analytics event of a task is out: its frames are complete (isEndOfData) and the task has ended
+ * (a terminal status, from its task events). Until it has ended its rules may still change, and a change appends
+ * events; once it has, tasks refuses any change of its rules, so this end is final.
+ */
+export function isEndOfEvents(input: EndOfDataInput): boolean {
+  return isTerminalStatus(input.meta.status) && isEndOfData(input);
+}

@@ -1,11 +1,21 @@
 /** Zones and lines of a video task: analytics, events (page and SSE), replay (docs/API.md). */
-import { once } from 'node:events';
 import type { Express } from 'express';
-import { identityOf, invalidRequest, REASON, requireRules, route, type Logger } from '@vision/shared';
+import {
+  type AdmissionQueue,
+  identityOf,
+  inTurn,
+  invalidRequest,
+  REASON,
+  refuseUnknownQuery,
+  requireRules,
+  route,
+  type Logger,
+} from '@vision/shared';
 import { parseReadQuery } from '../domain/read-query';
 import { resumeCursor } from '../domain/sse';
 import type { AnalyticsReader } from '../use-cases/read-analytics';
 import { streamPages, type StreamSettings } from '../use-cases/stream-results';
+import { sseSink } from './sse-sink';
 
 export interface AnalyticsRouteDeps {
   reader: AnalyticsReader;
@@ -13,6 +23,8 @@ export interface AnalyticsRouteDeps {
   defaultLimit: number;
   /** RESULTS_REPLAY_MAX_FRAMES: the most frames one replay request evaluates (and its default). */
   replayMaxFrames: number;
+  /** The `replays` queue: replays run in their turn, bounded by wait and fair per subject (docs/OVERLOAD.md). */
+  admission: AdmissionQueue;
   stream: StreamSettings;
 }
 
@@ -31,6 +43,7 @@ export function mountAnalyticsRoutes(app: Express, d: AnalyticsRouteDeps): void 
   app.get(
     '/v1/vision/tasks/:taskId/analytics',
     route(async (req, res) => {
+      refuseUnknownQuery(req.query as Record<string, unknown>);
       const summary = await d.reader.summary(String(req.params.taskId), identityOf(res));
       res.setHeader('Cache-Control', 'no-store');
       res.json(summary);
@@ -58,8 +71,6 @@ export function mountAnalyticsRoutes(app: Express, d: AnalyticsRouteDeps): void 
       const read = (c: string | undefined) =>
         d.reader.events(taskId, identity, { limit: parsed.limit, ...(c !== undefined ? { cursor: c } : {}) });
       const first = await read(cursor);
-      const gone = new AbortController();
-      res.on('close', () => gone.abort());
       try {
         const end = await streamPages(d.stream, 'zone_event', parsed.limit, read, first, () => {
           res.status(200);
@@ -67,13 +78,7 @@ export function mountAnalyticsRoutes(app: Express, d: AnalyticsRouteDeps): void 
           res.setHeader('Cache-Control', 'no-store');
           res.setHeader('X-Accel-Buffering', 'no');
           res.flushHeaders();
-          return {
-            signal: gone.signal,
-            write: async (chunk) => {
-              if (gone.signal.aborted || res.write(chunk)) return;
-              await once(res, 'drain', { signal: gone.signal }).catch(() => undefined);
-            },
-          };
+          return sseSink(res, d.stream.stallMs, d.logger, identity.requestId);
         });
         if (end !== 'gone') res.end();
       } catch (err) {
@@ -119,11 +124,14 @@ export function mountAnalyticsRoutes(app: Express, d: AnalyticsRouteDeps): void 
           },
         );
       const rules = requireRules(ruleInput);
-      const out = await d.reader.replay(String(req.params.taskId), identity, rules, {
-        maxEvents: events,
-        maxFrames: frames,
-        ...(cursor !== undefined ? { cursor } : {}),
-      });
+      const out = await inTurn(d.admission, req, res, identity.subject, 0, ({ signal }) =>
+        d.reader.replay(String(req.params.taskId), identity, rules, {
+          maxEvents: events,
+          maxFrames: frames,
+          signal,
+          ...(cursor !== undefined ? { cursor } : {}),
+        }),
+      );
       res.setHeader('Cache-Control', 'no-store');
       res.json(out);
     }),

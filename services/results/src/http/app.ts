@@ -1,4 +1,3 @@
-import { once } from 'node:events';
 import type { Express } from 'express';
 import {
   createServiceApp,
@@ -14,6 +13,7 @@ import type { ResultsReader } from '../use-cases/read-results';
 import { streamResults, type StreamSettings } from '../use-cases/stream-results';
 import { mountAnalyticsRoutes, type AnalyticsRouteDeps } from './analytics-routes';
 import { mountWebhookRoutes, type WebhookRouteDeps } from './webhook-routes';
+import { sseSink } from './sse-sink';
 
 export interface AppDeps {
   logger: Logger;
@@ -60,8 +60,6 @@ export function createApp(deps: AppDeps): Express {
           if (parsed.cursor !== undefined) deps.reader.position(taskId, parsed.cursor);
           const cursor = resumeCursor(req.header('last-event-id'), parsed.cursor);
           const query = { limit: parsed.limit, minScore: parsed.minScore, ...(cursor ? { cursor } : {}) };
-          const gone = new AbortController();
-          res.on('close', () => gone.abort());
           let opened = false;
           try {
             const end = await streamResults(
@@ -76,13 +74,7 @@ export function createApp(deps: AppDeps): Express {
                 res.setHeader('X-Accel-Buffering', 'no');
                 res.setHeader(APPLIED_MIN_SCORE_HEADER, String(appliedMinScore));
                 res.flushHeaders();
-                return {
-                  signal: gone.signal,
-                  write: async (chunk) => {
-                    if (gone.signal.aborted || res.write(chunk)) return;
-                    await once(res, 'drain', { signal: gone.signal }).catch(() => undefined);
-                  },
-                };
+                return sseSink(res, deps.stream.stallMs, deps.logger, identity.requestId);
               },
             );
             if (end !== 'gone') res.end();

@@ -2,10 +2,14 @@ import type { Knex, RuleSet } from '@vision/shared';
 import type { AnalyticsEvent, EngineSnapshot } from '../domain/analytics';
 import type { FrameZones } from '../domain/frames';
 
-/** What results keeps about one task's analytics (a row of analytics_tasks). */
+/**
+ * What results keeps about one task's analytics: a row of analytics_tasks, which names its rules by digest, and
+ * the rule set it names (analytics_rule_sets, each set of a task stored once).
+ */
 export interface AnalyticsRecord {
   taskId: string;
   rulesVersion: number;
+  rulesDigest: string;
   rules: RuleSet;
   /** The engine as of its last evaluated frame; null before it evaluated any. */
   snapshot: EngineSnapshot | null;
@@ -16,6 +20,7 @@ export interface AnalyticsRecord {
 interface Row {
   task_id: string;
   rules_version: number;
+  rules_digest: string;
   rules: string;
   snapshot: string | null;
   events_count: string | number;
@@ -25,6 +30,7 @@ interface Row {
 const fromRow = (r: Row): AnalyticsRecord => ({
   taskId: r.task_id,
   rulesVersion: Number(r.rules_version),
+  rulesDigest: r.rules_digest,
   rules: JSON.parse(r.rules) as RuleSet,
   snapshot: r.snapshot === null ? null : (JSON.parse(r.snapshot) as EngineSnapshot),
   eventsCount: Number(r.events_count),
@@ -36,8 +42,8 @@ export interface AnalyticsStep {
   taskId: string;
   /** The rev read: the write fails (AnalyticsConflict) when another writer moved the row since. */
   rev: number;
-  rulesVersion: number;
-  rules: RuleSet;
+  /** A new rules version the step starts (stored beforehand with keepRules); absent: the version stands. */
+  rules?: { version: number; digest: string };
   snapshot: EngineSnapshot;
   /** The events decided, numbered from the stored count on. */
   events: AnalyticsEvent[];
@@ -59,15 +65,35 @@ export class AnalyticsStore {
   constructor(private readonly knex: Knex) {}
 
   async get(taskId: string): Promise<AnalyticsRecord | undefined> {
-    const r = (await this.knex('analytics_tasks').where({ task_id: taskId }).first()) as Row | undefined;
+    const r = (await this.knex('analytics_tasks as t')
+      .join('analytics_rule_sets as s', function on() {
+        this.on('s.task_id', '=', 't.task_id').andOn('s.digest', '=', 't.rules_digest');
+      })
+      .where('t.task_id', taskId)
+      .first('t.*', 's.rules')) as Row | undefined;
     return r ? fromRow(r) : undefined;
   }
 
-  /** Records a task's first known rules; false when it already had some (the row stands). */
+  /** Stores a rule set of the task under its digest, once (a set it holds already is left as it is). */
+  async keepRules(taskId: string, digest: string, rules: RuleSet): Promise<void> {
+    await this.knex('analytics_rule_sets')
+      .insert({ task_id: taskId, digest, rules: JSON.stringify(rules) })
+      .onConflict(['task_id', 'digest'])
+      .ignore();
+  }
+
+  /** The rule set the task holds under `digest`. */
+  async rulesOf(taskId: string, digest: string): Promise<RuleSet | undefined> {
+    const r = (await this.knex('analytics_rule_sets').where({ task_id: taskId, digest }).first('rules')) as
+      { rules: string } | undefined;
+    return r ? (JSON.parse(r.rules) as RuleSet) : undefined;
+  }
+
+  /** Records a task's first known rules (stored beforehand with keepRules); false when it already had some. */
   async create(
     taskId: string,
     rulesVersion: number,
-    rules: RuleSet,
+    rulesDigest: string,
     snapshot: EngineSnapshot | null,
     now: Date,
   ): Promise<boolean> {
@@ -75,7 +101,7 @@ export class AnalyticsStore {
       .insert({
         task_id: taskId,
         rules_version: rulesVersion,
-        rules: JSON.stringify(rules),
+        rules_digest: rulesDigest,
         snapshot: snapshot === null ? null : JSON.stringify(snapshot),
         updated_at: now,
       })
@@ -87,8 +113,9 @@ export class AnalyticsStore {
 
   /**
    * Writes a step: the events (numbered from `eventsCount`; an id already stored is kept once), the frames'
-   * annotations, and the row (rules, snapshot, count, rev + 1) only if its rev is still `step.rev`. `also`
-   * runs in the same transaction (the webhook deliveries of the events).
+   * annotations, and the row (snapshot, count, rev + 1, and the rules version and digest when the step starts
+   * a new one: never the rules themselves) only if its rev is still `step.rev`. `also` runs in the same
+   * transaction (the webhook deliveries of the events).
    */
   async write(
     step: AnalyticsStep,
@@ -100,8 +127,7 @@ export class AnalyticsStore {
       const moved = await trx('analytics_tasks')
         .where({ task_id: step.taskId, rev: step.rev })
         .update({
-          rules_version: step.rulesVersion,
-          rules: JSON.stringify(step.rules),
+          ...(step.rules ? { rules_version: step.rules.version, rules_digest: step.rules.digest } : {}),
           snapshot: JSON.stringify(step.snapshot),
           events_count: eventsCount + step.events.length,
           rev: step.rev + 1,
@@ -145,5 +171,6 @@ export class AnalyticsStore {
   async deleteTask(taskId: string): Promise<void> {
     await this.knex('analytics_events').where({ task_id: taskId }).delete();
     await this.knex('analytics_tasks').where({ task_id: taskId }).delete();
+    await this.knex('analytics_rule_sets').where({ task_id: taskId }).delete();
   }
 }

@@ -1,5 +1,6 @@
 import type { Migration } from '@vision/shared';
 import { analyticsMigration } from './analytics-migration';
+import { ruleSetsMigration } from './rule-sets-migration';
 import { webhooksMigration } from './webhook-migration';
 
 /**
@@ -58,4 +59,5 @@ export const migrations: Migration[] = [
   },
   webhooksMigration,
   analyticsMigration,
+  ruleSetsMigration,
 ];

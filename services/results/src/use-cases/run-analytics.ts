@@ -12,12 +12,16 @@ import type { AnalyticsRecord, AnalyticsStore } from '../store/analytics-store';
 import type { FramesStore } from '../store/frames-store';
 import type { TasksStore } from '../store/tasks-store';
 import { fanOut, type FanoutDeps } from '../workers/webhook-fanout';
+import { WorkSlices } from './work-slices';
 
 /** A task's rules as announced on vision.task-events. */
 export interface RulesNotice {
   taskId: string;
   version: number;
-  rules: RuleSet;
+  /** The digest of the version's rule set (rulesDigest). */
+  digest: string;
+  /** The set itself, when the event brought it; otherwise results holds it from an earlier event of the task. */
+  rules?: RuleSet;
   /**
    * True when the rules were in force from the task's first frame (created with them); false for a
    * replacement, which holds from the frames stored after it was announced.
@@ -47,7 +51,7 @@ export function geometryOf(rec: AnalyticsRecord | null | undefined): EngineGeome
 /** The engine a record holds: its snapshot, or a new one at the record's rules and version. */
 export function engineOf(rec: AnalyticsRecord): AnalyticsEngine {
   return rec.snapshot
-    ? AnalyticsEngine.restore(rec.snapshot)
+    ? AnalyticsEngine.restore(rec.snapshot, rec.rules)
     : AnalyticsEngine.create(rec.taskId, rec.rules, rec.rulesVersion);
 }
 
@@ -59,7 +63,6 @@ function startingAfter(n: RulesNotice, seq: number, mediaMs: number): EngineSnap
     rules_version: n.version,
     as_of_seq: seq,
     media_ms: mediaMs,
-    rules: n.rules,
     geometry: 'pixels',
     versions: [],
     zones: [],
@@ -101,9 +104,19 @@ export class AnalyticsRunner {
 
   /** A task's rules were announced: records them, or evaluates the frames under the old ones and replaces them. */
   async rulesAnnounced(n: RulesNotice): Promise<void> {
-    const { store, frames, clock } = this.deps;
+    const { store, frames, clock, logger } = this.deps;
     await this.locked(n.taskId, async () => {
+      if (n.rules) await store.keepRules(n.taskId, n.digest, n.rules);
       const rec = await store.get(n.taskId);
+      if (rec && n.version <= rec.rulesVersion) return;
+      const rules = n.rules ?? (await store.rulesOf(n.taskId, n.digest));
+      if (!rules) {
+        logger.warn(
+          { task_id: n.taskId, rules_version: n.version },
+          'a rules version whose set no event brought: not evaluated',
+        );
+        return;
+      }
       if (!rec) {
         let snapshot: EngineSnapshot | null = null;
         if (!n.fromStart) {
@@ -113,15 +126,14 @@ export class AnalyticsRunner {
             snapshot = startingAfter(n, last, frame?.frameTimeMs ?? 0);
           }
         }
-        await store.create(n.taskId, n.version, n.rules, snapshot, clock.now());
+        await store.create(n.taskId, n.version, n.digest, snapshot, clock.now());
         await this.catchUp(n.taskId);
         return;
       }
-      if (n.version <= rec.rulesVersion) return;
       const current = await this.catchUp(n.taskId, rec);
       const engine = engineOf(current);
-      const events = engine.replaceRules(n.rules, n.version);
-      await this.write(current, engine, events, []);
+      const events = engine.replaceRules(rules, n.version);
+      await this.write(current, engine, events, [], { version: n.version, digest: n.digest });
     });
   }
 
@@ -136,8 +148,11 @@ export class AnalyticsRunner {
       if (page.length === 0) return cur;
       const events: AnalyticsEvent[] = [];
       const annotated: { seq: number; zones: FrameZones }[] = [];
+      // Evaluated in slices that yield to the event loop, as a replay is: other calls are served meanwhile.
+      const slices = new WorkSlices(engine.rules);
       for (const f of page) {
         const out = engine.processFrame(analyticsFrameOf(f));
+        await slices.done(f.objects.length);
         if (out.skipped) continue;
         events.push(...out.events);
         annotated.push({ seq: f.seq, zones: { o: out.objects.map((o) => o.zones), z: out.zones } });
@@ -152,6 +167,7 @@ export class AnalyticsRunner {
     engine: AnalyticsEngine,
     events: AnalyticsEvent[],
     frames: { seq: number; zones: FrameZones }[],
+    rules?: { version: number; digest: string },
   ): Promise<AnalyticsRecord> {
     const { store, tasks, clock, fanout, logger } = this.deps;
     const now = clock.now();
@@ -163,8 +179,7 @@ export class AnalyticsRunner {
       {
         taskId: rec.taskId,
         rev: rec.rev,
-        rulesVersion: engine.rulesVersion,
-        rules: engine.rules,
+        ...(rules ? { rules } : {}),
         snapshot,
         events,
         frames,
@@ -183,7 +198,7 @@ export class AnalyticsRunner {
     if (events.length > 0) fanout.wake();
     return {
       ...rec,
-      rulesVersion: engine.rulesVersion,
+      ...(rules ? { rulesVersion: rules.version, rulesDigest: rules.digest } : {}),
       rules: engine.rules,
       snapshot,
       eventsCount: rec.eventsCount + events.length,

@@ -11,6 +11,8 @@ export interface StreamSettings {
   heartbeatMs: number;
   /** Longest life of one stream; the client then reconnects with Last-Event-ID. */
   maxDurationMs: number;
+  /** A stream whose reader took nothing for this long (back-pressure all the way) is closed (sse-sink.ts). */
+  stallMs: number;
 }
 
 export interface StreamSink {

@@ -5,19 +5,21 @@ import {
   metrics,
   verifyJobGrant,
   parseRules,
+  rulesDigest,
   type Bus,
+  type RuleSet,
   type Clock,
   type IncomingMessage,
   type Logger,
   type Subscription,
 } from '@vision/shared';
 import { toStoredFrame, type StoredFrame } from '../domain/frames';
-import { parseFramesTopicMessage, parseTaskEvent } from '../domain/messages';
+import { parseFramesTopicMessage, parseTaskEvent, type TaskEvent } from '../domain/messages';
 import type { EndMarker } from '../domain/task-meta';
 import type { FrameWriter } from './frame-writer';
 import type { FramesStore } from '../store/frames-store';
 import type { TasksStore } from '../store/tasks-store';
-import type { AnalyticsRunner } from '../use-cases/run-analytics';
+import type { AnalyticsRunner, RulesNotice } from '../use-cases/run-analytics';
 
 /** Consumer group of the results service on both topics. */
 export const RESULTS_GROUP = GROUPS.results;
@@ -96,6 +98,32 @@ export function framesBatchHandler(deps: IngestDeps): (messages: IncomingMessage
   };
 }
 
+/**
+ * The rules announcement of a video task's event: its version and the digest of its set, and the set when the
+ * event brings it (parseRules checks it, and it must be the set the digest names). An event of an earlier
+ * release carries the set without its digest.
+ */
+function rulesNotice(e: TaskEvent): RulesNotice | { problem: string } {
+  let rules: RuleSet | undefined;
+  if (e.rules !== undefined) {
+    const parsed = parseRules(e.rules);
+    if (!parsed.ok) return { problem: `rules: ${parsed.error.message}` };
+    rules = parsed.rules;
+  }
+  const digest = e.rules_digest ?? (rules ? rulesDigest(rules) : undefined);
+  if (digest === undefined) return { problem: 'rules: neither a set nor its digest' };
+  if (rules && rulesDigest(rules) !== digest)
+    return { problem: 'rules: the set is not the one its digest names' };
+  return {
+    taskId: e.task_id,
+    version: e.rules_version ?? 0,
+    digest,
+    ...(rules ? { rules } : {}),
+    // Events of one task arrive in order: a version first seen on any other event is the creation's.
+    fromStart: e.type !== 'task.rules_changed',
+  };
+}
+
 /** Handles one batch of `vision.task-events`: ownership, thresholds, retention and status per task. */
 export function taskEventsBatchHandler(deps: IngestDeps): (messages: IncomingMessage[]) => Promise<void> {
   return async (messages) => {
@@ -123,16 +151,9 @@ export function taskEventsBatchHandler(deps: IngestDeps): (messages: IncomingMes
         now,
       );
       if (e.kind === 'video' && e.rules_version !== undefined && e.rules_version > 0 && deps.analytics) {
-        const rules = parseRules(e.rules);
-        if (!rules.ok) skip(deps.logger, m, `rules: ${rules.error.message}`);
-        else
-          await deps.analytics.rulesAnnounced({
-            taskId: e.task_id,
-            version: e.rules_version,
-            rules: rules.rules,
-            // Events of one task arrive in order: a version first seen on any other event is the creation's.
-            fromStart: e.type !== 'task.rules_changed',
-          });
+        const notice = rulesNotice(e);
+        if ('problem' in notice) skip(deps.logger, m, notice.problem);
+        else await deps.analytics.rulesAnnounced(notice);
       }
     }
   };

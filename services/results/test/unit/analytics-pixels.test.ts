@@ -41,15 +41,17 @@ describe('the geometry in snapshots', () => {
     run(e, frames(walk.slice(0, 1), 100, 0, LANDSCAPE));
     const snap = JSON.parse(JSON.stringify(e.snapshot())) as EngineSnapshot;
     expect(snap.geometry).toBe('pixels');
-    const resumed = AnalyticsEngine.restore(snap);
+    const resumed = AnalyticsEngine.restore(snap, DIAGONAL);
     expect(brief(eventsOf(run(resumed, frames(walk.slice(1), 100, 1, LANDSCAPE))))).toEqual([
       'line.crossed@1/1/in',
     ]);
     const { geometry: _geometry, ...before } = snap;
-    const legacy = AnalyticsEngine.restore(before);
+    const legacy = AnalyticsEngine.restore(before, DIAGONAL);
     expect(legacy.geometry).toBe('normalized');
     expect(eventsOf(run(legacy, frames(walk.slice(1), 100, 1, LANDSCAPE)))).toEqual([]);
-    expect(() => AnalyticsEngine.restore({ ...snap, geometry: 'other' as 'pixels' })).toThrow(/geometry/);
+    expect(() => AnalyticsEngine.restore({ ...snap, geometry: 'other' as 'pixels' }, DIAGONAL)).toThrow(
+      /geometry/,
+    );
   });
 });
 

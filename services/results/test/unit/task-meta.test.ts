@@ -1,4 +1,10 @@
-import { appliedThreshold, isEndOfData, isExpired, type TaskMeta } from '../../src/domain/task-meta';
+import {
+  appliedThreshold,
+  isEndOfData,
+  isEndOfEvents,
+  isExpired,
+  type TaskMeta,
+} from '../../src/domain/task-meta';
 import { toPublicFrame, toStoredFrame } from '../../src/domain/frames';
 import { parseFramesTopicMessage, parseTaskEvent } from '../../src/domain/messages';
 
@@ -65,6 +71,24 @@ describe('isEndOfData', () => {
     expect(isEndOfData({ ...base, meta: { ...meta, kind: 'image' }, lastSeq: -1, hasMore: false })).toBe(
       true,
     );
+  });
+});
+
+describe('isEndOfEvents', () => {
+  const base = {
+    now,
+    endGraceMs: 60_000,
+    end: { frames: 10, status: 'succeeded' },
+    lastSeq: 9,
+    hasMore: false,
+  };
+  it('waits for the task to end, although its frames are complete: its rules may still change until then', () => {
+    expect(isEndOfData({ ...base, meta })).toBe(true);
+    expect(isEndOfEvents({ ...base, meta })).toBe(false);
+    expect(isEndOfEvents({ ...base, meta: { ...meta, status: 'stopping' } })).toBe(false);
+    for (const status of ['succeeded', 'failed', 'stopped'])
+      expect(isEndOfEvents({ ...base, meta: { ...meta, status } })).toBe(true);
+    expect(isEndOfEvents({ ...base, meta: { ...meta, status: 'succeeded' }, lastSeq: 8 })).toBe(false);
   });
 });
 

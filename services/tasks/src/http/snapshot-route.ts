@@ -6,7 +6,7 @@
  * not, for now or any more). Only pixels leave: the stream's address (and its credentials) never does.
  */
 import type { Express } from 'express';
-import { ApiError, identityOf, route } from '@vision/shared';
+import { ApiError, identityOf, refuseUnknownQuery, route } from '@vision/shared';
 import type { HttpDeps } from './deps';
 import { ownTask } from './own-task';
 
@@ -18,6 +18,7 @@ export function mountSnapshotRoute(app: Express, d: HttpDeps): void {
   app.get(
     SNAPSHOT_PATH,
     route(async (req, res) => {
+      refuseUnknownQuery(req.query as Record<string, unknown>);
       const task = await ownTask(d.ctx.store, req, res);
       if (task.kind !== 'video')
         throw new ApiError('OP-NOT-FOUND', 'No such task: it is an image call record');

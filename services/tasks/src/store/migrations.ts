@@ -1,4 +1,5 @@
 import type { Migration } from '@vision/shared';
+import { ruleSetsMigration } from './rule-sets-migration';
 
 export const migrations: Migration[] = [
   {
@@ -181,4 +182,5 @@ export const migrations: Migration[] = [
       });
     },
   },
+  ruleSetsMigration,
 ];

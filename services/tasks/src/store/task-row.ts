@@ -35,8 +35,11 @@ export interface TaskRow {
   /** Times the task's job was started again after the backend lost it (domain/lost-job.ts). */
   job_restarts: number;
   job_restarted_at: Date | null;
-  /** The zones and lines in force (docs/ANALYTICS.md); null while the task never had any. */
-  rules: RuleSet | null;
+  /**
+   * The digest of the zones and lines in force (docs/ANALYTICS.md), their content stored once in
+   * task_rule_sets (TaskRulesStore); null while the task never had any.
+   */
+  rules_digest: string | null;
   /** Their version: 0 while the task never had rules, then 1, 2, ... one per change. */
   rules_version: number;
 }
@@ -95,13 +98,14 @@ export interface TaskEvent {
   reason?: string;
   /** Image calls: images carried, succeeded and failed. */
   images?: { total: number; succeeded: number; failed: number };
-  /** Video tasks that have or had zones or lines: the rules in force and their version. */
+  /** Video tasks that have or had zones or lines: the version in force and the digest of its rule set. */
   rules_version?: number;
+  rules_digest?: string;
+  /**
+   * The rule set itself, on the events that bring a set the task never had before (its creation's, or a
+   * replacement by new content); any other event names it by `rules_digest` only.
+   */
   rules?: RuleSet;
-}
-
-function parseJson(v: unknown): unknown {
-  return typeof v === 'string' ? JSON.parse(v) : v;
 }
 
 function toDate(v: unknown): Date {
@@ -121,7 +125,7 @@ export function rowToTask(r: Record<string, unknown>): TaskRow {
     queued_at: r.queued_at ? toDate(r.queued_at) : null,
     job_restarts: Number(r.job_restarts ?? 0),
     job_restarted_at: r.job_restarted_at ? toDate(r.job_restarted_at) : null,
-    rules: r.rules === null || r.rules === undefined ? null : (parseJson(r.rules) as RuleSet),
+    rules_digest: typeof r.rules_digest === 'string' ? r.rules_digest : null,
     rules_version: Number(r.rules_version ?? 0),
   };
 }

@@ -5,7 +5,7 @@ import { type TaskTrigger, transition } from '../domain/state-machine';
 import { CLAIMS_TABLE, TaskClaims } from './task-claims';
 import { eventRow } from './task-events';
 import { TaskQueueStore } from './task-queue';
-import { TaskRulesStore } from './task-rules';
+import { type RuleHistoryLimits, TaskRulesStore } from './task-rules';
 import {
   ACTIVE,
   type InsertOutcome,
@@ -17,16 +17,19 @@ import {
 
 export * from './task-row';
 
+/** The defaults of TASKS_RULES_MAX_VERSIONS and TASKS_RULES_MAX_BYTES. */
+export const DEFAULT_RULE_LIMITS: RuleHistoryLimits = { maxVersions: 1000, maxBytes: 1_048_576 };
+
 export class TaskStore extends TaskQueueStore {
   /** The create requests' idempotency claims (the shared claim mechanism's store). */
   readonly claims: TaskClaims;
   /** Zones and lines: their versions and replacement. */
   readonly rules: TaskRulesStore;
 
-  constructor(knex: Knex, clock: Clock) {
+  constructor(knex: Knex, clock: Clock, ruleLimits: RuleHistoryLimits = DEFAULT_RULE_LIMITS) {
     super(knex, clock);
     this.claims = new TaskClaims(knex);
-    this.rules = new TaskRulesStore(knex, clock);
+    this.rules = new TaskRulesStore(knex, clock, ruleLimits);
   }
 
   /**
@@ -65,11 +68,11 @@ export class TaskStore extends TaskQueueStore {
         created_at: now,
         updated_at: now,
         result_expires_at: resultExpiresAt(now, t.retention_days),
-        rules: t.rules ? JSON.stringify(t.rules) : null,
+        rules_digest: t.rules ? (await TaskRulesStore.keep(trx, t.task_id, t.rules, now)).digest : null,
         rules_version: t.rules ? 1 : 0,
       };
       const [created] = await trx('tasks').insert(row).returning('*');
-      if (t.rules) await TaskRulesStore.insertVersion(trx, t.task_id, 1, t.rules, now);
+      if (row.rules_digest) await TaskRulesStore.insertVersion(trx, t.task_id, 1, row.rules_digest, now);
       return { kind: 'created', task: rowToTask(created as Record<string, unknown>) };
     });
     if (outcome.kind === 'created') metrics.taskTransitions.inc({ from: 'none', to: 'submitting' });
@@ -81,11 +84,12 @@ export class TaskStore extends TaskQueueStore {
     await this.knex.transaction(async (trx) => {
       await trx(CLAIMS_TABLE).where({ task_id: taskId }).delete();
       await trx('tasks').where({ task_id: taskId, announced: false }).delete();
-      // Its rule versions go with it (an announced task stays, and keeps them).
-      await trx('task_rule_versions')
-        .where({ task_id: taskId })
-        .whereNotExists(trx('tasks').where({ task_id: taskId }).select('task_id'))
-        .delete();
+      // Its rule versions and sets go with it (an announced task stays, and keeps them).
+      for (const table of ['task_rule_versions', 'task_rule_sets'])
+        await trx(table)
+          .where({ task_id: taskId })
+          .whereNotExists(trx('tasks').where({ task_id: taskId }).select('task_id'))
+          .delete();
     });
   }
 
@@ -151,7 +155,12 @@ export class TaskStore extends TaskQueueStore {
     now: Date,
     previous?: string,
   ): Promise<void> {
-    await trx('outbox').insert(eventRow(task, type, now, previous));
+    // A task's first event brings its rule set: results has had none of it before.
+    const rules =
+      type === 'task.created' && task.kind === 'video' && task.rules_digest !== null
+        ? await TaskRulesStore.content(trx, task.task_id, task.rules_digest)
+        : undefined;
+    await trx('outbox').insert(eventRow(task, type, now, previous, rules));
   }
 
   /**

@@ -117,7 +117,7 @@ export function imageTaskRow(
     queued_at: null,
     job_restarts: 0,
     job_restarted_at: null,
-    rules: null,
+    rules_digest: null,
     rules_version: 0,
   };
 }

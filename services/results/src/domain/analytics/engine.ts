@@ -1,6 +1,6 @@
 import type { Counts } from '@vision/shared';
 import type { AnalyticsEvent, EndReason, EventContext } from './events';
-import { type Box, parseRules, type LineRule, type RuleSet, type ZoneRule } from '@vision/shared';
+import type { Box, LineRule, RuleSet, ZoneRule } from '@vision/shared';
 import { filterKey, frameCandidates, viewOf, type EngineGeometry, type FrameView } from './frame-input';
 import type { LineCrossingsState } from './line-crossings';
 import {
@@ -15,7 +15,8 @@ import {
  * The analytics engine of one task: it runs a rule set (rules.ts) over the task's result frames, in seq
  * order, on media time only (docs/ANALYTICS.md, "Exact rules"). Pure: no clock, no randomness, no I/O. The
  * same rules over the same frames give byte-identical outputs and event ids, and `snapshot()` is a plain JSON
- * value from which `AnalyticsEngine.restore` continues exactly as if never stopped.
+ * value from which `AnalyticsEngine.restore`, given the same rules, continues exactly as if never stopped. A
+ * snapshot holds the rules' state, never the rules: its size grows with the tracks followed, not with the rules.
  *
  * - A frame whose seq is not above the last processed one is skipped (a redelivery): `skipped: true`.
  * - Media time is max(frame.time_ms, the previous frame's media time): it never runs backwards.
@@ -67,7 +68,6 @@ export interface EngineSnapshot {
   rules_version: number;
   as_of_seq: number | null;
   media_ms: number | null;
-  rules: RuleSet;
   /** Absent in snapshots stored before the engine decided on pixels: 'normalized'. */
   geometry?: EngineGeometry;
   /** Rule id -> the rules version its current definition came with. */
@@ -116,12 +116,13 @@ export class AnalyticsEngine {
     return engine;
   }
 
-  /** The engine a snapshot was taken of. Throws when the snapshot's rules do not validate. */
-  static restore(snapshot: EngineSnapshot): AnalyticsEngine {
+  /**
+   * The engine a snapshot was taken of, running `rules` (from parseRules): the rules it ran when the snapshot
+   * was taken, which the snapshot refers to by its version and does not hold.
+   */
+  static restore(snapshot: EngineSnapshot, rules: RuleSet): AnalyticsEngine {
     if (snapshot.format !== 1)
       throw new Error(`unknown analytics snapshot format ${String(snapshot.format)}`);
-    const parsed = parseRules(snapshot.rules);
-    if (!parsed.ok) throw new Error(`analytics snapshot rules do not validate: ${parsed.error.message}`);
     const versions = new Map(snapshot.versions);
     const zones = new Map(snapshot.zones);
     const lines = new Map(snapshot.lines);
@@ -134,8 +135,8 @@ export class AnalyticsEngine {
     engine.mediaMs = snapshot.media_ms;
     const v = (id: string): number => versions.get(id) ?? snapshot.rules_version;
     engine.runtimes = [
-      ...parsed.rules.zones.map((z) => new ZoneRuntime(z, v(z.id), zones.get(z.id))),
-      ...parsed.rules.lines.map((l) => new LineRuntime(l, v(l.id), lines.get(l.id))),
+      ...rules.zones.map((z) => new ZoneRuntime(z, v(z.id), zones.get(z.id))),
+      ...rules.lines.map((l) => new LineRuntime(l, v(l.id), lines.get(l.id))),
     ];
     return engine;
   }
@@ -251,7 +252,6 @@ export class AnalyticsEngine {
       rules_version: this.version,
       as_of_seq: this.asOfSeq,
       media_ms: this.mediaMs,
-      rules: structuredClone(this.rules),
       geometry: this.geometry,
       versions: this.runtimes.map((rt) => [rt.rule.id, rt.version]),
       zones: this.runtimes.flatMap((rt) =>

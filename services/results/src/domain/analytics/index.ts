@@ -6,7 +6,7 @@
  *   const out = engine.processFrame(analyticsFrameOf(storedFrame)); // events, objects' zones, zone counts
  *   engine.replaceRules(nextRules);                         // PUT rules: a new rules version
  *   engine.analytics();                                     // the summary
- *   AnalyticsEngine.restore(engine.snapshot());             // checkpoint and resume
+ *   AnalyticsEngine.restore(engine.snapshot(), engine.rules); // checkpoint and resume
  *   countImageZones(rules.zones, detections);               // one image, no time
  */
 export { AnalyticsEngine } from './engine';

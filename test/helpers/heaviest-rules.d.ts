@@ -1,0 +1,2 @@
+/** The costliest rule set the validator accepts (heaviest-rules.js). */
+export function heaviestRules(watch?: string[]): { zones: Record<string, unknown>[] };
