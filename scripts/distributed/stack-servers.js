@@ -67,13 +67,10 @@ function readStackEnv() {
     redisUrl: out.VISION_STACK_REDIS_URL,
     kafkaBrokers: out.VISION_STACK_KAFKA_BROKERS,
     // The broker's super user (SASL/SCRAM-SHA-512): provisioning and tests that inspect the broker, never a service.
-    kafkaSasl: out.VISION_STACK_KAFKA_ADMIN_USER
-      ? {
-          mechanism: 'scram-sha-512',
-          username: out.VISION_STACK_KAFKA_ADMIN_USER,
-          password: out.VISION_STACK_KAFKA_ADMIN_PASSWORD,
-        }
-      : undefined,
+    kafkaSasl: out.VISION_STACK_KAFKA_ADMIN_USER && {
+      mechanism: 'scram-sha-512',
+      ...{ username: out.VISION_STACK_KAFKA_ADMIN_USER, password: out.VISION_STACK_KAFKA_ADMIN_PASSWORD },
+    },
     kafkaProxiedUpstream: out.VISION_STACK_KAFKA_PROXIED_UPSTREAM,
     kafkaProxiedListen: out.VISION_STACK_KAFKA_PROXIED_LISTEN,
     s3Endpoint: out.VISION_STACK_S3_ENDPOINT,
@@ -86,14 +83,12 @@ function readStackEnv() {
     prometheusUrl: out.VISION_STACK_PROMETHEUS_URL,
     prometheusTargets: out.VISION_STACK_PROMETHEUS_TARGETS,
     // Present while the servers also listen for a test cluster's pods (VISION_STACK_POD_ADDRESS).
-    pod: out.VISION_STACK_POD_PG_URL
-      ? {
-          pgUrl: out.VISION_STACK_POD_PG_URL,
-          redisUrl: out.VISION_STACK_POD_REDIS_URL,
-          kafkaBrokers: out.VISION_STACK_POD_KAFKA_BROKERS,
-          s3Endpoint: out.VISION_STACK_POD_S3_ENDPOINT,
-        }
-      : undefined,
+    pod: out.VISION_STACK_POD_PG_URL && {
+      pgUrl: out.VISION_STACK_POD_PG_URL,
+      redisUrl: out.VISION_STACK_POD_REDIS_URL,
+      kafkaBrokers: out.VISION_STACK_POD_KAFKA_BROKERS,
+      s3Endpoint: out.VISION_STACK_POD_S3_ENDPOINT,
+    },
   };
 }
 
