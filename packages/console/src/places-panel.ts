@@ -44,6 +44,8 @@ export interface PlacesPanel {
   el: HTMLElement;
   /** Lays the timeline out again (its span changed: a video's duration known, a live stream's new frames). */
   redraw(): void;
+  /** The task has ended: its rules no longer change (PUT rules is refused), so they are shown, not edited. */
+  lock(): void;
   dispose(): void;
 }
 
@@ -99,7 +101,8 @@ export function createPlacesPanel(
       list,
       ...rules.map((r) => {
         const summary = byId.get(r.id);
-        const remove = h('button', { type: 'button', class: 'remove-rule' }, 'Delete');
+        const locked = stage.classList.contains('rules-locked');
+        const remove = h('button', { type: 'button', class: 'remove-rule', hidden: locked }, 'Delete');
         remove.addEventListener('click', () => editor.remove(r.id));
         return h(
           'li',
@@ -274,6 +277,13 @@ export function createPlacesPanel(
       latest,
     ),
     redraw: renderEvents,
+    lock() {
+      for (const b of [addZone, addLine, finish, save]) b.hidden = true;
+      for (const b of list.querySelectorAll<HTMLButtonElement>('.remove-rule')) b.hidden = true;
+      stage.classList.add('rules-locked');
+      hint.textContent =
+        'the task has ended: its rules no longer change (a replay evaluates others: docs/ANALYTICS.md)';
+    },
     dispose() {
       gone = true;
       clearTimeout(timer);

@@ -85,7 +85,10 @@ export function taskPage(taskId: string): Page {
         if (gone) return;
         showTask(r.body);
         if (!TERMINAL.has(r.body.status)) statusTimer = setTimeout(() => void pollStatus(), STATUS_POLL_MS);
-        else still?.stop();
+        else {
+          still?.stop();
+          places?.lock();
+        }
       } catch (err) {
         if (gone) return;
         showError(errors, err);
@@ -167,6 +170,7 @@ export function taskPage(taskId: string): Page {
           // The editor's buttons right under the picture; the chart after them.
           root.append(places.el, h('section', { class: 'card' }, live.el));
         }
+        if (TERMINAL.has(first.body.status)) places.lock();
         // A running task's frames are followed over the results stream; an ended one's are paged in.
         feed.start(!TERMINAL.has(first.body.status));
       } catch (err) {
