@@ -99,8 +99,8 @@ export interface Release {
 
 /**
  * Installs the chart as `name` in `namespace` (created), on a database of its own with a login per service, the
- * brokers' super user in a Secret of its own, and the stack's servers as seen from the pods. `extraValues` files
- * are given after the release's own values (the production-like file, for instance).
+ * brokers' super user in a Secret of its own, and the stack's servers as seen from the pods. `extra`: more helm
+ * arguments before the release's own values file (`-f` the production-like file, `--set` a value).
  */
 export async function installRelease(name: string, namespace: string, ...extra: string[]): Promise<Release> {
   const env = readStackEnv();
@@ -201,7 +201,7 @@ export async function installRelease(name: string, namespace: string, ...extra: 
       chart,
       '-n',
       namespace,
-      ...extra.flatMap((f) => ['-f', f]),
+      ...extra,
       '-f',
       valuesFile,
       '--wait',

@@ -8,6 +8,8 @@ import { runVision } from './support/vision-process';
 
 const KEY = 'cli-places-key-0123456789';
 const PARKING = PARKING_LOT;
+/** 80 s of video: a task that is still running while a test changes its rules. */
+const LONG_CLIP = path.join(MEDIA, 'videos', 'pedestrians_vtest_opencv.mp4');
 const LANE = LEFT_LANE;
 
 describe('zones and lines through the vision command', () => {
@@ -71,9 +73,40 @@ describe('zones and lines through the vision command', () => {
     const got = await vision(['rules', 'get', taskId]);
     expect(got.stdout).toContain('rules version 1');
     expect(got.stdout).toContain('zone lane');
-    const set = await vision(['rules', 'set', taskId, file('lines-only.json', { lines: [CURB] }), '--json']);
+    // The task has ended: its rules are final, and the command says so.
+    const refused = await vision([
+      'rules',
+      'set',
+      taskId,
+      file('lines-only.json', { lines: [CURB] }),
+      '--json',
+    ]);
+    expect(refused.code).not.toBe(0);
+    expect(refused.stderr).toContain('OP-TASK-ENDED');
+    // A task still running takes them as a new version.
+    const running = await vision([
+      'task',
+      'create',
+      '--file',
+      LONG_CLIP,
+      '--scene',
+      'person_vehicle',
+      '--rules',
+      rules,
+      '--json',
+    ]);
+    expect(running.code).toBe(0);
+    const runningId = (JSON.parse(running.stdout) as { task_id: string }).task_id;
+    const set = await vision([
+      'rules',
+      'set',
+      runningId,
+      file('lines-only.json', { lines: [CURB] }),
+      '--json',
+    ]);
     expect(set.code).toBe(0);
     expect(JSON.parse(set.stdout)).toMatchObject({ rules_version: 2, zones: [], lines: [{ id: 'curb' }] });
+    expect((await vision(['task', 'stop', runningId])).code).toBe(0);
   }, 300_000);
 
   it('answers --help for the rules, analytics and events commands', async () => {

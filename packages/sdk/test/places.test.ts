@@ -10,6 +10,8 @@ import { VisionApiError, VisionClient, type AnalyticsEvent, type LineSummary, ty
 
 const KEY = 'sdk-places-key-0123456789';
 const CLIP = PARKING_LOT;
+/** 80 s of video: a task that is still running while a test changes its rules. */
+const LONG_CLIP = path.join(MEDIA, 'videos', 'pedestrians_vtest_opencv.mp4');
 const ZONES: ZoneInput[] = [{ ...LEFT_LANE, name: 'left lane' }];
 const LINES = [CURB];
 
@@ -84,11 +86,25 @@ describe('zones and lines through the SDK', () => {
       ],
       lines: LINES,
     };
-    expect((await client.places.replaceRules(taskId, wider)).rules_version).toBe(2);
-    const again = await client.places.replaceRules(taskId, wider);
+    // The task has ended: its rules are final.
+    await expect(client.places.replaceRules(taskId, wider)).rejects.toMatchObject({
+      status: 409,
+      code: 'OP-TASK-ENDED',
+    });
+    // A task still running takes new rules as a new version; the same rules again keep it.
+    const running = await client.createFileTask({
+      file: LONG_CLIP,
+      scene: 'person_vehicle',
+      zones: ZONES,
+      lines: LINES,
+    });
+    const runningId = running.task.task_id;
+    expect((await client.places.replaceRules(runningId, wider)).rules_version).toBe(2);
+    const again = await client.places.replaceRules(runningId, wider);
     expect(again.rules_version).toBe(2);
     expect(again.zones[0].polygon).toEqual(wider.zones[0].polygon);
-    expect((await client.places.getRules(taskId)).rules_version).toBe(2);
+    expect((await client.places.getRules(runningId)).rules_version).toBe(2);
+    await client.stopTask(runningId);
   }, 300_000);
 
   it('refused rules throw the typed error with the field at fault', async () => {
