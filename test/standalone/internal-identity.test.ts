@@ -55,17 +55,26 @@ describe('internal identity in the standalone process', () => {
   const call = { method: 'GET', target: '/internal/v1/scenes' };
 
   it('inference refuses a header for another service, an expired one, a forged one and none', async () => {
-    const refused = {
-      none: undefined,
-      for_quota: signIdentity(tasks, id, 'quota', call),
-      for_tasks: signIdentity(gateway, id, 'tasks', call),
-      expired: signIdentity(
+    // A header right in every way but its age is our own delay (the call waited too long inside), not the caller's
+    // fault: 503 with Retry-After, never 401.
+    const expired = await scenes(
+      signIdentity(
         tasks,
         id,
         'inference',
         call,
         Date.now() - IDENTITY_TTL_MS - IDENTITY_CLOCK_SKEW_MS - 1000,
       ),
+    );
+    expect({ status: expired.status, retryAfter: expired.headers.get('retry-after') !== null }).toEqual({
+      status: 503,
+      retryAfter: true,
+    });
+    expect(((await expired.json()) as { error: { code: string } }).error.code).toBe('OP-SYS-UNAVAILABLE');
+    const refused = {
+      none: undefined,
+      for_quota: signIdentity(tasks, id, 'quota', call),
+      for_tasks: signIdentity(gateway, id, 'tasks', call),
       // The gateway does not call inference: its own key cannot speak there (the header is made by hand,
       // as signIdentity refuses to sign out of scope).
       gateway_key: withClaims(gateway, { iss: 'gateway', aud: 'inference', call: callHash(call) }),
