@@ -35,19 +35,23 @@ describe('zones and lines through the vision command', () => {
 
   it('task create --rules, then events (pages and --follow alike), analytics, rules get and rules set', async () => {
     const rules = file('rules.json', { zones: [LANE], lines: [CURB] });
-    const created = await vision([
-      'task',
-      'create',
-      '--file',
-      PARKING,
-      '--scene',
-      'person_vehicle',
-      '--rules',
-      rules,
-      '--json',
-    ]);
-    expect(created.code).toBe(0);
-    const taskId = (JSON.parse(created.stdout) as { task_id: string }).task_id;
+    /** `task create --file CLIP --rules ...`: the new task's id. */
+    const create = async (clip: string) => {
+      const created = await vision([
+        'task',
+        'create',
+        '--file',
+        clip,
+        '--scene',
+        'person_vehicle',
+        '--rules',
+        rules,
+        '--json',
+      ]);
+      expect(created.code).toBe(0);
+      return (JSON.parse(created.stdout) as { task_id: string }).task_id;
+    };
+    const taskId = await create(PARKING);
 
     const [followed, paged] = await Promise.all([
       vision(['events', taskId, '--follow', '--json']),
@@ -84,19 +88,7 @@ describe('zones and lines through the vision command', () => {
     expect(refused.code).not.toBe(0);
     expect(refused.stderr).toContain('OP-TASK-ENDED');
     // A task still running takes them as a new version.
-    const running = await vision([
-      'task',
-      'create',
-      '--file',
-      LONG_CLIP,
-      '--scene',
-      'person_vehicle',
-      '--rules',
-      rules,
-      '--json',
-    ]);
-    expect(running.code).toBe(0);
-    const runningId = (JSON.parse(running.stdout) as { task_id: string }).task_id;
+    const runningId = await create(LONG_CLIP);
     const set = await vision([
       'rules',
       'set',
