@@ -1,0 +1,95 @@
+/**
+ * A steady, bounded load through the route for the fault tests of test/cluster: a few callers in closed loops of
+ * image detections (one small image each) and result reads, each outcome recorded. What a caller may see is only
+ * what the API documents under a fault: success, or 503 with Retry-After. Anything else (another status, a reset
+ * connection, no answer) is a failure, named with its call and time.
+ */
+import { randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+
+export interface Outcome {
+  call: 'image' | 'read';
+  at: number;
+  status?: number;
+  retryAfter?: string | null;
+  error?: string;
+}
+
+export interface SteadyLoad {
+  /** Stops the loops and resolves with every outcome, once the calls in flight have ended. */
+  stop(): Promise<Outcome[]>;
+}
+
+const MEDIA = path.join(process.env.VISION_SHARED_DIR ?? path.resolve(__dirname, '../../../shared'), 'media');
+
+/** Outcomes a caller may not see: neither a success nor a 503 with Retry-After. */
+export function undocumented(outcomes: Outcome[]): Outcome[] {
+  return outcomes.filter(
+    (o) => o.error !== undefined || !(o.status! < 300 || (o.status === 503 && o.retryAfter)),
+  );
+}
+
+/**
+ * Starts `images` callers of POST /v1/vision/image-detections and `readers` of GET /v1/vision/tasks/{task}/results,
+ * each waiting `pauseMs` (1 s by default: the load stays under the key's rate limits, whose 429 is no fault's
+ * answer) between its calls, until stop(). The connections are Traefik's: the pods behind it come
+ * and go, the route stays.
+ */
+export function startSteadyLoad(opts: {
+  baseUrl: string;
+  key: string;
+  task: string;
+  images?: number;
+  readers?: number;
+  pauseMs?: number;
+}): SteadyLoad {
+  const image = readFileSync(path.join(MEDIA, 'images/street_people_car_coco9891.jpg'));
+  const outcomes: Outcome[] = [];
+  let running = true;
+  const started = Date.now();
+  const once = async (call: Outcome['call']): Promise<void> => {
+    const at = Date.now() - started;
+    try {
+      let r: Response;
+      if (call === 'image') {
+        const form = new FormData();
+        form.append('scene_code', 'person_vehicle');
+        form.append('files', new Blob([image]), 'street.jpg');
+        r = await fetch(`${opts.baseUrl}/v1/vision/image-detections`, {
+          method: 'POST',
+          body: form,
+          headers: { authorization: `Bearer ${opts.key}`, 'idempotency-key': randomUUID() },
+          signal: AbortSignal.timeout(60_000),
+        });
+      } else {
+        r = await fetch(`${opts.baseUrl}/v1/vision/tasks/${opts.task}/results?limit=20`, {
+          headers: { authorization: `Bearer ${opts.key}` },
+          signal: AbortSignal.timeout(60_000),
+        });
+      }
+      await r.arrayBuffer();
+      outcomes.push({ call, at, status: r.status, retryAfter: r.headers.get('retry-after') });
+    } catch (err) {
+      const e = err as Error & { cause?: { code?: string; message?: string } };
+      outcomes.push({ call, at, error: e.cause?.code ?? e.cause?.message ?? e.message });
+    }
+  };
+  const loop = async (call: Outcome['call']) => {
+    while (running) {
+      await once(call);
+      await new Promise((resolve) => setTimeout(resolve, opts.pauseMs ?? 1000));
+    }
+  };
+  const loops = [
+    ...Array.from({ length: opts.images ?? 2 }, () => loop('image')),
+    ...Array.from({ length: opts.readers ?? 1 }, () => loop('read')),
+  ];
+  return {
+    async stop() {
+      running = false;
+      await Promise.all(loops);
+      return outcomes;
+    },
+  };
+}
