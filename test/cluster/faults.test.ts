@@ -6,11 +6,10 @@
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { eventually, gatewayUrl, get, installRelease, run, type Release } from './node-cluster';
+import { eventually, gatewayUrl, get, installRelease, MEDIA, run, type Release } from './node-cluster';
 import { startSteadyLoad, undocumented } from './steady-load';
 
 jest.setTimeout(1_800_000);
-const MEDIA = path.join(process.env.VISION_SHARED_DIR ?? path.resolve(__dirname, '../../../shared'), 'media');
 
 let release: Release;
 let key = '';
@@ -35,20 +34,7 @@ beforeAll(async () => {
     '--set',
     'services.inferenceDetect.replicas=2',
   );
-  const [gw] = get(['pods', '-n', release.namespace, '-l', 'app.kubernetes.io/component=gateway']);
-  const out = run('kubectl', [
-    'exec',
-    '-n',
-    release.namespace,
-    gw.metadata.name,
-    '--',
-    'node',
-    'services/gateway/dist/keys-cli.js',
-    'create',
-    '--subject',
-    'node-faults',
-  ]);
-  key = /^key:\s+(\S+)$/m.exec(out)?.[1] ?? '';
+  key = release.createKey('node-faults');
   // A finished task whose results the readers page through.
   const form = new FormData();
   form.append('scene_code', 'person_vehicle');

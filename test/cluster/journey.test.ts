@@ -6,10 +6,9 @@
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { eventually, gatewayUrl, get, installRelease, run, type Release } from './node-cluster';
+import { eventually, gatewayUrl, get, installRelease, MEDIA, type Release } from './node-cluster';
 
 jest.setTimeout(900_000);
-const MEDIA = path.join(process.env.VISION_SHARED_DIR ?? path.resolve(__dirname, '../../../shared'), 'media');
 
 let release: Release;
 let key = '';
@@ -23,20 +22,7 @@ const api = (p: string, init: RequestInit = {}) =>
 beforeAll(async () => {
   release = await installRelease('journey', 'journey');
   // docs/DEPLOYMENT.md, "API keys": the keys CLI in the gateway's pod.
-  const [gw] = get(['pods', '-n', release.namespace, '-l', 'app.kubernetes.io/component=gateway']);
-  const out = run('kubectl', [
-    'exec',
-    '-n',
-    release.namespace,
-    gw.metadata.name,
-    '--',
-    'node',
-    'services/gateway/dist/keys-cli.js',
-    'create',
-    '--subject',
-    'node-journey',
-  ]);
-  key = /^key:\s+(\S+)$/m.exec(out)?.[1] ?? '';
+  key = release.createKey('node-journey');
   expect(key).not.toBe('');
   // The route is programmed once Traefik has read it: the public health answer comes through.
   await eventually(async () => {

@@ -22,6 +22,8 @@ interface DbLogins {
 const dbLogins = require('../../scripts/distributed/db-logins.js') as DbLogins;
 
 export const repoRoot = path.resolve(__dirname, '../..');
+/** The test data's images and clips (../shared, or VISION_SHARED_DIR). */
+export const MEDIA = path.join(process.env.VISION_SHARED_DIR ?? path.resolve(repoRoot, '../shared'), 'media');
 export const need = (name: string): string => {
   const v = process.env[name];
   if (!v) throw new Error(`${name} is not set: run this file with scripts/test-cluster.sh`);
@@ -92,6 +94,8 @@ export interface Release {
   namespace: string;
   database: string;
   values: string;
+  /** An API key for `subject`, made the documented way: the keys CLI in a gateway pod (docs/DEPLOYMENT.md). */
+  createKey(subject: string): string;
   /** helm upgrade --install with the release's values and more arguments. */
   upgrade(...args: string[]): string;
   uninstall(): Promise<void>;
@@ -216,6 +220,16 @@ export async function installRelease(name: string, namespace: string, ...extra: 
     database,
     values: valuesFile,
     upgrade,
+    createKey(subject) {
+      const [gw] = get(['pods', '-n', namespace, '-l', 'app.kubernetes.io/component=gateway']);
+      const out = run('kubectl', [
+        ...['exec', '-n', namespace, gw.metadata.name, '--'],
+        ...['node', 'services/gateway/dist/keys-cli.js', 'create', '--subject', subject],
+      ]);
+      const key = /^key:\s+(\S+)$/m.exec(out)?.[1];
+      if (!key) throw new Error(`the keys CLI printed no key:\n${out}`);
+      return key;
+    },
     async uninstall() {
       run('helm', ['uninstall', name, '-n', namespace, '--wait', '--timeout', '3m']);
       run('kubectl', ['delete', 'namespace', namespace, '--wait=true', '--timeout=180s']);

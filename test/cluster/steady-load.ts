@@ -7,6 +7,7 @@
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
+import { MEDIA } from './node-cluster';
 
 export interface Outcome {
   call: 'image' | 'read';
@@ -20,8 +21,6 @@ export interface SteadyLoad {
   /** Stops the loops and resolves with every outcome, once the calls in flight have ended. */
   stop(): Promise<Outcome[]>;
 }
-
-const MEDIA = path.join(process.env.VISION_SHARED_DIR ?? path.resolve(__dirname, '../../../shared'), 'media');
 
 /** Outcomes a caller may not see: neither a success nor a 503 with Retry-After. */
 export function undocumented(outcomes: Outcome[]): Outcome[] {
