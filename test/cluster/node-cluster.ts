@@ -58,6 +58,16 @@ export function run(tool: 'kubectl' | 'helm', args: string[], input?: string): s
   return r.stdout;
 }
 
+/** Runs ctr against the node's containerd, in the namespace of Kubernetes' images and containers (k8s.io). */
+export function ctr(args: string[]): string {
+  const socket = path.join(need('VISION_KUBE_WORK'), 'containerd/containerd.sock');
+  const r = spawnSync(path.join(kubeBin(), 'ctr'), ['--address', socket, '-n', 'k8s.io', ...args], {
+    encoding: 'utf8',
+  });
+  if (r.status !== 0) throw new Error(`ctr ${args.join(' ')} exited ${r.status}:\n${r.stderr}${r.stdout}`);
+  return r.stdout;
+}
+
 export function get(args: string[]): KubeObject[] {
   const parsed = JSON.parse(run('kubectl', ['get', ...args, '-o', 'json'])) as KubeObject & {
     items?: KubeObject[];
