@@ -198,6 +198,7 @@ export async function installRelease(name: string, namespace: string, ...extra: 
           postgres: backend(port(pod.pgUrl)),
           kafka: backend(Number(pod.kafkaBrokers.split(':')[1])),
           s3: backend(port(pod.s3Endpoint)),
+          redis: backend(port(pod.redisUrl)),
           otlp: { to: [] },
         },
       },
