@@ -10,6 +10,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { ctr, eventually, gatewayUrl, get, installRelease, MEDIA, run, type Release } from './node-cluster';
 import { startSteadyLoad, undocumented, type Outcome } from './steady-load';
+import { sampleUsage } from './usage';
 
 jest.setTimeout(1_800_000);
 
@@ -107,6 +108,38 @@ async function createTask(clip: string): Promise<string> {
   });
   return created.task_id;
 }
+
+test('under the steady load, every container stays within its memory limit (the figures behind the defaults)', async () => {
+  const sampler = sampleUsage(release.namespace);
+  const outcomes = await underLoad(() => new Promise((resolve) => setTimeout(resolve, 60_000)));
+  const usage = sampler.stop();
+  const limits = Object.fromEntries(
+    get(['deployments', '-n', release.namespace]).map((d) => {
+      const c = (d.spec as { template: { spec: { containers: { name: string; resources: object }[] } } })
+        .template.spec.containers[0];
+      return [c.name, c.resources as { limits?: { memory?: string } }];
+    }),
+  );
+  const mib = (q = '0') =>
+    Number(/^(\d+)Mi$/.exec(q)?.[1] ?? /^(\d+)Gi$/.exec(q)?.[1] ?? 0) * (q.endsWith('Gi') ? 1024 : 1);
+  console.log(
+    [
+      '| component | working set, MiB | RSS, MiB | CPU mean, m | CPU peak, m | memory limit |',
+      '|---|---|---|---|---|---|',
+    ]
+      .concat(
+        Object.entries(usage).map(
+          ([c, u]) =>
+            `| ${c} | ${u.workingSetMiB} | ${u.rssMiB} | ${u.meanMilli} | ${u.peakMilli} | ${limits[c]?.limits?.memory ?? '-'} |`,
+        ),
+      )
+      .join('\n'),
+  );
+  expect(Object.keys(usage).sort()).toEqual(Object.keys(limits).sort());
+  for (const [c, u] of Object.entries(usage))
+    expect({ c, fits: u.workingSetMiB < 0.8 * mib(limits[c]?.limits?.memory) }).toEqual({ c, fits: true });
+  expect(undocumented(outcomes)).toEqual([]);
+});
 
 test("deleting each Deployment's pods in turn loses no call and resets no connection", async () => {
   const deleted: string[] = [];
