@@ -1,14 +1,15 @@
 /**
- * The chart installed on a real node (scripts/test-cluster.sh): every pod started by containerd from the service
- * image, on the stack's real servers. What only the chart decides is checked on the running pods: every Deployment
- * Available, the migration Job done, no restart, non-root on a read-only root filesystem, the decoder confined.
+ * The chart installed on a real node (scripts/test-cluster.sh) with the production-like values file: every pod
+ * started by containerd from the service image, on the stack's real servers. What only the chart decides is checked
+ * on the running pods: every Deployment Available, the migration Job done, no restart, non-root on a read-only root
+ * filesystem, the decoder confined, the NetworkPolicies' denials.
  */
 import { readStackEnv } from '../../scripts/distributed/stack-servers';
 import {
   eventually,
   gatewayUrl,
   get,
-  installRelease,
+  installProductionRelease,
   run,
   type KubeObject,
   type Release,
@@ -31,7 +32,8 @@ const podsOf = (ns: string) => get(['pods', '-n', ns]).filter((p) => !p.metadata
 
 let release: Release;
 beforeAll(async () => {
-  release = await installRelease('vision', 'vision');
+  // The production-like values file, with the Secrets and the models' claim an SRE makes first.
+  release = await installProductionRelease('vision', 'vision');
 });
 afterAll(async () => {
   if (release) await release.uninstall();

@@ -10,6 +10,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { readStackEnv } from '../../scripts/distributed/stack-servers';
+import { prepareProduction, PRODUCTION_VALUES, removeProduction } from './production-release';
 
 interface DbLogins {
   createDeploymentDatabase(
@@ -117,6 +118,23 @@ export interface Release {
  * arguments before the release's own values file (`-f` the production-like file, `--set` a value).
  */
 export async function installRelease(name: string, namespace: string, ...extra: string[]): Promise<Release> {
+  return install(name, namespace, false, extra);
+}
+
+/**
+ * Installs the chart as installRelease does, with charts/vision/ci/production-values.yaml and what an SRE makes for
+ * it (production-release.ts): its Secrets made beforehand, the models on a claim, two replicas where it asks three.
+ */
+export async function installProductionRelease(name: string, namespace: string): Promise<Release> {
+  return install(name, namespace, true, ['-f', PRODUCTION_VALUES]);
+}
+
+async function install(
+  name: string,
+  namespace: string,
+  production: boolean,
+  extra: string[],
+): Promise<Release> {
   const env = readStackEnv();
   const pod = env.pod;
   if (!pod || !env.kafkaSasl)
@@ -206,7 +224,21 @@ export async function installRelease(name: string, namespace: string, ...extra: 
   };
   const dir = mkdtempSync(path.join(os.tmpdir(), 'vision-node-release-'));
   const valuesFile = path.join(dir, 'values.json');
-  writeFileSync(valuesFile, JSON.stringify(values, null, 2));
+  const given = production
+    ? prepareProduction(
+        namespace,
+        {
+          ownerUrl: url('owner'),
+          serviceUrls: Object.fromEntries(services.map((s) => [s, url(s)])),
+          redisUrl: pod.redisUrl,
+          s3AccessKey: env.s3AccessKey,
+          s3SecretKey: env.s3SecretKey,
+          kafkaAdmin: env.kafkaSasl,
+        },
+        values,
+      )
+    : values;
+  writeFileSync(valuesFile, JSON.stringify(given, null, 2));
   const chart = path.join(repoRoot, 'charts/vision');
   const upgrade = (...args: string[]) =>
     run('helm', [
@@ -244,6 +276,7 @@ export async function installRelease(name: string, namespace: string, ...extra: 
     async uninstall() {
       run('helm', ['uninstall', name, '-n', namespace, '--wait', '--timeout', '3m']);
       run('kubectl', ['delete', 'namespace', namespace, '--wait=true', '--timeout=180s']);
+      if (production) removeProduction(namespace);
       await dbLogins.dropDeploymentDatabase(pgUrl, database);
     },
   };
