@@ -4,7 +4,7 @@
  * pods on the host's end of the node network, VISION_STACK_POD_*), and the public API through Traefik's route.
  * scripts/test-cluster.sh starts the servers and the cluster and sets the environment this module reads.
  */
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -59,6 +59,26 @@ export function run(tool: 'kubectl' | 'helm', args: string[], input?: string): s
   return r.stdout;
 }
 
+/**
+ * Runs kubectl or helm as run() does, without blocking the event loop: what waits on the cluster (a rollout, a pod's
+ * termination) while a load runs in the same process.
+ */
+export function runAsync(tool: 'kubectl' | 'helm', args: string[]): Promise<string> {
+  const child = spawn(tool === 'helm' ? helmBin() : kubectlBin(), args, { cwd: repoRoot });
+  let out = '';
+  let err = '';
+  child.stdout.on('data', (b: Buffer) => (out += b.toString()));
+  child.stderr.on('data', (b: Buffer) => (err += b.toString()));
+  return new Promise((resolve, reject) => {
+    child.on('error', reject);
+    child.on('close', (code) =>
+      code === 0
+        ? resolve(out)
+        : reject(new Error(`${tool} ${args.join(' ')} exited ${code}:\n${err}${out}`)),
+    );
+  });
+}
+
 /** Runs ctr against the node's containerd, in the namespace of Kubernetes' images and containers (k8s.io). */
 export function ctr(args: string[]): string {
   const socket = path.join(need('VISION_KUBE_WORK'), 'containerd/containerd.sock');
@@ -89,15 +109,18 @@ export async function eventually<T>(check: () => T | Promise<T>, ms = 180_000, e
   }
 }
 
-/** CPU requests on the two-core test node (each service's memory request and every limit stay the chart's). */
+/**
+ * CPU requests on the two-core test node (each service's memory request and every limit stay the chart's): two
+ * releases side by side, each with a rollout's extra pod and its migration Job, fit in its two cores.
+ */
 const CPU_REQUESTS: Record<string, string> = {
-  gateway: '50m',
-  tasks: '50m',
-  quota: '25m',
-  results: '50m',
-  images: '100m',
-  inference: '250m',
-  inferenceDetect: '200m',
+  gateway: '25m',
+  tasks: '25m',
+  quota: '10m',
+  results: '25m',
+  images: '50m',
+  inference: '100m',
+  inferenceDetect: '100m',
 };
 
 export interface Release {
@@ -107,8 +130,8 @@ export interface Release {
   values: string;
   /** An API key for `subject`, made the documented way: the keys CLI in a gateway pod (docs/DEPLOYMENT.md). */
   createKey(subject: string): string;
-  /** helm upgrade --install with the release's values and more arguments. */
-  upgrade(...args: string[]): string;
+  /** helm upgrade --install with the release's values and more arguments (the event loop keeps turning). */
+  upgrade(...args: string[]): Promise<string>;
   uninstall(): Promise<void>;
 }
 
@@ -198,6 +221,7 @@ async function install(
     services: Object.fromEntries(
       Object.entries(CPU_REQUESTS).map(([svc, cpu]) => [svc, { resources: { requests: { cpu } } }]),
     ),
+    migrations: { resources: { requests: { cpu: '10m' } } },
     // The way in: a Gateway of the release for Traefik's "web" entry point (a process of the node, so the gateway
     // admits it by the address it reaches pods from).
     route: { enabled: true, gateway: { create: true, className: 'traefik', port: 8000 } },
@@ -241,7 +265,7 @@ async function install(
   writeFileSync(valuesFile, JSON.stringify(given, null, 2));
   const chart = path.join(repoRoot, 'charts/vision');
   const upgrade = (...args: string[]) =>
-    run('helm', [
+    runAsync('helm', [
       'upgrade',
       '--install',
       name,
@@ -256,7 +280,7 @@ async function install(
       '10m',
       ...args,
     ]);
-  upgrade();
+  await upgrade();
   return {
     name,
     namespace,

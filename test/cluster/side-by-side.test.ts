@@ -121,7 +121,7 @@ test("a topic reset of one release leaves the other's topics, offsets and servic
     if (present.length) throw new Error(`still there: ${present.join(', ')}`);
   });
   // The migration Job of `helm upgrade` creates the release's topics again.
-  left.upgrade();
+  await left.upgrade();
   expect(await offsets('right.')).toEqual(before);
   expect(detectInPod(right, keys.right)).toBe('201');
   // The reset release serves again on its new topics.
