@@ -15,7 +15,6 @@ import {
   get,
   installRelease,
   MEDIA,
-  run,
   runAsync,
   type Release,
 } from './node-cluster';
