@@ -138,18 +138,20 @@ test('under the steady load, every container stays within its memory limit (the 
   );
   const mib = (q = '0') =>
     Number(/^(\d+)Mi$/.exec(q)?.[1] ?? /^(\d+)Gi$/.exec(q)?.[1] ?? 0) * (q.endsWith('Gi') ? 1024 : 1);
+  const per = (call: string) => (outcomes.filter((o) => o.call === call).length / 60).toFixed(1);
   console.log(
-    [
-      '| component | working set, MiB | RSS, MiB | CPU mean, m | CPU peak, m | memory limit |',
-      '|---|---|---|---|---|---|',
-    ]
-      .concat(
-        Object.entries(usage).map(
-          ([c, u]) =>
-            `| ${c} | ${u.workingSetMiB} | ${u.rssMiB} | ${u.meanMilli} | ${u.peakMilli} | ${limits[c]?.limits?.memory ?? '-'} |`,
-        ),
-      )
-      .join('\n'),
+    `under ${per('image')} image calls (one image each) and ${per('read')} result pages a second, for 60 s:\n` +
+      [
+        '| component | working set, MiB | RSS, MiB | CPU mean, m | CPU peak, m | memory limit |',
+        '|---|---|---|---|---|---|',
+      ]
+        .concat(
+          Object.entries(usage).map(
+            ([c, u]) =>
+              `| ${c} | ${u.workingSetMiB} | ${u.rssMiB} | ${u.meanMilli} | ${u.peakMilli} | ${limits[c]?.limits?.memory ?? '-'} |`,
+          ),
+        )
+        .join('\n'),
   );
   expect(Object.keys(usage).sort()).toEqual(Object.keys(limits).sort());
   for (const [c, u] of Object.entries(usage))
