@@ -45,6 +45,7 @@ export interface KubeObject {
     namespace?: string;
     labels?: Record<string, string>;
     annotations?: Record<string, string>;
+    deletionTimestamp?: string;
   };
   spec?: Record<string, unknown>;
   status?: Record<string, unknown>;
@@ -94,6 +95,19 @@ export function get(args: string[]): KubeObject[] {
     items?: KubeObject[];
   };
   return parsed.items ?? [parsed];
+}
+
+/** The name of a running, ready pod of `component` in `namespace` that is not being deleted. */
+export function readyPod(namespace: string, component: string): string {
+  const ready = get(['pods', '-n', namespace, '-l', `app.kubernetes.io/component=${component}`]).find(
+    (p) =>
+      !p.metadata.deletionTimestamp &&
+      (p.status as { conditions?: { type: string; status: string }[] }).conditions?.some(
+        (c) => c.type === 'Ready' && c.status === 'True',
+      ),
+  );
+  if (!ready) throw new Error(`no ready ${component} pod in ${namespace}`);
+  return ready.metadata.name;
 }
 
 /** Polls `check` (which throws while not yet true) until it passes or `ms` runs out; rethrows the last error. */
@@ -288,9 +302,8 @@ async function install(
     values: valuesFile,
     upgrade,
     createKey(subject) {
-      const [gw] = get(['pods', '-n', namespace, '-l', 'app.kubernetes.io/component=gateway']);
       const out = run('kubectl', [
-        ...['exec', '-n', namespace, gw.metadata.name, '--'],
+        ...['exec', '-n', namespace, readyPod(namespace, 'gateway'), '--'],
         ...['node', 'services/gateway/dist/keys-cli.js', 'create', '--subject', subject],
       ]);
       const key = /^key:\s+(\S+)$/m.exec(out)?.[1];

@@ -12,7 +12,7 @@ import { Kafka, logLevel, type Admin } from 'kafkajs';
 import { busTopics, type BusService } from '@vision/shared';
 import { readStackEnv } from '../../scripts/distributed/stack-servers';
 import { kafkaAs, produceOutcome } from '../helpers/kafka-outcome';
-import { eventually, get, installRelease, MEDIA, run, type Release } from './node-cluster';
+import { eventually, get, installRelease, MEDIA, readyPod, run, type Release } from './node-cluster';
 
 jest.setTimeout(1_800_000);
 
@@ -27,7 +27,6 @@ let admin: Admin;
  * `key`: the status and the body's error code, if any.
  */
 function detectInPod(release: Release, key: string): string {
-  const [gw] = get(['pods', '-n', release.namespace, '-l', 'app.kubernetes.io/component=gateway']);
   const script = `let b='';process.stdin.on('data',(d)=>b+=d).on('end',async()=>{
 const form=new FormData();form.append('scene_code','person_vehicle');
 form.append('files',new Blob([Buffer.from(b,'base64')]),'street.jpg');
