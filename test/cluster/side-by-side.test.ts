@@ -36,7 +36,17 @@ const j=await r.json().catch(()=>({}));console.log(r.status+' '+(j.error?.code??
   const image = readFileSync(path.join(MEDIA, 'images/street_people_car_coco9891.jpg')).toString('base64');
   return run(
     'kubectl',
-    ['exec', '-i', '-n', release.namespace, gw.metadata.name, '--', 'node', '-e', script],
+    [
+      'exec',
+      '-i',
+      '-n',
+      release.namespace,
+      readyPod(release.namespace, 'gateway'),
+      '--',
+      'node',
+      '-e',
+      script,
+    ],
     image,
   ).trim();
 }
