@@ -27,6 +27,7 @@ export class PolygonCover {
   private readonly ys1: Float64Array;
   private readonly lo: Float64Array;
   private readonly hi: Float64Array;
+  private readonly slope: Float64Array;
   /** The edges crossing the slab last prepared (prepareSlab): their x range in it, y at its ends, direction. */
   private slabEdges = 0;
   private readonly su: Float64Array;
@@ -42,8 +43,19 @@ export class PolygonCover {
 
   constructor(poly: readonly Point[]) {
     const n = poly.length;
-    [this.xs0, this.ys0, this.xs1, this.ys1, this.lo, this.hi, this.su, this.sv, this.syu, this.syv] =
-      Array.from({ length: 10 }, () => new Float64Array(n));
+    [
+      this.xs0,
+      this.ys0,
+      this.xs1,
+      this.ys1,
+      this.lo,
+      this.hi,
+      this.slope,
+      this.su,
+      this.sv,
+      this.syu,
+      this.syv,
+    ] = Array.from({ length: 11 }, () => new Float64Array(n));
     this.sForward = new Uint8Array(n);
     let x1 = Infinity;
     let y1 = Infinity;
@@ -58,6 +70,7 @@ export class PolygonCover {
       this.ys1[i] = by;
       this.lo[i] = Math.min(ax, bx);
       this.hi[i] = Math.max(ax, bx);
+      this.slope[i] = (by - ay) / (bx - ax);
       x1 = Math.min(x1, ax);
       x2 = Math.max(x2, ax);
       y1 = Math.min(y1, ay);
@@ -78,7 +91,7 @@ export class PolygonCover {
       const y1 = this.ys1[i];
       const u = Math.max(this.lo[i], xa);
       const v = Math.min(this.hi[i], xb);
-      const slope = (y1 - y0) / (x1 - x0);
+      const slope = this.slope[i];
       this.su[m] = u;
       this.sv[m] = v;
       this.syu[m] = u === x0 ? y0 : u === x1 ? y1 : y0 + slope * (u - x0);

@@ -1,7 +1,14 @@
 import type { Counts } from '@vision/shared';
 import type { AnalyticsEvent, EndReason, EventContext } from './events';
 import type { Box, LineRule, RuleSet, ZoneRule } from '@vision/shared';
-import { filterKey, frameCandidates, viewOf, type EngineGeometry, type FrameView } from './frame-input';
+import {
+  filterKey,
+  frameCandidates,
+  viewOf,
+  type EngineGeometry,
+  type FrameView,
+  type ZoneMarks,
+} from './frame-input';
 import type { LineCrossingsState } from './line-crossings';
 import {
   LineRuntime,
@@ -181,8 +188,8 @@ export class AnalyticsEngine {
   }
 
   processFrame(frame: AnalyticsFrame): FrameAnalytics {
-    const objects = frame.objects.map(() => ({ zones: [] as string[] }));
     if (this.asOfSeq !== null && frame.seq <= this.asOfSeq) {
+      const objects = frame.objects.map(() => ({ zones: [] as string[] }));
       return {
         seq: frame.seq,
         media_ms: this.mediaMs ?? frame.time_ms,
@@ -199,6 +206,7 @@ export class AnalyticsEngine {
     const events: AnalyticsEvent[] = [];
     const zones: FrameAnalytics['zones'] = {};
     const views = new Array<FrameView | undefined>(this.filterCount);
+    const marks: ZoneMarks = new Array<string[] | undefined>(frame.objects.length);
     for (let i = 0; i < this.runtimes.length; i++) {
       const rt = this.runtimes[i];
       const view = (views[this.filterOf[i]] ??= viewOf(candidates, rt.rule));
@@ -206,12 +214,13 @@ export class AnalyticsEngine {
       ctx.seq = frame.seq;
       ctx.mediaMs = t;
       if (rt instanceof ZoneRuntime) {
-        rt.step(ctx, view, size, events, objects);
+        rt.step(ctx, view, size, events, marks);
         zones[rt.rule.id] = rt.frameCounts();
       } else {
         rt.step(ctx, view, size, events);
       }
     }
+    const objects = frame.objects.map((_, i) => ({ zones: marks[i] ?? [] }));
     return { seq: frame.seq, media_ms: t, skipped: false, events, objects, zones };
   }
 

@@ -1,5 +1,5 @@
 import { imageDistance, type FrameSize, type Point, type ZoneRule } from '@vision/shared';
-import type { TrackedObservation } from './frame-input';
+import type { FrameView, TrackedObservation } from './frame-input';
 import type { TrackState } from './zone-visits';
 
 /** A tracked observation of a frame whose track id has no state in the zone. */
@@ -13,7 +13,7 @@ export interface Fresh {
 }
 
 /**
- * Id switch (zone-visits.ts): the open visits of missing tracks (not in `seen`, last seen <= lost_grace_ms ago)
+ * Id switch (zone-visits.ts): the open visits of missing tracks (not in `view`, last seen <= lost_grace_ms ago)
  * that new ids inside the zone take over. A pair needs the same label and the anchors within switch_distance on
  * the image; pairs are taken nearest first (then the latest seen, then by ids), each new id and each visit once.
  * Returns the pairs in the order they apply.
@@ -22,11 +22,12 @@ export function switchPairs(
   rule: ZoneRule,
   tracks: ReadonlyMap<string, TrackState>,
   fresh: readonly Fresh[],
-  seen: ReadonlySet<string>,
+  view: FrameView,
   t: number,
   size: FrameSize,
 ): { f: Fresh; old: string }[] {
   if (!fresh.some((f) => f.inside)) return [];
+  const seen = view.ids;
   const missing = [...tracks.entries()].filter(
     ([id, s]) => !seen.has(id) && s.visit !== null && t - s.last_seen_ms <= rule.lost_grace_ms,
   );

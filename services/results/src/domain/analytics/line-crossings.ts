@@ -101,7 +101,6 @@ export class LineCrossings {
     for (let i = 0; i < tracked.length; i++) {
       const o = tracked[i];
       const s = this.recent.get(i, o.track);
-      this.recent.keep(i, o.track, s);
       if (s) {
         s.absent = 0;
         seen++;

@@ -7,7 +7,7 @@ import { type Box, type FrameSize, type LineRule, type ZoneRule } from '@vision/
 import { emptyLineCrossings, LineCrossings, type LineCrossingsState } from './line-crossings';
 import { OccupancyAlerts, type OccupancyAlertsState } from './occupancy-alerts';
 import { emptyZoneVisits, ZoneVisits, type ZoneVisitsState } from './zone-visits';
-import type { FrameView } from './frame-input';
+import { markZone, type FrameView, type ZoneMarks } from './frame-input';
 
 export interface ZoneRuntimeState {
   visits?: ZoneVisitsState;
@@ -82,15 +82,15 @@ export class ZoneRuntime {
   }
 
   /**
-   * Runs one frame of size `size`: pushes its events onto `events` and the zone's id onto `marks[index].zones`
-   * for each object counted in the zone.
+   * Runs one frame of size `size`: pushes its events onto `events` and marks in the zone each object counted
+   * in it.
    */
   step(
     ctx: EventContext,
     view: FrameView,
     size: FrameSize,
     events: AnalyticsEvent[],
-    marks: readonly { zones: string[] }[],
+    marks: ZoneMarks,
   ): void {
     if (this.visits) {
       this.visits.step(ctx, view, size, events, marks);
@@ -106,7 +106,7 @@ export class ZoneRuntime {
         if (cover.overlaps(w.px)) {
           countIn(counts, w.label);
           all++;
-          marks[w.index].zones.push(this.rule.id);
+          markZone(marks, w.index, this.rule.id);
         }
       }
       addCount(counts, '*', all);

@@ -1,7 +1,7 @@
 import { addCount, sortedCounts, type Counts } from '@vision/shared';
 import { addDwell, dwellDue, emptyDwellStats, type DwellStats, type Visit } from './dwell-stats';
 import { makeEvent, type AnalyticsEvent, type EndReason, type EventContext } from './events';
-import { RecentStates, type FrameView } from './frame-input';
+import { markZone, RecentStates, type FrameView, type ZoneMarks } from './frame-input';
 import { cmp, switchPairs, type Fresh } from './id-switch';
 import {
   perFrameSize,
@@ -79,15 +79,15 @@ export class ZoneVisits {
   }
 
   /**
-   * Runs one frame's watched tracked objects; pushes the events, in a fixed order, onto `events` and the zone's
-   * id onto `marks[index].zones` for each object with an open visit.
+   * Runs one frame's watched tracked objects; pushes the events, in a fixed order, onto `events` and marks in
+   * the zone each object with an open visit.
    */
   step(
     ctx: EventContext,
     view: FrameView,
     size: FrameSize,
     events: AnalyticsEvent[],
-    marks: readonly { zones: string[] }[],
+    marks: ZoneMarks,
   ): void {
     const t = ctx.mediaMs;
     const poly = this.polygonAt(size);
@@ -106,12 +106,11 @@ export class ZoneVisits {
         fresh.push({ at: i, obs, anchor: [ax, ay], inside });
         continue;
       }
-      this.recent.keep(i, obs.track, s);
       this.observe(ctx, events, obs.track, s, obs.label, ax, ay, inside);
       // Final for this frame: later steps move or end only the states of tracks not seen in it.
-      if (s.visit) marks[obs.index].zones.push(this.rule.id);
+      if (s.visit) markZone(marks, obs.index, this.rule.id);
     }
-    if (fresh.length > 0) this.placeFresh(ctx, events, fresh, view.ids, size, marks);
+    if (fresh.length > 0) this.placeFresh(ctx, events, fresh, view, size, marks);
     this.recent.endFrame(tracked.length);
     // Every track was last seen at or after oldestSeen: none can be lost before t - oldestSeen > lost_grace_ms.
     if (t - this.oldestSeen > this.rule.lost_grace_ms) this.dropLost(ctx, events, view.ids);
@@ -122,12 +121,12 @@ export class ZoneVisits {
     ctx: EventContext,
     events: AnalyticsEvent[],
     fresh: Fresh[],
-    seen: ReadonlySet<string>,
+    view: FrameView,
     size: FrameSize,
-    marks: readonly { zones: string[] }[],
+    marks: ZoneMarks,
   ): void {
     const t = ctx.mediaMs;
-    for (const { f, old } of switchPairs(this.rule, this.tracks, fresh, seen, t, size)) {
+    for (const { f, old } of switchPairs(this.rule, this.tracks, fresh, view, t, size)) {
       const s = this.tracks.get(old) as TrackState;
       this.tracks.delete(old);
       this.tracks.set(f.obs.track, s);
@@ -150,7 +149,7 @@ export class ZoneVisits {
     for (const f of fresh) {
       const s = this.tracks.get(f.obs.track);
       this.recent.keep(f.at, f.obs.track, s);
-      if (s?.visit) marks[f.obs.index].zones.push(this.rule.id);
+      if (s?.visit) markZone(marks, f.obs.index, this.rule.id);
     }
   }
 
