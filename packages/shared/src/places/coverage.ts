@@ -105,6 +105,8 @@ export class PolygonCover {
   private slabArea(a: number, b: number): number {
     let acc = 0;
     for (let j = 0; j < this.slabEdges; j++) {
+      // An edge at or above a over the whole slab adds exactly 0 (only the sign of a zero, which abs drops).
+      if (this.syu[j] <= a && this.syv[j] <= a) continue;
       const part = clampedIntegral(this.su[j], this.sv[j], this.syu[j], this.syv[j], a, b);
       acc += this.sForward[j] === 1 ? part : -part;
     }
@@ -150,12 +152,17 @@ export class PolygonCover {
         at--;
       }
       order[at] = n;
-      xs[2 * n] = x1;
-      xs[2 * n + 1] = x2;
       n++;
     }
     if (n === 0) return 0;
-    const edges = xs.subarray(0, 2 * n).sort();
+    // Every x1 and x2 in ascending order (-0 before 0, as a typed array sorts): inserted box by box in x1 order,
+    // they arrive nearly sorted.
+    let m = 0;
+    for (let i = 0; i < n; i++) {
+      m = insertSorted(xs, m, kx1[order[i]]);
+      m = insertSorted(xs, m, kx2[order[i]]);
+    }
+    const edges = xs.subarray(0, m);
     let live = 0;
     let next = 0;
     let area = 0;
@@ -219,6 +226,17 @@ class SweepBuffers {
     this.active = new Int32Array(size);
     this.xs = new Float64Array(2 * size);
   }
+}
+
+/** Inserts v into the ascending xs[0, m) (-0 before 0); returns m + 1. */
+function insertSorted(xs: Float64Array, m: number, v: number): number {
+  let at = m;
+  while (at > 0 && (xs[at - 1] > v || (xs[at - 1] === 0 && v === 0 && 1 / xs[at - 1] > 1 / v))) {
+    xs[at] = xs[at - 1];
+    at--;
+  }
+  xs[at] = v;
+  return m + 1;
 }
 
 /** clamp(y, a, b) - a. */
