@@ -14,9 +14,10 @@ export interface Fresh {
 
 /**
  * Id switch (zone-visits.ts): the open visits of missing tracks (not in `view`, last seen <= lost_grace_ms ago)
- * that new ids inside the zone take over. A pair needs the same label and the anchors within switch_distance on
- * the image; pairs are taken nearest first (then the latest seen, then by ids), each new id and each visit once.
- * Returns the pairs in the order they apply.
+ * that track ids new to the zone, whose anchors are inside, take over (no event). A pair needs the same label and
+ * the new anchor within switch_distance of the missing track's last one on the image (imageDistance: units of the
+ * frame's longer side); pairs are taken nearest first (then the latest seen, then by ids), each new id and each
+ * visit once. Returns the pairs in the order they apply.
  */
 export function switchPairs(
   rule: ZoneRule,

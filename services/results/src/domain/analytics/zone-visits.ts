@@ -21,10 +21,8 @@ import {
  * - a visit's dwell is (last media time the anchor was seen inside) - (first media time of the run that
  *   entered).
  * - a track not seen for more than lost_grace_ms is lost: its open visit ends (zone.exited, reason lost).
- * - id switch: a track id with no state in this zone whose anchor is inside, in a frame where an open visit's
- *   track is missing (last seen <= lost_grace_ms ago) with the same label and its last anchor within
- *   switch_distance on the image (imageDistance: units of the frame's longer side), takes that visit over
- *   (no event). Pairs are matched nearest first.
+ * - id switch: a new track id whose anchor is inside may take over the open visit of a missing track of the same
+ *   label whose last anchor was within switch_distance (no event; id-switch.ts).
  */
 export interface TrackState {
   label: string;
@@ -49,7 +47,6 @@ export function emptyZoneVisits(): ZoneVisitsState {
   return { tracks: [], entered: {}, exited: {}, dwell: emptyDwellStats() };
 }
 
-const bump = (counts: Counts, label: string): void => addCount(counts, label);
 /** Bound once: a call through the package's re-exports reads a getter each time, and this runs per object. */
 const inPolygon = pointInPolygonXY;
 
@@ -133,23 +130,23 @@ export class ZoneVisits {
       this.openCounts = null;
       this.observe(ctx, events, f.obs.track, s, f.obs.label, f.anchor[0], f.anchor[1], true);
     }
+    // In frame order; each one's state is final once placed (a visit taken over, or a new track).
     for (const f of fresh) {
-      if (this.tracks.has(f.obs.track)) continue;
-      const s: TrackState = {
-        label: f.obs.label,
-        inside: false,
-        pending_since: null,
-        last_seen_ms: t,
-        last_anchor: [f.anchor[0], f.anchor[1]],
-        visit: null,
-      };
-      this.tracks.set(f.obs.track, s);
-      this.observe(ctx, events, f.obs.track, s, f.obs.label, f.anchor[0], f.anchor[1], f.inside);
-    }
-    for (const f of fresh) {
-      const s = this.tracks.get(f.obs.track);
+      let s = this.tracks.get(f.obs.track);
+      if (!s) {
+        s = {
+          label: f.obs.label,
+          inside: false,
+          pending_since: null,
+          last_seen_ms: t,
+          last_anchor: [f.anchor[0], f.anchor[1]],
+          visit: null,
+        };
+        this.tracks.set(f.obs.track, s);
+        this.observe(ctx, events, f.obs.track, s, f.obs.label, f.anchor[0], f.anchor[1], f.inside);
+      }
       this.recent.keep(f.at, f.obs.track, s);
-      if (s?.visit) markZone(marks, f.obs.index, this.rule.id);
+      if (s.visit) markZone(marks, f.obs.index, this.rule.id);
     }
   }
 
@@ -185,14 +182,21 @@ export class ZoneVisits {
     s.last_seen_ms = t;
     s.last_anchor[0] = ax;
     s.last_anchor[1] = ay;
-    if (inside === s.inside) {
-      s.pending_since = null;
-      if (s.visit) {
-        s.visit.last_inside_ms = t;
-        this.checkDwell(ctx, events, track, s.visit);
-      }
+    if (inside !== s.inside) {
+      this.otherSide(ctx, events, track, s);
       return;
     }
+    s.pending_since = null;
+    if (s.visit) {
+      s.visit.last_inside_ms = t;
+      this.checkDwell(ctx, events, track, s.visit);
+    }
+  }
+
+  /** An observation on the other side of `s.inside`: the run goes on, and may enter or end a visit. */
+  private otherSide(ctx: EventContext, events: AnalyticsEvent[], track: string, s: TrackState): void {
+    const t = ctx.mediaMs;
+    const label = s.label;
     if (s.pending_since === null) s.pending_since = t;
     const since = s.pending_since;
     if (!s.inside && t - since >= this.rule.enter_ms) {
@@ -206,7 +210,7 @@ export class ZoneVisits {
         last_inside_ms: t,
         dwell_alerted: false,
       };
-      bump(this.entered, label);
+      addCount(this.entered, label);
       events.push(
         makeEvent(ctx, s.visit.id, { kind: 'zone.entered', visit_id: s.visit.id, track_id: track, label }),
       );
@@ -237,7 +241,7 @@ export class ZoneVisits {
   endVisit(ctx: EventContext, track: string, visit: Visit, reason: EndReason): AnalyticsEvent {
     const dwell = visit.last_inside_ms - visit.start_ms;
     this.openCounts = null;
-    bump(this.exited, visit.label);
+    addCount(this.exited, visit.label);
     addDwell(this.dwell, dwell);
     return makeEvent(ctx, visit.id, {
       kind: 'zone.exited',
@@ -258,7 +262,6 @@ export class ZoneVisits {
     }
     this.tracks.clear();
     this.recent.clear();
-    this.openCounts = null;
     return events;
   }
 
