@@ -8,9 +8,10 @@
 import { execFileSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
+import path from 'node:path';
 import sharp from 'sharp';
 import { CURB, LEFT_LANE, PARKING_LOT } from '../helpers/places';
-import { startStack, type TestStack } from '../helpers/stack';
+import { MEDIA, startStack, type TestStack } from '../helpers/stack';
 import { streamServer, streamUrls, type StreamServer } from '../helpers/stream-servers';
 import { until } from '../helpers/webhooks';
 
@@ -273,6 +274,47 @@ describe('pictures of events and tracks', () => {
       expect([r.status, r.body.error.code]).toEqual([404, 'OP-NOT-FOUND']);
     }
   });
+
+  it('a file longer than the ring: every event of a crowded scene has its picture', async () => {
+    const form = new FormData();
+    form.append('scene_code', 'person_vehicle');
+    form.append(
+      'lines',
+      JSON.stringify([{ id: 'middle', start: [0.5, 0.02], end: [0.5, 0.98], labels: ['person'] }]),
+    );
+    form.append(
+      'zones',
+      JSON.stringify([
+        {
+          id: 'floor',
+          polygon: [
+            [0, 0],
+            [1, 0],
+            [1, 1],
+            [0, 1],
+          ],
+          labels: ['person'],
+        },
+      ]),
+    );
+    form.append(
+      'file',
+      new Blob([readFileSync(path.join(MEDIA, 'videos', 'pedestrians_vtest_opencv_10s.mov'))]),
+      'walk.mov',
+    );
+    const created = await stack.api('POST', '/v1/vision/video-tasks', {
+      key: KEY,
+      headers: { 'idempotency-key': randomUUID() },
+      body: form,
+    });
+    expect(created.status).toBe(201);
+    const id = created.body.task_id as string;
+    const all = await until('every event', () => allEvents(id), 240_000);
+    const frames = await api('GET', `/v1/vision/tasks/${id}/results?limit=500`);
+    expect(frames.body.items.length).toBeGreaterThan(32);
+    expect(all.length).toBeGreaterThan(5);
+    expect(all.filter((e) => !e.has_snapshot)).toEqual([]);
+  }, 300_000);
 
   describe('a live RTSP task', () => {
     let rtsp: StreamServer;
