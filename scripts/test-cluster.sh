@@ -15,9 +15,8 @@ bash scripts/kube/install-node.sh >/dev/null
 podman image exists "${VISION_IMAGE:-localhost/vision:dev}" || bash scripts/image/build.sh >/dev/null
 # shellcheck source=kube/node-env.sh
 source scripts/kube/node-env.sh
-# The servers bind the node's host address: it must exist before they start.
-bash scripts/kube/node-net.sh up
-export VISION_STACK_POD_ADDRESS="$NODE_HOST_IP"
+# The servers bind the node's host address: it must exist when they start, once this run holds the stack.
+export VISION_STACK_POD_ADDRESS="$NODE_HOST_IP" VISION_STACK_BEFORE_START="bash scripts/kube/node-net.sh up"
 # shellcheck source=stack/session.sh
 source scripts/stack/session.sh
 if [ "$#" -eq 0 ]; then set -- test/cluster; fi

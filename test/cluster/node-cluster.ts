@@ -10,6 +10,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { readStackEnv } from '../../scripts/distributed/stack-servers';
+import { prepareProduction, PRODUCTION_VALUES, removeProduction } from './production-release';
 
 interface DbLogins {
   createDeploymentDatabase(
@@ -55,6 +56,16 @@ export function run(tool: 'kubectl' | 'helm', args: string[], input?: string): s
   const r = spawnSync(bin, args, { cwd: repoRoot, input, encoding: 'utf8', maxBuffer: 256 << 20 });
   if (r.status !== 0)
     throw new Error(`${tool} ${args.join(' ')} exited ${r.status}:\n${r.stderr}${r.stdout}`);
+  return r.stdout;
+}
+
+/** Runs ctr against the node's containerd, in the namespace of Kubernetes' images and containers (k8s.io). */
+export function ctr(args: string[]): string {
+  const socket = path.join(need('VISION_KUBE_WORK'), 'containerd/containerd.sock');
+  const r = spawnSync(path.join(kubeBin(), 'ctr'), ['--address', socket, '-n', 'k8s.io', ...args], {
+    encoding: 'utf8',
+  });
+  if (r.status !== 0) throw new Error(`ctr ${args.join(' ')} exited ${r.status}:\n${r.stderr}${r.stdout}`);
   return r.stdout;
 }
 
@@ -107,6 +118,23 @@ export interface Release {
  * arguments before the release's own values file (`-f` the production-like file, `--set` a value).
  */
 export async function installRelease(name: string, namespace: string, ...extra: string[]): Promise<Release> {
+  return install(name, namespace, false, extra);
+}
+
+/**
+ * Installs the chart as installRelease does, with charts/vision/ci/production-values.yaml and what an SRE makes for
+ * it (production-release.ts): its Secrets made beforehand, the models on a claim, two replicas where it asks three.
+ */
+export async function installProductionRelease(name: string, namespace: string): Promise<Release> {
+  return install(name, namespace, true, ['-f', PRODUCTION_VALUES]);
+}
+
+async function install(
+  name: string,
+  namespace: string,
+  production: boolean,
+  extra: string[],
+): Promise<Release> {
   const env = readStackEnv();
   const pod = env.pod;
   if (!pod || !env.kafkaSasl)
@@ -188,6 +216,7 @@ export async function installRelease(name: string, namespace: string, ...extra: 
           postgres: backend(port(pod.pgUrl)),
           kafka: backend(Number(pod.kafkaBrokers.split(':')[1])),
           s3: backend(port(pod.s3Endpoint)),
+          redis: backend(port(pod.redisUrl)),
           otlp: { to: [] },
         },
       },
@@ -195,7 +224,21 @@ export async function installRelease(name: string, namespace: string, ...extra: 
   };
   const dir = mkdtempSync(path.join(os.tmpdir(), 'vision-node-release-'));
   const valuesFile = path.join(dir, 'values.json');
-  writeFileSync(valuesFile, JSON.stringify(values, null, 2));
+  const given = production
+    ? prepareProduction(
+        namespace,
+        {
+          ownerUrl: url('owner'),
+          serviceUrls: Object.fromEntries(services.map((s) => [s, url(s)])),
+          redisUrl: pod.redisUrl,
+          s3AccessKey: env.s3AccessKey,
+          s3SecretKey: env.s3SecretKey,
+          kafkaAdmin: env.kafkaSasl,
+        },
+        values,
+      )
+    : values;
+  writeFileSync(valuesFile, JSON.stringify(given, null, 2));
   const chart = path.join(repoRoot, 'charts/vision');
   const upgrade = (...args: string[]) =>
     run('helm', [
@@ -233,6 +276,7 @@ export async function installRelease(name: string, namespace: string, ...extra: 
     async uninstall() {
       run('helm', ['uninstall', name, '-n', namespace, '--wait', '--timeout', '3m']);
       run('kubectl', ['delete', 'namespace', namespace, '--wait=true', '--timeout=180s']);
+      if (production) removeProduction(namespace);
       await dbLogins.dropDeploymentDatabase(pgUrl, database);
     },
   };

@@ -31,9 +31,10 @@ export function undocumented(outcomes: Outcome[]): Outcome[] {
 
 /**
  * Starts `images` callers of POST /v1/vision/image-detections and `readers` of GET /v1/vision/tasks/{task}/results,
- * each waiting `pauseMs` (1 s by default: the load stays under the key's rate limits, whose 429 is no fault's
- * answer) between its calls, until stop(). The connections are Traefik's: the pods behind it come
- * and go, the route stays.
+ * in closed loops until stop(), each waiting its pause between calls (an image caller 100 ms, a reader 250 ms: a call
+ * is nearly always in flight, and the load stays under the key's rate limits, whose 429 is no fault's answer; the
+ * release under test gives the key a daily image quota that the load cannot use up). The connections are Traefik's:
+ * the pods behind it come and go, the route stays.
  */
 export function startSteadyLoad(opts: {
   baseUrl: string;
@@ -41,8 +42,9 @@ export function startSteadyLoad(opts: {
   task: string;
   images?: number;
   readers?: number;
-  pauseMs?: number;
+  pauseMs?: { image: number; read: number };
 }): SteadyLoad {
+  const pauseMs = opts.pauseMs ?? { image: 100, read: 250 };
   const image = readFileSync(path.join(MEDIA, 'images/street_people_car_coco9891.jpg'));
   const outcomes: Outcome[] = [];
   let running = true;
@@ -77,11 +79,11 @@ export function startSteadyLoad(opts: {
   const loop = async (call: Outcome['call']) => {
     while (running) {
       await once(call);
-      await new Promise((resolve) => setTimeout(resolve, opts.pauseMs ?? 1000));
+      await new Promise((resolve) => setTimeout(resolve, pauseMs[call]));
     }
   };
   const loops = [
-    ...Array.from({ length: opts.images ?? 2 }, () => loop('image')),
+    ...Array.from({ length: opts.images ?? 3 }, () => loop('image')),
     ...Array.from({ length: opts.readers ?? 1 }, () => loop('read')),
   ];
   return {

@@ -204,6 +204,11 @@ export const commonShape = {
   METRICS_PORT: env.int(9464, 0, 65535),
   /** Address it listens on; default 0.0.0.0 for a service process (Prometheus scrapes the pod), 127.0.0.1 for the standalone one. */
   METRICS_HOST: z.string().optional(),
+  /**
+   * On SIGTERM, how long the answers in flight get to finish before their connections are cut (drainServers in
+   * server.ts); the chart sets it from `shutdown.drainSeconds`, within the pod's termination grace period.
+   */
+  SHUTDOWN_DRAIN_MS: env.int(10_000, 0, 600_000),
 };
 
 export type CommonConfig = z.infer<z.ZodObject<typeof commonShape>>;

@@ -33,6 +33,19 @@ export interface ListenOptions {
   judgeExpect?: boolean;
 }
 
+/** The requests each server opened by listen() is answering now, for the drain at shutdown. */
+const inFlight = new Map<Server, Set<ServerResponse>>();
+/** Servers draining: their answers close the connection after them. */
+const draining = new WeakSet<Server>();
+
+function track(server: Server, res: ServerResponse): void {
+  const answering = inFlight.get(server);
+  if (!answering) return;
+  answering.add(res);
+  res.once('close', () => answering.delete(res));
+  if (draining.has(server)) res.shouldKeepAlive = false;
+}
+
 /** Starts listening; resolves with the server once the port is bound. */
 export function listen(
   app: Express,
@@ -53,10 +66,16 @@ export function listen(
     // A connection that has not sent a request yet gets the head deadline as its idle time: Node's own
     // head deadline starts only with the first byte, so a silent connection would stay socketIdleMs.
     server.on('connection', (socket: Socket) => socket.setTimeout(SERVER_LIMITS.headersTimeoutMs));
-    server.on('request', (req: IncomingMessage) => req.socket.setTimeout(SERVER_LIMITS.socketIdleMs));
+    inFlight.set(server, new Set());
+    server.once('close', () => inFlight.delete(server));
+    server.on('request', (req: IncomingMessage, res: ServerResponse) => {
+      req.socket.setTimeout(SERVER_LIMITS.socketIdleMs);
+      track(server, res);
+    });
     if (opts.judgeExpect)
       server.on('checkContinue', (req: IncomingMessage, res: ServerResponse) => {
         req.socket.setTimeout(SERVER_LIMITS.socketIdleMs);
+        track(server, res);
         awaitContinue(req);
         app(req, res);
       });
@@ -71,4 +90,28 @@ export function closeServer(server: Server): Promise<void> {
     server.close(() => resolve());
     server.closeAllConnections?.();
   });
+}
+
+/**
+ * The graceful part of a process's stop (runMain, on SIGTERM): every server listen() opened stops taking
+ * connections, its idle keep-alive connections close, and each answer in flight finishes and then closes its
+ * connection. Resolves once none is left, or at `deadlineMs`, when what is left (a results stream, an upload
+ * still arriving) is cut; a stream's reader resumes elsewhere with Last-Event-ID. Before the stop, the pod's
+ * preStop pause lets the endpoints stop sending here (charts/vision, `shutdown`).
+ */
+export async function drainServers(deadlineMs: number): Promise<void> {
+  const until = Date.now() + deadlineMs;
+  const servers = [...inFlight.keys()];
+  for (const server of servers) {
+    draining.add(server);
+    for (const res of inFlight.get(server) ?? []) if (!res.headersSent) res.shouldKeepAlive = false;
+    server.close(() => undefined);
+  }
+  const busy = () => servers.some((server) => (inFlight.get(server)?.size ?? 0) > 0);
+  while (busy() && Date.now() < until) {
+    // An answer sent before the drain began left its connection open for the next request: close it once idle.
+    for (const server of servers) server.closeIdleConnections();
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  for (const server of servers) server.closeAllConnections();
 }

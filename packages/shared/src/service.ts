@@ -2,10 +2,11 @@ import type { Bus } from './ports/bus';
 import type { Clock } from './clock';
 import type { ReadinessReport } from './http';
 import type { Logger } from './logger';
-import { ConfigError, commonShape, loadConfig } from './config';
+import { ConfigError, commonShape, exitOnConfigError, loadConfig } from './config';
 import { startMetricsServer } from './metrics-server';
 import { installCrashHandler } from './crash-handler';
 import { createLogger } from './logger';
+import { drainServers } from './server';
 // Type only: the module itself is required lazily in runMain.
 import type * as Telemetry from './telemetry';
 
@@ -43,11 +44,14 @@ export function runMain(serviceName: string, start: (opts: StartOptions) => Prom
   const { startTelemetry } = require('./telemetry') as typeof Telemetry;
   const telemetry = startTelemetry(serviceName);
   installCrashHandler(createLogger(serviceName));
-  const metricsPort = async (svc: RunningService) => {
-    const cfg = loadConfig({
+  const cfg = exitOnConfigError(() =>
+    loadConfig({
       METRICS_PORT: commonShape.METRICS_PORT,
       METRICS_HOST: commonShape.METRICS_HOST,
-    });
+      SHUTDOWN_DRAIN_MS: commonShape.SHUTDOWN_DRAIN_MS,
+    }),
+  );
+  const metricsPort = async (svc: RunningService) => {
     return startMetricsServer(cfg.METRICS_PORT, cfg.METRICS_HOST ?? '0.0.0.0', {
       readiness: svc.readiness,
     });
@@ -72,8 +76,8 @@ export function runMain(serviceName: string, start: (opts: StartOptions) => Prom
         if (stopping) return;
         stopping = true;
         process.stdout.write(`${serviceName}: ${signal}, stopping\n`);
-        svc
-          .close()
+        drainServers(cfg.SHUTDOWN_DRAIN_MS)
+          .then(() => svc.close())
           .then(() => metricsServer.close())
           .then(() => telemetry.shutdown())
           .then(() => process.exit(0))
