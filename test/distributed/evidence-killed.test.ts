@@ -8,7 +8,7 @@ import { randomUUID } from 'node:crypto';
 import { SNAPSHOT_REASONS } from '@vision/shared';
 import type { DistributedStack } from '../helpers/distributed';
 import { startMediaServer, type MediaServer } from '../helpers/media-server';
-import { client, clip, describeDistributed, KEY, startFaultStack, waitFor } from './support';
+import { client, clip, describeDistributed, KEY, sleep, startFaultStack, waitFor } from './support';
 
 const RULES = {
   zones: [
@@ -63,6 +63,11 @@ describeDistributed('fault: results and inference are SIGKILLed while a task’s
           'GET',
           `/v1/vision/tasks/${taskId}/events?limit=500${cursor ? `&cursor=${cursor}` : ''}`,
         );
+        // A replica just killed answers the gateway's call in flight with 503 (the balancer moves on): again.
+        if (r.status === 503) {
+          await sleep(500);
+          continue;
+        }
         expect(r.status).toBe(200);
         items.push(...(r.body.items as Event[]));
         if (r.body.next_cursor === '') return { items, done: true };
