@@ -7,7 +7,9 @@
 # (scripts/stack/guard.sh) and the node cluster's own lock.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-export PATH="$PATH:/usr/local/go/bin:$HOME/go/bin"
+# The Node of .node-version (scripts/ci/ensure-node.sh), as every phase of npm test has it.
+PATH="$(bash scripts/ci/ensure-node.sh):$PATH:/usr/local/go/bin:$HOME/go/bin"
+export PATH
 HELM="$(bash scripts/ensure-helm.sh)"
 export VISION_HELM="$HELM"
 bash scripts/kube/install.sh >/dev/null

@@ -4,7 +4,7 @@
  * pods on the host's end of the node network, VISION_STACK_POD_*), and the public API through Traefik's route.
  * scripts/test-cluster.sh starts the servers and the cluster and sets the environment this module reads.
  */
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -45,6 +45,7 @@ export interface KubeObject {
     namespace?: string;
     labels?: Record<string, string>;
     annotations?: Record<string, string>;
+    deletionTimestamp?: string;
   };
   spec?: Record<string, unknown>;
   status?: Record<string, unknown>;
@@ -57,6 +58,26 @@ export function run(tool: 'kubectl' | 'helm', args: string[], input?: string): s
   if (r.status !== 0)
     throw new Error(`${tool} ${args.join(' ')} exited ${r.status}:\n${r.stderr}${r.stdout}`);
   return r.stdout;
+}
+
+/**
+ * Runs kubectl or helm as run() does, without blocking the event loop: what waits on the cluster (a rollout, a pod's
+ * termination) while a load runs in the same process.
+ */
+export function runAsync(tool: 'kubectl' | 'helm', args: string[]): Promise<string> {
+  const child = spawn(tool === 'helm' ? helmBin() : kubectlBin(), args, { cwd: repoRoot });
+  let out = '';
+  let err = '';
+  child.stdout.on('data', (b: Buffer) => (out += b.toString()));
+  child.stderr.on('data', (b: Buffer) => (err += b.toString()));
+  return new Promise((resolve, reject) => {
+    child.on('error', reject);
+    child.on('close', (code) =>
+      code === 0
+        ? resolve(out)
+        : reject(new Error(`${tool} ${args.join(' ')} exited ${code}:\n${err}${out}`)),
+    );
+  });
 }
 
 /** Runs ctr against the node's containerd, in the namespace of Kubernetes' images and containers (k8s.io). */
@@ -76,6 +97,19 @@ export function get(args: string[]): KubeObject[] {
   return parsed.items ?? [parsed];
 }
 
+/** The name of a running, ready pod of `component` in `namespace` that is not being deleted. */
+export function readyPod(namespace: string, component: string): string {
+  const ready = get(['pods', '-n', namespace, '-l', `app.kubernetes.io/component=${component}`]).find(
+    (p) =>
+      !p.metadata.deletionTimestamp &&
+      (p.status as { conditions?: { type: string; status: string }[] }).conditions?.some(
+        (c) => c.type === 'Ready' && c.status === 'True',
+      ),
+  );
+  if (!ready) throw new Error(`no ready ${component} pod in ${namespace}`);
+  return ready.metadata.name;
+}
+
 /** Polls `check` (which throws while not yet true) until it passes or `ms` runs out; rethrows the last error. */
 export async function eventually<T>(check: () => T | Promise<T>, ms = 180_000, every = 2000): Promise<T> {
   const end = Date.now() + ms;
@@ -89,15 +123,18 @@ export async function eventually<T>(check: () => T | Promise<T>, ms = 180_000, e
   }
 }
 
-/** CPU requests on the two-core test node (each service's memory request and every limit stay the chart's). */
+/**
+ * CPU requests on the two-core test node (each service's memory request and every limit stay the chart's): two
+ * releases side by side, each with a rollout's extra pod and its migration Job, fit in its two cores.
+ */
 const CPU_REQUESTS: Record<string, string> = {
-  gateway: '50m',
-  tasks: '50m',
-  quota: '25m',
-  results: '50m',
-  images: '100m',
-  inference: '250m',
-  inferenceDetect: '200m',
+  gateway: '25m',
+  tasks: '25m',
+  quota: '10m',
+  results: '25m',
+  images: '50m',
+  inference: '100m',
+  inferenceDetect: '100m',
 };
 
 export interface Release {
@@ -107,8 +144,8 @@ export interface Release {
   values: string;
   /** An API key for `subject`, made the documented way: the keys CLI in a gateway pod (docs/DEPLOYMENT.md). */
   createKey(subject: string): string;
-  /** helm upgrade --install with the release's values and more arguments. */
-  upgrade(...args: string[]): string;
+  /** helm upgrade --install with the release's values and more arguments (the event loop keeps turning). */
+  upgrade(...args: string[]): Promise<string>;
   uninstall(): Promise<void>;
 }
 
@@ -198,6 +235,7 @@ async function install(
     services: Object.fromEntries(
       Object.entries(CPU_REQUESTS).map(([svc, cpu]) => [svc, { resources: { requests: { cpu } } }]),
     ),
+    migrations: { resources: { requests: { cpu: '10m' } } },
     // The way in: a Gateway of the release for Traefik's "web" entry point (a process of the node, so the gateway
     // admits it by the address it reaches pods from).
     route: { enabled: true, gateway: { create: true, className: 'traefik', port: 8000 } },
@@ -241,7 +279,7 @@ async function install(
   writeFileSync(valuesFile, JSON.stringify(given, null, 2));
   const chart = path.join(repoRoot, 'charts/vision');
   const upgrade = (...args: string[]) =>
-    run('helm', [
+    runAsync('helm', [
       'upgrade',
       '--install',
       name,
@@ -256,7 +294,7 @@ async function install(
       '10m',
       ...args,
     ]);
-  upgrade();
+  await upgrade();
   return {
     name,
     namespace,
@@ -264,9 +302,8 @@ async function install(
     values: valuesFile,
     upgrade,
     createKey(subject) {
-      const [gw] = get(['pods', '-n', namespace, '-l', 'app.kubernetes.io/component=gateway']);
       const out = run('kubectl', [
-        ...['exec', '-n', namespace, gw.metadata.name, '--'],
+        ...['exec', '-n', namespace, readyPod(namespace, 'gateway'), '--'],
         ...['node', 'services/gateway/dist/keys-cli.js', 'create', '--subject', subject],
       ]);
       const key = /^key:\s+(\S+)$/m.exec(out)?.[1];

@@ -122,7 +122,7 @@ export function prepareProduction(
     external: {
       ...external,
       // The logins are the Secret's; the roles are this database's.
-      postgres: { url: '', serviceUrls: null, serviceRoles: external.postgres.serviceRoles },
+      postgres: { url: '', serviceUrls: {}, serviceRoles: external.postgres.serviceRoles },
       redis: { url: '' },
       kafka: {
         ...external.kafka,

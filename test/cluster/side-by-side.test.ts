@@ -12,7 +12,7 @@ import { Kafka, logLevel, type Admin } from 'kafkajs';
 import { busTopics, type BusService } from '@vision/shared';
 import { readStackEnv } from '../../scripts/distributed/stack-servers';
 import { kafkaAs, produceOutcome } from '../helpers/kafka-outcome';
-import { eventually, get, installRelease, MEDIA, run, type Release } from './node-cluster';
+import { eventually, get, installRelease, MEDIA, readyPod, run, type Release } from './node-cluster';
 
 jest.setTimeout(1_800_000);
 
@@ -27,7 +27,6 @@ let admin: Admin;
  * `key`: the status and the body's error code, if any.
  */
 function detectInPod(release: Release, key: string): string {
-  const [gw] = get(['pods', '-n', release.namespace, '-l', 'app.kubernetes.io/component=gateway']);
   const script = `let b='';process.stdin.on('data',(d)=>b+=d).on('end',async()=>{
 const form=new FormData();form.append('scene_code','person_vehicle');
 form.append('files',new Blob([Buffer.from(b,'base64')]),'street.jpg');
@@ -37,7 +36,17 @@ const j=await r.json().catch(()=>({}));console.log(r.status+' '+(j.error?.code??
   const image = readFileSync(path.join(MEDIA, 'images/street_people_car_coco9891.jpg')).toString('base64');
   return run(
     'kubectl',
-    ['exec', '-i', '-n', release.namespace, gw.metadata.name, '--', 'node', '-e', script],
+    [
+      'exec',
+      '-i',
+      '-n',
+      release.namespace,
+      readyPod(release.namespace, 'gateway'),
+      '--',
+      'node',
+      '-e',
+      script,
+    ],
     image,
   ).trim();
 }
@@ -121,7 +130,7 @@ test("a topic reset of one release leaves the other's topics, offsets and servic
     if (present.length) throw new Error(`still there: ${present.join(', ')}`);
   });
   // The migration Job of `helm upgrade` creates the release's topics again.
-  left.upgrade();
+  await left.upgrade();
   expect(await offsets('right.')).toEqual(before);
   expect(detectInPod(right, keys.right)).toBe('201');
   // The reset release serves again on its new topics.
