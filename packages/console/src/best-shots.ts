@@ -1,7 +1,8 @@
 /**
  * A task's tracks and their best shots: each tracked object the result frames name a best shot for
  * (`best_shot_path`), with the crop of its best frame, read lazily; a click shows that whole frame with the box.
- * The list grows with the frames (read incrementally from the feed).
+ * The list grows with the frames (read incrementally from the feed). A best shot improves while its track
+ * lasts: those read while the task ran are read again once it has ended.
  */
 import { h } from './dom.js';
 import { collectTracks, cropPath, type TrackShot } from './evidence-model.js';
@@ -14,6 +15,8 @@ export interface BestShots {
   el: HTMLElement;
   /** Reads the frames the feed added since the last call. */
   update(): void;
+  /** Reads every best shot again (the task ended: they are final). */
+  refresh(): void;
 }
 
 export function createBestShots(feed: FrameFeed, pictures: Pictures): BestShots {
@@ -67,8 +70,21 @@ export function createBestShots(feed: FrameFeed, pictures: Pictures): BestShots 
     list.dataset.tracks = String(items.size);
   };
 
+  const refresh = () => {
+    for (const [id, item] of items) {
+      const t = tracks.get(id);
+      if (!t) continue;
+      pictures.forget(cropPath(item.path));
+      pictures.forget(item.path);
+      const li = itemOf(t);
+      item.li.replaceWith(li);
+      items.set(id, { li, path: t.path });
+    }
+  };
+
   return {
     el: h('section', { class: 'card tracks' }, h('h3', {}, 'Tracks'), empty, list),
     update,
+    refresh,
   };
 }

@@ -29,7 +29,7 @@ export function cropPath(path: string): string {
 const REASONS: Record<string, string> = {
   frame_gone: 'its frame had already left the buffer',
   capture_failed: 'the picture could not be taken',
-  expired: 'the picture has expired',
+  not_captured: 'no picture was taken for it',
 };
 
 /** Why an event shows no picture, in words (an unknown reason is shown as the service gave it). */

@@ -10,8 +10,10 @@ import { h } from './dom.js';
 export interface Pictures {
   /** Shows the picture at `path` in `img` once `img` comes near the view; `alt` says what it is. */
   lazy(img: HTMLImageElement, path: string): void;
-  /** Opens the picture at `path` in the dialog, with `caption` under it. */
+  /** Opens the picture at `path` in the dialog, with `caption` over it. */
   open(path: string, caption: string): void;
+  /** Forgets the picture read at `path` (one that changes, such as a best shot): the next show reads it again. */
+  forget(path: string): void;
   /** The dialog (appended once to the page). */
   dialog: HTMLDialogElement;
   dispose(): void;
@@ -50,6 +52,9 @@ export function createPictures(): Pictures {
         img.dataset.state = 'failed';
         img.dataset.code = err instanceof ApiFailure ? err.code : 'ERROR';
         img.title = err instanceof Error ? err.message : String(err);
+        // What shows in the image's place.
+        img.alt =
+          err instanceof ApiFailure && err.code === 'OP-TASK-NO-SNAPSHOT' ? 'no picture yet' : 'no picture';
       },
     );
   };
@@ -97,6 +102,11 @@ export function createPictures(): Pictures {
       full.dataset.path = path;
       show(full, path);
       if (!dialog.open) dialog.showModal();
+    },
+    forget(path) {
+      const url = urls.get(path);
+      urls.delete(path);
+      url?.then((u) => URL.revokeObjectURL(u)).catch(() => undefined);
     },
     dispose() {
       gone = true;

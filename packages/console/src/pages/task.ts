@@ -94,6 +94,8 @@ export function taskPage(taskId: string): Page {
         else {
           still?.stop();
           places?.lock();
+          // The tracks' best shots seen while it ran may have improved since.
+          bestShots.refresh();
         }
       } catch (err) {
         if (gone) return;
