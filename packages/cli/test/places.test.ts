@@ -65,7 +65,7 @@ describe('zones and lines through the vision command', () => {
     const events = paged.stdout
       .trim()
       .split('\n')
-      .map((l) => JSON.parse(l) as { kind: string; direction?: string });
+      .map((l) => JSON.parse(l) as { id: string; kind: string; direction?: string; has_snapshot: boolean });
     expect(followed.stdout).toBe(paged.stdout);
     const crossingsIn = events.filter((e) => e.kind === 'line.crossed' && e.direction === 'in').length;
     expect(crossingsIn).toBeGreaterThanOrEqual(1);
@@ -77,7 +77,7 @@ describe('zones and lines through the vision command', () => {
     const dir = path.join(tmp, 'snapshots');
     const saved = await vision(['events', '--task', taskId, '--snapshots', dir]);
     expect(saved.code).toBe(0);
-    const pictured = (events as { id: string; has_snapshot: boolean }[]).filter((e) => e.has_snapshot);
+    const pictured = events.filter((e) => e.has_snapshot);
     expect(pictured.length).toBeGreaterThanOrEqual(crossingsIn);
     expect(readdirSync(dir).sort()).toEqual(pictured.map((e) => `${e.id}.jpg`).sort());
     for (const e of pictured)

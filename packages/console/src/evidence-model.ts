@@ -2,8 +2,6 @@
  * Pure helpers of the events' pictures (no DOM): where an event's snapshot and its crop are read, what an event
  * without one says, and the tracks whose best shots a task's result frames name.
  */
-import type { Frame } from './api.js';
-
 /** The picture fields of an analytics event (docs/openapi.yaml, AnalyticsEvent). */
 export interface EventPicture {
   id: string;
@@ -38,6 +36,12 @@ export function noSnapshotText(reason: string | undefined): string {
   return `no picture: ${REASONS[reason] ?? reason.replace(/_/g, ' ')}`;
 }
 
+/** What the list of tracks reads of a result frame (api.ts `Frame`). */
+export interface TrackedFrame {
+  frame_time_ms: number;
+  objects: readonly { label: string; track_id?: string; best_shot_path?: string }[];
+}
+
 /** A tracked object whose best shot the result frames name. */
 export interface TrackShot {
   trackId: string;
@@ -53,7 +57,11 @@ export interface TrackShot {
  * Adds the tracks of `frames` from index `from` on to `tracks` (by track id, in the order first seen): a track
  * is listed once one of its objects carries `best_shot_path`; later frames update its last time and path.
  */
-export function collectTracks(frames: readonly Frame[], from: number, tracks: Map<string, TrackShot>): void {
+export function collectTracks(
+  frames: readonly TrackedFrame[],
+  from: number,
+  tracks: Map<string, TrackShot>,
+): void {
   for (let i = Math.max(0, from); i < frames.length; i++) {
     const f = frames[i];
     for (const o of f.objects) {

@@ -11,8 +11,6 @@ import { createPlacesEditor, type DrawMode } from './places-editor.js';
 import { countsText, freshId, type Rules } from './places-model.js';
 import type { Pictures } from './pictures.js';
 
-export type { PlacesTimebase } from './events-view.js';
-
 const POLL_MS = 2000;
 
 interface TaskRules extends Rules {

@@ -1,21 +1,18 @@
-import type { Frame } from '../../src/api';
 import {
   collectTracks,
   cropPath,
   noSnapshotText,
   snapshotPath,
+  type TrackedFrame,
   type TrackShot,
 } from '../../src/evidence-model';
 
-const box = { format: 'cxcywh_normalized', cx: 0.5, cy: 0.5, width: 0.1, height: 0.2 };
 const frame = (
   ms: number,
   objects: { track_id?: string; label?: string; best_shot_path?: string }[],
-): Frame => ({
-  frame_id: `f${ms}`,
+): TrackedFrame => ({
   frame_time_ms: ms,
-  image: { width: 640, height: 480 },
-  objects: objects.map((o) => ({ label: o.label ?? 'person', score: 0.9, bbox: box, ...o })),
+  objects: objects.map((o) => ({ label: o.label ?? 'person', ...o })),
 });
 
 describe("an event's picture paths", () => {
