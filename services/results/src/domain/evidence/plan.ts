@@ -31,7 +31,11 @@ export function boxOf(o: StoredObject): Box {
 export function passesSizeRule(b: Box): boolean {
   const m = BEST_SHOT.edgeMargin;
   const area = (b[2] - b[0]) * (b[3] - b[1]);
-  return area >= BEST_SHOT.minArea && b[0] >= m && b[1] >= m && b[2] <= 1 - m && b[3] <= 1 - m;
+  // 1e-9: the rounding of a difference of normalized coordinates does not decide (0.5 - 0.4 < 0.1).
+  const e = 1e-9;
+  return (
+    area >= BEST_SHOT.minArea - e && b[0] >= m - e && b[1] >= m - e && b[2] <= 1 - m + e && b[3] <= 1 - m + e
+  );
 }
 
 /** The first object of `trackId` in a frame (the engine uses a track's first object too). */
