@@ -43,6 +43,14 @@ export function createBestShots(feed: FrameFeed, pictures: Pictures): BestShots 
     );
   };
 
+  /** Takes an item off the page (its picture no longer awaited), putting `by` in its place. */
+  const replace = (old: HTMLLIElement, by?: HTMLLIElement) => {
+    const img = old.querySelector('img');
+    if (img) pictures.release(img);
+    if (by) old.replaceWith(by);
+    else old.remove();
+  };
+
   const update = () => {
     // A new threshold re-reads every frame into a new list: the tracks are gathered again.
     if (feed.frames !== frames) {
@@ -57,13 +65,13 @@ export function createBestShots(feed: FrameFeed, pictures: Pictures): BestShots 
       const known = items.get(t.trackId);
       if (known && known.path === t.path) continue;
       const li = itemOf(t);
-      if (known) known.li.replaceWith(li);
+      if (known) replace(known.li, li);
       else list.append(li);
       items.set(t.trackId, { li, path: t.path });
     }
     for (const [id, item] of items)
       if (!tracks.has(id)) {
-        item.li.remove();
+        replace(item.li);
         items.delete(id);
       }
     empty.hidden = items.size > 0;
@@ -77,7 +85,7 @@ export function createBestShots(feed: FrameFeed, pictures: Pictures): BestShots 
       pictures.forget(cropPath(item.path));
       pictures.forget(item.path);
       const li = itemOf(t);
-      item.li.replaceWith(li);
+      replace(item.li, li);
       items.set(id, { li, path: t.path });
     }
   };

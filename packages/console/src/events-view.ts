@@ -131,7 +131,12 @@ export function createEventsView(taskId: string, time: PlacesTimebase, pictures:
       if (!li) items.set(e.id, (li = itemOf(e)));
       return li;
     });
-    for (const id of items.keys()) if (!shown.has(id)) items.delete(id);
+    for (const [id, li] of items)
+      if (!shown.has(id)) {
+        const img = li.querySelector('img');
+        if (img) pictures.release(img);
+        items.delete(id);
+      }
     // Only what changed moves: the items already in place keep their pictures.
     if (ordered.length !== list.children.length || ordered.some((li, i) => list.children[i] !== li))
       list.replaceChildren(...ordered);

@@ -10,6 +10,8 @@ import { h } from './dom.js';
 export interface Pictures {
   /** Shows the picture at `path` in `img` once `img` comes near the view; `alt` says what it is. */
   lazy(img: HTMLImageElement, path: string): void;
+  /** Stops waiting to show a picture in `img` (it left the page). */
+  release(img: HTMLImageElement): void;
   /** Opens the picture at `path` in the dialog, with `caption` over it. */
   open(path: string, caption: string): void;
   /** Forgets the picture read at `path` (one that changes, such as a best shot): the next show reads it again. */
@@ -94,6 +96,10 @@ export function createPictures(): Pictures {
       img.dataset.state = 'waiting';
       waiting.set(img, path);
       observer.observe(img);
+    },
+    release(img) {
+      observer.unobserve(img);
+      waiting.delete(img);
     },
     open(path, text) {
       caption.textContent = text;
