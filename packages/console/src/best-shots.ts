@@ -30,7 +30,13 @@ export function createBestShots(feed: FrameFeed, pictures: Pictures): BestShots 
 
   const itemOf = (t: TrackShot): HTMLLIElement => {
     const text = `${t.label} · track ${t.trackId}`;
-    const img = h('img', { class: 'best-shot-img', alt: `best shot of ${text}`, width: 96, height: 96 });
+    const img = h('img', {
+      class: 'best-shot-img',
+      alt: '',
+      'data-alt': `best shot of ${text}`,
+      width: 96,
+      height: 96,
+    });
     pictures.lazy(img, cropPath(t.path));
     const open = h('button', { type: 'button', class: 'best-shot', title: 'show the frame' }, img);
     open.addEventListener('click', () => pictures.open(t.path, `best shot of ${text}`));

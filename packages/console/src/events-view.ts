@@ -65,7 +65,13 @@ export function createEventsView(taskId: string, time: PlacesTimebase, pictures:
     const path = snapshotPath(taskId, e);
     let picture: HTMLElement;
     if (path) {
-      const img = h('img', { class: 'event-thumb-img', alt: `picture of ${text}`, width: 96, height: 72 });
+      const img = h('img', {
+        class: 'event-thumb-img',
+        alt: '',
+        'data-alt': `picture of ${text}`,
+        width: 96,
+        height: 72,
+      });
       // The crop of the object; an alert about a whole zone has no object: its frame, scaled.
       pictures.lazy(img, e.track_id !== undefined ? cropPath(path) : path);
       picture = h('button', { type: 'button', class: 'event-thumb', title: 'show the frame' }, img);

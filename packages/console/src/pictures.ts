@@ -8,7 +8,7 @@ import { ApiFailure, apiBlob } from './api.js';
 import { h } from './dom.js';
 
 export interface Pictures {
-  /** Shows the picture at `path` in `img` once `img` comes near the view; `alt` says what it is. */
+  /** Shows the picture at `path` in `img` once `img` comes near the view; its `data-alt` becomes its alt then. */
   lazy(img: HTMLImageElement, path: string): void;
   /** Stops waiting to show a picture in `img` (it left the page). */
   release(img: HTMLImageElement): void;
@@ -45,7 +45,15 @@ export function createPictures(): Pictures {
       (url) => {
         // Gone, or the image was given another picture meanwhile.
         if (gone || img.dataset.path !== path) return;
-        img.addEventListener('load', () => (img.dataset.state = 'loaded'), { once: true });
+        img.addEventListener(
+          'load',
+          () => {
+            img.dataset.state = 'loaded';
+            // Said once there is a picture: an image waiting for its picture shows nothing.
+            if (img.dataset.alt) img.alt = img.dataset.alt;
+          },
+          { once: true },
+        );
         img.addEventListener('error', () => (img.dataset.state = 'failed'), { once: true });
         img.src = url;
       },
@@ -104,7 +112,8 @@ export function createPictures(): Pictures {
     open(path, text) {
       caption.textContent = text;
       full.removeAttribute('src');
-      full.alt = text;
+      full.alt = '';
+      full.dataset.alt = text;
       full.dataset.path = path;
       show(full, path);
       if (!dialog.open) dialog.showModal();
