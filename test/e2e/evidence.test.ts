@@ -11,6 +11,7 @@ import { readFileSync } from 'node:fs';
 import sharp from 'sharp';
 import { CURB, LEFT_LANE, PARKING_LOT } from '../helpers/places';
 import { startStack, type TestStack } from '../helpers/stack';
+import { streamServer, streamUrls, type StreamServer } from '../helpers/stream-servers';
 import { until } from '../helpers/webhooks';
 
 const KEY = 'e2e-evidence-key-0123456789';
@@ -71,6 +72,37 @@ const isInk = (p: Raw, x: number, y: number) => {
   const o = (y * p.width + x) * 3;
   return p.data[o] > 150 && p.data[o + 1] < 110 && p.data[o + 2] < 110;
 };
+
+/** The box of `o` in pixels of `pic`. */
+function pixelBox(o: Obj, pic: Raw): { x1: number; y1: number; x2: number; y2: number } {
+  const px = (v: number, n: number) => Math.min(n - 1, Math.max(0, Math.round(v * n)));
+  return {
+    x1: px(o.bbox.cx - o.bbox.width / 2, pic.width),
+    x2: px(o.bbox.cx + o.bbox.width / 2, pic.width),
+    y1: px(o.bbox.cy - o.bbox.height / 2, pic.height),
+    y2: px(o.bbox.cy + o.bbox.height / 2, pic.height),
+  };
+}
+
+/** The drawing lies on the box: its edges are inked, and the ink is on its edges. */
+function expectBoxDrawn(pic: Raw, b: { x1: number; y1: number; x2: number; y2: number }): void {
+  const { x1, y1, x2, y2 } = b;
+  const edge: boolean[] = [];
+  for (let x = x1 + 3; x <= x2 - 3; x += 2) edge.push(isInk(pic, x, y1), isInk(pic, x, y2));
+  for (let y = y1 + 3; y <= y2 - 3; y += 2) edge.push(isInk(pic, x1, y), isInk(pic, x2, y));
+  expect(edge.filter(Boolean).length / edge.length).toBeGreaterThan(0.9);
+  let ink = 0;
+  let near = 0;
+  for (let y = 0; y < pic.height; y++)
+    for (let x = 0; x < pic.width; x++) {
+      if (!isInk(pic, x, y)) continue;
+      ink++;
+      const onV = (Math.abs(x - x1) <= 3 || Math.abs(x - x2) <= 3) && y >= y1 - 3 && y <= y2 + 3;
+      const onH = (Math.abs(y - y1) <= 3 || Math.abs(y - y2) <= 3) && x >= x1 - 3 && x <= x2 + 3;
+      if (onV || onH) near++;
+    }
+  expect(near / ink).toBeGreaterThan(0.9);
+}
 
 describe('pictures of events and tracks', () => {
   let stack: TestStack;
@@ -151,26 +183,8 @@ describe('pictures of events and tracks', () => {
       const frame = frames.find((f) => f.frame_id === `${taskId}:${e.seq}`)!;
       const o = frame.objects.find((x) => x.track_id === e.track_id)!;
       const pic = await rgb(a.bytes);
-      const px = (v: number, n: number) => Math.min(n - 1, Math.max(0, Math.round(v * n)));
-      const x1 = px(o.bbox.cx - o.bbox.width / 2, pic.width);
-      const x2 = px(o.bbox.cx + o.bbox.width / 2, pic.width);
-      const y1 = px(o.bbox.cy - o.bbox.height / 2, pic.height);
-      const y2 = px(o.bbox.cy + o.bbox.height / 2, pic.height);
-      const edge: boolean[] = [];
-      for (let x = x1 + 3; x <= x2 - 3; x += 2) edge.push(isInk(pic, x, y1), isInk(pic, x, y2));
-      for (let y = y1 + 3; y <= y2 - 3; y += 2) edge.push(isInk(pic, x1, y), isInk(pic, x2, y));
-      expect(edge.filter(Boolean).length / edge.length).toBeGreaterThan(0.9);
-      let ink = 0;
-      let near = 0;
-      for (let y = 0; y < pic.height; y++)
-        for (let x = 0; x < pic.width; x++) {
-          if (!isInk(pic, x, y)) continue;
-          ink++;
-          const onV = (Math.abs(x - x1) <= 3 || Math.abs(x - x2) <= 3) && y >= y1 - 3 && y <= y2 + 3;
-          const onH = (Math.abs(y - y1) <= 3 || Math.abs(y - y2) <= 3) && x >= x1 - 3 && x <= x2 + 3;
-          if (onV || onH) near++;
-        }
-      expect(near / ink).toBeGreaterThan(0.9);
+      const { x1, y1, x2, y2 } = pixelBox(o, pic);
+      expectBoxDrawn(pic, { x1, y1, x2, y2 });
 
       // The crop is the clean box, and it is the frame at the event's media time: nearer to the clip's frame
       // decoded there than to the frames 1.5 s before and after.
@@ -258,5 +272,65 @@ describe('pictures of events and tracks', () => {
       const r = await api('GET', p, undefined, OTHER);
       expect([r.status, r.body.error.code]).toEqual([404, 'OP-NOT-FOUND']);
     }
+  });
+
+  describe('a live RTSP task', () => {
+    let rtsp: StreamServer;
+    let live = '';
+    let crossed: Event[] = [];
+    // A line down the middle of the camera's pedestrian scene: people walking left or right cross it.
+    const MIDDLE = { id: 'middle', start: [0.5, 0.02], end: [0.5, 0.98], labels: ['person'] };
+
+    beforeAll(async () => {
+      rtsp = await streamServer('rtsp');
+      await rtsp.start();
+      const r = await stack.api('POST', '/v1/vision/tasks', {
+        key: KEY,
+        headers: { 'content-type': 'application/json', 'idempotency-key': randomUUID() },
+        body: JSON.stringify({
+          scene_code: 'person_vehicle',
+          stream_url: streamUrls(rtsp).rtsp,
+          lines: [MIDDLE],
+        }),
+      });
+      expect(r.status).toBe(201);
+      live = r.body.task_id as string;
+      crossed = await until(
+        'two crossings of the live stream',
+        async () => {
+          const page = await api('GET', `/v1/vision/tasks/${live}/events?limit=100`);
+          const got = (page.body.items as Event[]).filter((e) => e.kind === 'line.crossed');
+          return got.length >= 2 ? got : undefined;
+        },
+        180_000,
+      );
+      await api('POST', `/v1/vision/tasks/${live}/stop`);
+    }, 300_000);
+    afterAll(() => rtsp?.stop());
+
+    it('each crossing has the picture of its frame, taken from the ring before the frame left it', async () => {
+      const frames: Frame[] = [];
+      let cursor = '';
+      for (let i = 0; i < 50; i++) {
+        const q = `limit=500&min_score=0${cursor ? `&cursor=${cursor}` : ''}`;
+        const r = await api('GET', `/v1/vision/tasks/${live}/results?${q}`);
+        frames.push(...(r.body.items as Frame[]));
+        cursor = r.body.next_cursor as string;
+        if (!cursor || r.body.items.length === 0) break;
+      }
+      for (const e of crossed) {
+        expect(e).toMatchObject({ has_snapshot: true });
+        const a = await picture(e.snapshot_path as string);
+        expect([a.status, a.headers.get('content-type'), a.headers.get('x-frame-seq')]).toEqual([
+          200,
+          'image/jpeg',
+          String(e.seq),
+        ]);
+        const pic = await rgb(a.bytes);
+        const frame = frames.find((f) => f.frame_id === `${live}:${e.seq}`)!;
+        const o = frame.objects.find((x) => x.track_id === e.track_id)!;
+        expectBoxDrawn(pic, pixelBox(o, pic));
+      }
+    });
   });
 });
