@@ -153,7 +153,8 @@ export class PlacesApi {
   /**
    * A track's best picture so far (tasks with zones or lines; the result frames' tracked objects name it in
    * `best_shot_path`), box drawn, or the box alone with `crop: true`. It may improve while the track lasts. A
-   * track without one (yet) throws VisionApiError 404 `OP-TASK-NO-SNAPSHOT`, `not_captured`.
+   * track without one (yet), or a track id the task does not have, throws VisionApiError 404 `OP-TASK-NO-SNAPSHOT`,
+   * `not_captured`.
    */
   bestShot(taskId: string, trackId: string, opts: PictureOptions = {}): Promise<Picture> {
     return pictureOf(

@@ -151,7 +151,11 @@ describe('zones and lines through the SDK', () => {
       status: 400,
       reason: 'invalid_field',
     });
-    await expect(client.places.bestShot(taskId, 'no-such-track')).rejects.toMatchObject({ status: 404 });
+    await expect(client.places.bestShot(taskId, 'no-such-track')).rejects.toMatchObject({
+      status: 404,
+      code: 'OP-TASK-NO-SNAPSHOT',
+      details: { snapshot_reason: 'not_captured' },
+    });
   }, 120_000);
 
   it('refused rules throw the typed error with the field at fault', async () => {

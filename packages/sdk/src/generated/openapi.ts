@@ -256,7 +256,7 @@ export interface paths {
     };
     /**
      * A track's best picture so far, with its box drawn
-     * @description Owner-only; tasks with zones or lines. The frame of the track with the highest detection score among those whose box covers at least 1 % of the frame and keeps 0.5 % of the frame's width and height away from its edges (docs/ANALYTICS.md, "Evidence"), as JPEG with the box drawn; `crop=true` the box alone. It changes while the track finds better frames, and not after the task ends. Errors as for an event's snapshot; a track with no such frame (yet) answers 404 `OP-TASK-NO-SNAPSHOT`, `not_captured`.
+     * @description Owner-only; tasks with zones or lines. The frame of the track with the highest detection score among those whose box covers at least 1 % of the frame and keeps 0.5 % of the frame's width and height away from its edges (docs/ANALYTICS.md, "Evidence"), as JPEG with the box drawn; `crop=true` the box alone. It changes while the track finds better frames, and not after the task ends. Errors as for an event's snapshot; a track id with no best shot (none of its frames passed the size rule yet, or no such track in the task) answers 404 `OP-TASK-NO-SNAPSHOT`, `not_captured`.
      */
     get: operations['getTrackBestShot'];
     put?: never;
@@ -1079,7 +1079,7 @@ export interface components {
         'application/json': components['schemas']['ErrorEnvelope'];
       };
     };
-    /** @description OP-NOT-FOUND: no such task for this key's subject (never present, another subject's, or expired) or no such event (track) in it, alike; OP-TASK-NO-SNAPSHOT: the event (track) exists and has no picture, `details.snapshot_reason` says why */
+    /** @description OP-NOT-FOUND: no such task for this key's subject (never present, another subject's, or expired) or no such event in it, alike; OP-TASK-NO-SNAPSHOT: the event has no picture, or the track no best shot, `details.snapshot_reason` says why */
     NoSnapshot: {
       headers: {
         'X-Request-Id': components['headers']['RequestId'];
