@@ -92,10 +92,9 @@ export class LedgerQueries {
   async recordCharge(
     row: ChargeRow & { charged_at: Date },
     fromLease: string | undefined,
-    events: readonly QuotaEvent[],
+    events: readonly [QuotaEvent, ...QuotaEvent[]],
   ): Promise<void> {
-    const at = row.charged_at;
-    const parts = [
+    const writes = [
       this.q('charges').insert(row).toSQL(),
       this.q('counters')
         .where({ subject: row.subject, kind: row.kind, day: row.day })
@@ -109,12 +108,16 @@ export class LedgerQueries {
               .increment('spent_units', row.units)
               .toSQL(),
           ]),
-      ...events.map((e) => this.q('outbox').insert(eventRow(e, at)).toSQL()),
     ];
-    const last = parts.pop();
-    if (!last) return;
-    const ctes = parts.map((p, i) => `w${i} as (${p.sql})`).join(', ');
-    await this.q.raw(`with ${ctes} ${last.sql}`, [...parts.flatMap((p) => p.bindings), ...last.bindings]);
+    // One insert of all the events: their ids, and so their order on the bus, are the order given.
+    const insert = this.q('outbox')
+      .insert(events.map((e) => eventRow(e, row.charged_at)))
+      .toSQL();
+    const ctes = writes.map((w, i) => `w${i} as (${w.sql})`).join(', ');
+    await this.q.raw(`with ${ctes} ${insert.sql}`, [
+      ...writes.flatMap((w) => w.bindings),
+      ...insert.bindings,
+    ]);
     for (const e of events) this.afterCommit.push(() => countEvent(e.type, e.kind, e.units));
   }
 
