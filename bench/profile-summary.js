@@ -1,10 +1,11 @@
 /**
  * Summarises a V8 CPU profile written by `node --cpu-prof` (docs/PERFORMANCE.md, "Running the benches"):
  *
- *   node bench/profile-summary.js PROFILE.cpuprofile [--top 25]
+ *   node bench/profile-summary.js PROFILE.cpuprofile [--top 25] [--from-s S] [--to-s S]
  *
  * Prints the self time of the busiest functions and the self time per source file / package, as
- * shares of the sampled time (idle and garbage collection listed apart).
+ * shares of the sampled time (idle and garbage collection listed apart). --from-s / --to-s keep only the samples
+ * taken that many seconds after the profile started (a bench that profiles a whole process prints its window).
  */
 const fs = require('node:fs');
 const { parseArgs } = require('./lib/args');
@@ -16,9 +17,14 @@ const top = Number(args.top ?? 25);
 const prof = JSON.parse(fs.readFileSync(file, 'utf8'));
 
 const byId = new Map(prof.nodes.map((n) => [n.id, n]));
+const fromUs = Number(args['from-s'] ?? 0) * 1e6;
+const toUs = Number(args['to-s'] ?? Infinity) * 1e6;
 const self = new Map();
+let at = 0;
 for (let i = 0; i < prof.samples.length; i++) {
   const dt = prof.timeDeltas[i] ?? 0;
+  at += dt;
+  if (at < fromUs || at > toUs) continue;
   self.set(prof.samples[i], (self.get(prof.samples[i]) ?? 0) + dt);
 }
 const total = [...self.values()].reduce((a, b) => a + b, 0);

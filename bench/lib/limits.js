@@ -109,6 +109,8 @@ class RawLimits {
     /** Process CPU time (all threads) per run of each multi-session model round, ms. */
     this.modelCpu = [];
     this.seqTimes = [];
+    /** Process CPU time (all threads) per image of each sequential loop, ms. */
+    this.seqCpu = [];
     this.perImage = images.map(() => []);
     this.overlapRounds = [];
     /** Process CPU time (all threads) per image of each overlapped loop, ms. */
@@ -161,6 +163,7 @@ class RawLimits {
     await this.modelRound();
     // The pipeline lends its tensor to the model (moved to the session's worker, handed back), as the
     // service does with an image's tensor.
+    const seqCpu0 = process.cpuUsage();
     for (let i = 0; i < images.length; i++) {
       const t0 = performance.now();
       bufs[0] = (await this.run(0, await tightPrepare(images[i], size, bufs[0]), true)).lent ?? bufs[0];
@@ -168,6 +171,8 @@ class RawLimits {
       this.seqTimes.push(dt);
       this.perImage[i].push(dt);
     }
+    const seqCpu = process.cpuUsage(seqCpu0);
+    this.seqCpu.push((seqCpu.user + seqCpu.system) / 1000 / images.length);
     // One overlapped loop per session: lane l runs image i while it packs image i+1.
     const n = images.length;
     const count = this.lanes === 1 ? n : Math.max(8, n);
@@ -186,7 +191,7 @@ class RawLimits {
     this.overlapCpu.push((cpu.user + cpu.system) / 1000 / (this.lanes * count));
   }
 
-  /** Medians in ms per image: model, sequential, overlapped (and its CPU time), best pipeline, and per image (sequential). */
+  /** Medians in ms per image: model, sequential and overlapped (and their CPU time), best pipeline, and per image (sequential). */
   summary() {
     const sequential = median(this.seqTimes);
     const overlapped = median(this.overlapRounds);
@@ -194,6 +199,7 @@ class RawLimits {
       model: median(this.modelTimes),
       modelCpu: this.modelCpu.length ? median(this.modelCpu) : NaN,
       sequential,
+      sequentialCpu: median(this.seqCpu),
       overlapped,
       overlappedCpu: median(this.overlapCpu),
       best: Math.min(sequential, overlapped),

@@ -1,6 +1,6 @@
 /**
  * `npm start`'s entry point as a child process of a bench, on free ports and a fresh data directory:
- * `{ url, rssMb(), rssMbEach(), stop() }` once it printed that it is up.
+ * `{ pid, url, rssMb(), rssMbEach(), stop() }` once it printed that it is up.
  */
 const { spawn } = require('node:child_process');
 const fs = require('node:fs');
@@ -55,6 +55,7 @@ async function startStandaloneChild(env, nodeArgs = []) {
     child.once('exit', (code) => reject(new Error(`standalone exited with ${code}`)));
   });
   return {
+    pid: child.pid,
     url: `http://127.0.0.1:${port}`,
     rssMb: () => rssMbOf([child.pid]),
     /** The RSS of each process of the service: the one. */

@@ -31,6 +31,12 @@ const nodeBench = (name, what) => ({ name, command: ['node', `bench/${name}.benc
 const BENCHES = [
   nodeBench('decode-flood', 'a live job beside a flood of huge image decodes'),
   nodeBench('images', 'image calls vs the raw pipeline'),
+  nodeBench('cost', "a deployment's CPU per image vs the raw pipeline's, standalone"),
+  {
+    name: 'cost-distributed',
+    command: ['bash', 'scripts/bench-distributed.sh', 'cost', '--distributed'],
+    what: "a deployment's CPU per image vs the raw pipeline's, distributed",
+  },
   nodeBench('inference', '`/detect` and a file job vs the raw model'),
   nodeBench('live', 'live RTSP streams one instance keeps up with'),
   nodeBench('results', 'results ingest and reads through the gateway'),

@@ -38,7 +38,13 @@ export async function startGatewayThread(opts: {
     channel: port2,
     revocations: keys.keys.revocations,
   };
-  const worker = new Worker(ENTRY, { workerData: data, transferList: [port2], stdout: false, stderr: false });
+  const worker = new Worker(ENTRY, {
+    name: 'gateway',
+    workerData: data,
+    transferList: [port2],
+    stdout: false,
+    stderr: false,
+  });
   const edge = connectPeer<MainCalls, EdgeCalls, never, EdgeEvents>(port1, {
     authenticate: async (key) => (await keys.keys.authenticate(key)) ?? null,
     database: () => keys.database(),

@@ -5,11 +5,13 @@ import vm from 'node:vm';
 import type { PGlite as PGliteType } from '@electric-sql/pglite';
 
 /**
- * The minimal PGlite surface knex-pglite uses: `waitReady`, `query`, `close`.
+ * The minimal PGlite surface knex-pglite uses: `waitReady`, `query`, `close`; and `exec`, which runs statements
+ * without parameters through the simple protocol (one call into WebAssembly where `query` makes six).
  */
 export interface PGliteLike {
   readonly waitReady: Promise<void>;
   query(sql: string, params?: unknown[], options?: object): Promise<unknown>;
+  exec(sql: string): Promise<unknown>;
   close(): Promise<void>;
 }
 
@@ -109,6 +111,13 @@ export function createPGlite(dataDir: string | undefined, moduleName?: string): 
     async query(sql, params, options) {
       try {
         return intoRealm(await pg.query(sql, params?.map(outsideRealm), options));
+      } catch (err) {
+        throw errorIntoRealm(err);
+      }
+    },
+    async exec(sql) {
+      try {
+        return intoRealm(await pg.exec(sql));
       } catch (err) {
         throw errorIntoRealm(err);
       }

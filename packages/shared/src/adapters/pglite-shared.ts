@@ -97,7 +97,7 @@ export function sharedPGliteKnex(dir: string, schema: string, acquireTimeoutMs =
       try {
         const connection = await super.acquireConnection();
         if (shared.searchPath !== schema) {
-          await connection.query(`set search_path to "${schema}"`);
+          await connection.exec(`set search_path to "${schema}"`);
           shared.searchPath = schema;
         }
         held = release;
@@ -106,6 +106,13 @@ export function sharedPGliteKnex(dir: string, schema: string, acquireTimeoutMs =
         release();
         throw err;
       }
+    }
+    /** A transaction's BEGIN, COMMIT or ROLLBACK (no parameters, no rows) through the simple protocol. */
+    override async _query(connection: PGliteLike, obj: KnexQuery): Promise<KnexQuery> {
+      if (obj.bindings?.length || !TRANSACTION_CONTROL.test(obj.sql)) return super._query(connection, obj);
+      await connection.exec(obj.sql);
+      obj.response = { rows: [], fields: [], affectedRows: 0 };
+      return obj;
     }
     override async releaseConnection(connection: PGliteLike): Promise<void> {
       try {
@@ -140,8 +147,18 @@ export function sharedPGliteKnex(dir: string, schema: string, acquireTimeoutMs =
   } as Knex.Config);
 }
 
+/** What knex hands a client's `_query`: the statement, and the response it reads back. */
+interface KnexQuery {
+  sql: string;
+  bindings?: unknown[];
+  response?: unknown;
+}
+
+const TRANSACTION_CONTROL = /^(BEGIN|COMMIT|ROLLBACK);?$/i;
+
 /** The knex Client methods overridden above. */
 interface KnexClient {
+  _query(connection: PGliteLike, obj: KnexQuery): Promise<KnexQuery>;
   acquireConnection(): Promise<PGliteLike>;
   releaseConnection(connection: PGliteLike): Promise<void>;
   destroyRawConnection(connection: PGliteLike): Promise<void>;

@@ -105,7 +105,11 @@ export class SessionWorker {
 
   static start(file: string, options: InferenceSession.SessionOptions): Promise<SessionWorker> {
     const ortPath = require.resolve('onnxruntime-node');
-    const worker = new Worker(WORKER_SOURCE, { eval: true, workerData: { ortPath, file, options } });
+    const worker = new Worker(WORKER_SOURCE, {
+      name: 'model-session',
+      eval: true,
+      workerData: { ortPath, file, options },
+    });
     return new Promise((resolve, reject) => {
       const onExit = (code: number) => reject(new Error(`model worker exited with ${code}`));
       worker.once('error', reject);

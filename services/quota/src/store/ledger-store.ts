@@ -60,6 +60,67 @@ export class LedgerQueries {
     return Number(rows[0].used) - adding;
   }
 
+  /**
+   * lockCounter for the day and kind of the lease `leaseId`, read from the lease row in the same statement (a lease's
+   * day and kind never change); undefined when no lease has that id (nothing locked).
+   */
+  async lockLeaseCounter(
+    subject: string,
+    leaseId: string,
+  ): Promise<{ used: number; kind: Kind; day: Day } | undefined> {
+    const r = (await this.q.raw(
+      `insert into counters as c (subject, kind, day, used)
+       select subject, kind, day, 0 from holds where subject = ? and hold_id = ? and usable_until is not null
+       on conflict (subject, kind, day) do update set used = c.used
+       returning used, kind, day`,
+      [subject, leaseId],
+    )) as { rows: Array<{ used: number | string; kind: Kind; day: Day }> };
+    const row = r.rows[0];
+    return row && { used: Number(row.used), kind: row.kind, day: row.day };
+  }
+
+  /** The charges of `chargeIds` that exist, by id. */
+  async findCharges(subject: string, chargeIds: readonly string[]): Promise<Map<string, ChargeRow>> {
+    const rows = (await this.q('charges').where({ subject }).whereIn('charge_id', chargeIds)) as ChargeRow[];
+    return new Map(rows.map((r) => [r.charge_id, r]));
+  }
+
+  /**
+   * Records one charge in one statement: the charge row, the day's `used`, the lease's `spent_units` when it pays
+   * (`fromLease`), and the events (appendEvent) in the outbox. The caller holds the day's counter and the lease row.
+   */
+  async recordCharge(
+    row: ChargeRow & { charged_at: Date },
+    fromLease: string | undefined,
+    events: readonly [QuotaEvent, ...QuotaEvent[]],
+  ): Promise<void> {
+    const writes = [
+      this.q('charges').insert(row).toSQL(),
+      this.q('counters')
+        .where({ subject: row.subject, kind: row.kind, day: row.day })
+        .increment('used', row.units)
+        .toSQL(),
+      ...(fromLease === undefined
+        ? []
+        : [
+            this.q('holds')
+              .where({ subject: row.subject, hold_id: fromLease })
+              .increment('spent_units', row.units)
+              .toSQL(),
+          ]),
+    ];
+    // One insert of all the events: their ids, and so their order on the bus, are the order given.
+    const insert = this.q('outbox')
+      .insert(events.map((e) => eventRow(e, row.charged_at)))
+      .toSQL();
+    const ctes = writes.map((w, i) => `w${i} as (${w.sql})`).join(', ');
+    await this.q.raw(`with ${ctes} ${insert.sql}`, [
+      ...writes.flatMap((w) => w.bindings),
+      ...insert.bindings,
+    ]);
+    for (const e of events) this.afterCommit.push(() => countEvent(e.type, e.kind, e.units));
+  }
+
   /** Units of the day's holds that are `held` and not expired at `now`, less what leases among them spent. */
   async heldUnits(subject: string, kind: Kind, day: Day, now: Date): Promise<number> {
     const row = (await this.q('holds')
@@ -144,14 +205,9 @@ export class LedgerQueries {
     await this.q('holds').insert(row);
   }
 
-  /** Adds units to a lease: `grown` more reserved, `spent` more charged. */
-  async addToLease(subject: string, leaseId: string, add: { grown?: number; spent?: number }): Promise<void> {
-    await this.q('holds')
-      .where({ subject, hold_id: leaseId })
-      .update({
-        units: this.q.raw('units + ?', [add.grown ?? 0]),
-        spent_units: this.q.raw('spent_units + ?', [add.spent ?? 0]),
-      });
+  /** Reserves `units` more for a lease. */
+  async growLease(subject: string, leaseId: string, units: number): Promise<void> {
+    await this.q('holds').where({ subject, hold_id: leaseId }).increment('units', units);
   }
 
   /** Closes a lease: what it spent stays charged, the rest is released. */

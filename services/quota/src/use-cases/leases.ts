@@ -90,7 +90,7 @@ export async function lease(
     if (row.units >= r.minUnits) return false;
     const extra = leaseGrant(usage, r.minUnits - row.units, r.maxUnits - row.units);
     if (extra === undefined) throw refuseExhausted(r.kind, usage, now);
-    await q.addToLease(subject, leaseId, { grown: extra });
+    await q.growLease(subject, leaseId, extra);
     await q.appendEvent(newEvent('held', subject, r.kind, extra, day, now), now);
     return false;
   });
@@ -124,10 +124,11 @@ export async function spend(
   leaseId: string,
   spends: ReadonlyArray<{ charge_id: string; units: number }>,
 ): Promise<SpendView> {
-  const known = await leaseRow(ctx.store.read, subject, leaseId);
   return ctx.store.transaction(async (q) => {
-    const kind = known.kind;
-    let used = await q.lockCounter(subject, kind, known.day);
+    const locked = await q.lockLeaseCounter(subject, leaseId);
+    if (!locked) throw notFound('No such lease');
+    const { kind } = locked;
+    let used = locked.used;
     const now = ctx.clock.now();
     const row = await leaseRow(q, subject, leaseId, true);
     const limit = limitOf(ctx, subject, kind);
@@ -138,9 +139,13 @@ export async function spend(
       expiresAt: toDate(row.expires_at),
       settledUnits: row.settled_units,
     };
+    const priors = await q.findCharges(
+      subject,
+      spends.map((s) => s.charge_id),
+    );
     const out: SpendView['spends'] = [];
     for (const s of spends) {
-      const prior = await q.findCharge(subject, s.charge_id);
+      const prior = priors.get(s.charge_id);
       if (prior) {
         if (!isTombstone(prior) && (prior.kind !== kind || Number(prior.units) !== s.units))
           throw invalidRequest(
@@ -153,27 +158,24 @@ export async function spend(
         out.push({ ...s, outcome: isTombstone(prior) ? 'refunded' : 'replayed' });
         continue;
       }
-      if (decideSpend(lease, s.units, now).action === 'from_lease') {
-        lease.spent += s.units;
-        await q.addToLease(subject, leaseId, { spent: s.units });
-      } else if (!fits({ limit, used, held: await q.heldUnits(subject, kind, row.day, now) }, s.units)) {
+      const fromLease = decideSpend(lease, s.units, now).action === 'from_lease';
+      if (fromLease) lease.spent += s.units;
+      else if (!fits({ limit, used, held: await q.heldUnits(subject, kind, row.day, now) }, s.units)) {
         metrics.quotaExhausted.inc({ kind });
         out.push({ ...s, outcome: 'exhausted' });
         continue;
       }
-      await q.insertCharge({
-        subject,
-        charge_id: s.charge_id,
-        kind,
-        units: s.units,
-        day: row.day,
-        status: 'charged',
-        charged_at: now,
-      });
-      await q.addUsed(subject, kind, row.day, s.units);
-      await q.appendEvent(newEvent('charged', subject, kind, s.units, row.day, now), now);
-      if (fillsTheDay(used, s.units, limit))
-        await q.appendEvent(exhaustedEvent(subject, kind, row.day, limit, now), now);
+      const charge = { subject, charge_id: s.charge_id, kind, units: s.units, day: row.day };
+      await q.recordCharge(
+        { ...charge, status: 'charged', charged_at: now },
+        fromLease ? leaseId : undefined,
+        [
+          newEvent('charged', subject, kind, s.units, row.day, now),
+          ...(fillsTheDay(used, s.units, limit) ? [exhaustedEvent(subject, kind, row.day, limit, now)] : []),
+        ],
+      );
+      // A charge id twice in one report: the second is a replay of the first.
+      priors.set(s.charge_id, { ...charge, status: 'charged' });
       used += s.units;
       out.push({ ...s, outcome: 'charged' });
     }
