@@ -203,6 +203,13 @@ export async function installRelease(name: string, namespace: string, ...extra: 
       },
     },
   };
+  // --- Traces: while the stack's Jaeger takes OTLP/HTTP on the host's end (scripts/stack/jaeger-pods.yaml), every
+  // pod exports there, and the pods whose egress is limited (those that open streams) may reach it.
+  if (pod.otlpEndpoint) {
+    Object.assign(values.external, { otlp: { endpoint: pod.otlpEndpoint } });
+    Object.assign(values.networkPolicy.streamEgress.backends, { otlp: backend(port(pod.otlpEndpoint)) });
+  }
+  // --- end traces
   const dir = mkdtempSync(path.join(os.tmpdir(), 'vision-node-release-'));
   const valuesFile = path.join(dir, 'values.json');
   writeFileSync(valuesFile, JSON.stringify(values, null, 2));
