@@ -15,7 +15,11 @@ bash scripts/kube/install-node.sh >/dev/null
 podman image exists "${VISION_IMAGE:-localhost/vision:dev}" || bash scripts/image/build.sh >/dev/null
 # shellcheck source=kube/node-env.sh
 source scripts/kube/node-env.sh
-# The servers bind the node's host address: it must exist before they start.
+# The servers bind the node's host address: it must exist before they start, and it is made once this run holds the
+# stack's guard (a run before this one takes the node's network down with its cluster; scripts/stack/session.sh
+# then shares the guard).
+# shellcheck source=stack/guard.sh
+source scripts/stack/guard.sh
 bash scripts/kube/node-net.sh up
 export VISION_STACK_POD_ADDRESS="$NODE_HOST_IP"
 # shellcheck source=stack/session.sh
