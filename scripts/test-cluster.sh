@@ -7,7 +7,9 @@
 # (scripts/stack/guard.sh) and the node cluster's own lock.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-export PATH="$PATH:/usr/local/go/bin:$HOME/go/bin"
+# The Node of .node-version (scripts/ci/ensure-node.sh), as every phase of npm test has it.
+PATH="$(bash scripts/ci/ensure-node.sh):$PATH:/usr/local/go/bin:$HOME/go/bin"
+export PATH
 HELM="$(bash scripts/ensure-helm.sh)"
 export VISION_HELM="$HELM"
 bash scripts/kube/install.sh >/dev/null
@@ -15,13 +17,8 @@ bash scripts/kube/install-node.sh >/dev/null
 podman image exists "${VISION_IMAGE:-localhost/vision:dev}" || bash scripts/image/build.sh >/dev/null
 # shellcheck source=kube/node-env.sh
 source scripts/kube/node-env.sh
-# The servers bind the node's host address: it must exist before they start, and it is made once this run holds the
-# stack's guard (a run before this one takes the node's network down with its cluster; scripts/stack/session.sh
-# then shares the guard).
-# shellcheck source=stack/guard.sh
-source scripts/stack/guard.sh
-bash scripts/kube/node-net.sh up
-export VISION_STACK_POD_ADDRESS="$NODE_HOST_IP"
+# The servers bind the node's host address: it must exist when they start, once this run holds the stack.
+export VISION_STACK_POD_ADDRESS="$NODE_HOST_IP" VISION_STACK_BEFORE_START="bash scripts/kube/node-net.sh up"
 # shellcheck source=stack/session.sh
 source scripts/stack/session.sh
 if [ "$#" -eq 0 ]; then set -- test/cluster; fi

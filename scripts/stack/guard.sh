@@ -15,9 +15,7 @@ session_other() {
     kill -0 "$other" 2>/dev/null && tr '\0' ' ' <"/proc/$other/cmdline" 2>/dev/null | grep -q 'scripts/'
 }
 session_nested=0
-if [ "${VISION_STACK_SESSION:-}" = "$$" ] && [ "$(cat "$session_guard" 2>/dev/null)" = "$$" ]; then
-  : # sourced again by the script that took it: still its own to give back
-elif [ -n "${VISION_STACK_SESSION:-}" ] && [ "$(cat "$session_guard" 2>/dev/null)" = "$VISION_STACK_SESSION" ] &&
+if [ -n "${VISION_STACK_SESSION:-}" ] && [ "$(cat "$session_guard" 2>/dev/null)" = "$VISION_STACK_SESSION" ] &&
   kill -0 "$VISION_STACK_SESSION" 2>/dev/null; then
   session_nested=1
 else

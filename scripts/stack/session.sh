@@ -30,6 +30,9 @@ cleanup() {
 }
 trap cleanup EXIT
 
+# What must hold before the servers start, run once this run holds the guard (scripts/test-cluster.sh: the node's
+# host address, which the servers bind and which a node cluster run before this one removed when it ended).
+if [ -n "${VISION_STACK_BEFORE_START:-}" ]; then bash -c "$VISION_STACK_BEFORE_START"; fi
 scripts/stack/install.sh postgres redis kafka s3 toxiproxy
 scripts/stack/start.sh --started-file "$started" postgres redis kafka s3 toxiproxy
 if scripts/stack/install.sh --check jaeger prometheus; then

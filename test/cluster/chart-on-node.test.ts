@@ -1,9 +1,19 @@
 /**
- * The chart installed on a real node (scripts/test-cluster.sh): every pod started by containerd from the service
- * image, on the stack's real servers. What only the chart decides is checked on the running pods: every Deployment
- * Available, the migration Job done, no restart, non-root on a read-only root filesystem, the decoder confined.
+ * The chart installed on a real node (scripts/test-cluster.sh) with the production-like values file: every pod
+ * started by containerd from the service image, on the stack's real servers. What only the chart decides is checked
+ * on the running pods: every Deployment Available, the migration Job done, no restart, non-root on a read-only root
+ * filesystem, the decoder confined, the NetworkPolicies' denials.
  */
-import { eventually, get, installRelease, run, type KubeObject, type Release } from './node-cluster';
+import { readStackEnv } from '../../scripts/distributed/stack-servers';
+import {
+  eventually,
+  gatewayUrl,
+  get,
+  installProductionRelease,
+  run,
+  type KubeObject,
+  type Release,
+} from './node-cluster';
 
 jest.setTimeout(900_000);
 
@@ -22,7 +32,8 @@ const podsOf = (ns: string) => get(['pods', '-n', ns]).filter((p) => !p.metadata
 
 let release: Release;
 beforeAll(async () => {
-  release = await installRelease('vision', 'vision');
+  // The production-like values file, with the Secrets and the models' claim an SRE makes first.
+  release = await installProductionRelease('vision', 'vision');
 });
 afterAll(async () => {
   if (release) await release.uninstall();
@@ -137,4 +148,67 @@ test('the pods resolve each other through cluster DNS and reach the gateway Serv
     ]),
   );
   expect(out.trim()).toBe('200');
+});
+
+/**
+ * What a TCP connection from a process in `pod` to host:port gets: `open`; `refused`, rejected (ECONNREFUSED: what
+ * kube-router does with what no policy allows) or dropped (no answer in 4 s); or another error's code.
+ */
+function connectFrom(namespace: string, pod: string, host: string, port: number): string {
+  const script = `const s=require('net').connect({host:${JSON.stringify(host)},port:${port},timeout:4000});
+s.on('connect',()=>{console.log('open');s.destroy()});
+s.on('timeout',()=>{console.log('refused');s.destroy()});
+s.on('error',(e)=>console.log(e.code==='ECONNREFUSED'?'refused':e.code))`;
+  return run('kubectl', ['exec', '-n', namespace, pod, '--', 'node', '-e', script]).trim();
+}
+const podOf = (component: string) =>
+  podsOf(release.namespace).find((p) => p.metadata.labels?.['app.kubernetes.io/component'] === component)!
+    .metadata.name;
+
+test('the NetworkPolicies hold on the node: inference reaches no Postgres, the gateway no Kafka (their neighbours do)', () => {
+  const { pod } = readStackEnv();
+  const pg = new URL(pod!.pgUrl);
+  const [kafkaHost, kafkaPort] = pod!.kafkaBrokers.split(':');
+  const at = (component: string, host: string, port: number) => ({
+    component,
+    to: `${host}:${port}`,
+    got: connectFrom(release.namespace, podOf(component), host, port),
+  });
+  expect([
+    at('inference', pg.hostname, Number(pg.port)),
+    at('tasks', pg.hostname, Number(pg.port)),
+    at('gateway', kafkaHost, Number(kafkaPort)),
+    at('images', kafkaHost, Number(kafkaPort)),
+  ]).toEqual([
+    { component: 'inference', to: `${pg.hostname}:${pg.port}`, got: 'refused' },
+    { component: 'tasks', to: `${pg.hostname}:${pg.port}`, got: 'open' },
+    { component: 'gateway', to: `${kafkaHost}:${kafkaPort}`, got: 'refused' },
+    { component: 'images', to: `${kafkaHost}:${kafkaPort}`, got: 'open' },
+  ]);
+});
+
+test('a pod outside the release reaches the gateway only through the Gateway', async () => {
+  const outside = `${release.namespace}-outside`;
+  run('kubectl', ['create', 'namespace', outside]);
+  try {
+    run('kubectl', [
+      ...['run', 'probe', '-n', outside, '--image', 'localhost/vision:dev', '--image-pull-policy', 'Never'],
+      ...['--restart', 'Never', '--command', '--', 'node', '-e', 'setTimeout(() => {}, 600000)'],
+    ]);
+    await eventually(() => {
+      const [p] = get(['pod', 'probe', '-n', outside]);
+      if ((p.status as { phase: string }).phase !== 'Running') throw new Error('probe not running');
+    });
+    const [gw] = get(['service', '-n', release.namespace, '-l', 'app.kubernetes.io/component=gateway']);
+    const clusterIp = (gw.spec as { clusterIP: string }).clusterIP;
+    const gwPod = get(['pod', '-n', release.namespace, podOf('gateway')])[0].status as { podIP: string };
+    const route = new URL(gatewayUrl());
+    expect({
+      service: connectFrom(outside, 'probe', clusterIp, 8080),
+      pod: connectFrom(outside, 'probe', gwPod.podIP, 8080),
+      route: connectFrom(outside, 'probe', route.hostname, Number(route.port)),
+    }).toEqual({ service: 'refused', pod: 'refused', route: 'open' });
+  } finally {
+    run('kubectl', ['delete', 'namespace', outside, '--wait=true', '--timeout=120s']);
+  }
 });

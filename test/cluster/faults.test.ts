@@ -8,8 +8,18 @@
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { ctr, eventually, gatewayUrl, get, installRelease, MEDIA, run, type Release } from './node-cluster';
+import {
+  ctr,
+  eventually,
+  gatewayUrl,
+  get,
+  installRelease,
+  MEDIA,
+  runAsync,
+  type Release,
+} from './node-cluster';
 import { startSteadyLoad, undocumented, type Outcome } from './steady-load';
+import { sampleUsage } from './usage';
 
 jest.setTimeout(1_800_000);
 
@@ -56,9 +66,9 @@ const gatewayContainer = () =>
     .containers[0];
 
 /** A rollout of the gateway's Deployment with its container changed by JSON patch `ops`, waited for. */
-function patchGateway(ops: object[]): void {
+async function patchGateway(ops: object[]): Promise<void> {
   const name = gatewayDeployment().metadata.name;
-  run('kubectl', [
+  await runAsync('kubectl', [
     'patch',
     'deployment',
     '-n',
@@ -69,7 +79,14 @@ function patchGateway(ops: object[]): void {
     '-p',
     JSON.stringify(ops),
   ]);
-  run('kubectl', ['rollout', 'status', '-n', release.namespace, `deployment/${name}`, '--timeout=300s']);
+  await runAsync('kubectl', [
+    'rollout',
+    'status',
+    '-n',
+    release.namespace,
+    `deployment/${name}`,
+    '--timeout=300s',
+  ]);
 }
 const container = '/spec/template/spec/containers/0';
 /** The gateway's container as the chart made it, before a test broke it. */
@@ -108,12 +125,46 @@ async function createTask(clip: string): Promise<string> {
   return created.task_id;
 }
 
+test('under the steady load, every container stays within its memory limit (the figures behind the defaults)', async () => {
+  const sampler = sampleUsage(release.namespace);
+  const outcomes = await underLoad(() => new Promise((resolve) => setTimeout(resolve, 60_000)));
+  const usage = sampler.stop();
+  const limits = Object.fromEntries(
+    get(['deployments', '-n', release.namespace]).map((d) => {
+      const c = (d.spec as { template: { spec: { containers: { name: string; resources: object }[] } } })
+        .template.spec.containers[0];
+      return [c.name, c.resources as { limits?: { memory?: string } }];
+    }),
+  );
+  const mib = (q = '0') =>
+    Number(/^(\d+)Mi$/.exec(q)?.[1] ?? /^(\d+)Gi$/.exec(q)?.[1] ?? 0) * (q.endsWith('Gi') ? 1024 : 1);
+  const per = (call: string) => (outcomes.filter((o) => o.call === call).length / 60).toFixed(1);
+  console.log(
+    `under ${per('image')} image calls (one image each) and ${per('read')} result pages a second, for 60 s:\n` +
+      [
+        '| component | working set, MiB | RSS, MiB | CPU mean, m | CPU peak, m | memory limit |',
+        '|---|---|---|---|---|---|',
+      ]
+        .concat(
+          Object.entries(usage).map(
+            ([c, u]) =>
+              `| ${c} | ${u.workingSetMiB} | ${u.rssMiB} | ${u.meanMilli} | ${u.peakMilli} | ${limits[c]?.limits?.memory ?? '-'} |`,
+          ),
+        )
+        .join('\n'),
+  );
+  expect(Object.keys(usage).sort()).toEqual(Object.keys(limits).sort());
+  for (const [c, u] of Object.entries(usage))
+    expect({ c, fits: u.workingSetMiB < 0.8 * mib(limits[c]?.limits?.memory) }).toEqual({ c, fits: true });
+  expect(undocumented(outcomes)).toEqual([]);
+});
+
 test("deleting each Deployment's pods in turn loses no call and resets no connection", async () => {
   const deleted: string[] = [];
   const outcomes = await underLoad(async () => {
     for (const d of get(['deployments', '-n', release.namespace])) {
       const [pod] = podsOf(d.metadata.labels?.['app.kubernetes.io/component'] ?? d.metadata.name);
-      run('kubectl', ['delete', 'pod', '-n', release.namespace, pod.metadata.name, '--wait=true']);
+      await runAsync('kubectl', ['delete', 'pod', '-n', release.namespace, pod.metadata.name, '--wait=true']);
       deleted.push(pod.metadata.name);
       await eventually(ready, 300_000);
     }
@@ -133,9 +184,9 @@ test('an upgrade to a new image tag and its rollback fail no call', async () => 
   // The same image under another tag, in the node's containerd: every pod is replaced.
   ctr(['images', 'tag', '--force', 'localhost/vision:dev', 'localhost/vision:dev-retag']);
   const outcomes = await underLoad(async () => {
-    release.upgrade('--set', 'image.tag=dev-retag');
+    await release.upgrade('--set', 'image.tag=dev-retag');
     await eventually(ready, 300_000);
-    run('helm', ['rollback', release.name, '-n', release.namespace, '--wait', '--timeout', '10m']);
+    await runAsync('helm', ['rollback', release.name, '-n', release.namespace, '--wait', '--timeout', '10m']);
   });
   const images = get(['deployments', '-n', release.namespace]).map(
     (d) =>
@@ -186,12 +237,13 @@ test('a video task whose inference container is killed mid-task ends as document
 test('without the readiness gate, a rollout of the gateway fails calls', async () => {
   chartGateway = gatewayContainer();
   expect(chartGateway).toMatchObject({ readinessProbe: expect.any(Object), lifecycle: expect.any(Object) });
-  const outcomes = await underLoad(async () =>
-    patchGateway([
-      { op: 'remove', path: `${container}/readinessProbe` },
-      { op: 'remove', path: `${container}/startupProbe` },
-      { op: 'replace', path: `${container}/image`, value: 'localhost/vision:dev-retag' },
-    ]),
+  const outcomes = await underLoad(
+    async () =>
+      await patchGateway([
+        { op: 'remove', path: `${container}/readinessProbe` },
+        { op: 'remove', path: `${container}/startupProbe` },
+        { op: 'replace', path: `${container}/image`, value: 'localhost/vision:dev-retag' },
+      ]),
   );
   expect(undocumented(outcomes).length).toBeGreaterThan(0);
 });
@@ -201,7 +253,7 @@ test('without the preStop pause and the drain, a rollout and a deletion of the g
   const drain = chartGateway.env.findIndex((e) => e.name === 'SHUTDOWN_DRAIN_MS');
   expect(drain).toBeGreaterThanOrEqual(0);
   const outcomes = await underLoad(async () => {
-    patchGateway([
+    await patchGateway([
       { op: 'add', path: `${container}/readinessProbe`, value: chartGateway.readinessProbe },
       { op: 'add', path: `${container}/startupProbe`, value: chartGateway.startupProbe },
       { op: 'remove', path: `${container}/lifecycle` },
@@ -209,7 +261,7 @@ test('without the preStop pause and the drain, a rollout and a deletion of the g
       { op: 'replace', path: `${container}/image`, value: chartGateway.image },
     ]);
     for (const pod of podsOf('gateway'))
-      run('kubectl', ['delete', 'pod', '-n', release.namespace, pod.metadata.name, '--wait=true']);
+      await runAsync('kubectl', ['delete', 'pod', '-n', release.namespace, pod.metadata.name, '--wait=true']);
   });
   expect(undocumented(outcomes).length).toBeGreaterThan(0);
 });

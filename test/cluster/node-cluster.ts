@@ -4,12 +4,13 @@
  * pods on the host's end of the node network, VISION_STACK_POD_*), and the public API through Traefik's route.
  * scripts/test-cluster.sh starts the servers and the cluster and sets the environment this module reads.
  */
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { readStackEnv } from '../../scripts/distributed/stack-servers';
+import { prepareProduction, PRODUCTION_VALUES, removeProduction } from './production-release';
 
 interface DbLogins {
   createDeploymentDatabase(
@@ -44,6 +45,7 @@ export interface KubeObject {
     namespace?: string;
     labels?: Record<string, string>;
     annotations?: Record<string, string>;
+    deletionTimestamp?: string;
   };
   spec?: Record<string, unknown>;
   status?: Record<string, unknown>;
@@ -56,6 +58,26 @@ export function run(tool: 'kubectl' | 'helm', args: string[], input?: string): s
   if (r.status !== 0)
     throw new Error(`${tool} ${args.join(' ')} exited ${r.status}:\n${r.stderr}${r.stdout}`);
   return r.stdout;
+}
+
+/**
+ * Runs kubectl or helm as run() does, without blocking the event loop: what waits on the cluster (a rollout, a pod's
+ * termination) while a load runs in the same process.
+ */
+export function runAsync(tool: 'kubectl' | 'helm', args: string[]): Promise<string> {
+  const child = spawn(tool === 'helm' ? helmBin() : kubectlBin(), args, { cwd: repoRoot });
+  let out = '';
+  let err = '';
+  child.stdout.on('data', (b: Buffer) => (out += b.toString()));
+  child.stderr.on('data', (b: Buffer) => (err += b.toString()));
+  return new Promise((resolve, reject) => {
+    child.on('error', reject);
+    child.on('close', (code) =>
+      code === 0
+        ? resolve(out)
+        : reject(new Error(`${tool} ${args.join(' ')} exited ${code}:\n${err}${out}`)),
+    );
+  });
 }
 
 /** Runs ctr against the node's containerd, in the namespace of Kubernetes' images and containers (k8s.io). */
@@ -75,6 +97,19 @@ export function get(args: string[]): KubeObject[] {
   return parsed.items ?? [parsed];
 }
 
+/** The name of a running, ready pod of `component` in `namespace` that is not being deleted. */
+export function readyPod(namespace: string, component: string): string {
+  const ready = get(['pods', '-n', namespace, '-l', `app.kubernetes.io/component=${component}`]).find(
+    (p) =>
+      !p.metadata.deletionTimestamp &&
+      (p.status as { conditions?: { type: string; status: string }[] }).conditions?.some(
+        (c) => c.type === 'Ready' && c.status === 'True',
+      ),
+  );
+  if (!ready) throw new Error(`no ready ${component} pod in ${namespace}`);
+  return ready.metadata.name;
+}
+
 /** Polls `check` (which throws while not yet true) until it passes or `ms` runs out; rethrows the last error. */
 export async function eventually<T>(check: () => T | Promise<T>, ms = 180_000, every = 2000): Promise<T> {
   const end = Date.now() + ms;
@@ -88,15 +123,18 @@ export async function eventually<T>(check: () => T | Promise<T>, ms = 180_000, e
   }
 }
 
-/** CPU requests on the two-core test node (each service's memory request and every limit stay the chart's). */
+/**
+ * CPU requests on the two-core test node (each service's memory request and every limit stay the chart's): two
+ * releases side by side, each with a rollout's extra pod and its migration Job, fit in its two cores.
+ */
 const CPU_REQUESTS: Record<string, string> = {
-  gateway: '50m',
-  tasks: '50m',
-  quota: '25m',
-  results: '50m',
-  images: '100m',
-  inference: '250m',
-  inferenceDetect: '200m',
+  gateway: '25m',
+  tasks: '25m',
+  quota: '10m',
+  results: '25m',
+  images: '50m',
+  inference: '100m',
+  inferenceDetect: '100m',
 };
 
 export interface Release {
@@ -106,8 +144,8 @@ export interface Release {
   values: string;
   /** An API key for `subject`, made the documented way: the keys CLI in a gateway pod (docs/DEPLOYMENT.md). */
   createKey(subject: string): string;
-  /** helm upgrade --install with the release's values and more arguments. */
-  upgrade(...args: string[]): string;
+  /** helm upgrade --install with the release's values and more arguments (the event loop keeps turning). */
+  upgrade(...args: string[]): Promise<string>;
   uninstall(): Promise<void>;
 }
 
@@ -117,6 +155,23 @@ export interface Release {
  * arguments before the release's own values file (`-f` the production-like file, `--set` a value).
  */
 export async function installRelease(name: string, namespace: string, ...extra: string[]): Promise<Release> {
+  return install(name, namespace, false, extra);
+}
+
+/**
+ * Installs the chart as installRelease does, with charts/vision/ci/production-values.yaml and what an SRE makes for
+ * it (production-release.ts): its Secrets made beforehand, the models on a claim, two replicas where it asks three.
+ */
+export async function installProductionRelease(name: string, namespace: string): Promise<Release> {
+  return install(name, namespace, true, ['-f', PRODUCTION_VALUES]);
+}
+
+async function install(
+  name: string,
+  namespace: string,
+  production: boolean,
+  extra: string[],
+): Promise<Release> {
   const env = readStackEnv();
   const pod = env.pod;
   if (!pod || !env.kafkaSasl)
@@ -180,6 +235,7 @@ export async function installRelease(name: string, namespace: string, ...extra: 
     services: Object.fromEntries(
       Object.entries(CPU_REQUESTS).map(([svc, cpu]) => [svc, { resources: { requests: { cpu } } }]),
     ),
+    migrations: { resources: { requests: { cpu: '10m' } } },
     // The way in: a Gateway of the release for Traefik's "web" entry point (a process of the node, so the gateway
     // admits it by the address it reaches pods from).
     route: { enabled: true, gateway: { create: true, className: 'traefik', port: 8000 } },
@@ -198,6 +254,7 @@ export async function installRelease(name: string, namespace: string, ...extra: 
           postgres: backend(port(pod.pgUrl)),
           kafka: backend(Number(pod.kafkaBrokers.split(':')[1])),
           s3: backend(port(pod.s3Endpoint)),
+          redis: backend(port(pod.redisUrl)),
           otlp: { to: [] },
         },
       },
@@ -212,10 +269,24 @@ export async function installRelease(name: string, namespace: string, ...extra: 
   // --- end traces
   const dir = mkdtempSync(path.join(os.tmpdir(), 'vision-node-release-'));
   const valuesFile = path.join(dir, 'values.json');
-  writeFileSync(valuesFile, JSON.stringify(values, null, 2));
+  const given = production
+    ? prepareProduction(
+        namespace,
+        {
+          ownerUrl: url('owner'),
+          serviceUrls: Object.fromEntries(services.map((s) => [s, url(s)])),
+          redisUrl: pod.redisUrl,
+          s3AccessKey: env.s3AccessKey,
+          s3SecretKey: env.s3SecretKey,
+          kafkaAdmin: env.kafkaSasl,
+        },
+        values,
+      )
+    : values;
+  writeFileSync(valuesFile, JSON.stringify(given, null, 2));
   const chart = path.join(repoRoot, 'charts/vision');
   const upgrade = (...args: string[]) =>
-    run('helm', [
+    runAsync('helm', [
       'upgrade',
       '--install',
       name,
@@ -230,7 +301,7 @@ export async function installRelease(name: string, namespace: string, ...extra: 
       '10m',
       ...args,
     ]);
-  upgrade();
+  await upgrade();
   return {
     name,
     namespace,
@@ -238,9 +309,8 @@ export async function installRelease(name: string, namespace: string, ...extra: 
     values: valuesFile,
     upgrade,
     createKey(subject) {
-      const [gw] = get(['pods', '-n', namespace, '-l', 'app.kubernetes.io/component=gateway']);
       const out = run('kubectl', [
-        ...['exec', '-n', namespace, gw.metadata.name, '--'],
+        ...['exec', '-n', namespace, readyPod(namespace, 'gateway'), '--'],
         ...['node', 'services/gateway/dist/keys-cli.js', 'create', '--subject', subject],
       ]);
       const key = /^key:\s+(\S+)$/m.exec(out)?.[1];
@@ -250,6 +320,7 @@ export async function installRelease(name: string, namespace: string, ...extra: 
     async uninstall() {
       run('helm', ['uninstall', name, '-n', namespace, '--wait', '--timeout', '3m']);
       run('kubectl', ['delete', 'namespace', namespace, '--wait=true', '--timeout=180s']);
+      if (production) removeProduction(namespace);
       await dbLogins.dropDeploymentDatabase(pgUrl, database);
     },
   };

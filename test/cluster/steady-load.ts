@@ -14,6 +14,8 @@ export interface Outcome {
   at: number;
   status?: number;
   retryAfter?: string | null;
+  /** The start of a failed answer's body (which hop answered, with what). */
+  body?: string;
   error?: string;
 }
 
@@ -31,7 +33,7 @@ export function undocumented(outcomes: Outcome[]): Outcome[] {
 
 /**
  * Starts `images` callers of POST /v1/vision/image-detections and `readers` of GET /v1/vision/tasks/{task}/results,
- * in closed loops until stop(), each waiting its pause between calls (an image caller 100 ms, a reader 250 ms: a call
+ * in closed loops until stop(), each waiting its pause between calls (an image caller 200 ms, a reader 500 ms: a call
  * is nearly always in flight, and the load stays under the key's rate limits, whose 429 is no fault's answer; the
  * release under test gives the key a daily image quota that the load cannot use up). The connections are Traefik's:
  * the pods behind it come and go, the route stays.
@@ -44,7 +46,7 @@ export function startSteadyLoad(opts: {
   readers?: number;
   pauseMs?: { image: number; read: number };
 }): SteadyLoad {
-  const pauseMs = opts.pauseMs ?? { image: 100, read: 250 };
+  const pauseMs = opts.pauseMs ?? { image: 200, read: 500 };
   const image = readFileSync(path.join(MEDIA, 'images/street_people_car_coco9891.jpg'));
   const outcomes: Outcome[] = [];
   let running = true;
@@ -69,8 +71,14 @@ export function startSteadyLoad(opts: {
           signal: AbortSignal.timeout(60_000),
         });
       }
-      await r.arrayBuffer();
-      outcomes.push({ call, at, status: r.status, retryAfter: r.headers.get('retry-after') });
+      const body = await r.text();
+      outcomes.push({
+        call,
+        at,
+        status: r.status,
+        retryAfter: r.headers.get('retry-after'),
+        ...(r.status >= 300 ? { body: body.slice(0, 200) } : {}),
+      });
     } catch (err) {
       const e = err as Error & { cause?: { code?: string; message?: string } };
       outcomes.push({ call, at, error: e.cause?.code ?? e.cause?.message ?? e.message });

@@ -628,14 +628,31 @@ describe('rendered with the default values', () => {
   test('Service selectors match exactly their Deployment pods', () => checkServices(ms));
   test("NetworkPolicies: only the gateway is reachable from the Gateway's proxies (GEP-1762 label); internal services only from their callers", () =>
     checkNetworkPolicies(ms, GEP_1762_PROXIES));
-  test('stream egress is on: tasks and the job-running inference pod are limited, nothing else', () => {
-    expect(egressLimited(ms)).toEqual(['inference', 'tasks']);
+  test('egress is limited for the gateway, tasks and the job-running inference pod, nothing else', () => {
+    expect(egressLimited(ms)).toEqual(['gateway', 'inference', 'tasks']);
     expect(
       ofKind(ms, 'NetworkPolicy')
         .filter((np) => (np.spec as unknown as EgressSpec).policyTypes.includes('Egress'))
         .map((np) => np.metadata.name)
         .sort(),
-    ).toEqual(['vis-vision-inference-stream-egress', 'vis-vision-tasks-stream-egress']);
+    ).toEqual([
+      'vis-vision-gateway-egress',
+      'vis-vision-inference-stream-egress',
+      'vis-vision-tasks-stream-egress',
+    ]);
+  });
+  test("the gateway's egress: DNS, the release, Postgres, Redis and the collector; never Kafka, S3 or the internet", () => {
+    const got = streamRulesOf(ms, 'gateway');
+    expect(got.rules).toEqual([
+      DNS_RULE,
+      RELEASE_RULE,
+      backendRule(NAMESPACE_PODS, 4318),
+      backendRule(NAMESPACE_PODS, 5432),
+      backendRule(NAMESPACE_PODS, 6379),
+    ]);
+    expect(
+      ['8.8.8.8', '93.184.216.34', '10.0.0.1'].map((ip) => egressAllowsIp(ms, got.labels, ip, 443)),
+    ).toEqual([false, false, false]);
   });
   test('stream egress: DNS, the release, the backends in the namespace on their ports, public addresses minus exactly the private ranges', () => {
     // Tasks reads Postgres, Kafka, S3 and exports traces; inference all of those but Postgres.
@@ -947,7 +964,7 @@ describe('rendered with the production-like values', () => {
   });
   test('Service selectors match exactly their Deployment pods', () => checkServices(ms));
   test('stream egress: tasks and the job-running inference pod reach DNS, the release, the backends named and public addresses only', () => {
-    expect(egressLimited(ms)).toEqual(['inference', 'tasks']);
+    expect(egressLimited(ms)).toEqual(['gateway', 'inference', 'tasks']);
     const inNamespace = (name: string) => [
       { namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': name } } },
     ];
@@ -1342,7 +1359,7 @@ test('without the detect pool, images calls the job-running inference pod and ma
 describe('stream egress (networkPolicy.streamEgress)', () => {
   const template = (...args: string[]) =>
     runHelm(['template', 'vis', chartDir, '--namespace', 'vision', ...TEST_CLUSTER, ...args]);
-  test('turned off explicitly, no pod has an egress policy', () => {
+  test('turned off explicitly, no pod has an egress policy, the gateway included', () => {
     const ms = render('--set', 'networkPolicy.streamEgress.enabled=false');
     expect(egressLimited(ms)).toEqual([]);
     expect(ofKind(ms, 'NetworkPolicy').some((np) => np.metadata.name.endsWith('-stream-egress'))).toBe(false);
@@ -1469,7 +1486,7 @@ describe('stream egress (networkPolicy.streamEgress)', () => {
       const ms = render(
         ...(files as string[]).flatMap((f) => ['-f', path.join(chartDir, `ci/${f}-values.yaml`)]),
       );
-      expect(egressLimited(ms)).toEqual(['inference', 'tasks']);
+      expect(egressLimited(ms)).toEqual(['gateway', 'inference', 'tasks']);
       const proxies: Record<string, Proxies> = {
         'ingress-tls': TRAEFIK_PODS,
         production: SHARED_GATEWAY_PROXIES,

@@ -395,7 +395,7 @@ if (missing.length > 0) {
     const egress = k
       .get(['networkpolicy', '-n', ns])
       .filter((p) => (p.spec as { policyTypes: string[] }).policyTypes.includes('Egress'));
-    expect(egress.map(componentOf).sort()).toEqual(['inference', 'tasks']);
+    expect(egress.map(componentOf).sort()).toEqual(['gateway', 'inference', 'tasks']);
     expect(checkDeploymentsAsStored(k, ns, { claim: 'vision-models' })).toEqual(COMPONENTS);
   });
 }

@@ -98,6 +98,9 @@ gateway:
   optionalSecrets: [VISION_API_KEYS]
   callers: []
   public: true
+  # The public face reaches only DNS, this release's pods and these servers (its NetworkPolicy egress).
+  egressLimited: true
+  backends: [otlp, postgres, redis]
 tasks:
   values: tasks
   program: tasks

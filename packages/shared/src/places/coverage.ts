@@ -27,18 +27,36 @@ export class PolygonCover {
   private readonly ys1: Float64Array;
   private readonly lo: Float64Array;
   private readonly hi: Float64Array;
+  private readonly slope: Float64Array;
+  /** The edges crossing the slab last prepared (prepareSlab): their x range in it, y at its ends, direction. */
+  private slabEdges = 0;
+  private readonly su: Float64Array;
+  private readonly sv: Float64Array;
+  private readonly syu: Float64Array;
+  private readonly syv: Float64Array;
+  private readonly sForward: Uint8Array;
+  /** coveredArea's clipped boxes and sweep state, reused from call to call (grown as needed). */
+  private work = new SweepBuffers(0);
   readonly bounds: Box;
   /** The polygon's area. */
   readonly area: number;
 
   constructor(poly: readonly Point[]) {
     const n = poly.length;
-    this.xs0 = new Float64Array(n);
-    this.ys0 = new Float64Array(n);
-    this.xs1 = new Float64Array(n);
-    this.ys1 = new Float64Array(n);
-    this.lo = new Float64Array(n);
-    this.hi = new Float64Array(n);
+    [
+      this.xs0,
+      this.ys0,
+      this.xs1,
+      this.ys1,
+      this.lo,
+      this.hi,
+      this.slope,
+      this.su,
+      this.sv,
+      this.syu,
+      this.syv,
+    ] = Array.from({ length: 11 }, () => new Float64Array(n));
+    this.sForward = new Uint8Array(n);
     let x1 = Infinity;
     let y1 = Infinity;
     let x2 = -Infinity;
@@ -52,6 +70,7 @@ export class PolygonCover {
       this.ys1[i] = by;
       this.lo[i] = Math.min(ax, bx);
       this.hi[i] = Math.max(ax, bx);
+      this.slope[i] = (by - ay) / (bx - ax);
       x1 = Math.min(x1, ax);
       x2 = Math.max(x2, ax);
       y1 = Math.min(y1, ay);
@@ -61,9 +80,9 @@ export class PolygonCover {
     this.area = polygonArea(poly);
   }
 
-  /** area(polygon ∩ [xa, xb] × [a, b]). */
-  rectArea(xa: number, xb: number, a: number, b: number): number {
-    let acc = 0;
+  /** Keeps, in edge order, each edge over the slab [xa, xb]: its x range there and its y at both ends. */
+  private prepareSlab(xa: number, xb: number): void {
+    let m = 0;
     for (let i = 0; i < this.xs0.length; i++) {
       if (this.hi[i] <= xa || this.lo[i] >= xb) continue;
       const x0 = this.xs0[i];
@@ -72,13 +91,32 @@ export class PolygonCover {
       const y1 = this.ys1[i];
       const u = Math.max(this.lo[i], xa);
       const v = Math.min(this.hi[i], xb);
-      const slope = (y1 - y0) / (x1 - x0);
-      const yu = u === x0 ? y0 : u === x1 ? y1 : y0 + slope * (u - x0);
-      const yv = v === x0 ? y0 : v === x1 ? y1 : y0 + slope * (v - x0);
-      const part = clampedIntegral(u, v, yu, yv, a, b);
-      acc += x1 > x0 ? part : -part;
+      const slope = this.slope[i];
+      this.su[m] = u;
+      this.sv[m] = v;
+      this.syu[m] = u === x0 ? y0 : u === x1 ? y1 : y0 + slope * (u - x0);
+      this.syv[m] = v === x0 ? y0 : v === x1 ? y1 : y0 + slope * (v - x0);
+      this.sForward[m++] = x1 > x0 ? 1 : 0;
+    }
+    this.slabEdges = m;
+  }
+
+  /** area(polygon ∩ [xa, xb] × [a, b]) of the slab [xa, xb] last prepared. */
+  private slabArea(a: number, b: number): number {
+    let acc = 0;
+    for (let j = 0; j < this.slabEdges; j++) {
+      // An edge at or above a over the whole slab adds exactly 0 (only the sign of a zero, which abs drops).
+      if (this.syu[j] <= a && this.syv[j] <= a) continue;
+      const part = clampedIntegral(this.su[j], this.sv[j], this.syu[j], this.syv[j], a, b);
+      acc += this.sForward[j] === 1 ? part : -part;
     }
     return Math.abs(acc);
+  }
+
+  /** area(polygon ∩ [xa, xb] × [a, b]). */
+  rectArea(xa: number, xb: number, a: number, b: number): number {
+    this.prepareSlab(xa, xb);
+    return this.slabArea(a, b);
   }
 
   /** Whether the box overlaps the polygon with positive area. */
@@ -88,60 +126,117 @@ export class PolygonCover {
     return this.rectArea(box[0], box[2], box[1], box[3]) > 0;
   }
 
-  /** area(union of boxes ∩ polygon). */
+  /**
+   * area(union of boxes ∩ polygon): the boxes clipped to the polygon's bounds enter the sweep in x1 order (ties
+   * in their order); the active ones are kept in (y1, y2) order, so merging is one pass.
+   */
   coveredArea(boxes: readonly Box[]): number {
     const [bx1, by1, bx2, by2] = this.bounds;
-    const kept: Box[] = [];
+    if (this.work.x1.length < boxes.length) this.work = new SweepBuffers(boxes.length);
+    const { x1: kx1, y1: ky1, x2: kx2, y2: ky2, order, active, xs } = this.work;
+    let n = 0;
     for (const bb of boxes) {
       const x1 = Math.max(bb[0], bx1);
       const y1 = Math.max(bb[1], by1);
       const x2 = Math.min(bb[2], bx2);
       const y2 = Math.min(bb[3], by2);
-      if (x2 > x1 && y2 > y1) kept.push([x1, y1, x2, y2]);
+      if (!(x2 > x1 && y2 > y1)) continue;
+      kx1[n] = x1;
+      ky1[n] = y1;
+      kx2[n] = x2;
+      ky2[n] = y2;
+      // A stable insertion by x1.
+      let at = n;
+      while (at > 0 && kx1[order[at - 1]] > x1) {
+        order[at] = order[at - 1];
+        at--;
+      }
+      order[at] = n;
+      n++;
     }
-    const n = kept.length;
     if (n === 0) return 0;
-    // Boxes in x1 order enter the sweep; the active ones are kept in (y1, y2) order, so merging is one pass.
-    kept.sort((p, q) => p[0] - q[0]);
-    const xs = new Float64Array(2 * n);
-    kept.forEach((bb, i) => {
-      xs[2 * i] = bb[0];
-      xs[2 * i + 1] = bb[2];
-    });
-    xs.sort();
-    let active: Box[] = [];
+    // Every x1 and x2 in ascending order (-0 before 0, as a typed array sorts): inserted box by box in x1 order,
+    // they arrive nearly sorted.
+    let m = 0;
+    for (let i = 0; i < n; i++) {
+      m = insertSorted(xs, m, kx1[order[i]]);
+      m = insertSorted(xs, m, kx2[order[i]]);
+    }
+    const edges = xs.subarray(0, m);
+    let live = 0;
     let next = 0;
     let area = 0;
-    for (let k = 0; k + 1 < xs.length; k++) {
-      const xa = xs[k];
-      const xb = xs[k + 1];
+    for (let k = 0; k + 1 < edges.length; k++) {
+      const xa = edges[k];
+      const xb = edges[k + 1];
       if (xb === xa) continue;
-      active = active.filter((bb) => bb[2] > xa);
-      while (next < n && kept[next][0] <= xa) {
-        const r = kept[next++];
-        let at = active.length;
+      let kept = 0;
+      for (let j = 0; j < live; j++) if (kx2[active[j]] > xa) active[kept++] = active[j];
+      live = kept;
+      while (next < n && kx1[order[next]] <= xa) {
+        const r = order[next++];
+        let at = live;
         while (
           at > 0 &&
-          (active[at - 1][1] > r[1] || (active[at - 1][1] === r[1] && active[at - 1][3] > r[3]))
-        )
+          (ky1[active[at - 1]] > ky1[r] || (ky1[active[at - 1]] === ky1[r] && ky2[active[at - 1]] > ky2[r]))
+        ) {
+          active[at] = active[at - 1];
           at--;
-        active.splice(at, 0, r);
+        }
+        active[at] = r;
+        live++;
       }
-      let a = NaN;
-      let b = NaN;
-      for (const bb of active) {
-        if (bb[1] <= b) {
-          if (bb[3] > b) b = bb[3];
+      if (live === 0) continue;
+      this.prepareSlab(xa, xb);
+      let a = ky1[active[0]];
+      let b = ky2[active[0]];
+      for (let j = 1; j < live; j++) {
+        const y1 = ky1[active[j]];
+        const y2 = ky2[active[j]];
+        if (y1 <= b) {
+          if (y2 > b) b = y2;
           continue;
         }
-        if (b === b) area += this.rectArea(xa, xb, a, b);
-        a = bb[1];
-        b = bb[3];
+        area += this.slabArea(a, b);
+        a = y1;
+        b = y2;
       }
-      if (b === b) area += this.rectArea(xa, xb, a, b);
+      area += this.slabArea(a, b);
     }
     return area;
   }
+}
+
+/** coveredArea's working arrays for up to `capacity` boxes. */
+class SweepBuffers {
+  readonly x1: Float64Array;
+  readonly y1: Float64Array;
+  readonly x2: Float64Array;
+  readonly y2: Float64Array;
+  /** Box indices in x1 order, and the active ones in (y1, y2) order. */
+  readonly order: Int32Array;
+  readonly active: Int32Array;
+  /** Every box's x1 and x2. */
+  readonly xs: Float64Array;
+
+  constructor(capacity: number) {
+    const size = Math.max(16, capacity);
+    [this.x1, this.y1, this.x2, this.y2] = Array.from({ length: 4 }, () => new Float64Array(size));
+    this.order = new Int32Array(size);
+    this.active = new Int32Array(size);
+    this.xs = new Float64Array(2 * size);
+  }
+}
+
+/** Inserts v into the ascending xs[0, m) (-0 before 0); returns m + 1. */
+function insertSorted(xs: Float64Array, m: number, v: number): number {
+  let at = m;
+  while (at > 0 && (xs[at - 1] > v || (xs[at - 1] === 0 && v === 0 && 1 / xs[at - 1] > 1 / v))) {
+    xs[at] = xs[at - 1];
+    at--;
+  }
+  xs[at] = v;
+  return m + 1;
 }
 
 /** clamp(y, a, b) - a. */

@@ -164,43 +164,58 @@ export function pointInPolygon(p: Point, poly: readonly Point[], bounds: Box): b
   return inside;
 }
 
-/** A polygon's vertices as two arrays, for pointInPolygonXY. */
+/**
+ * A polygon's edges, precomputed for pointInPolygonXY. Edge i runs from a = vertex i - 1 (the last vertex for
+ * i = 0) to b = vertex i: `ax`, `ay` its start, `dx` = bx - ax, `dy` = by - ay, and its x and y ranges.
+ */
 export interface PolygonXY {
-  xs: Float64Array;
-  ys: Float64Array;
+  ax: Float64Array;
+  ay: Float64Array;
+  dx: Float64Array;
+  dy: Float64Array;
+  minX: Float64Array;
+  maxX: Float64Array;
+  minY: Float64Array;
+  maxY: Float64Array;
   bounds: Box;
 }
 
 export function polygonXY(poly: readonly Point[]): PolygonXY {
-  return {
-    xs: Float64Array.from(poly, (p) => p[0]),
-    ys: Float64Array.from(poly, (p) => p[1]),
-    bounds: polygonBounds(poly),
-  };
+  const n = poly.length;
+  const edges = Array.from({ length: 8 }, () => new Float64Array(n));
+  const [ax, ay, dx, dy, minX, maxX, minY, maxY] = edges;
+  for (let i = 0; i < n; i++) {
+    const [x0, y0] = poly[(i + n - 1) % n];
+    const [x1, y1] = poly[i];
+    ax[i] = x0;
+    ay[i] = y0;
+    dx[i] = x1 - x0;
+    dy[i] = y1 - y0;
+    minX[i] = Math.min(x0, x1);
+    maxX[i] = Math.max(x0, x1);
+    minY[i] = Math.min(y0, y1);
+    maxY[i] = Math.max(y0, y1);
+  }
+  return { ax, ay, dx, dy, minX, maxX, minY, maxY, bounds: polygonBounds(poly) };
 }
 
-/** pointInPolygon on a PolygonXY, without allocation: the same tests in the same order, the same answers. */
+/**
+ * pointInPolygon on a PolygonXY, without allocation: the same answers from the same arithmetic. An edge whose
+ * y range misses y can neither hold the point nor cross its ray; within the range, (by > y) !== (ay > y) is
+ * y < max(ay, by).
+ */
 export function pointInPolygonXY(x: number, y: number, poly: PolygonXY): boolean {
-  const { xs, ys, bounds } = poly;
+  const { bounds, minY, maxY } = poly;
   if (x < bounds[0] || x > bounds[2] || y < bounds[1] || y > bounds[3]) return false;
   let inside = false;
-  for (let i = 0, j = xs.length - 1; i < xs.length; j = i++) {
-    const ax = xs[j];
-    const ay = ys[j];
-    const bx = xs[i];
-    const by = ys[i];
-    if (
-      x >= Math.min(ax, bx) &&
-      x <= Math.max(ax, bx) &&
-      y >= Math.min(ay, by) &&
-      y <= Math.max(ay, by) &&
-      (bx - ax) * (y - ay) - (by - ay) * (x - ax) === 0
-    )
-      return true;
-    if (by > y !== ay > y) {
-      const xCross = ax + ((y - ay) * (bx - ax)) / (by - ay);
-      if (x < xCross) inside = !inside;
-    }
+  for (let i = 0; i < minY.length; i++) {
+    if (y < minY[i] || y > maxY[i]) continue;
+    const ax = poly.ax[i];
+    const ay = poly.ay[i];
+    const dx = poly.dx[i];
+    const dy = poly.dy[i];
+    if (x >= poly.minX[i] && x <= poly.maxX[i] && dx * (y - ay) - dy * (x - ax) === 0) return true;
+    if (y < maxY[i] && x < ax + ((y - ay) * dx) / dy) inside = !inside;
   }
   return inside;
 }

@@ -59,21 +59,26 @@ export class CoverageZone {
     return this.s;
   }
 
-  /** One frame: `cover` the polygon and `boxes` the watched boxes in the frame's pixels. */
-  step(ctx: EventContext, cover: PolygonCover, boxes: readonly Box[], counts: Counts): AnalyticsEvent[] {
+  /** One frame: `cover` the polygon and `boxes` the watched boxes in the frame's pixels; pushes its events. */
+  step(
+    ctx: EventContext,
+    cover: PolygonCover,
+    boxes: readonly Box[],
+    counts: Counts,
+    events: AnalyticsEvent[],
+  ): void {
     const s = this.s;
     s.counts = counts;
     const t = ctx.mediaMs;
     s.fraction = Math.min(1, cover.coveredArea(boxes) / cover.area);
     const on = reachesCoverage(s.fraction, this.rule.coverage);
-    const events: AnalyticsEvent[] = [];
     if (on === s.active) {
       s.pending_since = null;
       if (s.visit) {
         s.visit.last_inside_ms = t;
         this.checkDwell(ctx, events, s.visit);
       }
-      return events;
+      return;
     }
     if (s.pending_since === null) s.pending_since = t;
     const since = s.pending_since;
@@ -93,7 +98,6 @@ export class CoverageZone {
     } else if (s.active && s.visit && t - since >= this.rule.exit_ms) {
       events.push(this.end(ctx, s.visit, 'exited'));
     }
-    return events;
   }
 
   private checkDwell(ctx: EventContext, events: AnalyticsEvent[], visit: Visit): void {

@@ -1,7 +1,14 @@
 import type { Counts } from '@vision/shared';
 import type { AnalyticsEvent, EndReason, EventContext } from './events';
 import type { Box, LineRule, RuleSet, ZoneRule } from '@vision/shared';
-import { filterKey, frameCandidates, viewOf, type EngineGeometry, type FrameView } from './frame-input';
+import {
+  filterKey,
+  frameCandidates,
+  viewOf,
+  type EngineGeometry,
+  type FrameView,
+  type ZoneMarks,
+} from './frame-input';
 import type { LineCrossingsState } from './line-crossings';
 import {
   LineRuntime,
@@ -86,6 +93,10 @@ function definitionKey(kind: string, rule: ZoneRule | LineRule): string {
 
 export class AnalyticsEngine {
   private runtimes: Runtime[] = [];
+  /** For each runtime: the index of its filter among the distinct filters, and its event context. */
+  private filterOf: number[] = [];
+  private filterCount = 0;
+  private contexts: EventContext[] = [];
   private version = 0;
   private asOfSeq: number | null = null;
   private mediaMs: number | null = null;
@@ -109,10 +120,10 @@ export class AnalyticsEngine {
     if (!Number.isSafeInteger(version) || version < 1) throw new Error(`invalid rules version ${version}`);
     const engine = new AnalyticsEngine(taskId, geometry);
     engine.version = version;
-    engine.runtimes = [
+    engine.setRuntimes([
       ...rules.zones.map((z) => new ZoneRuntime(z, version)),
       ...rules.lines.map((l) => new LineRuntime(l, version)),
-    ];
+    ]);
     return engine;
   }
 
@@ -134,10 +145,10 @@ export class AnalyticsEngine {
     engine.asOfSeq = snapshot.as_of_seq;
     engine.mediaMs = snapshot.media_ms;
     const v = (id: string): number => versions.get(id) ?? snapshot.rules_version;
-    engine.runtimes = [
+    engine.setRuntimes([
       ...rules.zones.map((z) => new ZoneRuntime(z, v(z.id), zones.get(z.id))),
       ...rules.lines.map((l) => new LineRuntime(l, v(l.id), lines.get(l.id))),
-    ];
+    ]);
     return engine;
   }
 
@@ -161,9 +172,24 @@ export class AnalyticsEngine {
     return { taskId: this.taskId, ruleId: rt.rule.id, ruleVersion: rt.version, seq, mediaMs };
   }
 
+  /** Runs `runtimes` from now on: which of them share a view of a frame, and a context each (set per frame). */
+  private setRuntimes(runtimes: Runtime[]): void {
+    const filters = new Map<string, number>();
+    this.runtimes = runtimes;
+    this.filterOf = runtimes.map((rt) => {
+      const key = filterKey(rt.rule);
+      const known = filters.get(key);
+      if (known !== undefined) return known;
+      filters.set(key, filters.size);
+      return filters.size - 1;
+    });
+    this.filterCount = filters.size;
+    this.contexts = runtimes.map((rt) => this.context(rt, 0, 0));
+  }
+
   processFrame(frame: AnalyticsFrame): FrameAnalytics {
-    const objects = frame.objects.map(() => ({ zones: [] as string[] }));
     if (this.asOfSeq !== null && frame.seq <= this.asOfSeq) {
+      const objects = frame.objects.map(() => ({ zones: [] as string[] }));
       return {
         seq: frame.seq,
         media_ms: this.mediaMs ?? frame.time_ms,
@@ -179,19 +205,22 @@ export class AnalyticsEngine {
     const { size, candidates } = frameCandidates(frame, this.geometry);
     const events: AnalyticsEvent[] = [];
     const zones: FrameAnalytics['zones'] = {};
-    const views = new Map<string, FrameView>();
-    for (const rt of this.runtimes) {
-      const key = filterKey(rt.rule);
-      let view = views.get(key);
-      if (!view) views.set(key, (view = viewOf(candidates, rt.rule)));
-      const ctx = this.context(rt, frame.seq, t);
+    const views = new Array<FrameView | undefined>(this.filterCount);
+    const marks: ZoneMarks = new Array<string[] | undefined>(frame.objects.length);
+    for (let i = 0; i < this.runtimes.length; i++) {
+      const rt = this.runtimes[i];
+      const view = (views[this.filterOf[i]] ??= viewOf(candidates, rt.rule));
+      const ctx = this.contexts[i];
+      ctx.seq = frame.seq;
+      ctx.mediaMs = t;
       if (rt instanceof ZoneRuntime) {
-        events.push(...rt.step(ctx, view, size, (i) => objects[i].zones.push(rt.rule.id)));
+        rt.step(ctx, view, size, events, marks);
         zones[rt.rule.id] = rt.frameCounts();
       } else {
-        events.push(...rt.step(ctx, view, size));
+        rt.step(ctx, view, size, events);
       }
     }
+    const objects = frame.objects.map((_, i) => ({ zones: marks[i] ?? [] }));
     return { seq: frame.seq, media_ms: t, skipped: false, events, objects, zones };
   }
 
@@ -227,10 +256,10 @@ export class AnalyticsEngine {
             : rt.end()),
         );
     }
-    this.runtimes = [
+    this.setRuntimes([
       ...next.zones.map((z) => (keep.get(z.id) as ZoneRuntime | undefined) ?? new ZoneRuntime(z, version)),
       ...next.lines.map((l) => (keep.get(l.id) as LineRuntime | undefined) ?? new LineRuntime(l, version)),
-    ];
+    ]);
     this.version = version;
     return events;
   }

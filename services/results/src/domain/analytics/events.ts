@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 
 /** What the engine reports. Every field is derived from the rules and the frames: nothing from the clock. */
 export type AnalyticsEventKind =
@@ -48,10 +48,7 @@ export function eventId(
   kind: AnalyticsEventKind,
   seq: number,
 ): string {
-  return createHash('sha256')
-    .update(JSON.stringify([taskId, ruleId, ruleVersion, key, kind, seq]))
-    .digest('hex')
-    .slice(0, 32);
+  return hash('sha256', JSON.stringify([taskId, ruleId, ruleVersion, key, kind, seq]), 'hex').slice(0, 32);
 }
 
 /** Fields every event of one rule shares; the engine fills them in. */

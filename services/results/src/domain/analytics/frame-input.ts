@@ -38,6 +38,11 @@ export type EngineGeometry = 'pixels' | 'normalized';
 
 const UNIT: FrameSize = { width: 1, height: 1 };
 
+// Bound once: a call through the package's re-exports reads a getter each time, and these run per object.
+const anchorOnX = anchorX;
+const anchorOnY = anchorY;
+const toPixels = inPixels;
+
 /**
  * The frame's size as the rules see it and its candidate objects, in frame order: each track id's first object
  * and every object without a track id, with its box in those pixels.
@@ -51,14 +56,15 @@ export function frameCandidates(
   const candidates: (Watched & { score: number })[] = [];
   if (!legacy && !hasPixels(size)) return { size, candidates };
   const firstOfTrack = new Set<string>();
-  frame.objects.forEach((o, index) => {
+  for (let index = 0; index < frame.objects.length; index++) {
+    const o = frame.objects[index];
     if (o.track_id !== undefined) {
-      if (firstOfTrack.has(o.track_id)) return;
+      if (firstOfTrack.has(o.track_id)) continue;
       firstOfTrack.add(o.track_id);
     }
-    const px = legacy ? o.box : inPixels(o.box, size);
+    const px = legacy ? o.box : toPixels(o.box, size);
     candidates.push({ index, track: o.track_id, label: o.label, box: o.box, px, score: o.score });
-  });
+  }
   return { size, candidates };
 }
 
@@ -81,14 +87,24 @@ export type TrackedObservation = Watched & { track: string };
  * What the rules with one filter (labels, min_score) and one anchor see of a frame: built once per frame and
  * filter.
  */
-export interface FrameView {
-  watched: Watched[];
-  /** The watched objects with a track id, and those ids. */
-  tracked: TrackedObservation[];
-  ids: Set<string>;
-  /** The anchor of each of `tracked`, in the frame's pixels. */
-  ax: number[];
-  ay: number[];
+export class FrameView {
+  readonly watched: Watched[] = [];
+  /** The watched objects with a track id. */
+  readonly tracked: TrackedObservation[] = [];
+  /** The anchor of each of `tracked`, in the frame's pixels (room for every candidate). */
+  readonly ax: Float64Array;
+  readonly ay: Float64Array;
+  private trackIds?: Set<string>;
+
+  constructor(candidates: number) {
+    this.ax = new Float64Array(candidates);
+    this.ay = new Float64Array(candidates);
+  }
+
+  /** The ids of `tracked` (made when first asked: most frames need none). */
+  get ids(): ReadonlySet<string> {
+    return (this.trackIds ??= new Set(this.tracked.map((o) => o.track)));
+  }
 }
 
 /** The objects of a frame a rule watches (labels absent or empty: every label), with their anchors. */
@@ -97,18 +113,27 @@ export function viewOf(
   rule: { labels?: string[]; min_score: number; anchor: Anchor },
 ): FrameView {
   const labels = rule.labels && rule.labels.length > 0 ? new Set(rule.labels) : null;
-  const view: FrameView = { watched: [], tracked: [], ids: new Set(), ax: [], ay: [] };
+  const view = new FrameView(candidates.length);
   for (const c of candidates) {
     if (c.score < rule.min_score || (labels && !labels.has(c.label))) continue;
     view.watched.push(c);
     if (c.track !== undefined) {
+      view.ax[view.tracked.length] = anchorOnX(c.px, rule.anchor);
+      view.ay[view.tracked.length] = anchorOnY(c.px, rule.anchor);
       view.tracked.push(c as TrackedObservation);
-      view.ids.add(c.track);
-      view.ax.push(anchorX(c.px, rule.anchor));
-      view.ay.push(anchorY(c.px, rule.anchor));
     }
   }
   return view;
+}
+
+/** The ids of the zones each object of a frame is counted in, by the object's index (absent: none). */
+export type ZoneMarks = (string[] | undefined)[];
+
+/** Counts object `index` in zone `zoneId` (each list made at its first zone, to its size). */
+export function markZone(marks: ZoneMarks, index: number, zoneId: string): void {
+  const zones = marks[index];
+  if (zones) zones.push(zoneId);
+  else marks[index] = [zoneId];
 }
 
 const filterKeys = new WeakMap<object, string>();
@@ -121,4 +146,44 @@ export function filterKey(rule: { labels?: string[]; min_score: number; anchor: 
     filterKeys.set(rule, key);
   }
   return key;
+}
+
+/**
+ * A rule's track states by the track's position in its view of the previous frame. Consecutive frames mostly list
+ * their tracks in the same order, so a look at the same position spares most lookups in the rule's map. Exact:
+ * each entry is what the map held for that id once the previous frame was stepped, and only steps change the
+ * map. A step asks for every position of its frame (`get`), records the states it makes or moves (`keep`), and
+ * ends with `endFrame`.
+ */
+export class RecentStates<S> {
+  private readonly ids: string[] = [];
+  private readonly states: (S | undefined)[] = [];
+
+  constructor(private readonly map: ReadonlyMap<string, S>) {}
+
+  /** The state of track `id`, at position `at` of this frame's view. */
+  get(at: number, id: string): S | undefined {
+    if (this.ids[at] === id) return this.states[at];
+    const state = this.map.get(id);
+    this.keep(at, id, state);
+    return state;
+  }
+
+  /** The state of track `id`, at position `at`, once this frame is stepped (undefined: none). */
+  keep(at: number, id: string, state: S | undefined): void {
+    this.ids[at] = id;
+    this.states[at] = state;
+  }
+
+  /** Ends a frame of `count` tracked objects, all kept. */
+  endFrame(count: number): void {
+    if (this.ids.length === count) return;
+    this.ids.length = count;
+    this.states.length = count;
+  }
+
+  /** Forgets every position (the map was changed outside a step). */
+  clear(): void {
+    this.endFrame(0);
+  }
 }

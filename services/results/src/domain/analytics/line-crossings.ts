@@ -1,7 +1,7 @@
 import { addCount, sortedCounts, type Counts } from '@vision/shared';
 import { makeEvent, type AnalyticsEvent, type EventContext } from './events';
 import { perFrameSize, type FrameSize, type LineRule } from '@vision/shared';
-import type { FrameView } from './frame-input';
+import { RecentStates, type FrameView } from './frame-input';
 
 /**
  * Crossings of a line segment, the rule of supervision's `LineZone` (0.31.2, `minimum_crossing_threshold=1`)
@@ -76,6 +76,7 @@ export class LineCrossings {
   private readonly outCounts: Counts;
   /** The segment and its band in the pixels of a frame of that size. */
   private readonly bandAt = perFrameSize((size) => lineBand(this.rule, size));
+  private readonly recent: RecentStates<LineTrackState>;
 
   constructor(
     private readonly rule: LineRule,
@@ -84,30 +85,37 @@ export class LineCrossings {
     this.tracks = new Map(state.tracks.map(([id, s]) => [id, { ...s }]));
     this.inCounts = sortedCounts(state.in);
     this.outCounts = sortedCounts(state.out);
+    this.recent = new RecentStates(this.tracks);
   }
 
-  /** One frame of size `size`: what the line watches of it (its tracked objects and their anchors in pixels). */
-  step(ctx: EventContext, view: FrameView, size: FrameSize): AnalyticsEvent[] {
-    const { tracked, ids: present, ax: anchorsX, ay: anchorsY } = view;
+  /**
+   * One frame of size `size`: what the line watches of it (its tracked objects and their anchors in pixels);
+   * pushes its crossings onto `events`.
+   */
+  step(ctx: EventContext, view: FrameView, size: FrameSize, events: AnalyticsEvent[]): void {
+    const { tracked, ax: anchorsX, ay: anchorsY } = view;
     const { sx, sy, ex, ey, dx, dy, l0x, l0y, l1x, l1y } = this.bandAt(size);
-    // Deleting the entry being visited is safe in a Map iteration.
-    for (const [id, s] of this.tracks) {
-      if (present.has(id)) s.absent = 0;
-      else if (++s.absent >= FORGET_AFTER_FRAMES) this.tracks.delete(id);
-    }
-    const events: AnalyticsEvent[] = [];
     const t = ctx.mediaMs;
+    // The tracks seen in this frame, then the others: their steps touch disjoint entries, so the order is free.
+    let seen = 0;
     for (let i = 0; i < tracked.length; i++) {
       const o = tracked[i];
+      const s = this.recent.get(i, o.track);
+      if (s) {
+        s.absent = 0;
+        seen++;
+      }
       const ax = anchorsX[i];
       const ay = anchorsY[i];
       const c1 = l0x * (ay - sy) - l0y * (ax - sx);
       const c2 = l1x * (ay - ey) - l1y * (ax - ex);
       if (c1 > 0 !== c2 > 0) continue; // outside the segment's band
       const left = dx * (ay - sy) - dy * (ax - sx) < 0;
-      const s = this.tracks.get(o.track);
       if (!s) {
-        this.tracks.set(o.track, { side: left, pending_since: null, absent: 0 });
+        const created: LineTrackState = { side: left, pending_since: null, absent: 0 };
+        this.tracks.set(o.track, created);
+        this.recent.keep(i, o.track, created);
+        seen++;
         continue;
       }
       if (left === s.side) {
@@ -129,7 +137,13 @@ export class LineCrossings {
         }),
       );
     }
-    return events;
+    this.recent.endFrame(tracked.length);
+    // Deleting the entry being visited is safe in a Map iteration.
+    if (seen < this.tracks.size) {
+      const present = view.ids;
+      for (const [id, s] of this.tracks)
+        if (!present.has(id) && ++s.absent >= FORGET_AFTER_FRAMES) this.tracks.delete(id);
+    }
   }
 
   counts(): { in: Counts; out: Counts } {

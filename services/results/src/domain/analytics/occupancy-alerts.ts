@@ -31,8 +31,8 @@ export class OccupancyAlerts {
     );
   }
 
-  step(ctx: EventContext, occupancy: Counts): AnalyticsEvent[] {
-    const events: AnalyticsEvent[] = [];
+  /** One frame's occupancy; pushes the alerts raised or cleared onto `events`. */
+  step(ctx: EventContext, occupancy: Counts, events: AnalyticsEvent[]): void {
     for (const th of this.thresholds) {
       const a = this.alerts.get(th.label) as OccupancyAlertState;
       const count = countOf(occupancy, th.label);
@@ -55,7 +55,6 @@ export class OccupancyAlerts {
         }),
       );
     }
-    return events;
   }
 
   /** Clears every raised alert (rule changed or removed). */

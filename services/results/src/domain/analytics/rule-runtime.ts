@@ -3,11 +3,11 @@ import { CoverageZone, emptyCoverageZone, type CoverageZoneState } from './cover
 import { PolygonCover, perFrameSize, pointsInPixels } from '@vision/shared';
 import { dwellPercentile } from './dwell-stats';
 import type { AnalyticsEvent, EndReason, EventContext } from './events';
-import { type FrameSize, type LineRule, type ZoneRule } from '@vision/shared';
+import { type Box, type FrameSize, type LineRule, type ZoneRule } from '@vision/shared';
 import { emptyLineCrossings, LineCrossings, type LineCrossingsState } from './line-crossings';
 import { OccupancyAlerts, type OccupancyAlertsState } from './occupancy-alerts';
 import { emptyZoneVisits, ZoneVisits, type ZoneVisitsState } from './zone-visits';
-import type { FrameView } from './frame-input';
+import { markZone, type FrameView, type ZoneMarks } from './frame-input';
 
 export interface ZoneRuntimeState {
   visits?: ZoneVisitsState;
@@ -41,6 +41,9 @@ export interface LineSummary {
   in_total: number;
   out_total: number;
 }
+
+/** Bound once: a call through the package's re-exports reads a getter each time, and this runs per object. */
+const countIn = addCount;
 
 const total = (c: Counts): number => Object.values(c).reduce((a, b) => a + b, 0);
 
@@ -78,38 +81,39 @@ export class ZoneRuntime {
     return this.coverage?.state.counts ?? {};
   }
 
-  /** Runs one frame of size `size`; marks `inZone[index]` for each object counted in the zone. */
+  /**
+   * Runs one frame of size `size`: pushes its events onto `events` and marks in the zone each object counted
+   * in it.
+   */
   step(
     ctx: EventContext,
     view: FrameView,
     size: FrameSize,
-    inZone: (index: number) => void,
-  ): AnalyticsEvent[] {
-    let events: AnalyticsEvent[];
-    const watched = view.watched;
+    events: AnalyticsEvent[],
+    marks: ZoneMarks,
+  ): void {
     if (this.visits) {
-      events = this.visits.step(ctx, view, size, inZone);
+      this.visits.step(ctx, view, size, events, marks);
     } else {
+      const watched = view.watched;
       const cover = this.coverAt(size);
       const counts: Counts = {};
       let all = 0;
-      for (const w of watched)
+      const boxes: Box[] = new Array<Box>(watched.length);
+      for (let i = 0; i < watched.length; i++) {
+        const w = watched[i];
+        boxes[i] = w.px;
         if (cover.overlaps(w.px)) {
-          addCount(counts, w.label);
+          countIn(counts, w.label);
           all++;
-          inZone(w.index);
+          markZone(marks, w.index, this.rule.id);
         }
+      }
       addCount(counts, '*', all);
-      events = (this.coverage as CoverageZone).step(
-        ctx,
-        cover,
-        watched.map((w) => w.px),
-        counts,
-      );
+      (this.coverage as CoverageZone).step(ctx, cover, boxes, counts, events);
     }
     this.counts = this.occupancy();
-    if (this.rule.occupancy) events.push(...this.alerts.step(ctx, this.counts));
-    return events;
+    if (this.rule.occupancy) this.alerts.step(ctx, this.counts, events);
   }
 
   frameCounts(): { counts: Counts; coverage?: number } {
@@ -176,8 +180,8 @@ export class LineRuntime {
     this.crossings = new LineCrossings(rule, state ?? emptyLineCrossings());
   }
 
-  step(ctx: EventContext, view: FrameView, size: FrameSize): AnalyticsEvent[] {
-    return this.crossings.step(ctx, view, size);
+  step(ctx: EventContext, view: FrameView, size: FrameSize, events: AnalyticsEvent[]): void {
+    this.crossings.step(ctx, view, size, events);
   }
 
   /** A line holds no open state worth an event: a changed or removed line just stops counting. */

@@ -1,15 +1,14 @@
 import { addCount, sortedCounts, type Counts } from '@vision/shared';
 import { addDwell, dwellDue, emptyDwellStats, type DwellStats, type Visit } from './dwell-stats';
 import { makeEvent, type AnalyticsEvent, type EndReason, type EventContext } from './events';
-import type { FrameView, TrackedObservation } from './frame-input';
+import { markZone, RecentStates, type FrameView, type ZoneMarks } from './frame-input';
+import { cmp, switchPairs, type Fresh } from './id-switch';
 import {
-  imageDistance,
   perFrameSize,
   pointInPolygonXY,
   pointsInPixels,
   polygonXY,
   type FrameSize,
-  type Point,
   type ZoneRule,
 } from '@vision/shared';
 
@@ -22,10 +21,8 @@ import {
  * - a visit's dwell is (last media time the anchor was seen inside) - (first media time of the run that
  *   entered).
  * - a track not seen for more than lost_grace_ms is lost: its open visit ends (zone.exited, reason lost).
- * - id switch: a track id with no state in this zone whose anchor is inside, in a frame where an open visit's
- *   track is missing (last seen <= lost_grace_ms ago) with the same label and its last anchor within
- *   switch_distance on the image (imageDistance: units of the frame's longer side), takes that visit over
- *   (no event). Pairs are matched nearest first.
+ * - id switch: a new track id whose anchor is inside may take over the open visit of a missing track of the same
+ *   label whose last anchor was within switch_distance (no event; id-switch.ts).
  */
 export interface TrackState {
   label: string;
@@ -50,7 +47,8 @@ export function emptyZoneVisits(): ZoneVisitsState {
   return { tracks: [], entered: {}, exited: {}, dwell: emptyDwellStats() };
 }
 
-const bump = (counts: Counts, label: string): void => addCount(counts, label);
+/** Bound once: a call through the package's re-exports reads a getter each time, and this runs per object. */
+const inPolygon = pointInPolygonXY;
 
 export class ZoneVisits {
   readonly tracks: Map<string, TrackState>;
@@ -58,6 +56,13 @@ export class ZoneVisits {
   private readonly exited: Counts;
   private readonly dwell: DwellStats;
   private readonly polygonAt = perFrameSize((size) => polygonXY(pointsInPixels(this.rule.polygon, size)));
+  /** A lower bound of every track's last_seen_ms (tracks are seen at non-decreasing media times). */
+  private oldestSeen = -Infinity;
+  /** The frame's fresh observations (reused from frame to frame). */
+  private readonly fresh: Fresh[] = [];
+  /** occupancy() as of the last change of the open visits or their order; null: to be counted again. */
+  private openCounts: Counts | null = null;
+  private readonly recent: RecentStates<TrackState>;
 
   constructor(
     private readonly rule: ZoneRule,
@@ -67,62 +72,99 @@ export class ZoneVisits {
     this.entered = sortedCounts(state.entered);
     this.exited = sortedCounts(state.exited);
     this.dwell = structuredClone(state.dwell);
+    this.recent = new RecentStates(this.tracks);
   }
 
   /**
-   * Runs one frame's watched tracked objects; returns the events, in a fixed order, and marks `inZone(index)` for
-   * each object with an open visit.
+   * Runs one frame's watched tracked objects; pushes the events, in a fixed order, onto `events` and marks in
+   * the zone each object with an open visit.
    */
   step(
     ctx: EventContext,
     view: FrameView,
     size: FrameSize,
-    inZone: (index: number) => void,
-  ): AnalyticsEvent[] {
-    const events: AnalyticsEvent[] = [];
+    events: AnalyticsEvent[],
+    marks: ZoneMarks,
+  ): void {
     const t = ctx.mediaMs;
     const poly = this.polygonAt(size);
-    const { tracked, ids: seen, ax: anchorsX, ay: anchorsY } = view;
+    const { tracked, ax: anchorsX, ay: anchorsY } = view;
     const { width, height } = size;
-    const fresh: { obs: TrackedObservation; anchor: Point; inside: boolean }[] = [];
-    /** Each observation's state once observed (a new track's: after the frame's new tracks are placed). */
-    const states: (TrackState | undefined)[] = new Array<TrackState | undefined>(tracked.length);
+    const fresh = this.fresh;
+    fresh.length = 0;
     for (let i = 0; i < tracked.length; i++) {
       const obs = tracked[i];
-      const inside = pointInPolygonXY(anchorsX[i], anchorsY[i], poly);
+      const inside = inPolygon(anchorsX[i], anchorsY[i], poly);
       // The track's anchor is kept normalized.
       const ax = anchorsX[i] / width;
       const ay = anchorsY[i] / height;
-      const s = (states[i] = this.tracks.get(obs.track));
-      if (s) this.observe(ctx, events, obs.track, s, obs.label, ax, ay, inside);
-      else fresh.push({ obs, anchor: [ax, ay], inside });
+      const s = this.recent.get(i, obs.track);
+      if (!s) {
+        fresh.push({ at: i, obs, anchor: [ax, ay], inside });
+        continue;
+      }
+      this.observe(ctx, events, obs.track, s, obs.label, ax, ay, inside);
+      // Final for this frame: later steps move or end only the states of tracks not seen in it.
+      if (s.visit) markZone(marks, obs.index, this.rule.id);
     }
-    this.takeOver(ctx, events, fresh, seen, size);
-    for (const f of fresh) {
-      if (this.tracks.has(f.obs.track)) continue;
-      const s: TrackState = {
-        label: f.obs.label,
-        inside: false,
-        pending_since: null,
-        last_seen_ms: t,
-        last_anchor: [f.anchor[0], f.anchor[1]],
-        visit: null,
-      };
+    if (fresh.length > 0) this.placeFresh(ctx, events, fresh, view, size, marks);
+    this.recent.endFrame(tracked.length);
+    // Every track was last seen at or after oldestSeen: none can be lost before t - oldestSeen > lost_grace_ms.
+    if (t - this.oldestSeen > this.rule.lost_grace_ms) this.dropLost(ctx, events, view.ids);
+  }
+
+  /** New track ids of a frame: take over missing tracks' visits (id switch, id-switch.ts), or start as new tracks. */
+  private placeFresh(
+    ctx: EventContext,
+    events: AnalyticsEvent[],
+    fresh: Fresh[],
+    view: FrameView,
+    size: FrameSize,
+    marks: ZoneMarks,
+  ): void {
+    const t = ctx.mediaMs;
+    for (const { f, old } of switchPairs(this.rule, this.tracks, fresh, view, t, size)) {
+      const s = this.tracks.get(old) as TrackState;
+      this.tracks.delete(old);
       this.tracks.set(f.obs.track, s);
-      this.observe(ctx, events, f.obs.track, s, f.obs.label, f.anchor[0], f.anchor[1], f.inside);
+      this.openCounts = null;
+      this.observe(ctx, events, f.obs.track, s, f.obs.label, f.anchor[0], f.anchor[1], true);
     }
+    // In frame order; each one's state is final once placed (a visit taken over, or a new track).
+    for (const f of fresh) {
+      let s = this.tracks.get(f.obs.track);
+      if (!s) {
+        s = {
+          label: f.obs.label,
+          inside: false,
+          pending_since: null,
+          last_seen_ms: t,
+          last_anchor: [f.anchor[0], f.anchor[1]],
+          visit: null,
+        };
+        this.tracks.set(f.obs.track, s);
+        this.observe(ctx, events, f.obs.track, s, f.obs.label, f.anchor[0], f.anchor[1], f.inside);
+      }
+      this.recent.keep(f.at, f.obs.track, s);
+      if (s.visit) markZone(marks, f.obs.index, this.rule.id);
+    }
+  }
+
+  /** Ends the visits of tracks not seen for more than lost_grace_ms (by track id). */
+  private dropLost(ctx: EventContext, events: AnalyticsEvent[], seen: ReadonlySet<string>): void {
+    const t = ctx.mediaMs;
     const lost: string[] = [];
+    let oldest = t;
     for (const [id, s] of this.tracks)
       if (t - s.last_seen_ms > this.rule.lost_grace_ms && !seen.has(id)) lost.push(id);
+      else if (s.last_seen_ms < oldest) oldest = s.last_seen_ms;
+    this.oldestSeen = oldest;
     lost.sort();
     for (const id of lost) {
       const s = this.tracks.get(id) as TrackState;
       this.tracks.delete(id);
       if (s.visit) events.push(this.endVisit(ctx, id, s.visit, 'lost'));
     }
-    for (let i = 0; i < tracked.length; i++)
-      if ((states[i] ?? this.tracks.get(tracked[i].track))?.visit) inZone(tracked[i].index);
-    return events;
   }
 
   private observe(
@@ -140,19 +182,27 @@ export class ZoneVisits {
     s.last_seen_ms = t;
     s.last_anchor[0] = ax;
     s.last_anchor[1] = ay;
-    if (inside === s.inside) {
-      s.pending_since = null;
-      if (s.visit) {
-        s.visit.last_inside_ms = t;
-        this.checkDwell(ctx, events, track, s.visit);
-      }
+    if (inside !== s.inside) {
+      this.otherSide(ctx, events, track, s);
       return;
     }
+    s.pending_since = null;
+    if (s.visit) {
+      s.visit.last_inside_ms = t;
+      this.checkDwell(ctx, events, track, s.visit);
+    }
+  }
+
+  /** An observation on the other side of `s.inside`: the run goes on, and may enter or end a visit. */
+  private otherSide(ctx: EventContext, events: AnalyticsEvent[], track: string, s: TrackState): void {
+    const t = ctx.mediaMs;
+    const label = s.label;
     if (s.pending_since === null) s.pending_since = t;
     const since = s.pending_since;
     if (!s.inside && t - since >= this.rule.enter_ms) {
       s.inside = true;
       s.pending_since = null;
+      this.openCounts = null;
       s.visit = {
         id: `${track}@${ctx.seq}`,
         label,
@@ -160,7 +210,7 @@ export class ZoneVisits {
         last_inside_ms: t,
         dwell_alerted: false,
       };
-      bump(this.entered, label);
+      addCount(this.entered, label);
       events.push(
         makeEvent(ctx, s.visit.id, { kind: 'zone.entered', visit_id: s.visit.id, track_id: track, label }),
       );
@@ -190,7 +240,8 @@ export class ZoneVisits {
   /** Ends a visit: counts it, records its dwell, and returns its zone.exited event. */
   endVisit(ctx: EventContext, track: string, visit: Visit, reason: EndReason): AnalyticsEvent {
     const dwell = visit.last_inside_ms - visit.start_ms;
-    bump(this.exited, visit.label);
+    this.openCounts = null;
+    addCount(this.exited, visit.label);
     addDwell(this.dwell, dwell);
     return makeEvent(ctx, visit.id, {
       kind: 'zone.exited',
@@ -202,41 +253,6 @@ export class ZoneVisits {
     });
   }
 
-  /** Id switch: new ids inside the zone take over open visits of missing tracks (nearest pairs first). */
-  private takeOver(
-    ctx: EventContext,
-    events: AnalyticsEvent[],
-    fresh: { obs: TrackedObservation; anchor: Point; inside: boolean }[],
-    seen: ReadonlySet<string>,
-    size: FrameSize,
-  ): void {
-    const t = ctx.mediaMs;
-    if (!fresh.some((f) => f.inside)) return;
-    const missing = [...this.tracks.entries()].filter(
-      ([id, s]) => !seen.has(id) && s.visit !== null && t - s.last_seen_ms <= this.rule.lost_grace_ms,
-    );
-    if (missing.length === 0) return;
-    const pairs: { d: number; last: number; fresh: string; old: string; f: (typeof fresh)[number] }[] = [];
-    for (const f of fresh) {
-      if (!f.inside) continue;
-      for (const [id, s] of missing) {
-        const d = imageDistance(f.anchor[0], f.anchor[1], s.last_anchor[0], s.last_anchor[1], size);
-        if (s.visit?.label === f.obs.label && d <= this.rule.switch_distance)
-          pairs.push({ d, last: s.last_seen_ms, fresh: f.obs.track, old: id, f });
-      }
-    }
-    pairs.sort((a, b) => a.d - b.d || b.last - a.last || cmp(a.fresh, b.fresh) || cmp(a.old, b.old));
-    const taken = new Set<string>();
-    for (const p of pairs) {
-      if (taken.has(p.old) || this.tracks.has(p.fresh)) continue;
-      taken.add(p.old);
-      const s = this.tracks.get(p.old) as TrackState;
-      this.tracks.delete(p.old);
-      this.tracks.set(p.fresh, s);
-      this.observe(ctx, events, p.fresh, s, p.f.obs.label, p.f.anchor[0], p.f.anchor[1], true);
-    }
-  }
-
   /** Ends every open visit (rule changed or removed); returns their zone.exited events, by track id. */
   endAll(ctx: EventContext, reason: EndReason): AnalyticsEvent[] {
     const events: AnalyticsEvent[] = [];
@@ -245,11 +261,13 @@ export class ZoneVisits {
       if (s.visit) events.push(this.endVisit(ctx, id, s.visit, reason));
     }
     this.tracks.clear();
+    this.recent.clear();
     return events;
   }
 
-  /** Open visits by label, and all labels together under `*`. */
+  /** Open visits by label, and all labels together under `*` (the same object until they change: read only). */
   occupancy(): Record<string, number> {
+    if (this.openCounts) return this.openCounts;
     const out: Counts = {};
     let total = 0;
     for (const s of this.tracks.values())
@@ -258,6 +276,7 @@ export class ZoneVisits {
         total++;
       }
     addCount(out, '*', total);
+    this.openCounts = out;
     return out;
   }
 
@@ -275,8 +294,4 @@ export class ZoneVisits {
       dwell: this.dwell,
     });
   }
-}
-
-export function cmp(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0;
 }
