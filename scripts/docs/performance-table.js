@@ -40,6 +40,7 @@ const BENCHES = [
   nodeBench('startup', 'standalone start to ready'),
   nodeBench('memory', 'standalone resident memory, idle and after both models'),
   nodeBench('analytics', "zone and line rules vs the frame's detection"),
+  nodeBench('evidence', "the pictures of events vs the frames' detection"),
   nodeBench('kafka-clients', 'the bus on kafkajs vs on @platformatic/kafka, one broker'),
   {
     name: 'soak',

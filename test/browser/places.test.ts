@@ -1,11 +1,13 @@
 /**
  * Zones and lines in the web console, in chromium against the standalone stack: a file task's rules drawn over
- * its video where the API put them, its counts and its events on the timeline as the API answers them; once the
- * task has ended its rules are shown but not edited (drawing and saving on a running task: places-live.test.ts).
+ * its video where the API put them, its counts and its events on the timeline as the API answers them, each event's
+ * picture and the tracks' best shots; once the task has ended its rules are shown but not edited (drawing and saving
+ * on a running task: places-live.test.ts).
  */
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import type { Browser, Page } from 'playwright-core';
+import sharp from 'sharp';
 import { CURB, LEFT_LANE, PARKING_LOT } from '../helpers/places';
 import { startStandaloneStack, type TestStack } from '../helpers/stack';
 import { waitFor } from '../helpers/media-server';
@@ -123,6 +125,76 @@ describe('zones and lines in the web console', () => {
     );
     await screenshots(page, 'places-1-task');
   }, 240_000);
+
+  it('shows a thumbnail per event, the frame with its box on a click, and the best shot of each track', async () => {
+    type Event = {
+      id: string;
+      kind: string;
+      has_snapshot: boolean;
+      snapshot_reason?: string;
+      track_id?: string;
+    };
+    const events = (await api('GET', `/v1/vision/tasks/${taskId}/events?limit=500`)).body.items as Event[];
+    const pictured = events.filter((e) => e.has_snapshot);
+    // A file task's frames are all there to picture: every line crossing has one.
+    expect(events.filter((e) => e.kind === 'line.crossed').every((e) => e.has_snapshot)).toBe(true);
+    const items = page.locator('.events-list .event-item');
+    await page.locator(`.events-list[data-events="${events.length}"]`).waitFor();
+    expect(await items.evaluateAll((li) => li.map((l) => (l as HTMLElement).dataset.eventId))).toEqual(
+      events.map((e) => e.id),
+    );
+    // The pictures are read lazily: the list scrolls, and each thumbnail is read once it comes near the view.
+    const states = await page
+      .locator('.event-thumb-img')
+      .evaluateAll((imgs) => imgs.map((i) => (i as HTMLElement).dataset.state));
+    expect(states).toHaveLength(pictured.length);
+    for (const e of events) {
+      const item = page.locator(`.event-item[data-event-id="${e.id}"]`);
+      await item.scrollIntoViewIfNeeded();
+      if (!e.has_snapshot) {
+        expect(await item.locator('.no-snapshot').getAttribute('data-reason')).toBe(e.snapshot_reason);
+        continue;
+      }
+      const thumb = item.locator('img.event-thumb-img[data-state="loaded"]');
+      await thumb.waitFor({ timeout: 15_000 });
+      expect(await thumb.evaluate((i) => (i as HTMLImageElement).naturalWidth)).toBeGreaterThan(0);
+      // The crop of the object for an event with a track, else the whole frame.
+      expect(await thumb.getAttribute('data-path')).toBe(
+        `/v1/vision/tasks/${taskId}/events/${e.id}/snapshot${e.track_id !== undefined ? '?crop=true' : ''}`,
+      );
+    }
+    // A click shows the whole frame with the box: the picture the API answers, at its size.
+    const first = pictured[0];
+    const frame = await fetch(`${stack.url}/v1/vision/tasks/${taskId}/events/${first.id}/snapshot`, {
+      headers: { authorization: `Bearer ${KEY}` },
+    });
+    expect([frame.status, frame.headers.get('content-type')]).toEqual([200, 'image/jpeg']);
+    const size = await sharp(Buffer.from(await frame.arrayBuffer())).metadata();
+    await page.locator(`.event-item[data-event-id="${first.id}"] .event-thumb`).click();
+    const full = page.locator('dialog.picture-dialog[open] img.picture-full[data-state="loaded"]');
+    await full.waitFor({ timeout: 15_000 });
+    expect(
+      await full.evaluate((i) => [
+        (i as HTMLImageElement).naturalWidth,
+        (i as HTMLImageElement).naturalHeight,
+      ]),
+    ).toEqual([size.width, size.height]);
+    await screenshots(page, 'places-3-event-picture');
+    await page.locator('dialog.picture-dialog .picture-close').click();
+    await page.locator('dialog.picture-dialog[open]').waitFor({ state: 'detached' });
+
+    // The tracks' best shots: one per track the frames name one for, each read and shown.
+    const shots = page.locator('.best-shots li');
+    await page.locator('.best-shots[data-tracks]').waitFor();
+    expect(await shots.count()).toBeGreaterThanOrEqual(1);
+    const crossed = events.find((e) => e.kind === 'line.crossed' && e.track_id !== undefined)!;
+    const shot = page.locator(`.best-shots li[data-track-id="${crossed.track_id}"] img.best-shot-img`);
+    await shot.scrollIntoViewIfNeeded();
+    await page
+      .locator(`.best-shots li[data-track-id="${crossed.track_id}"] img.best-shot-img[data-state="loaded"]`)
+      .waitFor({ timeout: 15_000 });
+    await screenshots(page, 'places-4-best-shots');
+  }, 120_000);
 
   it("an ended task's rules are shown, not edited: no drawing, no save, and the API refuses a change", async () => {
     // The task ended (the first case read every event): the editor's buttons are gone and the panel says why.

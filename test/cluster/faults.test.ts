@@ -15,6 +15,7 @@ import {
   get,
   installRelease,
   MEDIA,
+  run,
   runAsync,
   type Release,
 } from './node-cluster';
@@ -121,6 +122,10 @@ async function createTask(clip: string): Promise<string> {
     });
     if (r.status !== 201) throw new Error(`create: ${r.status} ${await r.text()}`);
     return (await r.json()) as { task_id: string };
+  }).catch((err: Error) => {
+    // What the tasks pods said about it.
+    const logs = run('kubectl', ['logs', '-n', release.namespace, '-l', 'app.kubernetes.io/component=tasks']);
+    throw new Error(`${err.message}\ntasks' logs:\n${logs.split('\n').slice(-40).join('\n')}`);
   });
   return created.task_id;
 }

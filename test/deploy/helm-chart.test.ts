@@ -768,7 +768,7 @@ describe('rendered with the default values', () => {
         'TASKS_DATABASE_URL',
       ],
       quota: ['KAFKA_QUOTA_PASSWORD', 'QUOTA_DATABASE_URL'],
-      results: ['KAFKA_RESULTS_PASSWORD', 'RESULTS_DATABASE_URL'],
+      results: ['KAFKA_RESULTS_PASSWORD', 'RESULTS_DATABASE_URL', 'S3_ACCESS_KEY', 'S3_SECRET_KEY'],
       images: ['IMAGES_DATABASE_URL', 'KAFKA_IMAGES_PASSWORD', 'S3_ACCESS_KEY', 'S3_SECRET_KEY'],
       // Video jobs on uploads stat the object and hand ffmpeg a presigned URL.
       inference: ['KAFKA_INFERENCE_PASSWORD', 'S3_ACCESS_KEY', 'S3_SECRET_KEY'],
@@ -935,7 +935,7 @@ describe('rendered with the production-like values', () => {
     expect(secretKeysByComponent(ms)).toMatchObject({
       gateway: ['GATEWAY_DATABASE_URL', 'REDIS_URL'],
       tasks: ['KAFKA_TASKS_PASSWORD', 'S3_ACCESS_KEY', 'S3_SECRET_KEY', 'TASKS_DATABASE_URL'],
-      results: ['KAFKA_RESULTS_PASSWORD', 'RESULTS_DATABASE_URL'],
+      results: ['KAFKA_RESULTS_PASSWORD', 'RESULTS_DATABASE_URL', 'S3_ACCESS_KEY', 'S3_SECRET_KEY'],
     });
   });
   test('the optional keys listed as held by the existing Secret are mounted, to the pods that read them', () => {
@@ -956,7 +956,13 @@ describe('rendered with the production-like values', () => {
         'TASKS_DATABASE_URL',
       ],
       quota: ['KAFKA_QUOTA_PASSWORD', 'QUOTA_DATABASE_URL'],
-      results: ['KAFKA_RESULTS_PASSWORD', 'RESULTS_DATABASE_URL', 'RESULTS_WEBHOOK_SECRET_KEY'],
+      results: [
+        'KAFKA_RESULTS_PASSWORD',
+        'RESULTS_DATABASE_URL',
+        'RESULTS_WEBHOOK_SECRET_KEY',
+        'S3_ACCESS_KEY',
+        'S3_SECRET_KEY',
+      ],
       images: ['IMAGES_DATABASE_URL', 'KAFKA_IMAGES_PASSWORD', 'S3_ACCESS_KEY', 'S3_SECRET_KEY'],
       inference: ['KAFKA_INFERENCE_PASSWORD', 'S3_ACCESS_KEY', 'S3_SECRET_KEY'],
       'inference-detect': ['KAFKA_INFERENCE_PASSWORD', 'S3_ACCESS_KEY', 'S3_SECRET_KEY'],
@@ -1344,6 +1350,8 @@ test("the chart Secret's optional keys are mounted when given, to the pods that 
       'RESULTS_CURSOR_SECRET',
       'RESULTS_DATABASE_URL',
       'RESULTS_WEBHOOK_SECRET_KEY',
+      'S3_ACCESS_KEY',
+      'S3_SECRET_KEY',
     ],
   });
   expect(secretKeysByComponent(ms).tasks).toContain('TASKS_STREAM_URL_KEY');

@@ -7,7 +7,7 @@
 import { randomUUID } from 'node:crypto';
 import type { DistributedStack } from '../helpers/distributed';
 import { startMediaServer, type MediaServer } from '../helpers/media-server';
-import { client, clip, describeDistributed, startFaultStack, waitFor } from './support';
+import { client, clip, describeDistributed, KEY, startFaultStack, waitFor } from './support';
 
 const RULES = {
   zones: [
@@ -133,6 +133,18 @@ describeDistributed(
         frames.map((_, i) => i),
       );
       expect(frames.every((f) => (f as unknown as { zones?: unknown }).zones !== undefined)).toBe(true);
+      // No event claims a picture the kill lost (docs/ANALYTICS.md, "Evidence"): each one says it is stored.
+      const pictured = stored.filter((e) => e.has_snapshot === true);
+      expect(pictured.length).toBeGreaterThan(0);
+      for (const e of pictured) {
+        const res = await fetch(`${stack.url}${String(e.snapshot_path)}`, {
+          headers: { authorization: `Bearer ${KEY}` },
+        });
+        const head = Buffer.from(await res.arrayBuffer())
+          .subarray(0, 2)
+          .toString('hex');
+        expect([e.id, res.status, head]).toEqual([e.id, 200, 'ffd8']);
+      }
     }, 420_000);
   },
 );

@@ -124,7 +124,8 @@ results:
   program: results
   port: 8103
   portVar: RESULTS_PORT
-  secrets: [DATABASE_URL]
+  # The pictures of events and best shots (docs/ANALYTICS.md, "Evidence") are kept in the object store.
+  secrets: [DATABASE_URL, S3_ACCESS_KEY, S3_SECRET_KEY]
   optionalSecrets: [RESULTS_CURSOR_SECRET, RESULTS_WEBHOOK_SECRET_KEY]
   callers: {{ include "vision.callersOf" (dict "root" . "service" "results") }}
   grantKeys: [tasks]

@@ -1,7 +1,11 @@
-/** `vision rules`, `analytics`, `events` and the rules of `task create` and `detect`, spawned against the standalone stack. */
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+/**
+ * `vision rules`, `analytics`, `events` (and their pictures) and the rules of `task create` and `detect`, spawned
+ * against the standalone stack.
+ */
+import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import sharp from 'sharp';
 import { CURB, LEFT_LANE, PARKING_LOT } from '../../../test/helpers/places';
 import { MEDIA, startStack, type TestStack } from '../../../test/helpers/stack';
 import { runVision } from './support/vision-process';
@@ -61,13 +65,24 @@ describe('zones and lines through the vision command', () => {
     const events = paged.stdout
       .trim()
       .split('\n')
-      .map((l) => JSON.parse(l) as { kind: string; direction?: string });
+      .map((l) => JSON.parse(l) as { id: string; kind: string; direction?: string; has_snapshot: boolean });
     expect(followed.stdout).toBe(paged.stdout);
     const crossingsIn = events.filter((e) => e.kind === 'line.crossed' && e.direction === 'in').length;
     expect(crossingsIn).toBeGreaterThanOrEqual(1);
     const text = await vision(['events', taskId]);
     expect(text.stdout.trim().split('\n')).toHaveLength(events.length);
     expect(text.stdout).toContain('line.crossed');
+
+    // Each event's picture, saved as DIR/<event id>.jpg: a JPEG of the event's frame.
+    const dir = path.join(tmp, 'snapshots');
+    const saved = await vision(['events', '--task', taskId, '--snapshots', dir]);
+    expect(saved.code).toBe(0);
+    const pictured = events.filter((e) => e.has_snapshot);
+    expect(pictured.length).toBeGreaterThanOrEqual(crossingsIn);
+    expect(readdirSync(dir).sort()).toEqual(pictured.map((e) => `${e.id}.jpg`).sort());
+    for (const e of pictured)
+      expect((await sharp(readFileSync(path.join(dir, `${e.id}.jpg`))).metadata()).format).toBe('jpeg');
+    expect(saved.stderr).toContain(`${pictured.length} snapshots in ${dir}`);
 
     const analytics = await vision(['analytics', taskId, '--json']);
     const a = JSON.parse(analytics.stdout) as { rules: { id: string; in_total?: number }[] };

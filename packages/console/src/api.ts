@@ -81,6 +81,27 @@ export async function api<T>(
 }
 
 /**
+ * A binary GET (a picture) with the key in the header: the body as a Blob. Rejects with an ApiFailure carrying
+ * the service's code (a 404 for an event without a picture names why).
+ */
+export async function apiBlob(path: string, signal?: AbortSignal): Promise<Blob> {
+  let res: Response;
+  try {
+    res = await fetch(path, {
+      headers: { authorization: `Bearer ${getKey()}` },
+      signal,
+      credentials: 'omit',
+      cache: 'no-store',
+    });
+  } catch (err) {
+    if (signal?.aborted) throw err;
+    throw new ApiFailure(0, 'NETWORK', 'The service could not be reached');
+  }
+  if (!res.ok) throw failureOf(res.status, await res.text());
+  return res.blob();
+}
+
+/**
  * Opens a Server-Sent Events stream (GET, the key in the header, resuming after `lastEventId`). Resolves
  * with the open response; rejects with an ApiFailure for an error answer or no connection.
  */
@@ -177,6 +198,8 @@ export interface DetectedObject {
   score: number;
   bbox: { format: string; cx: number; cy: number; width: number; height: number };
   track_id?: string;
+  /** Where the track's best shot is read (`GET .../tracks/{track_id}/best_shot`). */
+  best_shot_path?: string;
 }
 
 export interface Frame {

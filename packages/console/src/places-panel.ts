@@ -1,17 +1,17 @@
 /**
  * A video task's zones and lines (docs/ANALYTICS.md): drawn over its picture (a file task's video, a live
  * stream's latest still) and edited there, saved with `PUT .../rules` (a new rules version; the task is not
- * restarted), their live counts from `GET .../analytics` and their events on a timeline under the picture (a mark
- * per event at its media time; on a video, a click seeks there).
+ * restarted), their live counts from `GET .../analytics` and their events under the picture, each with its
+ * picture (events-view.ts).
  */
 import { api } from './api.js';
 import { fill, h } from './dom.js';
+import { createEventsView, type PlaceEvent, type PlacesTimebase } from './events-view.js';
 import { createPlacesEditor, type DrawMode } from './places-editor.js';
-import { countsText, freshId, timelinePercent, type Rules } from './places-model.js';
-import { formatFrameTime } from './timeline.js';
+import { countsText, freshId, type Rules } from './places-model.js';
+import type { Pictures } from './pictures.js';
 
 const POLL_MS = 2000;
-const LATEST_EVENTS = 20;
 
 interface TaskRules extends Rules {
   rules_version: number;
@@ -30,15 +30,6 @@ interface Analytics {
   as_of_seq: number | null;
   rules: RuleSummary[];
 }
-interface PlaceEvent {
-  id: string;
-  kind: string;
-  rule_id: string;
-  media_ms: number;
-  label?: string;
-  direction?: string;
-  dwell_ms?: number;
-}
 
 export interface PlacesPanel {
   el: HTMLElement;
@@ -49,29 +40,17 @@ export interface PlacesPanel {
   dispose(): void;
 }
 
-/** What the timeline spans and what a click on an event does. */
-export interface PlacesTimebase {
-  /**
-   * The media time the timeline starts at: absent, 0 (a video); a live stream's media time is Unix ms, and its
-   * timeline starts at its first frame (undefined before any: its first event).
-   */
-  startMs?(): number | undefined;
-  /** The media time it ends at (a video's duration, a live stream's latest frame); 0: unknown. */
-  endMs(): number;
-  /** Shows the picture at a media time (a video seeks); absent where the picture is live. */
-  seek?(ms: number): void;
-}
-
 const summaryText = (r: RuleSummary): string =>
   r.kind === 'line'
     ? `in ${r.in_total ?? 0}, out ${r.out_total ?? 0}`
     : `now ${countsText(r.occupancy ?? {})}; visits ${r.visits?.total ?? 0}`;
 
-/** `stage`: the element the picture is shown in (the editor is laid over it). */
+/** `stage`: the element the picture is shown in (the editor is laid over it); `pictures`: the events' pictures. */
 export function createPlacesPanel(
   taskId: string,
   stage: HTMLElement,
   time: PlacesTimebase,
+  pictures: Pictures,
   onError: (err: unknown) => void,
 ): PlacesPanel {
   const base = `/v1/vision/tasks/${encodeURIComponent(taskId)}`;
@@ -82,8 +61,7 @@ export function createPlacesPanel(
   const save = h('button', { type: 'button', class: 'save-rules', disabled: true }, 'Save rules');
   const hint = h('span', { class: 'muted draw-hint' });
   const list = h('ul', { class: 'places-list' });
-  const timeline = h('div', { class: 'events-timeline', role: 'list', 'aria-label': 'zone and line events' });
-  const latest = h('ol', { class: 'events-list muted' });
+  const eventsView = createEventsView(taskId, time, pictures);
   const events: PlaceEvent[] = [];
   let summaries: RuleSummary[] = [];
   let eventsCursor = '';
@@ -132,51 +110,7 @@ export function createPlacesPanel(
   });
   stage.append(editor.svg, editor.layer);
 
-  const renderEvents = () => {
-    const times = events.map((e) => e.media_ms);
-    const start = time.startMs ? Math.min(time.startMs() ?? Infinity, ...times) : 0;
-    const from = Number.isFinite(start) ? start : 0;
-    const known = time.endMs();
-    const to = Math.max(known > from ? known : from + 1, ...times);
-    fill(
-      timeline,
-      ...events.map((e) => {
-        const mark = h('button', {
-          type: 'button',
-          class: `event-mark ${e.kind.replace('.', '-')}`,
-          role: 'listitem',
-          title: `${formatFrameTime(e.media_ms)} ${e.kind} ${e.rule_id}${e.label ? ` ${e.label}` : ''}${e.direction ? ` ${e.direction}` : ''}`,
-          'data-kind': e.kind,
-          'data-rule': e.rule_id,
-          'data-media-ms': e.media_ms,
-        });
-        // A style property, not a style attribute: the console's CSP refuses inline style attributes.
-        mark.style.left = `${timelinePercent(e.media_ms - from, to - from).toFixed(3)}%`;
-        const seek = time.seek;
-        if (seek) mark.addEventListener('click', () => seek(e.media_ms));
-        return mark;
-      }),
-    );
-    timeline.dataset.events = String(events.length);
-    timeline.dataset.startMs = String(from);
-    timeline.dataset.endMs = String(to);
-    timeline.dataset.ended = String(eventsEnded);
-    fill(
-      latest,
-      ...events
-        .slice(-LATEST_EVENTS)
-        .map((e) =>
-          h(
-            'li',
-            {},
-            `${formatFrameTime(e.media_ms)} ${e.kind} ${e.rule_id}`,
-            e.label ? ` ${e.label}` : '',
-            e.direction ? ` ${e.direction}` : '',
-            e.dwell_ms !== undefined ? ` (${(e.dwell_ms / 1000).toFixed(1)} s)` : '',
-          ),
-        ),
-    );
-  };
+  const renderEvents = () => eventsView.render(events, eventsEnded);
 
   const readEvents = async () => {
     for (;;) {
@@ -273,8 +207,7 @@ export function createPlacesPanel(
       h('div', { class: 'row' }, addZone, addLine, finish, save, hint),
       list,
       h('h4', {}, 'Events'),
-      timeline,
-      latest,
+      ...eventsView.els,
     ),
     redraw: renderEvents,
     lock() {

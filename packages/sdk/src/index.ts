@@ -7,6 +7,7 @@ export type { UploadSource, UploadData, UploadProgress, ProgressCallback } from 
 export type { RetryOptions } from './retry';
 export type { ResultsOptions } from './results';
 export type { FollowOptions } from './stream';
+export type { Picture, PictureOptions } from './pictures';
 export type { WaitOptions } from './wait';
 export { WebhooksApi, verifyWebhook } from './webhooks';
 export { PlacesApi } from './places';
@@ -23,6 +24,7 @@ export type {
   LineSummary,
   AnalyticsEvent,
   ImageZoneCounts,
+  SnapshotReason,
   EventPage,
   EventsOptions,
   FollowEventsOptions,

@@ -1,9 +1,10 @@
 /**
  * Zones and lines on a video task (docs/ANALYTICS.md): the rules in force and their replacement, the analytics,
- * the events (page by page, or pushed live over Server-Sent Events) and the replay of a rule set over a task's
- * stored frames.
+ * the events (page by page, or pushed live over Server-Sent Events) and their pictures, the tracks' best shots, and
+ * the replay of a rule set over a task's stored frames.
  */
 import type { Client } from 'openapi-fetch';
+import { pictureOf, pictureQuery, type Picture, type PictureOptions } from './pictures';
 import { iterateResultPages, type CursorPage } from './results';
 import { followServerEvents, type FollowOptions, type OpenStream } from './stream';
 import type { components, paths } from './types';
@@ -17,6 +18,8 @@ export type ZoneSummary = Schemas['ZoneSummary'];
 export type LineSummary = Schemas['LineSummary'];
 export type AnalyticsEvent = Schemas['AnalyticsEvent'];
 export type ImageZoneCounts = Schemas['ImageZoneCounts'];
+/** Why an event (or a track) has no picture: `frame_gone`, `capture_failed` or `not_captured`. */
+export type SnapshotReason = Schemas['SnapshotReason'];
 
 /** Fields the service fills in with their defaults when a request leaves them out. */
 type WithDefaults<T, K extends keyof T> = Omit<T, K> & Partial<Pick<T, K>>;
@@ -129,6 +132,38 @@ export class PlacesApi {
   followEvents(taskId: string, opts: FollowEventsOptions = {}): AsyncGenerator<AnalyticsEvent> {
     const open = this.openStream(`/v1/vision/tasks/${encodeURIComponent(taskId)}/events/stream`);
     return followServerEvents<AnalyticsEvent>(open, this.fail, 'zone_event', opts);
+  }
+
+  /**
+   * The picture of the frame an event was decided on, with the event's object's box drawn (the zone's polygon for
+   * an event without a track); `crop: true` answers the box alone. The same bytes on every read. An event without
+   * a picture (`has_snapshot: false`) throws VisionApiError 404 `OP-TASK-NO-SNAPSHOT`, its `details.snapshot_reason`
+   * saying why; an unknown event, or one of another subject's task, 404 `OP-NOT-FOUND`.
+   */
+  eventSnapshot(taskId: string, eventId: string, opts: PictureOptions = {}): Promise<Picture> {
+    return pictureOf(
+      this.api.GET('/v1/vision/tasks/{task_id}/events/{event_id}/snapshot', {
+        params: { path: { task_id: taskId, event_id: eventId }, query: pictureQuery(opts) },
+        parseAs: 'arrayBuffer',
+        signal: opts.signal,
+      }),
+    );
+  }
+
+  /**
+   * A track's best picture so far (tasks with zones or lines; the result frames' tracked objects name it in
+   * `best_shot_path`), box drawn, or the box alone with `crop: true`. It may improve while the track lasts. A
+   * track without one (yet), or a track id the task does not have, throws VisionApiError 404 `OP-TASK-NO-SNAPSHOT`,
+   * `not_captured`.
+   */
+  bestShot(taskId: string, trackId: string, opts: PictureOptions = {}): Promise<Picture> {
+    return pictureOf(
+      this.api.GET('/v1/vision/tasks/{task_id}/tracks/{track_id}/best_shot', {
+        params: { path: { task_id: taskId, track_id: trackId }, query: pictureQuery(opts) },
+        parseAs: 'arrayBuffer',
+        signal: opts.signal,
+      }),
+    );
   }
 
   /**

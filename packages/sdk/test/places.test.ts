@@ -1,9 +1,10 @@
 /**
  * Zones and lines through the SDK against the standalone stack: rules on create, the rules in force and their
- * replacement, the events page by page and over the live stream, the analytics, the replay, and image
- * detections with zones.
+ * replacement, the events page by page and over the live stream, their pictures and the tracks' best shots, the
+ * analytics, the replay, and image detections with zones.
  */
 import path from 'node:path';
+import sharp from 'sharp';
 import { CURB, LEFT_LANE, PARKING_LOT } from '../../../test/helpers/places';
 import { MEDIA, startStack, type TestStack } from '../../../test/helpers/stack';
 import { VisionApiError, VisionClient, type AnalyticsEvent, type LineSummary, type ZoneInput } from '../src';
@@ -18,6 +19,8 @@ const LINES = [CURB];
 describe('zones and lines through the SDK', () => {
   let stack: TestStack;
   let client: VisionClient;
+  /** The file task of the first case, its events read to the end. */
+  let ended: { taskId: string; events: AnalyticsEvent[] } | undefined;
   beforeAll(async () => {
     stack = await startStack({
       keys: `${KEY}:sdk-places`,
@@ -57,6 +60,7 @@ describe('zones and lines through the SDK', () => {
     const crossings = paged.filter((e) => e.kind === 'line.crossed');
     expect(crossings.length).toBeGreaterThanOrEqual(1);
     expect(paged.some((e) => e.kind === 'zone.entered')).toBe(true);
+    ended = { taskId, events: paged };
 
     const analytics = await client.places.analytics(taskId);
     expect(analytics.rules_version).toBe(1);
@@ -106,6 +110,53 @@ describe('zones and lines through the SDK', () => {
     expect((await client.places.getRules(runningId)).rules_version).toBe(2);
     await client.stopTask(runningId);
   }, 300_000);
+
+  it("reads each event's picture and crop as JPEG bytes of the event's frame, and a track's best shot", async () => {
+    if (!ended) throw new Error('the first case did not finish its task');
+    const { taskId, events } = ended;
+    // A file task's frames are all there to picture: every line crossing has one.
+    const crossings = events.filter((e) => e.kind === 'line.crossed');
+    expect(crossings.map((e) => e.has_snapshot)).toEqual(crossings.map(() => true));
+    for (const e of events.filter((x) => x.has_snapshot)) {
+      expect(e.snapshot_path).toBe(`/v1/vision/tasks/${taskId}/events/${e.id}/snapshot`);
+      const whole = await client.places.eventSnapshot(taskId, e.id);
+      expect([whole.contentType, whole.seq, whole.frameTimeMs]).toEqual([
+        'image/jpeg',
+        e.seq,
+        Math.round(e.media_ms),
+      ]);
+      const frame = await sharp(whole.bytes).metadata();
+      expect(frame.format).toBe('jpeg');
+      // The same bytes on every read.
+      expect((await client.places.eventSnapshot(taskId, e.id)).bytes).toEqual(whole.bytes);
+      const crop = await sharp(
+        (await client.places.eventSnapshot(taskId, e.id, { crop: true })).bytes,
+      ).metadata();
+      expect(crop.format).toBe('jpeg');
+      expect(crop.width! * crop.height!).toBeLessThan(frame.width! * frame.height!);
+    }
+    // The result frames' tracked objects name their track's best shot.
+    const tracked = (await client.resultPage(taskId, { limit: 500 })).items
+      .flatMap((f) => f.objects)
+      .find((o) => o.track_id === crossings[0].track_id && o.best_shot_path);
+    expect(tracked?.best_shot_path).toBe(`/v1/vision/tasks/${taskId}/tracks/${tracked?.track_id}/best_shot`);
+    const best = await client.places.bestShot(taskId, tracked!.track_id!, { crop: true });
+    expect((await sharp(best.bytes).metadata()).format).toBe('jpeg');
+    // The documented errors, typed.
+    await expect(client.places.eventSnapshot(taskId, 'f'.repeat(32))).rejects.toMatchObject({
+      status: 404,
+      code: 'OP-NOT-FOUND',
+    });
+    await expect(client.places.eventSnapshot(taskId, 'not-an-event-id')).rejects.toMatchObject({
+      status: 400,
+      reason: 'invalid_field',
+    });
+    await expect(client.places.bestShot(taskId, 'no-such-track')).rejects.toMatchObject({
+      status: 404,
+      code: 'OP-TASK-NO-SNAPSHOT',
+      details: { snapshot_reason: 'not_captured' },
+    });
+  }, 120_000);
 
   it('refused rules throw the typed error with the field at fault', async () => {
     const bowtie = [

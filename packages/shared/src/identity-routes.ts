@@ -63,6 +63,8 @@ export const IDENTITY_ROUTES: readonly IdentityRoute[] = [
   route('results', 'POST', '/v1/vision/tasks/:task_id/analytics/replay', 'gateway'),
   route('results', 'GET', '/v1/vision/tasks/:task_id/events', 'gateway'),
   route('results', 'GET', '/v1/vision/tasks/:task_id/events/stream', 'gateway'),
+  route('results', 'GET', '/v1/vision/tasks/:task_id/events/:event_id/snapshot', 'gateway'),
+  route('results', 'GET', '/v1/vision/tasks/:task_id/tracks/:track_id/best_shot', 'gateway'),
   route('results', 'POST', WEBHOOKS, 'gateway'),
   route('results', 'GET', WEBHOOKS, 'gateway'),
   route('results', 'GET', `${WEBHOOKS}/:endpoint_id`, 'gateway'),
@@ -81,6 +83,8 @@ export const IDENTITY_ROUTES: readonly IdentityRoute[] = [
   route('inference', 'GET', '/internal/v1/jobs/:job_id', 'tasks'),
   route('inference', 'POST', '/internal/v1/jobs/:job_id/stop', 'tasks'),
   route('inference', 'GET', '/internal/v1/jobs/:job_id/still', 'tasks'),
+  route('inference', 'POST', '/internal/v1/jobs/:job_id/ring', 'results'),
+  route('inference', 'POST', '/internal/v1/jobs/:job_id/pictures', 'results'),
   route('inference', 'POST', '/internal/v1/detect', 'images'),
   route('inference', 'GET', '/internal/v1/scenes', 'tasks', 'images'),
 ];

@@ -59,6 +59,7 @@ export * from './address-policy';
 export * from './host-check';
 export * from './egress-proxy';
 export * from './inference/inference-client';
+export * from './inference/inference-pictures';
 export * from './inference/scene-gate';
 export * from './periodic';
 export * from './outbox-relay';

@@ -116,6 +116,8 @@ export async function createInference(deps: InferenceDeps): Promise<InferencePar
     allowPrivateNetworks: cfg.STREAM_ALLOW_PRIVATE_NETWORKS,
     resolve,
     httpProxy: egress.url,
+    ringFrames: cfg.INFERENCE_FRAME_RING,
+    ringLingerMs: cfg.INFERENCE_FRAME_RING_LINGER_MS,
   });
   const stopJobGauge = metrics.inferenceActiveJobs.addSource(() => [[{}, jobs.runningCount]]);
   const stopEngineGauge = exposeSceneEngines(engineReports);

@@ -19,6 +19,12 @@ export const resultsShape = {
   ...commonShape,
   RESULTS_PORT: env.port(8103),
   TASKS_URL: env.url().default('http://127.0.0.1:8101'),
+  /** The job-running inference backend, asked for the pictures of events (docs/ANALYTICS.md, "Evidence"). */
+  INFERENCE_URL: env.url().default('http://127.0.0.1:8105'),
+  /** The longest results waits for one picture; a slower one is `capture_failed` (and counts against the breaker). */
+  RESULTS_SNAPSHOT_TIMEOUT_MS: env.int(3_000, 100, 60_000),
+  /** Pictures of one evaluation step asked for at once. */
+  RESULTS_SNAPSHOT_CONCURRENCY: env.int(4, 1, 64),
   /**
    * Key for cursor signatures; when unset, one derived from the results service's identity key (the same
    * for every replica). Changing either invalidates cursors in flight.

@@ -1,6 +1,8 @@
 import type { Express } from 'express';
 import {
   AdmissionQueue,
+  createObjectStore,
+  InferencePictures,
   ServiceClient,
   closeServer,
   createBus,
@@ -12,6 +14,7 @@ import {
   type Clock,
   type Db,
   type Logger,
+  type ObjectStore,
   type RunningService,
   type StartOptions,
   type Subscription,
@@ -20,6 +23,9 @@ import { createApp } from './http/app';
 import { loadResultsConfig, type ResolvedResultsConfig } from './config';
 import { CursorCodec } from './domain/cursor';
 import { AnalyticsStore } from './store/analytics-store';
+import { EvidenceStore } from './store/evidence-store';
+import { EvidenceCapture } from './use-cases/capture-evidence';
+import { EvidenceReader } from './use-cases/read-evidence';
 import { FramesStore } from './store/frames-store';
 import { migrations } from './store/migrations';
 import { TasksStore } from './store/tasks-store';
@@ -56,6 +62,10 @@ export interface ResultsDeps {
   cfg: ResolvedResultsConfig;
   /** The tasks service, asked about a task read before its first event arrived. */
   tasksClient: ServiceClient;
+  /** Where the pictures of events are kept; absent: none is taken (docs/ANALYTICS.md, "Evidence"). */
+  objects?: ObjectStore;
+  /** The job-running inference backend, asked for the pictures. */
+  inference?: InferencePictures;
 }
 
 export interface ResultsParts {
@@ -88,6 +98,20 @@ export function createResults(deps: ResultsDeps): ResultsParts {
     endGraceMs: cfg.RESULTS_END_GRACE_MS,
   });
   const analyticsStore = new AnalyticsStore(db.knex);
+  const evidenceStore = new EvidenceStore(db.knex);
+  const objects = deps.objects;
+  const evidence = objects && {
+    capture: new EvidenceCapture({
+      inference: deps.inference,
+      objects,
+      logger,
+      concurrency: cfg.RESULTS_SNAPSHOT_CONCURRENCY,
+    }),
+    store: evidenceStore,
+    frames,
+    objects,
+    logger,
+  };
   const analytics = new AnalyticsRunner({
     store: analyticsStore,
     frames,
@@ -95,6 +119,17 @@ export function createResults(deps: ResultsDeps): ResultsParts {
     fanout: webhooks.fanout,
     clock,
     logger,
+    ...(evidence && { evidence }),
+  });
+  const analyticsReader = new AnalyticsReader({
+    store: analyticsStore,
+    frames,
+    resolver,
+    cursors: new CursorCodec(cfg.cursorSecret, 'events'),
+    replayCursors: new CursorCodec(cfg.cursorSecret, 'replay'),
+    clock,
+    endGraceMs: cfg.RESULTS_END_GRACE_MS,
+    evidence: evidenceStore,
   });
   const stream = {
     pollMs: cfg.RESULTS_STREAM_POLL_MS,
@@ -110,16 +145,11 @@ export function createResults(deps: ResultsDeps): ResultsParts {
     stream,
     readiness: { database: () => db.check(), bus: () => bus.check() },
     webhooks: webhooks.routes,
+    ...(objects && {
+      evidence: new EvidenceReader({ analytics: analyticsReader, store: evidenceStore, objects }),
+    }),
     analytics: {
-      reader: new AnalyticsReader({
-        store: analyticsStore,
-        frames,
-        resolver,
-        cursors: new CursorCodec(cfg.cursorSecret, 'events'),
-        replayCursors: new CursorCodec(cfg.cursorSecret, 'replay'),
-        clock,
-        endGraceMs: cfg.RESULTS_END_GRACE_MS,
-      }),
+      reader: analyticsReader,
       logger,
       defaultLimit: cfg.RESULTS_DEFAULT_LIMIT,
       replayMaxFrames: cfg.RESULTS_REPLAY_MAX_FRAMES,
@@ -137,6 +167,7 @@ export function createResults(deps: ResultsDeps): ResultsParts {
     frames,
     tasks,
     analytics: analyticsStore,
+    evidence: objects && { store: evidenceStore, objects },
     clock,
     logger,
     deleteBatch: cfg.RESULTS_DELETE_BATCH,
@@ -180,6 +211,16 @@ export function createResults(deps: ResultsDeps): ResultsParts {
   };
 }
 
+/** The client results asks inference for pictures with: one breaker, so a backend that is down costs no wait. */
+function pictures(cfg: ResolvedResultsConfig, logger: Logger): InferencePictures {
+  const t = cfg.RESULTS_SNAPSHOT_TIMEOUT_MS;
+  return new InferencePictures(
+    new ServiceClient('inference', cfg.INFERENCE_URL, cfg.identity.signer),
+    { timeoutMs: t, hangMs: t, errorThresholdPercentage: 50, resetTimeoutMs: 10_000, volumeThreshold: 5 },
+    logger,
+  );
+}
+
 /** The running service, with the parts tests and benchmarks drive directly. */
 export interface RunningResults extends RunningService {
   db: Db;
@@ -199,10 +240,13 @@ export async function start(opts: StartOptions = {}): Promise<RunningResults> {
   const bus = opts.bus ?? ownBus!;
   let db: Db | undefined;
   let parts: ResultsParts | undefined;
+  let inference: InferencePictures | undefined;
   try {
     db = await openDb(cfg, { schema: 'results', migrations, logger });
     const tasksClient = new ServiceClient('tasks', cfg.TASKS_URL, cfg.identity.signer);
-    parts = createResults({ db, bus, clock, logger, cfg, tasksClient });
+    const objects = createObjectStore(cfg, { logger });
+    inference = pictures(cfg, logger);
+    parts = createResults({ db, bus, clock, logger, cfg, tasksClient, objects, inference });
     await parts.startWorkers();
     const host = opts.host ?? (opts.port === 0 ? '127.0.0.1' : '0.0.0.0');
     const server = await listen(parts.app, opts.port ?? cfg.RESULTS_PORT, host);
@@ -225,12 +269,14 @@ export async function start(opts: StartOptions = {}): Promise<RunningResults> {
         (closing ??= (async () => {
           await closeServer(server);
           await running.stopWorkers();
+          inference?.shutdown();
           await ownBus?.close();
           await database.close();
         })()),
     };
   } catch (err) {
     await parts?.stopWorkers();
+    inference?.shutdown();
     await ownBus?.close().catch(() => undefined);
     await db?.close().catch(() => undefined);
     throw err;

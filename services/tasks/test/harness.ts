@@ -30,6 +30,8 @@ export interface FakeJob {
   source: unknown;
   /** The first seq the job was started at (absent: 0). */
   first_seq?: number;
+  /** Whether the job keeps its recent frames for the pictures of events (a task with rules). */
+  keep_frames?: boolean;
 }
 
 /** What the fake backend does; tests change it between calls. */
@@ -81,6 +83,7 @@ export class FakeInference {
         source: unknown;
         first_seq?: number;
         grant?: unknown;
+        keep_frames?: boolean;
       };
       const existing = this.jobs.get(body.job_id);
       if (existing) return void res.status(200).json({ outcome: 'duplicate', job: existing });
@@ -95,6 +98,7 @@ export class FakeInference {
         status: 'running',
         source: body.source,
         ...(body.first_seq !== undefined ? { first_seq: body.first_seq } : {}),
+        ...(body.keep_frames !== undefined ? { keep_frames: body.keep_frames } : {}),
       };
       if (typeof body.grant === 'string') this.grants.set(body.job_id, body.grant);
       if (b === 'hang') return; // never answers, never creates

@@ -81,6 +81,14 @@ describe('zones and lines on video tasks', () => {
     });
   });
 
+  test('a task with rules asks its job to keep recent frames for the pictures of events; one without does not', async () => {
+    const withRules = await createStream('alice', streamBody({ lines: [line] }));
+    const without = await createStream('alice', streamBody({}));
+    expect([withRules.status, without.status]).toEqual([201, 201]);
+    expect(stack.inference.jobs.get(withRules.body.task_id)?.keep_frames).toBe(true);
+    expect(stack.inference.jobs.get(without.body.task_id)?.keep_frames).toBe(false);
+  });
+
   test('PUT replaces the rules: a change is the next version and an event; the same rules change nothing', async () => {
     const r = await createStream('alice', streamBody({}));
     expect(r.status).toBe(201);

@@ -7,6 +7,7 @@ import { Command } from 'commander';
 import type { Analytics, AnalyticsEvent, RuleSetInput, TaskRules, ZoneInput } from '@vision/sdk';
 import { clientFor, json, numberIn, out } from '../context';
 import { UsageError } from '../exit-codes';
+import { snapshotSaver, type SnapshotOutcome } from '../snapshots';
 
 /**
  * A rules file: a JSON object `{ "zones": [...], "lines": [...] }` (either may be left out). Only its shape is
@@ -122,10 +123,22 @@ export function analyticsCommand(): Command {
     });
 }
 
+const snapshotNote = (s: SnapshotOutcome) => (s.file ? `snapshot ${s.file}` : `no snapshot (${s.reason})`);
+
+interface EventsOptions {
+  task?: string;
+  follow?: boolean;
+  json?: boolean;
+  pageSize: number;
+  snapshots?: string;
+  crop?: boolean;
+}
+
 export function eventsCommand(): Command {
   return new Command('events')
     .description("print a video task's zone and line events, in the order they were decided")
-    .argument('<task_id>')
+    .argument('[task_id]', 'the task (or --task)')
+    .option('--task <task_id>', 'the task')
     .option(
       '--follow',
       'receive events over the live stream (Server-Sent Events), reconnecting, until the task ends',
@@ -133,15 +146,33 @@ export function eventsCommand(): Command {
     .option('--no-follow', 'stop at the newest stored event instead of waiting for a running task to end')
     .option('--json', 'print JSON lines, one event per line')
     .option('--page-size <n>', 'events per request', numberIn('--page-size', 1, 500, true), 500)
-    .action(
-      async (id: string, opts: { follow?: boolean; json?: boolean; pageSize: number }, cmd: Command) => {
-        const places = clientFor(cmd).places;
-        // Without either flag a running task is polled page by page until it ends.
-        const events =
-          opts.follow === true
-            ? places.followEvents(id)
-            : places.events(id, { follow: opts.follow !== false, limit: opts.pageSize });
-        for await (const e of events) await out(opts.json ? JSON.stringify(e) : eventLine(e));
-      },
-    );
+    .option(
+      '--snapshots <dir>',
+      "save each event's picture as DIR/<event id>.jpg (an event without one: its reason is printed)",
+    )
+    .option('--crop', "with --snapshots: save the crop of the event's object instead of the whole frame")
+    .action(async (arg: string | undefined, opts: EventsOptions, cmd: Command) => {
+      if (arg !== undefined && opts.task !== undefined && arg !== opts.task)
+        throw new UsageError(`two tasks given: ${arg} and --task ${opts.task}`);
+      const id = arg ?? opts.task;
+      if (id === undefined) throw new UsageError('no task: give its id (or --task ID)');
+      if (opts.crop && opts.snapshots === undefined) throw new UsageError('--crop goes with --snapshots DIR');
+      const places = clientFor(cmd).places;
+      const saver =
+        opts.snapshots !== undefined ? snapshotSaver(places, opts.snapshots, opts.crop === true) : undefined;
+      // Without either flag a running task is polled page by page until it ends.
+      const events =
+        opts.follow === true
+          ? places.followEvents(id)
+          : places.events(id, { follow: opts.follow !== false, limit: opts.pageSize });
+      for await (const e of events) {
+        const saved = await saver?.save(e);
+        // JSON lines stay the events themselves: where a picture is missing, stderr says why.
+        if (opts.json) {
+          await out(JSON.stringify(e));
+          if (saved?.reason) process.stderr.write(`vision: event ${e.id}: ${snapshotNote(saved)}\n`);
+        } else await out(saved ? `${eventLine(e)}  ${snapshotNote(saved)}` : eventLine(e));
+      }
+      if (saver) process.stderr.write(`vision: ${saver.summary()}\n`);
+    });
 }

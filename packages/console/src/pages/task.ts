@@ -2,13 +2,16 @@
  * One video task: its status (polled), a stop button, the min_score slider, and either the uploaded
  * video with the detections drawn over it (file tasks) or, for a stream, its latest picture with the boxes over
  * it, the live chart and latest objects. The task's zones and lines are drawn over the video or the stream's
- * picture, edited and saved there, with their counts and events.
+ * picture, edited and saved there, with their counts and events (each with its picture), and the best shot of
+ * each track.
  */
 import { STOPPABLE, TERMINAL, api, type Task } from '../api.js';
+import { createBestShots } from '../best-shots.js';
 import { fill, h, type Page } from '../dom.js';
 import { FrameFeed } from '../feed.js';
 import { createLiveView } from '../live.js';
 import { createPlacesPanel, type PlacesPanel } from '../places-panel.js';
+import { createPictures } from '../pictures.js';
 import { createPlayer, type Player } from '../player.js';
 import { createStill, type StillView } from '../still.js';
 import { badge, scoreSlider, showError, when } from '../ui.js';
@@ -30,6 +33,7 @@ export function taskPage(taskId: string): Page {
     let timelineAt = 0;
     let release: (() => void) | undefined;
     let places: PlacesPanel | undefined;
+    const pictures = createPictures();
     let gone = false;
     let statusTimer: ReturnType<typeof setTimeout> | undefined;
 
@@ -47,6 +51,7 @@ export function taskPage(taskId: string): Page {
         frameCount.dataset.frames = String(f.frames.length);
         player?.redraw();
         live?.update();
+        bestShots.update();
         still?.redraw();
         // The live timeline grows with the frames: laid out again at most once a second (its own poll does too).
         if (still && Date.now() - timelineAt >= 1000) {
@@ -61,6 +66,7 @@ export function taskPage(taskId: string): Page {
       sliderTouched = true;
       feed.setMinScore(v);
     });
+    const bestShots = createBestShots(feed, pictures);
 
     const showTask = (t: Task) => {
       fill(
@@ -88,6 +94,8 @@ export function taskPage(taskId: string): Page {
         else {
           still?.stop();
           places?.lock();
+          // The tracks' best shots seen while it ran may have improved since.
+          bestShots.refresh();
         }
       } catch (err) {
         if (gone) return;
@@ -115,6 +123,7 @@ export function taskPage(taskId: string): Page {
         facts,
       ),
       errors,
+      pictures.dialog,
       h(
         'section',
         { class: 'card' },
@@ -151,10 +160,11 @@ export function taskPage(taskId: string): Page {
                 video.currentTime = ms / 1000;
               },
             },
+            pictures,
             (err) => showError(errors, err),
           );
           video.addEventListener('durationchange', () => places?.redraw());
-          root.append(places.el);
+          root.append(places.el, bestShots.el);
         } else {
           // A stream has no stored video: its zones and lines are drawn on its latest picture.
           live = createLiveView(feed);
@@ -165,10 +175,11 @@ export function taskPage(taskId: string): Page {
             taskId,
             still.stage,
             { startMs: () => feed.times[0], endMs: () => feed.times[feed.times.length - 1] ?? 0 },
+            pictures,
             (err) => showError(errors, err),
           );
-          // The editor's buttons right under the picture; the chart after them.
-          root.append(places.el, h('section', { class: 'card' }, live.el));
+          // The editor's buttons right under the picture; the chart and the tracks after them.
+          root.append(places.el, h('section', { class: 'card' }, live.el), bestShots.el);
         }
         if (TERMINAL.has(first.body.status)) places.lock();
         // A running task's frames are followed over the results stream; an ended one's are paged in.
@@ -188,6 +199,7 @@ export function taskPage(taskId: string): Page {
       places?.dispose();
       player?.dispose();
       still?.dispose();
+      pictures.dispose();
       release?.();
     };
   };

@@ -227,6 +227,46 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/v1/vision/tasks/{task_id}/events/{event_id}/snapshot': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * The picture of the frame a zone or line event was decided on, with its object's box drawn
+     * @description Owner-only. A JPEG of the frame of the event's `seq` at the size frames are detected at, with the event's object's box drawn (the zone's polygon for an event without a track: occupancy alerts, coverage zones, a visit that ended by being lost or by a rule change). `crop=true` answers the box alone (the zone's bounding box for those). The bytes are stored once when the event is decided and are the same on every read, until the task's results expire or the task is deleted. Another subject's task, an unknown, an expired task or an unknown event answer 404 `OP-NOT-FOUND`, alike; an event without a picture answers 404 `OP-TASK-NO-SNAPSHOT` with `details.snapshot_reason`.
+     */
+    get: operations['getEventSnapshot'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/vision/tasks/{task_id}/tracks/{track_id}/best_shot': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * A track's best picture so far, with its box drawn
+     * @description Owner-only; tasks with zones or lines. The frame of the track with the highest detection score among those whose box covers at least 1 % of the frame and keeps 0.5 % of the frame's width and height away from its edges (docs/ANALYTICS.md, "Evidence"), as JPEG with the box drawn; `crop=true` the box alone. It changes while the track finds better frames, and not after the task ends. Errors as for an event's snapshot; a track id with no best shot (none of its frames passed the size rule yet, or no such track in the task) answers 404 `OP-TASK-NO-SNAPSHOT`, `not_captured`.
+     */
+    get: operations['getTrackBestShot'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/v1/vision/tasks/{task_id}/analytics/replay': {
     parameters: {
       query?: never;
@@ -567,6 +607,8 @@ export interface components {
       score: number;
       bbox: components['schemas']['BBox'];
       track_id?: string;
+      /** @description result frames of a task with zones or lines, on an object with a `track_id`: `/v1/vision/tasks/{task_id}/tracks/{track_id}/best_shot`, the track's best picture so far (it answers 404 `OP-TASK-NO-SNAPSHOT`, `not_captured`, until a frame of the track passes the size rule) */
+      best_shot_path?: string;
       /** @description result frames of a task with zones: the ids of the zones the object is counted in at this frame (after hysteresis; for a coverage zone, its box overlaps the zone) */
       zones?: string[];
     };
@@ -754,7 +796,7 @@ export interface components {
       media_ms: number | null;
       rules: (components['schemas']['ZoneSummary'] | components['schemas']['LineSummary'])[];
     };
-    /** @description `id` is the first 32 hex characters of sha256 over (task id, rule id, rule version, key, kind, seq): the same rules over the same frames give the same ids (docs/ANALYTICS.md, "Events and their ids"). */
+    /** @description `id` is the first 32 hex characters of sha256 over (task id, rule id, rule version, key, kind, seq): the same rules over the same frames give the same ids (docs/ANALYTICS.md, "Events and their ids"). `has_snapshot` with `snapshot_path` (true) or `snapshot_reason` (false) says whether the event's picture can be read. */
     AnalyticsEvent: {
       id: string;
       /** @enum {string} */
@@ -782,7 +824,17 @@ export interface components {
       coverage?: number;
       /** @enum {string} */
       reason?: 'exited' | 'lost' | 'rule_changed' | 'rule_removed';
+      /** @description whether the picture of the frame the event was decided on was kept (docs/ANALYTICS.md, "Evidence"); read it at `snapshot_path` */
+      has_snapshot: boolean;
+      /** @description only when `has_snapshot` is true: `/v1/vision/tasks/{task_id}/events/{event_id}/snapshot`, relative to the API's base URL */
+      snapshot_path?: string;
+      snapshot_reason?: components['schemas']['SnapshotReason'];
     };
+    /**
+     * @description only when there is no picture: `frame_gone`, the frame had already left inference's ring of recent frames (or its job was gone) when results asked for it; `capture_failed`, inference or the object store failed or did not answer in time; `not_captured`, no picture was ever taken for this id (an event of a replay under other rules, an event decided before pictures were kept, or a track with no frame that passes the best-shot size rule yet)
+     * @enum {string}
+     */
+    SnapshotReason: 'frame_gone' | 'capture_failed' | 'not_captured';
     /** @description The `data` of a `vision.zone.*` or `vision.line.crossed` webhook event: the AnalyticsEvent itself (its `id` is also the CloudEvents `id` and the delivery's webhook-id). */
     AnalyticsWebhookData: components['schemas']['AnalyticsEvent'];
     ImageZoneCounts: {
@@ -833,6 +885,7 @@ export interface components {
           | 'OP-SYS-UNAVAILABLE'
           | 'OP-TASK-NOT-STOPPABLE'
           | 'OP-TASK-NO-PICTURE'
+          | 'OP-TASK-NO-SNAPSHOT'
           | 'OP-TASK-ENDED'
           | 'OP-NOT-FOUND'
           | 'OP-METHOD-NOT-ALLOWED'
@@ -840,6 +893,8 @@ export interface components {
         message: string;
         /** @description more about the error; `reason` is one of a closed vocabulary (docs/API.md, "Error reasons") */
         details?: {
+          /** @description OP-TASK-NO-SNAPSHOT only, why there is no picture */
+          snapshot_reason?: components['schemas']['SnapshotReason'];
           /** @enum {string} */
           reason?:
             | 'unknown_field'
@@ -1024,6 +1079,16 @@ export interface components {
         'application/json': components['schemas']['ErrorEnvelope'];
       };
     };
+    /** @description OP-NOT-FOUND: no such task for this key's subject (never present, another subject's, or expired) or no such event in it, alike; OP-TASK-NO-SNAPSHOT: the event has no picture, or the track no best shot, `details.snapshot_reason` says why */
+    NoSnapshot: {
+      headers: {
+        'X-Request-Id': components['headers']['RequestId'];
+        [name: string]: unknown;
+      };
+      content: {
+        'application/json': components['schemas']['ErrorEnvelope'];
+      };
+    };
     /**
      * @description OP-QUOTA-RATE-LIMITED (`details.limit` = `qps` or `concurrency` per subject, or the active video
      *     tasks of the subject) or OP-QUOTA-DAILY-EXHAUSTED (resets at 00:00 UTC+8). `Retry-After` says
@@ -1102,6 +1167,12 @@ export interface components {
      * @example 7d9f1c3e-2b4a-4e8f-9a1b-0c2d3e4f5a6b
      */
     TaskId: string;
+    /** @description an event's `id`; anything but 32 lowercase hex characters answers 400 `invalid_field` */
+    EventId: string;
+    /** @description a `track_id` of the task's result frames; anything but 1-64 characters of `A-Z a-z 0-9 . _ : -` answers 400 `invalid_field` */
+    TrackId: string;
+    /** @description `true`: only the object's box (a zone-wide alert: the zone's bounding box), cut from the frame */
+    Crop: 'true' | 'false';
     /** @description The `id` of one of the subject's endpoints; any other value of this shape answers 404 */
     EndpointId: string;
     /** @description the delivery's webhook-id (the CloudEvents `id` of its event) */
@@ -1780,6 +1851,94 @@ export interface operations {
       400: components['responses']['InvalidQuery'];
       401: components['responses']['Unauthorized'];
       404: components['responses']['NotFound'];
+      429: components['responses']['TooManyRequests'];
+      503: components['responses']['Unavailable'];
+    };
+  };
+  getEventSnapshot: {
+    parameters: {
+      query?: {
+        /** @description `true`: only the object's box (a zone-wide alert: the zone's bounding box), cut from the frame */
+        crop?: components['parameters']['Crop'];
+      };
+      header?: never;
+      path: {
+        /**
+         * @description The `task_id` of a task of this key's subject; any other value answers 404
+         * @example 7d9f1c3e-2b4a-4e8f-9a1b-0c2d3e4f5a6b
+         */
+        task_id: components['parameters']['TaskId'];
+        /** @description an event's `id`; anything but 32 lowercase hex characters answers 400 `invalid_field` */
+        event_id: components['parameters']['EventId'];
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The picture */
+      200: {
+        headers: {
+          'X-Request-Id': components['headers']['RequestId'];
+          'Cache-Control'?: 'private, max-age=3600';
+          /** @description the picture's digest, quoted */
+          ETag?: string;
+          /** @description the frame's `seq` */
+          'X-Frame-Seq'?: number;
+          /** @description the frame's media time */
+          'X-Frame-Time-Ms'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'image/jpeg': string;
+        };
+      };
+      400: components['responses']['InvalidQuery'];
+      401: components['responses']['Unauthorized'];
+      404: components['responses']['NoSnapshot'];
+      429: components['responses']['TooManyRequests'];
+      503: components['responses']['Unavailable'];
+    };
+  };
+  getTrackBestShot: {
+    parameters: {
+      query?: {
+        /** @description `true`: only the object's box (a zone-wide alert: the zone's bounding box), cut from the frame */
+        crop?: components['parameters']['Crop'];
+      };
+      header?: never;
+      path: {
+        /**
+         * @description The `task_id` of a task of this key's subject; any other value answers 404
+         * @example 7d9f1c3e-2b4a-4e8f-9a1b-0c2d3e4f5a6b
+         */
+        task_id: components['parameters']['TaskId'];
+        /** @description a `track_id` of the task's result frames; anything but 1-64 characters of `A-Z a-z 0-9 . _ : -` answers 400 `invalid_field` */
+        track_id: components['parameters']['TrackId'];
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The picture */
+      200: {
+        headers: {
+          'X-Request-Id': components['headers']['RequestId'];
+          'Cache-Control'?: 'no-cache';
+          /** @description the picture's digest, quoted */
+          ETag?: string;
+          /** @description the frame's `seq` */
+          'X-Frame-Seq'?: number;
+          /** @description the frame's media time */
+          'X-Frame-Time-Ms'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'image/jpeg': string;
+        };
+      };
+      400: components['responses']['InvalidQuery'];
+      401: components['responses']['Unauthorized'];
+      404: components['responses']['NoSnapshot'];
       429: components['responses']['TooManyRequests'];
       503: components['responses']['Unavailable'];
     };

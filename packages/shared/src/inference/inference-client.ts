@@ -128,7 +128,14 @@ export class InferenceClient {
 
   async submit(
     identity: Identity,
-    job: { job_id: string; scene_code: string; source: JobSource; first_seq?: number },
+    job: {
+      job_id: string;
+      scene_code: string;
+      source: JobSource;
+      first_seq?: number;
+      /** Keep the job's recent frames for the pictures of its events (a task with zones or lines). */
+      keep_frames?: boolean;
+    },
   ): Promise<SubmitOutcome> {
     let r: CallResult;
     try {

@@ -9,3 +9,4 @@ export * from './rules-request';
 export * from './counts';
 export * from './coverage';
 export * from './image-zones';
+export * from './evidence';

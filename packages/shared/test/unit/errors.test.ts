@@ -24,6 +24,7 @@ describe('error codes and envelope', () => {
       'OP-METHOD-NOT-ALLOWED': 405,
       'OP-SYS-INTERNAL': 500,
       'OP-TASK-NO-PICTURE': 409,
+      'OP-TASK-NO-SNAPSHOT': 404,
       'OP-TASK-ENDED': 409,
     };
     expect(ERROR_STATUS).toEqual(spec);

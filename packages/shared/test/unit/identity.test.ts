@@ -199,7 +199,7 @@ describe('signed identity header', () => {
       gateway: ['tasks', 'quota', 'results', 'images'],
       tasks: ['quota', 'images', 'inference'],
       images: ['quota', 'inference'],
-      results: ['tasks'],
+      results: ['tasks', 'inference'],
     });
   });
 

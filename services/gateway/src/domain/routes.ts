@@ -57,6 +57,8 @@ const ROUTES: readonly RouteRule[] = [
   rule('/v1/vision/tasks/{task_id}/analytics/replay', 'results', ['POST'], DEFAULT_BODY_LIMIT, true),
   rule('/v1/vision/tasks/{task_id}/events', 'results', ['GET'], 0),
   rule('/v1/vision/tasks/{task_id}/events/stream', 'results', ['GET'], 0),
+  rule('/v1/vision/tasks/{task_id}/events/{event_id}/snapshot', 'results', ['GET'], 0),
+  rule('/v1/vision/tasks/{task_id}/tracks/{track_id}/best_shot', 'results', ['GET'], 0),
   rule('/v1/vision/video-tasks', 'tasks', ['POST'], VIDEO_BODY_LIMIT, true),
   rule('/v1/vision/image-detections', 'images', ['POST'], IMAGE_BODY_LIMIT, true),
   rule('/api/op/v1/scenes', 'tasks', ['GET'], 0),
@@ -101,6 +103,8 @@ export function routeTemplate(path: string): string {
   return path
     .replace(/\/+$/, '')
     .replace(/^\/v1\/vision\/tasks\/[^/]+/, '/v1/vision/tasks/{task_id}')
+    .replace(/^(\/v1\/vision\/tasks\/\{task_id\}\/events)\/(?!stream$)[^/]+/, '$1/{event_id}')
+    .replace(/^(\/v1\/vision\/tasks\/\{task_id\}\/tracks)\/[^/]+/, '$1/{track_id}')
     .replace(/^\/v1\/vision\/webhooks\/[^/]+/, '/v1/vision/webhooks/{endpoint_id}')
     .replace(/^(\/v1\/vision\/webhooks\/\{endpoint_id\}\/deliveries)\/[^/]+/, '$1/{delivery_id}');
 }

@@ -4,6 +4,7 @@
  * detection at once, so that the model's sessions all work while a job runs; they leave in the order
  * they were decoded.
  */
+import type { HeldFrame } from './frame-ring';
 import type { DetectedObject } from '@vision/shared';
 import type { SourceFrame } from './frame-source';
 
@@ -12,6 +13,8 @@ export interface StartedFrame {
   f: SourceFrame;
   timeMs: number;
   objects: Promise<DetectedObject[]>;
+  /** The frame's copy for the job's ring of recent frames, while it is armed (frame-ring.ts). */
+  held?: HeldFrame;
 }
 
 /**

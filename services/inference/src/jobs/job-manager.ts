@@ -13,6 +13,7 @@ import { checkStreamHost, parseStreamUrl, type Resolver } from '../net/stream-ur
 import type { DecoderCheck } from './decoder-preflight';
 import { Job } from './job';
 import type { Still } from './latest-still';
+import { renderPicture, type Drawing, type Picture } from './frame-picture';
 import type { InputKind, JobSpec, JobView, ResolvedInput } from './job-types';
 
 /** Frame seqs are Postgres `integer`s in results: a first seq leaves room for 2^28 frames below 2^31. */
@@ -31,6 +32,8 @@ export const jobRequestSchema = z
     first_seq: z.number().int().min(0).max(MAX_FIRST_SEQ).optional(),
     /** Tasks' signed grant for this job (job-grant.ts), copied onto every message the job publishes. */
     grant: z.string().min(1).max(MAX_JOB_GRANT_LENGTH).optional(),
+    /** Keep the job's recent frames from its first on (a task with zones or lines: the pictures of events). */
+    keep_frames: z.boolean().optional(),
   })
   .strict();
 export type JobRequest = z.infer<typeof jobRequestSchema>;
@@ -61,7 +64,13 @@ export interface JobManagerOptions {
   decoder?: DecoderCheck;
   /** Ended jobs remembered for queries; the oldest are forgotten beyond this. */
   keepEnded?: number;
+  /** Each armed job's ring of recent frames (frames), kept this long after the job ends. */
+  ringFrames?: number;
+  ringLingerMs?: number;
 }
+
+/** The picture of an event, or why there is none (the frame left the ring, or the job is not known here). */
+export type PictureOutcome = ({ ok: true; seq: number; timeMs: number } & Picture) | { ok: false };
 
 /**
  * Jobs of this instance, in memory: a restarted backend forgets them, and GET answers 404 for a job
@@ -141,7 +150,10 @@ export class JobManager {
       allowPrivate: this.o.allowPrivateNetworks,
       resolve: this.o.resolve,
       httpProxy: this.o.httpProxy,
+      ringFrames: this.o.ringFrames,
+      ringLingerMs: this.o.ringLingerMs,
     });
+    if (req.keep_frames) job.ring.arm();
     this.jobs.set(spec.jobId, job);
     this.forgetOldEnded();
     job.start();
@@ -187,6 +199,22 @@ export class JobManager {
   still(id: string): Promise<Still> | undefined {
     const job = this.jobs.get(id);
     return job?.running ? job.detector.still() : undefined;
+  }
+
+  /** Starts a job's ring of recent frames (results, for a task with zones or lines); false: no such job. */
+  arm(id: string): boolean {
+    const job = this.jobs.get(id);
+    if (job?.running) job.ring.arm();
+    return job !== undefined;
+  }
+
+  /** The frame `seq` of a job with `drawing` drawn, while it is in the job's ring; asking arms the ring. */
+  async picture(id: string, seq: number, drawing: Drawing): Promise<PictureOutcome> {
+    const job = this.jobs.get(id);
+    if (job?.running) job.ring.arm();
+    const frame = job?.ring.get(seq);
+    if (!frame) return { ok: false };
+    return { ok: true, seq, timeMs: frame.timeMs, ...(await renderPicture(frame, drawing)) };
   }
 
   list(ids: string[]): JobView[] {

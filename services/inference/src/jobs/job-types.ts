@@ -72,4 +72,8 @@ export interface JobRuntimeOptions {
   ioTimeoutMs?: number;
   /** Egress proxy for the HTTP(S) connections of caller-given streams (not for stored objects). */
   httpProxy?: string;
+  /** Frames of the ring of recent frames, once armed (frame-ring.ts); 0: none. */
+  ringFrames?: number;
+  /** How long an ended job keeps its ring for the pictures asked after its last frames. */
+  ringLingerMs?: number;
 }

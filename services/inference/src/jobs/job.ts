@@ -1,10 +1,11 @@
 import { setTimeout as wait } from 'node:timers/promises';
 import { metrics, redactText, taskReason, type PinnedRelay } from '@vision/shared';
 import { FrameDetector } from './frame-detector';
-import type { SourceKind } from '../net/playlist';
+import { isFiniteHttp, type SourceKind } from '../net/playlist';
 import { jobDecoder } from './ffmpeg-args';
 import { FfmpegFrameSource, type SourceExit, type SourceFrame } from './frame-source';
 import { FrameQueue, frameTimeMs, type StartedFrame } from './frame-queue';
+import { FrameRing } from './frame-ring';
 import {
   runningView,
   type JobRuntimeOptions,
@@ -24,6 +25,7 @@ export class Job {
   readonly finished: Promise<void>;
   private readonly view: JobView;
   readonly detector: FrameDetector; // also keeps the latest picture (still())
+  readonly ring: FrameRing; // recent frames by seq, for events' pictures; kept a while after the end
   private readonly publisher: FramePublisher;
   /** Frames published (the next frame's seq). */
   private seq = 0;
@@ -52,6 +54,7 @@ export class Job {
   ) {
     this.view = runningView(spec);
     this.detector = new FrameDetector(rt.engine, input.live);
+    this.ring = new FrameRing(rt.ringFrames ?? 0, rt.engine.inputSize);
     this.publisher = new FramePublisher(rt.bus, rt.logger, spec, () => this.stopRequested);
     const started = new Promise<void>((r) => (this.resolveStarted = r));
     this.finished = started.then(() => this.run());
@@ -110,6 +113,7 @@ export class Job {
         this.rt.logger.error({ err, job_id: this.spec.jobId }, 'end message could not be published');
       });
     this.rt.logger.info({ ...this.view }, 'job ended'); // ids, status, closed-list reason, counts
+    setTimeout(() => this.ring.clear(), this.rt.ringLingerMs ?? 0).unref();
   }
 
   private async runFile(): Promise<Ending> {
@@ -164,7 +168,7 @@ export class Job {
         crashes = isDecoderCrash(exit) ? crashes + 1 : 0;
         const attempt = liveAttemptEnding(exit, {
           crashes,
-          finiteHttp: this.finiteHttp(),
+          finiteHttp: isFiniteHttp(this.input.kind, this.sourceKind),
           sampleFps: this.spec.sampleFps,
         });
         if (attempt.ending?.status === 'failed' || crashes > 0) this.logDecoderExit(exit);
@@ -190,12 +194,6 @@ export class Job {
     const pinned = await startRelayFor(this.input, address);
     if (pinned) this.streamInput = pinned.streamInput;
     return pinned?.relay;
-  }
-
-  /** An HTTP(S) source that was a file or a finished (VOD) playlist at the first look: it may end `succeeded`. */
-  private finiteHttp(): boolean {
-    const httpLike = this.input.kind === 'http' || this.input.kind === 'https';
-    return httpLike && (this.sourceKind === 'file' || this.sourceKind === 'vod');
   }
 
   private logDecoderExit(exit: SourceExit): void {
@@ -275,15 +273,17 @@ export class Job {
     if (this.input.live) this.lastLiveTimeMs = timeMs;
     this.started++;
     const objects = this.detector.detect(f, timeMs);
+    const held = this.ring.hold(f);
     this.source?.recycle(f.planes); // read only as its detection starts (VideoSceneSession.detectFrame)
-    return { f, timeMs, objects };
+    return { f, timeMs, objects, ...(held && { held }) };
   }
 
   /** Publishes a started frame once its detection is done (frames are published in the order started). */
-  private async publishFrame({ f, timeMs, objects: detected }: StartedFrame): Promise<void> {
+  private async publishFrame({ f, timeMs, objects: detected, held }: StartedFrame): Promise<void> {
     const objects = await detected;
     if (this.stopRequested) return;
     const seq = this.seq;
+    if (held) this.ring.put(this.spec.firstSeq + seq, timeMs, held); // before results can ask for it
     await this.publisher.frame({
       seq,
       frame_time_ms: timeMs,

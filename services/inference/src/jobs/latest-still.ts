@@ -28,14 +28,28 @@ interface Kept {
   capturedAt: number;
 }
 
-const JPEG_QUALITY = 80;
+/** The quality of every JPEG inference encodes of a job's frames (the still, the pictures of events). */
+export const JPEG_QUALITY = 80;
 
 /** G, B, R planes of a size x size canvas -> interleaved RGB of its top-left width x height. */
 export function rgbOfPlanes(planes: Buffer, size: number, width: number, height: number): Buffer {
-  const plane = size * size;
+  return interleaveGbr(planes, size * size, size, width, height);
+}
+
+/**
+ * G, B, R planes of `plane` bytes each, rows `stride` bytes apart -> interleaved RGB of their top-left width x
+ * height (a letterbox canvas: stride and plane of the canvas; a frame's content alone: stride width).
+ */
+export function interleaveGbr(
+  planes: Buffer,
+  plane: number,
+  stride: number,
+  width: number,
+  height: number,
+): Buffer {
   const out = Buffer.allocUnsafe(width * height * 3);
   for (let y = 0, o = 0; y < height; y++) {
-    const row = y * size;
+    const row = y * stride;
     for (let x = 0; x < width; x++, o += 3) {
       const i = row + x;
       out[o] = planes[2 * plane + i];

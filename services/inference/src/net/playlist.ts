@@ -8,6 +8,11 @@
  */
 export type SourceKind = 'file' | 'vod' | 'live';
 
+/** An HTTP(S) source that was a file or a finished (VOD) playlist at the first look: it may end `succeeded`. */
+export function isFiniteHttp(inputKind: string, kind: SourceKind | undefined): boolean {
+  return (inputKind === 'http' || inputKind === 'https') && (kind === 'file' || kind === 'vod');
+}
+
 /** An HLS playlist, by its type or (without one) its extension. */
 export function isPlaylist(url: string, contentType: string | undefined): boolean {
   if (contentType && /mpegurl/i.test(contentType)) return true;

@@ -1,4 +1,4 @@
-import type { DetectedObject } from '@vision/shared';
+import { bestShotPath, TRACK_ID_RE, type DetectedObject } from '@vision/shared';
 import type { FrameMessage } from './messages';
 
 /**
@@ -39,7 +39,7 @@ export interface PublicFrame {
   frame_id: string;
   frame_time_ms: number;
   image: { width: number; height: number };
-  objects: (DetectedObject & { zones?: string[] })[];
+  objects: (DetectedObject & { zones?: string[]; best_shot_path?: string })[];
   objects_total?: number;
   zones?: FrameZones['z'];
 }
@@ -85,7 +85,8 @@ function toPublicObject(o: StoredObject): DetectedObject {
 /**
  * The public frame with the read-time filter applied: objects scoring at least `threshold` are kept.
  * The frame itself is always returned (even with no object left) so that the timeline stays complete. An
- * evaluated frame of a task with zones carries its zone counts, and each object the zones it is counted in.
+ * evaluated frame of a task with zones carries its zone counts, and each object the zones it is counted in and,
+ * tracked, the path of its track's best picture.
  */
 export function toPublicFrame(frame: StoredFrame, threshold: number, withTotal: boolean): PublicFrame {
   const out: PublicFrame = {
@@ -97,7 +98,11 @@ export function toPublicFrame(frame: StoredFrame, threshold: number, withTotal: 
   const zones = frame.zones;
   frame.objects.forEach((o, i) => {
     if (o.s < threshold) return;
-    out.objects.push(zones ? { ...toPublicObject(o), zones: zones.o[i] ?? [] } : toPublicObject(o));
+    if (!zones) return out.objects.push(toPublicObject(o));
+    // An evaluated frame's tracked object names its track's best picture (docs/ANALYTICS.md, "Evidence").
+    const best =
+      o.t !== undefined && TRACK_ID_RE.test(o.t) ? { best_shot_path: bestShotPath(frame.taskId, o.t) } : {};
+    out.objects.push({ ...toPublicObject(o), zones: zones.o[i] ?? [], ...best });
   });
   if (withTotal) out.objects_total = frame.objects.length;
   if (zones) out.zones = zones.z;

@@ -13,6 +13,8 @@ import type { ResultsReader } from '../use-cases/read-results';
 import { streamResults, type StreamSettings } from '../use-cases/stream-results';
 import { mountAnalyticsRoutes, type AnalyticsRouteDeps } from './analytics-routes';
 import { mountWebhookRoutes, type WebhookRouteDeps } from './webhook-routes';
+import { mountEvidenceRoutes } from './evidence-routes';
+import type { EvidenceReader } from '../use-cases/read-evidence';
 import { sseSink } from './sse-sink';
 
 export interface AppDeps {
@@ -24,6 +26,8 @@ export interface AppDeps {
   readiness?: Record<string, ReadinessCheck>;
   webhooks?: WebhookRouteDeps;
   analytics?: AnalyticsRouteDeps;
+  /** The pictures of events and tracks. */
+  evidence?: EvidenceReader;
 }
 
 /** Response header naming the score filter a read applied (default threshold, or min_score after clamping). */
@@ -35,6 +39,7 @@ export function createApp(deps: AppDeps): Express {
     (app) => {
       if (deps.webhooks) mountWebhookRoutes(app, deps.webhooks);
       if (deps.analytics) mountAnalyticsRoutes(app, deps.analytics);
+      if (deps.evidence) mountEvidenceRoutes(app, deps.evidence);
       app.get(
         '/v1/vision/tasks/:taskId/results',
         route(async (req, res) => {

@@ -1,5 +1,6 @@
 import type { Migration } from '@vision/shared';
 import { analyticsMigration } from './analytics-migration';
+import { evidenceMigration } from './evidence-migration';
 import { ruleSetsMigration } from './rule-sets-migration';
 import { webhooksMigration } from './webhook-migration';
 
@@ -60,4 +61,5 @@ export const migrations: Migration[] = [
   webhooksMigration,
   analyticsMigration,
   ruleSetsMigration,
+  evidenceMigration,
 ];

@@ -6,12 +6,14 @@ import type { AnalyticsStore } from '../store/analytics-store';
 import type { FramesStore } from '../store/frames-store';
 import type { TaskResolver } from './resolve-task';
 import { replayPage, replayStart, type ReplayOutcome, type ReplayRequest } from './replay-analytics';
+import { withEvidence, type ShownEvent } from '../domain/evidence/decorate';
+import type { EvidenceStore } from '../store/evidence-store';
 import { engineOf, geometryOf } from './run-analytics';
 
 export type { ReplayOutcome, ReplayRequest } from './replay-analytics';
 
 export interface EventsPage {
-  /** The events as stored: the JSON the engine gave, byte for byte. */
+  /** The events as stored (the JSON the engine gave), each with what it says of its picture (decorate.ts). */
   items: AnalyticsEvent[];
   next_cursor: string;
   /** The cursor after each item (an event stream's ids). */
@@ -32,14 +34,16 @@ export interface AnalyticsReaderDeps {
   replayPage?: number;
   /** Work units per replay request (replay-budget.ts). */
   replayWorkBudget?: number;
+  /** The pictures' rows: each event read says whether it has one (absent: none says so). */
+  evidence?: EvidenceStore;
 }
 
 /** GET analytics and events, and replays, of a video task for its owner (docs/API.md). */
 export class AnalyticsReader {
   constructor(private readonly deps: AnalyticsReaderDeps) {}
 
-  /** The caller's video task, or 404 as for an unknown one. */
-  private async own(taskId: string, identity: Identity) {
+  /** The caller's video task, or 404 as for an unknown one (another subject's, expired, an image call). */
+  async own(taskId: string, identity: Identity) {
     const rec = await this.deps.resolver.resolve(taskId, identity);
     if (
       !rec ||
@@ -99,7 +103,10 @@ export class AnalyticsReader {
         });
     }
     return {
-      items: page.map((r) => JSON.parse(r.body) as AnalyticsEvent),
+      items: await this.shown(
+        taskId,
+        page.map((r) => JSON.parse(r.body) as AnalyticsEvent),
+      ),
       next_cursor: done ? '' : cursors.encode({ taskId, lastSeq: lastN }),
       itemCursors: page.map((r) => cursors.encode({ taskId, lastSeq: r.n })),
     };
@@ -130,7 +137,7 @@ export class AnalyticsReader {
           )
         : replayStart(this.deps.replayCursors, taskId, rules, req.cursor);
     await this.own(taskId, identity);
-    return replayPage(
+    const out = await replayPage(
       {
         frames: this.deps.frames,
         cursors: this.deps.replayCursors,
@@ -142,5 +149,17 @@ export class AnalyticsReader {
       start,
       req,
     );
+    // A replay links the pictures taken for its event ids and takes none.
+    return { ...out, events: await this.shown(taskId, out.events) };
+  }
+
+  /** Events as the API shows them: with whether each has a picture (decorate.ts). */
+  private async shown(taskId: string, events: AnalyticsEvent[]): Promise<ShownEvent[]> {
+    const rows =
+      (await this.deps.evidence?.snapshots(
+        taskId,
+        events.map((e) => e.id),
+      )) ?? new Map();
+    return events.map((e) => withEvidence(e, rows.get(e.id)?.reason));
   }
 }

@@ -13,6 +13,15 @@ import type { FramesStore } from '../store/frames-store';
 import type { TasksStore } from '../store/tasks-store';
 import { fanOut, type FanoutDeps } from '../workers/webhook-fanout';
 import { WorkSlices } from './work-slices';
+import { withEvidence } from '../domain/evidence/decorate';
+import type { StoredFrame } from '../domain/frames';
+import {
+  dropReplaced,
+  evidenceById,
+  NO_EVIDENCE,
+  takeStepEvidence,
+  type EvidenceDeps,
+} from './evidence-step';
 
 /** A task's rules as announced on vision.task-events. */
 export interface RulesNotice {
@@ -38,6 +47,8 @@ export interface AnalyticsRunnerDeps {
   logger: Logger;
   /** Frames evaluated per transaction. */
   pageSize?: number;
+  /** The pictures of events and tracks (docs/ANALYTICS.md, "Evidence"); absent: none is taken. */
+  evidence?: EvidenceDeps;
 }
 
 /**
@@ -109,6 +120,8 @@ export class AnalyticsRunner {
       if (n.rules) await store.keepRules(n.taskId, n.digest, n.rules);
       const rec = await store.get(n.taskId);
       if (rec && n.version <= rec.rulesVersion) return;
+      const owner = await this.deps.tasks.get(n.taskId);
+      void this.deps.evidence?.capture.arm(n.taskId, owner?.meta?.subject ?? 'results');
       const rules = n.rules ?? (await store.rulesOf(n.taskId, n.digest));
       if (!rules) {
         logger.warn(
@@ -148,6 +161,7 @@ export class AnalyticsRunner {
       if (page.length === 0) return cur;
       const events: AnalyticsEvent[] = [];
       const annotated: { seq: number; zones: FrameZones }[] = [];
+      const evaluated: StoredFrame[] = [];
       // Evaluated in slices that yield to the event loop, as a replay is: other calls are served meanwhile.
       const slices = new WorkSlices(engine.rules);
       for (const f of page) {
@@ -156,8 +170,9 @@ export class AnalyticsRunner {
         if (out.skipped) continue;
         events.push(...out.events);
         annotated.push({ seq: f.seq, zones: { o: out.objects.map((o) => o.zones), z: out.zones } });
+        evaluated.push(f);
       }
-      cur = await this.write(cur, engine, events, annotated);
+      cur = await this.write(cur, engine, events, annotated, undefined, evaluated);
       if (page.length < this.pageSize) return cur;
     }
   }
@@ -168,13 +183,21 @@ export class AnalyticsRunner {
     events: AnalyticsEvent[],
     frames: { seq: number; zones: FrameZones }[],
     rules?: { version: number; digest: string },
+    page: StoredFrame[] = [],
   ): Promise<AnalyticsRecord> {
-    const { store, tasks, clock, fanout, logger } = this.deps;
+    const { store, tasks, clock, fanout, logger, evidence } = this.deps;
     const now = clock.now();
     const snapshot = engine.snapshot();
-    const subject = events.length > 0 ? (await tasks.get(rec.taskId))?.meta?.subject : undefined;
+    const pictures = evidence !== undefined && (events.length > 0 || page.length > 0);
+    const subject = events.length > 0 || pictures ? (await tasks.get(rec.taskId))?.meta?.subject : undefined;
     if (events.length > 0 && subject === undefined)
       logger.warn({ task_id: rec.taskId }, 'analytics events of a task whose owner is unknown: no webhooks');
+    // The pictures first, under keys of their own: the rows below name only pictures that are stored.
+    const ev =
+      evidence && pictures
+        ? await takeStepEvidence(evidence, rec.taskId, subject ?? 'results', events, page, rec.rules)
+        : NO_EVIDENCE;
+    const shown = evidenceById(ev);
     await store.write(
       {
         taskId: rec.taskId,
@@ -187,14 +210,19 @@ export class AnalyticsRunner {
       rec.eventsCount,
       now,
       async (trx: Knex) => {
+        await evidence?.store.write(trx, rec.taskId, ev.snaps, ev.bests);
         if (subject !== undefined)
           await fanOut(
             fanout,
-            events.map((e) => ({ ...analyticsWebhookEvent(e, subject, now), traceHeaders: null })),
+            events.map((e) => ({
+              ...analyticsWebhookEvent(withEvidence(e, shown.get(e.id)), subject, now),
+              traceHeaders: null,
+            })),
             trx,
           );
       },
     );
+    if (evidence) await dropReplaced(evidence, rec.taskId, ev);
     if (events.length > 0) fanout.wake();
     return {
       ...rec,

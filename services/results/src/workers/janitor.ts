@@ -1,5 +1,7 @@
-import { type Clock, type Logger, Periodic } from '@vision/shared';
+import { type Clock, type Logger, type ObjectStore, Periodic } from '@vision/shared';
+import { evidencePrefix } from '../domain/evidence/plan';
 import type { AnalyticsStore } from '../store/analytics-store';
+import type { EvidenceStore } from '../store/evidence-store';
 import type { FramesStore } from '../store/frames-store';
 import type { TasksStore } from '../store/tasks-store';
 
@@ -8,6 +10,8 @@ export interface JanitorOptions {
   tasks: TasksStore;
   /** A purged task's analytics (rules, snapshot, events) go with its frames. */
   analytics?: AnalyticsStore;
+  /** A purged task's pictures (every object under its prefix) and their rows go with it too. */
+  evidence?: { store: EvidenceStore; objects: ObjectStore };
   clock: Clock;
   logger: Logger;
   /** Most frames one DELETE removes, so a task with millions of frames never holds a long lock. */
@@ -33,6 +37,7 @@ export interface JanitorRun {
 }
 
 const TASKS_PER_QUERY = 100;
+const DAY_MS = 24 * 60 * 60 * 1000;
 
 /**
  * Retention: a task past result_expires_at loses its frames, deleted in bounded batches, and keeps a
@@ -59,9 +64,24 @@ export class Janitor {
       run.framesDeleted += n;
       if (n < deleteBatch) break;
     }
+    await this.deleteEvidence(taskId);
     await this.opts.analytics?.deleteTask(taskId);
     await tasks.markPurged(taskId, this.opts.clock.now());
     run.tasksPurged += 1;
+  }
+
+  /** A task's pictures: every object under its prefix (a step's pictures whose rows never came too), then rows. */
+  private async deleteEvidence(taskId: string): Promise<void> {
+    const ev = this.opts.evidence;
+    if (!ev) return;
+    const prefix = evidencePrefix(taskId);
+    const after = new Date(this.opts.clock.now().getTime() + DAY_MS);
+    for (;;) {
+      const found = await ev.objects.listOlderThan(prefix, after, 1000);
+      if (found.length > 0) await ev.objects.delete(found.map((o) => o.key));
+      if (found.length < 1000 || this.stopped) break;
+    }
+    await ev.store.deleteTask(taskId);
   }
 
   private async pass(): Promise<JanitorRun> {

@@ -23,6 +23,7 @@ export async function restartLostJob(ctx: TaskContext, task: TaskRow): Promise<v
     scene_code: task.scene_code,
     source: sourceOf(ctx, task),
     first_seq: plan.firstSeq,
+    keep_frames: task.rules_version > 0,
   });
   const fields = { task_id: task.task_id, restarts: task.job_restarts + 1, first_seq: plan.firstSeq };
   if (out.kind === 'accepted') {

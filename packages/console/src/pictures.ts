@@ -1,0 +1,136 @@
+/**
+ * Pictures read with the key: an <img> cannot send `Authorization`, so each picture (an event's snapshot or
+ * crop, a track's best shot) is fetched with it and shown as an object URL. Pictures load lazily, when their
+ * image scrolls near the view; each path is read once per page and its URL freed when the page is left. A click
+ * on a thumbnail opens the full picture in a dialog.
+ */
+import { ApiFailure, apiBlob } from './api.js';
+import { h } from './dom.js';
+
+export interface Pictures {
+  /** Shows the picture at `path` in `img` once `img` comes near the view; its `data-alt` becomes its alt then. */
+  lazy(img: HTMLImageElement, path: string): void;
+  /** Stops waiting to show a picture in `img` (it left the page). */
+  release(img: HTMLImageElement): void;
+  /** Opens the picture at `path` in the dialog, with `caption` over it. */
+  open(path: string, caption: string): void;
+  /** Forgets the picture read at `path` (one that changes, such as a best shot): the next show reads it again. */
+  forget(path: string): void;
+  /** The dialog (appended once to the page). */
+  dialog: HTMLDialogElement;
+  dispose(): void;
+}
+
+export function createPictures(): Pictures {
+  const urls = new Map<string, Promise<string>>();
+  const waiting = new Map<Element, string>();
+  const aborts = new AbortController();
+  let gone = false;
+
+  /** The object URL of `path`, read once. */
+  const urlOf = (path: string): Promise<string> => {
+    let url = urls.get(path);
+    if (!url) {
+      url = apiBlob(path, aborts.signal).then((blob) => URL.createObjectURL(blob));
+      // A failed read is tried again the next time the picture is asked for.
+      url.catch(() => urls.delete(path));
+      urls.set(path, url);
+    }
+    return url;
+  };
+
+  const show = (img: HTMLImageElement, path: string) => {
+    img.dataset.state = 'loading';
+    urlOf(path).then(
+      (url) => {
+        // Gone, or the image was given another picture meanwhile.
+        if (gone || img.dataset.path !== path) return;
+        img.addEventListener(
+          'load',
+          () => {
+            img.dataset.state = 'loaded';
+            // Said once there is a picture: an image waiting for its picture shows nothing.
+            if (img.dataset.alt) img.alt = img.dataset.alt;
+          },
+          { once: true },
+        );
+        img.addEventListener('error', () => (img.dataset.state = 'failed'), { once: true });
+        img.src = url;
+      },
+      (err: unknown) => {
+        if (gone || img.dataset.path !== path) return;
+        img.dataset.state = 'failed';
+        img.dataset.code = err instanceof ApiFailure ? err.code : 'ERROR';
+        img.title = err instanceof Error ? err.message : String(err);
+        // What shows in the image's place.
+        img.alt =
+          err instanceof ApiFailure && err.code === 'OP-TASK-NO-SNAPSHOT' ? 'no picture yet' : 'no picture';
+      },
+    );
+  };
+
+  const observer = new IntersectionObserver(
+    (entries) => {
+      for (const entry of entries) {
+        if (!entry.isIntersecting) continue;
+        const path = waiting.get(entry.target);
+        observer.unobserve(entry.target);
+        waiting.delete(entry.target);
+        if (path !== undefined) show(entry.target as HTMLImageElement, path);
+      }
+    },
+    { rootMargin: '200px' },
+  );
+
+  const full = h('img', { class: 'picture-full', alt: '' });
+  const caption = h('p', { class: 'muted picture-caption' });
+  const close = h('button', { type: 'button', class: 'picture-close' }, 'Close');
+  const dialog = h(
+    'dialog',
+    { class: 'picture-dialog', 'aria-label': 'picture of the event' },
+    h('div', { class: 'row spread' }, caption, close),
+    full,
+  );
+  close.addEventListener('click', () => dialog.close());
+  // A click on the backdrop (outside the picture's box) closes it too.
+  dialog.addEventListener('click', (e) => {
+    if (e.target === dialog) dialog.close();
+  });
+
+  return {
+    dialog,
+    lazy(img, path) {
+      img.dataset.path = path;
+      img.dataset.state = 'waiting';
+      waiting.set(img, path);
+      observer.observe(img);
+    },
+    release(img) {
+      observer.unobserve(img);
+      waiting.delete(img);
+    },
+    open(path, text) {
+      caption.textContent = text;
+      full.removeAttribute('src');
+      full.alt = '';
+      full.dataset.alt = text;
+      full.dataset.path = path;
+      show(full, path);
+      if (!dialog.open) dialog.showModal();
+    },
+    forget(path) {
+      const url = urls.get(path);
+      urls.delete(path);
+      url?.then((u) => URL.revokeObjectURL(u)).catch(() => undefined);
+    },
+    dispose() {
+      gone = true;
+      observer.disconnect();
+      waiting.clear();
+      aborts.abort();
+      if (dialog.open) dialog.close();
+      for (const url of urls.values()) url.then((u) => URL.revokeObjectURL(u)).catch(() => undefined);
+      urls.clear();
+    },
+  };
+}
