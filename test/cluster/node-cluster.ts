@@ -263,7 +263,7 @@ async function install(
     },
   };
   // --- Traces: while the stack's Jaeger takes OTLP/HTTP on the host's end (scripts/stack/jaeger-pods.yaml), every
-  // pod exports there, and the pods whose egress is limited (those that open streams) may reach it.
+  // pod exports there, and the pods whose egress is limited may reach it.
   if (pod.otlpEndpoint) {
     Object.assign(values.external, { otlp: { endpoint: pod.otlpEndpoint } });
     Object.assign(values.networkPolicy.streamEgress.backends, { otlp: backend(port(pod.otlpEndpoint)) });

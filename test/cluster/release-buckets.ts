@@ -1,8 +1,8 @@
 /**
  * The object-store buckets of the node's releases: one per release, named after its database (installRelease).
  * SeaweedFS gives every bucket volumes of its own and has a bounded number of them, so buckets left behind by
- * uninstalled releases run it out: after some twenty installs an upload fails at the store with "No writable volumes
- * and no free volumes left", and the services answer 503 OP-SYS-UNAVAILABLE ("Object storage is unavailable").
+ * uninstalled releases run it out: then every upload fails at the store with "No writable volumes and no free volumes
+ * left", and the services answer 503 OP-SYS-UNAVAILABLE ("Object storage is unavailable").
  */
 import { Client as PgClient } from 'pg';
 import { minioClient, readStackEnv, removeBucket } from '../../scripts/distributed/stack-servers';
