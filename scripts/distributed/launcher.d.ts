@@ -101,7 +101,14 @@ export interface StackEnv {
   prometheusUrl?: string;
   prometheusTargets?: string;
   /** The same servers as a test cluster's pods reach them, set while they listen for them (test/cluster). */
-  pod?: { pgUrl: string; redisUrl: string; kafkaBrokers: string; s3Endpoint: string };
+  pod?: {
+    pgUrl: string;
+    redisUrl: string;
+    kafkaBrokers: string;
+    s3Endpoint: string;
+    /** Jaeger's OTLP/HTTP receiver on the pod address, while the stack runs Jaeger. */
+    otlpEndpoint?: string;
+  };
 }
 
 export class Deployment {

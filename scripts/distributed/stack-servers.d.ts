@@ -1,4 +1,5 @@
 /** Types of the parts of scripts/distributed/stack-servers.js that the tests use besides launcher.js's. */
+import type { Client } from 'minio';
 import type { StackEnv } from './launcher';
 
 /**
@@ -9,3 +10,9 @@ export function resetTopics(brokers: string[], sasl: StackEnv['kafkaSasl'], pref
 
 /** The connection settings scripts/stack/start.sh wrote ($VISION_STACK_DIR/stack.env). */
 export function readStackEnv(): StackEnv;
+
+/** A client of the stack's S3 server (path-style, the stack's keys). */
+export function minioClient(stack: StackEnv): Client;
+
+/** Removes a bucket with every object in it; nothing when it does not exist. */
+export function removeBucket(client: Client, bucket: string): Promise<void>;

@@ -9,7 +9,6 @@ const fs = require('node:fs');
 const net = require('node:net');
 const os = require('node:os');
 const path = require('node:path');
-const { Client: PgClient } = require('pg');
 const Minio = require('minio');
 const Redis = require('ioredis');
 const { Kafka, logLevel } = require('kafkajs');
@@ -88,6 +87,8 @@ function readStackEnv() {
       redisUrl: out.VISION_STACK_POD_REDIS_URL,
       kafkaBrokers: out.VISION_STACK_POD_KAFKA_BROKERS,
       s3Endpoint: out.VISION_STACK_POD_S3_ENDPOINT,
+      // Jaeger's OTLP/HTTP receiver for pods, while it runs.
+      otlpEndpoint: out.VISION_STACK_POD_OTLP_ENDPOINT,
     },
   };
 }
@@ -224,26 +225,6 @@ async function resetTopics(brokers, sasl, prefix = '') {
   }
 }
 
-async function createDatabase(pgUrl, name) {
-  const client = new PgClient({ connectionString: `${pgUrl}/postgres` });
-  await client.connect();
-  try {
-    await client.query(`create database "${name}"`);
-  } finally {
-    await client.end();
-  }
-}
-
-async function dropDatabase(pgUrl, name) {
-  const client = new PgClient({ connectionString: `${pgUrl}/postgres` });
-  await client.connect();
-  try {
-    await client.query(`drop database if exists "${name}" with (force)`);
-  } finally {
-    await client.end();
-  }
-}
-
 function minioClient(stack) {
   const u = new URL(stack.s3Endpoint);
   return new Minio.Client({
@@ -292,8 +273,6 @@ module.exports = {
   stackScript,
   Toxiproxy,
   resetTopics,
-  createDatabase,
-  dropDatabase,
   minioClient,
   removeBucket,
   flushRedis,

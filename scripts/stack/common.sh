@@ -34,7 +34,8 @@ PROMETHEUS_VERSION="${PROMETHEUS_VERSION:-v0.313.5}"
 
 # VISION_STACK_POD_ADDRESS: an address of this machine on which the servers listen as well, for the pods of a test
 # cluster (the host end of its node's network: scripts/kube/node-net.sh); it must exist when they start. Empty:
-# loopback only. Kafka advertises a listener of its own there ($KAFKA_POD_PORT, SASL like the others).
+# loopback only. Kafka advertises a listener of its own there ($KAFKA_POD_PORT, SASL like the others); Jaeger takes
+# OTLP/HTTP there on its loopback port (scripts/stack/jaeger-pods.yaml), its query API stays on loopback.
 POD_ADDRESS="${VISION_STACK_POD_ADDRESS:-}"
 PG_PORT="${VISION_PG_PORT:-25432}"
 PG_PASSWORD="${VISION_PG_PASSWORD:-vision-stack}"

@@ -211,14 +211,18 @@ start_toxiproxy() {
 
 # --- observability backends ----------------------------------------------------------------------------------------
 # Jaeger v2 with in-memory storage, on the configuration compose ships (deploy/compose/jaeger.yaml), its addresses
-# set to the stack's: loopback only, OTLP in, the query API + UI, no self-tracing, no own metrics endpoint.
+# set to the stack's: loopback only, OTLP in, the query API + UI, no self-tracing, no own metrics endpoint. With a
+# pod address, jaeger-pods.yaml adds an OTLP/HTTP receiver there (same port) for the pods of a test cluster.
 start_jaeger() {
-  if pid_alive jaeger; then return 0; fi
+  if pid_alive jaeger && pod_address_served "$JAEGER_OTLP_PORT"; then return 0; fi
+  if pid_alive jaeger; then log "jaeger runs without $POD_ADDRESS: restarting it"; "$STACK_SCRIPTS/stop.sh" jaeger; fi
   [ -x "$BIN_DIR/jaeger" ] || die "jaeger is not installed (run scripts/stack/install.sh jaeger)"
+  local configs=(--config "$JAEGER_CONFIG")
+  [ -z "$POD_ADDRESS" ] || configs+=(--config "$STACK_SCRIPTS/jaeger-pods.yaml")
   JAEGER_LISTEN_HOST=127.0.0.1 JAEGER_OTLP_GRPC_PORT="$JAEGER_OTLP_GRPC_PORT" JAEGER_OTLP_HTTP_PORT="$JAEGER_OTLP_PORT" \
     JAEGER_QUERY_PORT="$JAEGER_QUERY_PORT" JAEGER_QUERY_GRPC_PORT="$JAEGER_QUERY_GRPC_PORT" \
-    JAEGER_HEALTH_PORT="$JAEGER_HEALTH_PORT" \
-    nohup setsid "$BIN_DIR/jaeger" --config "$JAEGER_CONFIG" >>"$LOG_DIR/jaeger.log" 2>&1 </dev/null &
+    JAEGER_HEALTH_PORT="$JAEGER_HEALTH_PORT" JAEGER_POD_ADDRESS="$POD_ADDRESS" \
+    nohup setsid "$BIN_DIR/jaeger" "${configs[@]}" >>"$LOG_DIR/jaeger.log" 2>&1 </dev/null &
   echo $! >"$RUN_DIR/jaeger.pid"
   wait_for 60 jaeger curl -fsS "http://127.0.0.1:$JAEGER_QUERY_PORT/api/services"
   wait_for 30 jaeger port_open "$JAEGER_OTLP_PORT"
@@ -282,6 +286,7 @@ VISION_STACK_POD_REDIS_URL=redis://$POD_ADDRESS:$REDIS_PORT
 VISION_STACK_POD_KAFKA_BROKERS=$POD_ADDRESS:$KAFKA_POD_PORT
 VISION_STACK_POD_S3_ENDPOINT=http://$POD_ADDRESS:$S3_PORT
 ENV
+  ! pid_alive jaeger || echo "VISION_STACK_POD_OTLP_ENDPOINT=http://$POD_ADDRESS:$JAEGER_OTLP_PORT" >>"$env_file"
 fi
 # Observability backends only while they run (services would otherwise export to nothing and wait at shutdown).
 if pid_alive jaeger; then

@@ -1,26 +1,60 @@
 /**
  * What a user does, through the Gateway API route that Traefik serves on the real node (scripts/test-cluster.sh):
  * an API key made the documented way (the keys CLI in the gateway's pod), the scenes, an image detection, a file
- * video task to its end with its frames, and the results stream flowing unbuffered with its heartbeats on time.
+ * video task to its end with its frames, the results stream flowing unbuffered with its heartbeats on time, a live
+ * RTSP task from a camera on the host, zones and lines with their events, a signed webhook delivered to a receiver
+ * on the host, and one image detection's trace in the stack's Jaeger across the gateway, images and detection pods.
  */
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { eventually, gatewayUrl, get, installRelease, MEDIA, type Release } from './node-cluster';
+import { Webhook } from 'standardwebhooks';
+import { readStackEnv } from '../../scripts/distributed/stack-servers';
+import { Receiver } from '../../services/results/test/webhook-receiver';
+import { newTraceparent, waitForTrace } from '../helpers/observability';
+import { CURB, LEFT_LANE, PARKING_LOT } from '../helpers/places';
+import { streamServer, type StreamServer } from '../helpers/stream-servers';
+import { eventually, gatewayUrl, get, hostIp, installRelease, MEDIA, type Release } from './node-cluster';
 
 jest.setTimeout(900_000);
 
 let release: Release;
 let key = '';
+// The camera of the live task and the webhook receiver: on the host's end of the node's network, where pods reach.
+let camera: StreamServer;
+let hooks: Receiver;
 const api = (p: string, init: RequestInit = {}) =>
   fetch(`${gatewayUrl()}${p}`, {
     ...init,
     headers: { authorization: `Bearer ${key}`, ...(init.headers as Record<string, string> | undefined) },
     signal: AbortSignal.timeout(120_000),
   });
+const json = (body: unknown) => ({
+  method: 'POST',
+  headers: { 'content-type': 'application/json', 'idempotency-key': randomUUID() },
+  body: JSON.stringify(body),
+});
+
+/**
+ * A test release's allowances for servers on a private address (never a production setting): the services take
+ * private stream and webhook addresses (STREAM_ALLOW_PRIVATE_NETWORKS, WEBHOOK_ALLOW_PRIVATE_NETWORKS), and the pods
+ * that open streams may reach the camera's port on the host (networkPolicy.streamEgress.extraEgress). The probe of a
+ * live source gets more time than its 5 s default on this two-core node.
+ */
+const hostServers = (cameraPort: number) => [
+  ...['--set-string', 'config.STREAM_ALLOW_PRIVATE_NETWORKS=true'],
+  ...['--set-string', 'config.WEBHOOK_ALLOW_PRIVATE_NETWORKS=true'],
+  ...['--set-string', 'config.TASKS_PROBE_TIMEOUT_MS=30000'],
+  '--set-json',
+  `networkPolicy.streamEgress.extraEgress=${JSON.stringify([
+    { to: [{ ipBlock: { cidr: `${hostIp()}/32` } }], ports: [{ port: cameraPort, protocol: 'TCP' }] },
+  ])}`,
+];
 
 beforeAll(async () => {
-  release = await installRelease('journey', 'journey');
+  camera = await streamServer('rtsp', { address: hostIp() });
+  hooks = await new Receiver().start('/hook', hostIp());
+  release = await installRelease('journey', 'journey', ...hostServers(camera.port));
   // docs/DEPLOYMENT.md, "API keys": the keys CLI in the gateway's pod.
   key = release.createKey('node-journey');
   expect(key).not.toBe('');
@@ -31,8 +65,44 @@ beforeAll(async () => {
   });
 });
 afterAll(async () => {
+  await camera?.stop();
+  await hooks?.close();
   if (release) await release.uninstall();
 });
+
+/** One image detection of the street photo; `headers` added to the call's. */
+async function detect(headers: Record<string, string> = {}) {
+  const form = new FormData();
+  form.append('scene_code', 'person_vehicle');
+  form.append(
+    'files',
+    new Blob([readFileSync(path.join(MEDIA, 'images/street_people_car_coco9891.jpg'))]),
+    'street.jpg',
+  );
+  const r = await api('/v1/vision/image-detections', {
+    method: 'POST',
+    body: form,
+    headers: { 'idempotency-key': randomUUID(), ...headers },
+  });
+  const body = (await r.json()) as {
+    task_id: string;
+    results: { status: string; objects: { label: string }[] }[];
+  };
+  return { status: r.status, body };
+}
+
+/** Polls a video task until it leaves its waiting and running states. */
+const ended = (task: string, ms = 600_000) =>
+  eventually(
+    async () => {
+      const t = (await (await api(`/v1/vision/tasks/${task}`)).json()) as { status: string; reason?: string };
+      if (['pending', 'queued', 'submitting', 'resolving', 'running', 'stopping'].includes(t.status))
+        throw new Error(t.status);
+      return t;
+    },
+    ms,
+    3000,
+  );
 
 test("Traefik accepted the release's Gateway and its HTTPRoute, and resolved the route's backend", () => {
   const conditions = (o: { status?: Record<string, unknown> }, path: string[]) => {
@@ -61,20 +131,8 @@ test('the scenes', async () => {
 });
 
 test('an image detection', async () => {
-  const form = new FormData();
-  form.append('scene_code', 'person_vehicle');
-  form.append(
-    'files',
-    new Blob([readFileSync(path.join(MEDIA, 'images/street_people_car_coco9891.jpg'))]),
-    'street.jpg',
-  );
-  const r = await api('/v1/vision/image-detections', {
-    method: 'POST',
-    body: form,
-    headers: { 'idempotency-key': randomUUID() },
-  });
-  const body = (await r.json()) as { results: { status: string; objects: { label: string }[] }[] };
-  expect({ status: r.status, body }).toEqual({ status: 201, body: expect.anything() });
+  const { status, body } = await detect();
+  expect({ status, body }).toEqual({ status: 201, body: expect.anything() });
   expect(body.results[0].status).toBe('succeeded');
   expect(body.results[0].objects.map((o) => o.label)).toContain('person');
 });
@@ -108,21 +166,122 @@ test('a file video task runs to its end, with its frames; its stream flows throu
   expect(first.done).toBe(false);
   await reader.cancel();
 
-  const done = await eventually(
-    async () => {
-      const r = await api(`/v1/vision/tasks/${task}`);
-      const t = (await r.json()) as { status: string; reason?: string };
-      if (t.status === 'running' || t.status === 'queued' || t.status === 'pending')
-        throw new Error(t.status);
-      return t;
-    },
-    600_000,
-    3000,
-  );
+  const done = await ended(task);
   expect(done.status).toBe('succeeded');
   const r = await api(`/v1/vision/tasks/${task}/results?limit=100`);
   const page = (await r.json()) as { items: { objects: unknown[] }[] };
   expect(page.items.length).toBeGreaterThan(0);
   // Unbuffered: the first bytes came before the task ended (a buffering proxy holds them to the end).
   expect(firstAfter).toBeLessThan(60_000);
+});
+
+test('a live RTSP task from a camera on the host: running, frames as they come, stopped when asked', async () => {
+  await camera.start();
+  const t0 = Date.now();
+  const created = await api(
+    '/v1/vision/tasks',
+    json({ scene_code: 'person_vehicle', stream_url: `rtsp://${hostIp()}:${camera.port}/cam` }),
+  );
+  const body = (await created.json()) as { task_id: string; status: string };
+  expect({ status: created.status, body }).toMatchObject({ status: 201, body: { status: 'running' } });
+  const frames = await eventually(
+    async () => {
+      const r = await api(`/v1/vision/tasks/${body.task_id}/results?limit=100`);
+      const { items } = (await r.json()) as { items: { frame_time_ms: number }[] };
+      if (items.length < 5) throw new Error(`${items.length} frames so far`);
+      return items;
+    },
+    180_000,
+    3000,
+  );
+  // Live frames carry their capture times: from now on, not the clip's.
+  for (const f of frames) expect(f.frame_time_ms).toBeGreaterThan(t0 - 5000);
+  const stop = await api(`/v1/vision/tasks/${body.task_id}/stop`, { method: 'POST' });
+  expect(stop.status).toBe(200);
+  expect(await ended(body.task_id, 120_000)).toMatchObject({ status: 'stopped' });
+  await camera.stop();
+});
+
+test('zones and lines: the car crosses the line and enters the zone, and the events say so', async () => {
+  const form = new FormData();
+  form.append('scene_code', 'person_vehicle');
+  form.append('zones', JSON.stringify([{ ...LEFT_LANE, name: 'left lane' }]));
+  form.append('lines', JSON.stringify([CURB]));
+  form.append('file', new Blob([readFileSync(PARKING_LOT)]), 'lot.mp4');
+  const created = await api('/v1/vision/video-tasks', {
+    method: 'POST',
+    body: form,
+    headers: { 'idempotency-key': randomUUID() },
+  });
+  const task = (await created.json()) as { task_id: string; rules_version: number };
+  expect({ status: created.status, task }).toMatchObject({ status: 201, task: { rules_version: 1 } });
+  expect(await ended(task.task_id)).toMatchObject({ status: 'succeeded' });
+  // Every event, once results has evaluated every frame (an ended task's last page has no next cursor).
+  type Event = { kind: string; rule_id: string; direction?: string; label?: string };
+  const events = await eventually(async () => {
+    const all: Event[] = [];
+    for (let cursor = ''; ;) {
+      const r = await api(`/v1/vision/tasks/${task.task_id}/events?limit=100&cursor=${cursor}`);
+      const page = (await r.json()) as { items: Event[]; next_cursor: string };
+      all.push(...page.items);
+      if (page.next_cursor === '') return all;
+      if (page.items.length === 0) throw new Error(`${all.length} events so far`);
+      cursor = page.next_cursor;
+    }
+  });
+  const crossed = events.filter((e) => e.kind === 'line.crossed');
+  expect(crossed.length).toBeGreaterThanOrEqual(1);
+  expect(crossed.every((e) => e.rule_id === 'curb' && e.direction === 'in' && e.label === 'car')).toBe(true);
+  expect(
+    events.filter((e) => e.kind === 'zone.entered' && e.rule_id === 'lane').length,
+  ).toBeGreaterThanOrEqual(1);
+});
+
+test('a webhook to a receiver on the host: verified at registration, then each event signed', async () => {
+  const reg = await api(
+    '/v1/vision/webhooks',
+    json({ url: hooks.url, event_types: ['vision.image_detection.completed'] }),
+  );
+  const endpoint = (await reg.json()) as { endpoint_id: string; secret: string };
+  expect({ status: reg.status, endpoint }).toMatchObject({
+    status: 201,
+    endpoint: { secret: expect.stringMatching(/^whsec_/) },
+  });
+  // The verification request reached the host before the answer, signed with the new secret.
+  const [check] = hooks.received;
+  expect(() =>
+    new Webhook(endpoint.secret).verify(check.body, check.headers as Record<string, string>),
+  ).not.toThrow();
+  hooks.secrets = [endpoint.secret];
+  const { status, body } = await detect();
+  expect(status).toBe(201);
+  const event = await eventually(() => {
+    const e = hooks.events().find((x) => x.data.task_id === body.task_id);
+    if (!e) throw new Error(`no verified event of ${body.task_id}: ${hooks.received.length} requests`);
+    return e;
+  }, 120_000);
+  expect(event).toMatchObject({
+    type: 'vision.image_detection.completed',
+    data: { status: 'succeeded', images: { total: 1 } },
+  });
+});
+
+test("an image detection's trace in Jaeger spans the gateway, images and the detection pool's pods", async () => {
+  // The pods export to Jaeger on the host's end while the stack runs it (installRelease sets the endpoint).
+  expect(readStackEnv().pod?.otlpEndpoint).toMatch(/^http:\/\//);
+  const tp = newTraceparent();
+  expect((await detect({ traceparent: tp.header })).status).toBe(201);
+  const services = (spans: { service: string }[]) => new Set(spans.map((s) => s.service));
+  const spans = await waitForTrace(
+    'the image detection trace',
+    tp.traceId,
+    (t) => ['gateway', 'images', 'inference'].every((n) => services(t).has(n)),
+    120_000,
+  );
+  expect([...services(spans)]).toEqual(expect.arrayContaining(['gateway', 'images', 'inference']));
+  // images called the detection pool's Service (inference-detect), not the job-running inference pod.
+  const calls = spans.filter((s) => s.service === 'images' && s.tag['span.kind'] === 'client');
+  expect(calls.map((s) => String(s.tag['server.address']))).toContainEqual(
+    expect.stringMatching(/inference-detect/),
+  );
 });

@@ -10,6 +10,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { readStackEnv } from '../../scripts/distributed/stack-servers';
+import { removeOrphanBuckets } from './release-buckets';
 import { prepareProduction, PRODUCTION_VALUES, removeProduction } from './production-release';
 
 interface DbLogins {
@@ -178,6 +179,7 @@ async function install(
     throw new Error('the stack does not listen for pods: run this file with scripts/test-cluster.sh');
   const pgUrl = env.pgUrl;
   const podPg = new URL(pod.pgUrl);
+  await removeOrphanBuckets();
   const database = `vision_node_${name.replace(/[^a-z0-9]/g, '_')}_${randomBytes(3).toString('hex')}`;
   const logins = await dbLogins.createDeploymentDatabase(pgUrl, database);
   const url = (who: string) => {
@@ -260,6 +262,13 @@ async function install(
       },
     },
   };
+  // --- Traces: while the stack's Jaeger takes OTLP/HTTP on the host's end (scripts/stack/jaeger-pods.yaml), every
+  // pod exports there, and the pods whose egress is limited may reach it.
+  if (pod.otlpEndpoint) {
+    Object.assign(values.external, { otlp: { endpoint: pod.otlpEndpoint } });
+    Object.assign(values.networkPolicy.streamEgress.backends, { otlp: backend(port(pod.otlpEndpoint)) });
+  }
+  // --- end traces
   const dir = mkdtempSync(path.join(os.tmpdir(), 'vision-node-release-'));
   const valuesFile = path.join(dir, 'values.json');
   const given = production
@@ -315,6 +324,7 @@ async function install(
       run('kubectl', ['delete', 'namespace', namespace, '--wait=true', '--timeout=180s']);
       if (production) removeProduction(namespace);
       await dbLogins.dropDeploymentDatabase(pgUrl, database);
+      await removeOrphanBuckets();
     },
   };
 }

@@ -43,7 +43,7 @@ class OneMediaFactory(GstRtspServer.RTSPMediaFactory):
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--port", type=int, required=True)
-    ap.add_argument("--address", default="127.0.0.1", help="loopback address to listen on")
+    ap.add_argument("--address", default="127.0.0.1", help="address to listen on (default: loopback)")
     ap.add_argument("--clip", required=True, help="MPEG-TS file with H.264 video")
     ap.add_argument("--path", default="/cam")
     ap.add_argument("--auth", default="", help="user:pass for Basic authentication")

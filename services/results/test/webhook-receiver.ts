@@ -22,7 +22,7 @@ export interface Answer {
 }
 
 /**
- * A webhook receiver on loopback: records every request, verifies each with the `standardwebhooks` package
+ * A webhook receiver (on loopback by default): records every request, verifies each with the `standardwebhooks` package
  * against the secrets it was given (any of them), and answers as `answer` says (default 204).
  */
 export class Receiver {
@@ -37,7 +37,8 @@ export class Receiver {
   private server?: Server;
   url = '';
 
-  async start(path = '/hook'): Promise<this> {
+  /** Listens on `host` (loopback unless a test's other end is elsewhere, e.g. a cluster's pods). */
+  async start(path = '/hook', host = '127.0.0.1'): Promise<this> {
     this.server = createServer((req, res) => {
       const id = String(req.headers['webhook-id']);
       this.open.set(id, (this.open.get(id) ?? 0) + 1);
@@ -80,8 +81,8 @@ export class Receiver {
         else void Promise.all([delayed, a.until]).then(send, send);
       });
     });
-    await new Promise<void>((resolve) => this.server!.listen(0, '127.0.0.1', resolve));
-    this.url = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}${path}`;
+    await new Promise<void>((resolve) => this.server!.listen(0, host, resolve));
+    this.url = `http://${host}:${(this.server.address() as AddressInfo).port}${path}`;
     return this;
   }
 
