@@ -4,7 +4,6 @@
  * pods on the host's end of the node network, VISION_STACK_POD_*), and the public API through Traefik's route.
  * scripts/test-cluster.sh starts the servers and the cluster and sets the environment this module reads.
  */
-import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -12,6 +11,9 @@ import { randomBytes } from 'node:crypto';
 import { readStackEnv } from '../../scripts/distributed/stack-servers';
 import { removeOrphanBuckets } from './release-buckets';
 import { prepareProduction, PRODUCTION_VALUES, removeProduction } from './production-release';
+import { hostIp, need, readyPod, repoRoot, run, runAsync } from './kube-tools';
+
+export * from './kube-tools';
 
 interface DbLogins {
   createDeploymentDatabase(
@@ -23,107 +25,8 @@ interface DbLogins {
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const dbLogins = require('../../scripts/distributed/db-logins.js') as DbLogins;
 
-export const repoRoot = path.resolve(__dirname, '../..');
 /** The test data's images and clips (../shared, or VISION_SHARED_DIR). */
 export const MEDIA = path.join(process.env.VISION_SHARED_DIR ?? path.resolve(repoRoot, '../shared'), 'media');
-export const need = (name: string): string => {
-  const v = process.env[name];
-  if (!v) throw new Error(`${name} is not set: run this file with scripts/test-cluster.sh`);
-  return v;
-};
-export const gatewayUrl = (): string => need('VISION_KUBE_GATEWAY_URL');
-export const hostIp = (): string => need('VISION_KUBE_HOST_IP');
-const helmBin = (): string => need('VISION_HELM');
-export const kubeBin = (): string =>
-  path.join(process.env.VISION_KUBE_DIR ?? path.join(os.homedir(), '.cache/vision-kube'), 'bin');
-const kubectlBin = (): string => path.join(kubeBin(), 'kubectl');
-
-export interface KubeObject {
-  apiVersion: string;
-  kind: string;
-  metadata: {
-    name: string;
-    namespace?: string;
-    labels?: Record<string, string>;
-    annotations?: Record<string, string>;
-    deletionTimestamp?: string;
-  };
-  spec?: Record<string, unknown>;
-  status?: Record<string, unknown>;
-}
-
-/** Runs kubectl or helm; throws with its output unless it exits 0. */
-export function run(tool: 'kubectl' | 'helm', args: string[], input?: string): string {
-  const bin = tool === 'helm' ? helmBin() : kubectlBin();
-  const r = spawnSync(bin, args, { cwd: repoRoot, input, encoding: 'utf8', maxBuffer: 256 << 20 });
-  if (r.status !== 0)
-    throw new Error(`${tool} ${args.join(' ')} exited ${r.status}:\n${r.stderr}${r.stdout}`);
-  return r.stdout;
-}
-
-/**
- * Runs kubectl or helm as run() does, without blocking the event loop: what waits on the cluster (a rollout, a pod's
- * termination) while a load runs in the same process.
- */
-export function runAsync(tool: 'kubectl' | 'helm', args: string[]): Promise<string> {
-  const child = spawn(tool === 'helm' ? helmBin() : kubectlBin(), args, { cwd: repoRoot });
-  let out = '';
-  let err = '';
-  child.stdout.on('data', (b: Buffer) => (out += b.toString()));
-  child.stderr.on('data', (b: Buffer) => (err += b.toString()));
-  return new Promise((resolve, reject) => {
-    child.on('error', reject);
-    child.on('close', (code) =>
-      code === 0
-        ? resolve(out)
-        : reject(new Error(`${tool} ${args.join(' ')} exited ${code}:\n${err}${out}`)),
-    );
-  });
-}
-
-/** Runs ctr against the node's containerd, in the namespace of Kubernetes' images and containers (k8s.io). */
-export function ctr(args: string[]): string {
-  const socket = path.join(need('VISION_KUBE_WORK'), 'containerd/containerd.sock');
-  const r = spawnSync(path.join(kubeBin(), 'ctr'), ['--address', socket, '-n', 'k8s.io', ...args], {
-    encoding: 'utf8',
-  });
-  if (r.status !== 0) throw new Error(`ctr ${args.join(' ')} exited ${r.status}:\n${r.stderr}${r.stdout}`);
-  return r.stdout;
-}
-
-export function get(args: string[]): KubeObject[] {
-  const parsed = JSON.parse(run('kubectl', ['get', ...args, '-o', 'json'])) as KubeObject & {
-    items?: KubeObject[];
-  };
-  return parsed.items ?? [parsed];
-}
-
-/** The name of a running, ready pod of `component` in `namespace` that is not being deleted. */
-export function readyPod(namespace: string, component: string): string {
-  const ready = get(['pods', '-n', namespace, '-l', `app.kubernetes.io/component=${component}`]).find(
-    (p) =>
-      !p.metadata.deletionTimestamp &&
-      (p.status as { conditions?: { type: string; status: string }[] }).conditions?.some(
-        (c) => c.type === 'Ready' && c.status === 'True',
-      ),
-  );
-  if (!ready) throw new Error(`no ready ${component} pod in ${namespace}`);
-  return ready.metadata.name;
-}
-
-/** Polls `check` (which throws while not yet true) until it passes or `ms` runs out; rethrows the last error. */
-export async function eventually<T>(check: () => T | Promise<T>, ms = 180_000, every = 2000): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    try {
-      return await check();
-    } catch (err) {
-      if (Date.now() > end) throw err;
-      await new Promise((resolve) => setTimeout(resolve, every));
-    }
-  }
-}
-
 /**
  * CPU requests on the two-core test node (each service's memory request and every limit stay the chart's): two
  * releases side by side, each with a rollout's extra pod and its migration Job, fit in its two cores.

@@ -11,10 +11,7 @@ import { chmodSync, copyFileSync, mkdtempSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { BUS_SERVICES } from '@vision/shared';
-import { run } from './node-cluster';
-
-// Not node-cluster's repoRoot: that module imports this one, and is not yet loaded when this one is.
-const repoRoot = path.resolve(__dirname, '../..');
+import { repoRoot, run } from './kube-tools';
 
 export const PRODUCTION_VALUES = path.join(repoRoot, 'charts/vision/ci/production-values.yaml');
 const SHARED_MODELS = path.join(
