@@ -27,7 +27,8 @@ describe('identity keys on disk', () => {
       // results also verifies the job grants tasks signs (job-grant.ts) with tasks' public key.
       results: ['gateway.pub', 'results.key', 'tasks.pub'],
       images: ['gateway.pub', 'images.key', 'tasks.pub'],
-      inference: ['images.pub', 'tasks.pub'],
+      // results asks inference for the pictures of events (evidence).
+      inference: ['images.pub', 'results.pub', 'tasks.pub'],
     });
     expect(statSync(path.join(dirs.tasks, 'tasks.key')).mode & 0o077).toBe(0);
     // Keys made for one service verify at the services it calls.
@@ -58,7 +59,7 @@ describe('identity keys on disk', () => {
     writeIdentityKeys(root);
     const inference = loadServiceIdentity(root, 'inference');
     expect(inference.signer).toBeUndefined();
-    expect([...inference.verifier.keys.keys()].sort()).toEqual(['images', 'tasks']);
+    expect([...inference.verifier.keys.keys()].sort()).toEqual(['images', 'results', 'tasks']);
   });
 
   it('refuses to start without the directory, or without any caller key, naming VISION_IDENTITY_DIR', () => {
