@@ -15,6 +15,7 @@ import { newTraceparent, waitForTrace } from '../helpers/observability';
 import { CURB, LEFT_LANE, PARKING_LOT } from '../helpers/places';
 import { streamServer, type StreamServer } from '../helpers/stream-servers';
 import { eventually, gatewayUrl, get, hostIp, installRelease, MEDIA, type Release } from './node-cluster';
+import { heartbeatTimes } from './stream-beats';
 
 jest.setTimeout(900_000);
 
@@ -45,6 +46,8 @@ const hostServers = (cameraPort: number) => [
   ...['--set-string', 'config.STREAM_ALLOW_PRIVATE_NETWORKS=true'],
   ...['--set-string', 'config.WEBHOOK_ALLOW_PRIVATE_NETWORKS=true'],
   ...['--set-string', 'config.TASKS_PROBE_TIMEOUT_MS=30000'],
+  // Heartbeats every 2 s, so that the route's timing of them is seen within the test.
+  ...['--set-string', 'services.results.env.RESULTS_STREAM_HEARTBEAT_MS=2000'],
   '--set-json',
   `networkPolicy.streamEgress.extraEgress=${JSON.stringify([
     { to: [{ ipBlock: { cidr: `${hostIp()}/32` } }], ports: [{ port: cameraPort, protocol: 'TCP' }] },
@@ -196,6 +199,15 @@ test('a live RTSP task from a camera on the host: running, frames as they come, 
   );
   // Live frames carry their capture times: from now on, not the clip's.
   for (const f of frames) expect(f.frame_time_ms).toBeGreaterThan(t0 - 5000);
+  // Its events stream (no rules: heartbeats only) through the route: each heartbeat on time, not held by a buffer.
+  const events = await api(`/v1/vision/tasks/${body.task_id}/events/stream`, {
+    headers: { accept: 'text/event-stream' },
+  });
+  expect(events.status).toBe(200);
+  const beats = await heartbeatTimes(events, 4, 25_000);
+  const gaps = beats.slice(1).map((at, i) => at - beats[i]);
+  // 2 s apart, plus results' poll and the route's latency.
+  expect({ beats: beats.length, late: gaps.filter((g) => g > 4000) }).toEqual({ beats: 4, late: [] });
   const stop = await api(`/v1/vision/tasks/${body.task_id}/stop`, { method: 'POST' });
   expect(stop.status).toBe(200);
   expect(await ended(body.task_id, 120_000)).toMatchObject({ status: 'stopped' });
