@@ -1,4 +1,4 @@
-/* global fetch, performance, FormData, Blob, Response */
+/* global performance */
 /**
  * What a deployment spends per image, process by process, against the raw pipeline measured in the same run.
  * Run after `npm run build`:
@@ -21,10 +21,10 @@
 const path = require('node:path');
 const fs = require('node:fs');
 const os = require('node:os');
-const { randomUUID } = require('node:crypto');
 
 const root = path.resolve(__dirname, '..');
 const { parseArgs } = require('./lib/args');
+const { encodeDetection, postDetection } = require('./lib/detection-calls');
 const limits = require('./lib/limits');
 const { treesCpuMs, threadsCpuMs, delta } = require('./lib/proc-cpu');
 
@@ -65,33 +65,8 @@ const SERVICE_ENV = {
 const STACK_SERVERS = ['postgres', 'kafka', 'redis', 's3'];
 const OBSERVABILITY = ['jaeger', 'prometheus'];
 
-async function encode(indices) {
-  const f = new FormData();
-  f.append('scene_code', 'person_vehicle');
-  for (const i of indices) f.append('files', new Blob([IMAGES[i]]), NAMES[i]);
-  const r = new Response(f);
-  return {
-    body: Buffer.from(await r.arrayBuffer()),
-    type: r.headers.get('content-type'),
-    count: indices.length,
-  };
-}
-
-async function post(url, form) {
-  const res = await fetch(url, {
-    method: 'POST',
-    body: form.body,
-    headers: {
-      authorization: `Bearer ${API_KEY}`,
-      'content-type': form.type,
-      'idempotency-key': randomUUID(),
-    },
-  });
-  const body = await res.json();
-  if (res.status !== 201) throw new Error(`${url} answered ${res.status}: ${JSON.stringify(body)}`);
-  const ok = body.results.filter((x) => x.status === 'succeeded').length;
-  if (ok !== form.count) throw new Error(`${form.count - ok} images failed: ${JSON.stringify(body.results)}`);
-}
+const encode = (indices) => encodeDetection(IMAGES, NAMES, indices);
+const post = (url, form) => postDetection(url, API_KEY, form);
 
 /** The deployment under test: its gateway's URL, `snapshot()` (CPU ms by process, and by thread where known), `close()`. */
 async function startStandalone() {

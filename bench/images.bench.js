@@ -1,4 +1,4 @@
-/* global performance, fetch, FormData, Blob, Response */
+/* global performance, fetch */
 /**
  * Image detection benchmark. Run after `npm run build`:
  *
@@ -24,11 +24,11 @@
 const path = require('node:path');
 const fs = require('node:fs');
 const os = require('node:os');
-const { randomUUID } = require('node:crypto');
 
 const root = path.resolve(__dirname, '..');
 const inspector = require('node:inspector/promises');
 const { parseArgs } = require('./lib/args');
+const { encodeDetection, postDetection } = require('./lib/detection-calls');
 const limits = require('./lib/limits');
 
 const args = parseArgs(process.argv.slice(2));
@@ -52,29 +52,8 @@ const IMAGES = NAMES.map((n) => fs.readFileSync(path.join(SHARED_DIR, 'media/ima
 const ms = (x) => `${x.toFixed(1)} ms`;
 
 /** A multipart body encoded once: { body, type }. */
-async function encode(indices) {
-  const f = new FormData();
-  f.append('scene_code', 'person_vehicle');
-  for (const i of indices) f.append('files', new Blob([IMAGES[i]]), NAMES[i]);
-  const r = new Response(f);
-  return { body: Buffer.from(await r.arrayBuffer()), type: r.headers.get('content-type') };
-}
-
-async function post(url, apiKey, form, count) {
-  const res = await fetch(url, {
-    method: 'POST',
-    body: form.body,
-    headers: {
-      authorization: `Bearer ${apiKey}`,
-      'content-type': form.type,
-      'idempotency-key': randomUUID(),
-    },
-  });
-  const body = await res.json();
-  if (res.status !== 201) throw new Error(`${url} answered ${res.status}: ${JSON.stringify(body)}`);
-  const ok = body.results.filter((x) => x.status === 'succeeded').length;
-  if (ok !== count) throw new Error(`${count - ok} images failed: ${JSON.stringify(body.results)}`);
-}
+const encode = (indices) => encodeDetection(IMAGES, NAMES, indices);
+const post = (url, apiKey, form) => postDetection(url, apiKey, form);
 
 /** One authenticated read through the gateway: no image, no write (the request path's own cost). */
 async function read(baseUrl, apiKey) {
@@ -141,11 +120,11 @@ async function main() {
       }
       if (r >= 0) await raw.round();
       let t0 = performance.now();
-      await post(url, stack.apiKey, batch, IMAGES.length);
+      await post(url, stack.apiKey, batch);
       if (r >= 0) batchTimes.push((performance.now() - t0) / IMAGES.length);
       for (let k = 0; k < IMAGES.length; k++) {
         t0 = performance.now();
-        await post(url, stack.apiKey, singles[k], 1);
+        await post(url, stack.apiKey, singles[k]);
         if (r >= 0) singleTimes.push({ dt: performance.now() - t0, k });
       }
       for (let k = 0; k < IMAGES.length; k++) {
@@ -156,7 +135,7 @@ async function main() {
       t0 = performance.now();
       const cpu0 = process.cpuUsage();
       const elu0 = performance.eventLoopUtilization();
-      await Promise.all(Array.from({ length: CLIENTS }, () => post(url, stack.apiKey, batch, IMAGES.length)));
+      await Promise.all(Array.from({ length: CLIENTS }, () => post(url, stack.apiKey, batch)));
       if (r >= 0) {
         concurrentIps.push((CLIENTS * IMAGES.length) / ((performance.now() - t0) / 1000));
         const cpu = process.cpuUsage(cpu0);
