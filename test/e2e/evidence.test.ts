@@ -69,9 +69,14 @@ function distance(a: Raw, r: { x: number; y: number; w: number; h: number }, b: 
   return sum / (r.w * r.h * 3);
 }
 
+/**
+ * A pixel of the drawing's red (255, 32, 32) after JPEG. Tight enough that the camera clip's own reddish pixels
+ * (up to ~230 a frame with R > 150, G and B < 110) are not taken for it.
+ */
 const isInk = (p: Raw, x: number, y: number) => {
   const o = (y * p.width + x) * 3;
-  return p.data[o] > 150 && p.data[o + 1] < 110 && p.data[o + 2] < 110;
+  const [r, g, b] = [p.data[o], p.data[o + 1], p.data[o + 2]];
+  return r > 180 && g < 90 && b < 90 && r - g > 120;
 };
 
 /** The box of `o` in pixels of `pic`. */
