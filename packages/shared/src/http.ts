@@ -7,8 +7,8 @@ import express, {
   type RequestHandler,
   type Response,
 } from 'express';
-import { ApiError, toEnvelope } from './errors';
-import { REASON } from './reasons';
+import { ApiError, toEnvelope } from './contract/errors';
+import { REASON } from './contract/reasons';
 import type { IdentityVerifier, VerifiedIdentity } from './identity';
 import { identityGuard } from './identity-guard';
 import { type IdentityRoute, identityRoutesOf } from './identity-routes';

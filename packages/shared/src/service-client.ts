@@ -3,7 +3,7 @@ import type { Readable } from 'node:stream';
 import { type Attributes, SpanKind, SpanStatusCode, trace, type Span } from '@opentelemetry/api';
 import { Agent, request } from 'undici';
 import { DEADLINE_HEADER } from './admission/deadline';
-import { ApiError, fromEnvelope } from './errors';
+import { ApiError, fromEnvelope } from './contract/errors';
 import { metrics } from './metrics';
 import { IDENTITY_HEADER, type Identity, type IdentitySigner, signIdentity } from './identity';
 import { REQUEST_ID_HEADER } from './http';

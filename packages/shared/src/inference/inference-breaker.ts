@@ -12,9 +12,9 @@
  */
 import CircuitBreaker from 'opossum';
 import { trace } from '@opentelemetry/api';
-import { ApiError } from '../errors';
+import { ApiError } from '../contract/errors';
 import type { Logger } from '../logger';
-import { REASON } from '../reasons';
+import { REASON } from '../contract/reasons';
 import { BreakerPolicy, type CallEnd } from '../breaker-policy';
 import { observeBreaker, recordBreakerRefusal } from '../breaker-telemetry';
 import { type CallOptions, type CallResult, type ServiceClient, UnreachableError } from '../service-client';

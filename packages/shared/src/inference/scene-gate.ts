@@ -10,10 +10,10 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Clock } from '../clock';
-import { ApiError } from '../errors';
+import { ApiError } from '../contract/errors';
 import type { Logger } from '../logger';
-import { REASON } from '../reasons';
-import { type SceneCode, type SceneStatus, isSceneCode } from '../scenes';
+import { REASON } from '../contract/reasons';
+import { type SceneCode, type SceneStatus, isSceneCode } from '../contract/scenes';
 import type { InferenceClient } from './inference-client';
 
 export interface SceneGateSettings {
