@@ -1,6 +1,6 @@
 import { SpanStatusCode, trace, type SpanContext } from '@opentelemetry/api';
 import type { Logger } from './logger';
-import { redactText } from './redact';
+import { redactText } from './secrets/redact';
 import { currentService, runInService } from './service-context';
 
 /**

@@ -9,7 +9,7 @@ import {
 } from 'rate-limiter-flexible';
 import { ConfigError, type CommonConfig } from '../config';
 import type { Logger } from '../logger';
-import { redactUrl } from '../redact';
+import { redactUrl } from '../secrets/redact';
 import type { LimitDecision, Limiter, RateLimitOptions } from '../ports/limiter';
 
 type Consumer = Pick<RateLimiterAbstract, 'consume'> | BurstyRateLimiter;
