@@ -8,7 +8,7 @@ export * from './secrets/redact';
 export * from './contract/retry-after';
 export * from './contract/quota-spend';
 export * from './secrets/secret-box';
-export * from './logger';
+export * from './telemetry/logger';
 export * from './config';
 export * from './identity';
 export * from './identity-keys';
@@ -44,11 +44,11 @@ export {
   parseServiceRoles,
   restrictDatabase,
 } from './adapters/db-logins';
-export * from './telemetry';
-export * from './service-context';
-export * from './metrics';
+export * from './telemetry/telemetry';
+export * from './telemetry/service-context';
+export * from './telemetry/metrics';
 export * from './metrics-server';
-export * from './http-metrics';
+export * from './telemetry/http-metrics';
 export * from './breaker-telemetry';
 export * from './adapters/bus-tracing';
 export * from './adapters/directory-object-store';

@@ -2,7 +2,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { ReadinessReport } from './http';
 import { AggregatorRegistry, type MetricObjectWithValues, type MetricValue } from 'prom-client';
-import { collectProcessMetrics, metricsRegistry } from './metrics';
+import { collectProcessMetrics, metricsRegistry } from './telemetry/metrics';
 
 /** A registry's metrics as `getMetricsAsJSON()` gives them: what another thread sends of its own. */
 export type MetricsJson = MetricObjectWithValues<MetricValue<string>>[];

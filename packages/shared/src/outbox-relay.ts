@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 import type { Clock } from './clock';
-import type { Logger } from './logger';
+import type { Logger } from './telemetry/logger';
 import { Periodic } from './periodic';
 import { traceHeaders } from './adapters/bus-tracing';
 import type { Bus, OutgoingMessage } from './ports/bus';

@@ -4,7 +4,7 @@ import { type Attributes, SpanKind, SpanStatusCode, trace, type Span } from '@op
 import { Agent, request } from 'undici';
 import { DEADLINE_HEADER } from './admission/deadline';
 import { ApiError, fromEnvelope } from './contract/errors';
-import { metrics } from './metrics';
+import { metrics } from './telemetry/metrics';
 import { IDENTITY_HEADER, type Identity, type IdentitySigner, signIdentity } from './identity';
 import { REQUEST_ID_HEADER } from './http';
 

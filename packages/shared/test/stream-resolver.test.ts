@@ -11,7 +11,7 @@ import dns2 from 'dns2';
 import { trace } from '@opentelemetry/api';
 import { InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace';
 import { DnsTimeoutError, checkHostAddresses, streamResolver } from '../src/host-check';
-import { startTelemetry } from '../src/telemetry';
+import { startTelemetry } from '../src/telemetry/telemetry';
 
 const { Packet } = dns2;
 type Answer = (typeof dns2.Packet.prototype)['answers'][number];

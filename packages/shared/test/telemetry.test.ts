@@ -3,11 +3,11 @@ import type { AddressInfo } from 'node:net';
 import { Writable } from 'node:stream';
 import { SpanKind, trace } from '@opentelemetry/api';
 import { InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace';
-import { startTelemetry, type TelemetryHandle } from '../src/telemetry';
-import { runInService } from '../src/service-context';
+import { startTelemetry, type TelemetryHandle } from '../src/telemetry/telemetry';
+import { runInService } from '../src/telemetry/service-context';
 import { InProcessBus } from '../src/adapters/in-process-bus';
-import { createLogger } from '../src/logger';
-import { metricsRegistry } from '../src/metrics';
+import { createLogger } from '../src/telemetry/logger';
+import { metricsRegistry } from '../src/telemetry/metrics';
 import { Periodic } from '../src/periodic';
 
 describe('telemetry', () => {

@@ -1,5 +1,5 @@
 import { ConfigError, type CommonConfig } from '../config';
-import type { Logger } from '../logger';
+import type { Logger } from '../telemetry/logger';
 import {
   busName,
   type Bus,

@@ -11,8 +11,8 @@ import {
   type SpanContext,
 } from '@opentelemetry/api';
 import type { IncomingMessage, OutgoingMessage, SubscribeOptions } from '../ports/bus';
-import { metrics } from '../metrics';
-import { currentService, runInService } from '../service-context';
+import { metrics } from '../telemetry/metrics';
+import { currentService, runInService } from '../telemetry/service-context';
 
 /**
  * Tracing and metrics of the message bus, shared by the Kafka and in-process adapters, following the

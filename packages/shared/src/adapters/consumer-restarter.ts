@@ -1,4 +1,4 @@
-import type { Logger } from '../logger';
+import type { Logger } from '../telemetry/logger';
 
 /** First wait before replacing a consumer that failed for good; it doubles up to the second. */
 const FIRST_RESTART_MS = 1000;

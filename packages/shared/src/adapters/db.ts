@@ -3,7 +3,7 @@ import path from 'node:path';
 import knexFactory, { type Knex } from 'knex';
 import ClientPgLite from 'knex-pglite';
 import { ConfigError, type CommonConfig } from '../config';
-import type { Logger } from '../logger';
+import type { Logger } from '../telemetry/logger';
 import type { Db, Migration } from '../ports/db';
 import { mayCreateSchemas, verifyMigrated } from './db-logins';
 import { createPGlite, type PGliteLike } from './pglite-loader';

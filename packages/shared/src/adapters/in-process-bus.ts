@@ -1,5 +1,5 @@
 import type { Bus, IncomingMessage, OutgoingMessage, SubscribeOptions, Subscription } from '../ports/bus';
-import type { Logger } from '../logger';
+import type { Logger } from '../telemetry/logger';
 import { tracedHandler, tracedPublish, type TracedHandler } from './bus-tracing';
 
 export interface InProcessBusOptions {

@@ -1,6 +1,6 @@
 import { Kafka, logLevel, type Admin, type KafkaConfig, type LogEntry, type Producer } from 'kafkajs';
 import type { Bus, OutgoingMessage, SubscribeOptions, Subscription } from '../ports/bus';
-import type { Logger } from '../logger';
+import type { Logger } from '../telemetry/logger';
 import { tracedPublish } from './bus-tracing';
 import { TrackedSubscriptions } from './tracked-subscriptions';
 import { startKafkaSubscription } from './kafka-subscription';

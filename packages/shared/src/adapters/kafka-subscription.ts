@@ -1,6 +1,6 @@
 import { PartitionAssigners, type Consumer, type EachBatchPayload, type Kafka } from 'kafkajs';
 import type { IncomingMessage, SubscribeOptions, Subscription } from '../ports/bus';
-import type { Logger } from '../logger';
+import type { Logger } from '../telemetry/logger';
 import { tracedHandler } from './bus-tracing';
 import { subscriptionAwareAssigner } from './kafka-assigner';
 import { decodeHeaders, decodeValue } from './kafka-message';

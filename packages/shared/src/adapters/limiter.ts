@@ -8,7 +8,7 @@ import {
   type RateLimiterAbstract,
 } from 'rate-limiter-flexible';
 import { ConfigError, type CommonConfig } from '../config';
-import type { Logger } from '../logger';
+import type { Logger } from '../telemetry/logger';
 import { redactUrl } from '../secrets/redact';
 import type { LimitDecision, Limiter, RateLimitOptions } from '../ports/limiter';
 

@@ -1,7 +1,7 @@
 import { Client, type LifecycleRule } from 'minio';
 import { Transform, pipeline, type Readable } from 'node:stream';
 import type { ByteRange, ObjectInfo, ObjectStore } from '../ports/object-store';
-import type { Logger } from '../logger';
+import type { Logger } from '../telemetry/logger';
 import { ObjectNotFoundError, validateObjectKey } from './directory-object-store';
 
 export interface MinioObjectStoreOptions {

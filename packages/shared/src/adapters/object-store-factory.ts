@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { ConfigError, type CommonConfig } from '../config';
-import type { Logger } from '../logger';
+import type { Logger } from '../telemetry/logger';
 import type { ObjectStore } from '../ports/object-store';
 import { DirectoryObjectStore } from './directory-object-store';
 import { MinioObjectStore } from './minio-object-store';

@@ -1,7 +1,7 @@
 import { existsSync, readFileSync, renameSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { ConfigError } from '../config';
-import type { Logger } from '../logger';
+import type { Logger } from '../telemetry/logger';
 import { createPGlite, type PGliteLike } from './pglite-loader';
 
 /**

@@ -8,7 +8,7 @@ import {
   type SASLOptions,
 } from '@platformatic/kafka';
 import type { Bus, OutgoingMessage, SubscribeOptions, Subscription } from '../ports/bus';
-import type { Logger } from '../logger';
+import type { Logger } from '../telemetry/logger';
 import { tracedPublish } from './bus-tracing';
 import { TrackedSubscriptions } from './tracked-subscriptions';
 import type { KafkaSasl } from './kafka-bus';

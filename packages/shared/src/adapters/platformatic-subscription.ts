@@ -10,7 +10,7 @@ import {
   type SASLOptions,
 } from '@platformatic/kafka';
 import type { IncomingMessage, SubscribeOptions, Subscription } from '../ports/bus';
-import type { Logger } from '../logger';
+import type { Logger } from '../telemetry/logger';
 import { tracedHandler } from './bus-tracing';
 import { assignBySubscription, SUBSCRIPTION_AWARE } from './kafka-assigner';
 import { decodeHeaders, decodeValue } from './kafka-message';

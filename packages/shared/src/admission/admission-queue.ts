@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { ApiError } from '../contract/errors';
-import { metrics } from '../metrics';
-import { currentService, runInService } from '../service-context';
+import { metrics } from '../telemetry/metrics';
+import { currentService, runInService } from '../telemetry/service-context';
 import { REASON } from '../contract/reasons';
 import { type QueueView, type Waiting, admit, nextToStart, retryAfterSeconds } from './fair-queue';
 import {

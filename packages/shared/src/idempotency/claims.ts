@@ -8,7 +8,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Clock } from '../clock';
-import type { Logger } from '../logger';
+import type { Logger } from '../telemetry/logger';
 import { Periodic } from '../periodic';
 import { decideClaim, leaseUntil, renewEveryMs } from './claim-decision';
 import type { ClaimPort, ClaimRecord, ClaimRef } from './claim-table';

@@ -13,7 +13,7 @@
 import CircuitBreaker from 'opossum';
 import { trace } from '@opentelemetry/api';
 import { ApiError } from '../contract/errors';
-import type { Logger } from '../logger';
+import type { Logger } from '../telemetry/logger';
 import { REASON } from '../contract/reasons';
 import { BreakerPolicy, type CallEnd } from '../breaker-policy';
 import { observeBreaker, recordBreakerRefusal } from '../breaker-telemetry';

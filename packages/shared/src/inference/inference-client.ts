@@ -10,7 +10,7 @@ import type CircuitBreaker from 'opossum';
 import type { DetectedObject, SceneStatus } from '../contract/scenes';
 import type { Identity, IdentitySigner } from '../identity';
 import { signJobGrant } from '../job-grant';
-import type { Logger } from '../logger';
+import type { Logger } from '../telemetry/logger';
 import { type CallOptions, type CallResult, type ServiceClient, UnreachableError } from '../service-client';
 import { REASON } from '../contract/reasons';
 import type { ApiError } from '../contract/errors';

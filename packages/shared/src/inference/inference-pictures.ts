@@ -4,7 +4,7 @@
  * pictures fail at once, and nothing waits on it.
  */
 import type { Identity } from '../identity';
-import type { Logger } from '../logger';
+import type { Logger } from '../telemetry/logger';
 import type { ServiceClient } from '../service-client';
 import { type BreakerSettings, InferenceBreaker } from './inference-breaker';
 

@@ -11,7 +11,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Clock } from '../clock';
 import { ApiError } from '../contract/errors';
-import type { Logger } from '../logger';
+import type { Logger } from '../telemetry/logger';
 import { REASON } from '../contract/reasons';
 import { type SceneCode, type SceneStatus, isSceneCode } from '../contract/scenes';
 import type { InferenceClient } from './inference-client';

@@ -8,7 +8,7 @@ import { HttpInstrumentation } from '@opentelemetry/instrumentation-http';
 import { PgInstrumentation } from '@opentelemetry/instrumentation-pg';
 import { UndiciInstrumentation } from '@opentelemetry/instrumentation-undici';
 import { BatchSpanProcessor, type SpanProcessor } from '@opentelemetry/sdk-trace';
-import { redactText } from './secrets/redact';
+import { redactText } from '../secrets/redact';
 import { setProcessService } from './service-context';
 import { ServiceRoutingTracerProvider } from './trace-routing';
 

@@ -1,6 +1,6 @@
 import { context, isSpanContextValid, trace } from '@opentelemetry/api';
 import pino, { type Logger } from 'pino';
-import { redactText } from './secrets/redact';
+import { redactText } from '../secrets/redact';
 
 export type { Logger };
 
