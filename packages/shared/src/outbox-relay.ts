@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
-import type { Clock } from './clock';
+import type { Clock } from './time/clock';
 import type { Logger } from './telemetry/logger';
-import { Periodic } from './periodic';
+import { Periodic } from './time/periodic';
 import { traceHeaders } from './adapters/bus-tracing';
 import type { Bus, OutgoingMessage } from './ports/bus';
 

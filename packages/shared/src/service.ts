@@ -1,5 +1,5 @@
 import type { Bus } from './ports/bus';
-import type { Clock } from './clock';
+import type { Clock } from './time/clock';
 import type { ReadinessReport } from './http';
 import type { Logger } from './telemetry/logger';
 import { ConfigError, commonShape, exitOnConfigError, loadConfig } from './config';

@@ -8,7 +8,7 @@ import { runInService } from '../src/telemetry/service-context';
 import { InProcessBus } from '../src/adapters/in-process-bus';
 import { createLogger } from '../src/telemetry/logger';
 import { metricsRegistry } from '../src/telemetry/metrics';
-import { Periodic } from '../src/periodic';
+import { Periodic } from '../src/time/periodic';
 
 describe('telemetry', () => {
   let exporter: InMemorySpanExporter;

@@ -9,7 +9,7 @@
  *   cannot decode video (its decoder preflight failed: the scene reports `video_enabled: false`).
  */
 import { randomUUID } from 'node:crypto';
-import type { Clock } from '../clock';
+import type { Clock } from '../time/clock';
 import { ApiError } from '../contract/errors';
 import type { Logger } from '../telemetry/logger';
 import { REASON } from '../contract/reasons';

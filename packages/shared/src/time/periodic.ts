@@ -1,7 +1,7 @@
 import { SpanStatusCode, trace, type SpanContext } from '@opentelemetry/api';
-import type { Logger } from './telemetry/logger';
-import { redactText } from './secrets/redact';
-import { currentService, runInService } from './telemetry/service-context';
+import type { Logger } from '../telemetry/logger';
+import { redactText } from '../secrets/redact';
+import { currentService, runInService } from '../telemetry/service-context';
 
 /**
  * The one loop helper of every background worker (sweepers, janitors, pollers, relays): runs `work`
