@@ -9,7 +9,7 @@ export * from './contract/retry-after';
 export * from './contract/quota-spend';
 export * from './secrets/secret-box';
 export * from './telemetry/logger';
-export * from './config';
+export * from './config/config';
 export * from './identity';
 export * from './identity-keys';
 export * from './identity-routes';

@@ -2,7 +2,7 @@ import type { Bus } from './ports/bus';
 import type { Clock } from './time/clock';
 import type { ReadinessReport } from './http';
 import type { Logger } from './telemetry/logger';
-import { ConfigError, commonShape, exitOnConfigError, loadConfig } from './config';
+import { ConfigError, commonShape, exitOnConfigError, loadConfig } from './config/config';
 import { startMetricsServer } from './metrics-server';
 import { installCrashHandler } from './crash-handler';
 import { createLogger } from './telemetry/logger';

@@ -1,4 +1,4 @@
-import { ConfigError, type CommonConfig } from '../config';
+import { ConfigError, type CommonConfig } from '../config/config';
 import type { Logger } from '../telemetry/logger';
 import {
   busName,

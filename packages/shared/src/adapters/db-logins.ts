@@ -1,5 +1,5 @@
 import knexFactory, { type Knex } from 'knex';
-import { ConfigError } from '../config';
+import { ConfigError } from '../config/config';
 import type { Migration } from '../ports/db';
 
 /**

@@ -2,7 +2,7 @@ import { existsSync, renameSync } from 'node:fs';
 import path from 'node:path';
 import knexFactory, { type Knex } from 'knex';
 import ClientPgLite from 'knex-pglite';
-import { ConfigError, type CommonConfig } from '../config';
+import { ConfigError, type CommonConfig } from '../config/config';
 import type { Logger } from '../telemetry/logger';
 import type { Db, Migration } from '../ports/db';
 import { mayCreateSchemas, verifyMigrated } from './db-logins';

@@ -7,7 +7,7 @@ import {
   RateLimiterRes,
   type RateLimiterAbstract,
 } from 'rate-limiter-flexible';
-import { ConfigError, type CommonConfig } from '../config';
+import { ConfigError, type CommonConfig } from '../config/config';
 import type { Logger } from '../telemetry/logger';
 import { redactUrl } from '../secrets/redact';
 import type { LimitDecision, Limiter, RateLimitOptions } from '../ports/limiter';

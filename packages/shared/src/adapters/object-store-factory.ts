@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { ConfigError, type CommonConfig } from '../config';
+import { ConfigError, type CommonConfig } from '../config/config';
 import type { Logger } from '../telemetry/logger';
 import type { ObjectStore } from '../ports/object-store';
 import { DirectoryObjectStore } from './directory-object-store';

@@ -1,6 +1,6 @@
 import { existsSync, readFileSync, renameSync, rmSync } from 'node:fs';
 import path from 'node:path';
-import { ConfigError } from '../config';
+import { ConfigError } from '../config/config';
 import type { Logger } from '../telemetry/logger';
 import { createPGlite, type PGliteLike } from './pglite-loader';
 

@@ -1,4 +1,4 @@
-import { ConfigError } from '../../src/config';
+import { ConfigError } from '../../src/config/config';
 import { parseServiceRoles } from '../../src/adapters/db-logins';
 
 const SCHEMAS = ['gateway', 'tasks', 'quota', 'results', 'images'];

@@ -5,7 +5,7 @@ import { KafkaBus } from '../../src/adapters/kafka-bus';
 import { decodeHeaders, decodeValue } from '../../src/adapters/kafka-message';
 import { PlatformaticKafkaBus } from '../../src/adapters/platformatic-bus';
 import { byPartition, platformaticAssigner } from '../../src/adapters/platformatic-subscription';
-import { commonShape, loadConfig } from '../../src/config';
+import { commonShape, loadConfig } from '../../src/config/config';
 
 describe('the Kafka bus clients', () => {
   it('KAFKA_CLIENT picks the client of the distributed bus, kafkajs by default', async () => {

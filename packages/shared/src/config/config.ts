@@ -1,7 +1,7 @@
 import { readFileSync, statSync } from 'node:fs';
 import { z } from 'zod';
-import { KAFKA_PREFIX_RE } from './ports/bus';
-import { redactText } from './secrets/redact';
+import { KAFKA_PREFIX_RE } from '../ports/bus';
+import { redactText } from '../secrets/redact';
 
 /** Variables whose values are never echoed in configuration errors (keys, secrets, URLs with credentials). */
 const SENSITIVE_NAME = /SECRET|TOKEN|KEY|PASS|CRED|URL|ENDPOINT/i;
