@@ -1,6 +1,6 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { ReadinessReport } from './http';
+import type { ReadinessReport } from './edge/http';
 import { AggregatorRegistry, type MetricObjectWithValues, type MetricValue } from 'prom-client';
 import { collectProcessMetrics, metricsRegistry } from './telemetry/metrics';
 

@@ -6,7 +6,7 @@ import { DEADLINE_HEADER } from './admission/deadline';
 import { ApiError, fromEnvelope } from './contract/errors';
 import { metrics } from './telemetry/metrics';
 import { IDENTITY_HEADER, type Identity, type IdentitySigner, signIdentity } from './identity';
-import { REQUEST_ID_HEADER } from './http';
+import { REQUEST_ID_HEADER } from './edge/http';
 
 export interface CallOptions {
   method?: 'GET' | 'POST' | 'PUT' | 'DELETE' | 'PATCH';

@@ -1,12 +1,12 @@
 import type { Bus } from './ports/bus';
 import type { Clock } from './time/clock';
-import type { ReadinessReport } from './http';
+import type { ReadinessReport } from './edge/http';
 import type { Logger } from './telemetry/logger';
 import { ConfigError, commonShape, exitOnConfigError, loadConfig } from './config/config';
 import { startMetricsServer } from './metrics-server';
-import { installCrashHandler } from './crash-handler';
+import { installCrashHandler } from './edge/crash-handler';
 import { createLogger } from './telemetry/logger';
-import { drainServers } from './server';
+import { drainServers } from './edge/server';
 // Type only: the module itself is required lazily in runMain.
 import type * as Telemetry from './telemetry/telemetry';
 

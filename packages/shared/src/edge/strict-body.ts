@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { invalidRequest } from './contract/errors';
-import { REASON } from './contract/reasons';
+import { invalidRequest } from '../contract/errors';
+import { REASON } from '../contract/reasons';
 
 /**
  * Parses a JSON body against a strict zod object: not an object → `malformed_body`; an unknown field →

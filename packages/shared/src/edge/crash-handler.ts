@@ -1,6 +1,6 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
-import type { Logger } from './telemetry/logger';
-import { metrics } from './telemetry/metrics';
+import type { Logger } from '../telemetry/logger';
+import { metrics } from '../telemetry/metrics';
 
 /** The request a piece of work belongs to, set by requestIdMiddleware for all that runs on its behalf. */
 export const requestContext = new AsyncLocalStorage<{ requestId: string }>();

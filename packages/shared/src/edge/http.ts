@@ -7,17 +7,17 @@ import express, {
   type RequestHandler,
   type Response,
 } from 'express';
-import { ApiError, toEnvelope } from './contract/errors';
-import { REASON } from './contract/reasons';
-import type { IdentityVerifier, VerifiedIdentity } from './identity';
-import { identityGuard } from './identity-guard';
-import { type IdentityRoute, identityRoutesOf } from './identity-routes';
-import type { Logger } from './telemetry/logger';
-import { httpMetricsMiddleware } from './telemetry/http-metrics';
+import { ApiError, toEnvelope } from '../contract/errors';
+import { REASON } from '../contract/reasons';
+import type { IdentityVerifier, VerifiedIdentity } from '../identity';
+import { identityGuard } from '../identity-guard';
+import { type IdentityRoute, identityRoutesOf } from '../identity-routes';
+import type { Logger } from '../telemetry/logger';
+import { httpMetricsMiddleware } from '../telemetry/http-metrics';
 import { requestShapeGuard } from './request-shape';
 import { endAfterBody } from './early-answer';
 import { UploadAborted } from './multipart';
-import { CallerGone } from './admission/in-turn';
+import { CallerGone } from './in-turn';
 import { requestContext } from './crash-handler';
 
 export const REQUEST_ID_HEADER = 'x-request-id';

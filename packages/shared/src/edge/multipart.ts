@@ -9,8 +9,8 @@
 import type { IncomingMessage } from 'node:http';
 import type { Readable } from 'node:stream';
 import busboy from 'busboy';
-import { ApiError, invalidRequest } from './contract/errors';
-import { REASON } from './contract/reasons';
+import { ApiError, invalidRequest } from '../contract/errors';
+import { REASON } from '../contract/reasons';
 import { setEarlyAnswerLimits } from './early-answer';
 
 export interface FilePart {

@@ -1,8 +1,8 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { discardBody } from '../multipart';
-import { type AdmissionQueue, type Turn, deadlineExceeded } from './admission-queue';
-import { deadlineOf } from './deadline';
-import { LOAD_HEADER, formatLoadReport } from './load-report';
+import { discardBody } from './multipart';
+import { type AdmissionQueue, type Turn, deadlineExceeded } from '../admission/admission-queue';
+import { deadlineOf } from '../admission/deadline';
+import { LOAD_HEADER, formatLoadReport } from '../admission/load-report';
 
 /** Why a call stopped: its caller went away before the answer. */
 export class CallerGone extends Error {

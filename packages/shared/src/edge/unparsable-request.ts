@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { STATUS_CODES, maxHeaderSize, type ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
-import { ApiError, toEnvelope } from './contract/errors';
-import { REASON } from './contract/reasons';
+import { ApiError, toEnvelope } from '../contract/errors';
+import { REASON } from '../contract/reasons';
 
 /**
  * The answer to a request Node's HTTP parser refused before any route could see it (a server's

@@ -1,5 +1,5 @@
 import type { RequestHandler } from 'express';
-import { invalidRequest } from './contract/errors';
+import { invalidRequest } from '../contract/errors';
 
 /** Longest request target (path and query) accepted; Node itself refuses heads over 16 KiB with 431. */
 export const MAX_TARGET_LENGTH = 8 * 1024;
