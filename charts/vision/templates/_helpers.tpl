@@ -192,14 +192,14 @@ seccompProfile:
   type: RuntimeDefault
 {{- end -}}
 
-{{/* The services that call others, each with an identity key pair (IDENTITY_ISSUERS in packages/shared/src/identity.ts). */}}
+{{/* The services that call others, each with an identity key pair (IDENTITY_ISSUERS in packages/shared/src/identity/identity.ts). */}}
 {{- define "vision.identityIssuers" -}}
 {{- (.Files.Get "files/identity-routes.yaml" | fromYaml).issuers | toJson -}}
 {{- end -}}
 
 {{/*
 The issuers whose identity opens some route of a service: the component's callers (NetworkPolicy ingress, public
-keys mounted). From files/identity-routes.yaml, the route table of packages/shared/src/identity-routes.ts written
+keys mounted). From files/identity-routes.yaml, the route table of packages/shared/src/identity/identity-routes.ts written
 by scripts/identity-routes-file.js. Input: dict "root" (the chart's root context) "service" (the program) and an
 optional "prefix": only the routes whose path starts with it (one of a split service's deployments).
 */}}

@@ -5,7 +5,7 @@ import { Agent, request } from 'undici';
 import { DEADLINE_HEADER } from './admission/deadline';
 import { ApiError, fromEnvelope } from './contract/errors';
 import { metrics } from './telemetry/metrics';
-import { IDENTITY_HEADER, type Identity, type IdentitySigner, signIdentity } from './identity';
+import { IDENTITY_HEADER, type Identity, type IdentitySigner, signIdentity } from './identity/identity';
 import { REQUEST_ID_HEADER } from './edge/http';
 
 export interface CallOptions {

@@ -9,9 +9,9 @@ import express, {
 } from 'express';
 import { ApiError, toEnvelope } from '../contract/errors';
 import { REASON } from '../contract/reasons';
-import type { IdentityVerifier, VerifiedIdentity } from '../identity';
-import { identityGuard } from '../identity-guard';
-import { type IdentityRoute, identityRoutesOf } from '../identity-routes';
+import type { IdentityVerifier, VerifiedIdentity } from '../identity/identity';
+import { identityGuard } from '../identity/identity-guard';
+import { type IdentityRoute, identityRoutesOf } from '../identity/identity-routes';
 import type { Logger } from '../telemetry/logger';
 import { httpMetricsMiddleware } from '../telemetry/http-metrics';
 import { requestShapeGuard } from './request-shape';

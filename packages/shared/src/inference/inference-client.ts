@@ -8,8 +8,8 @@
  */
 import type CircuitBreaker from 'opossum';
 import type { DetectedObject, SceneStatus } from '../contract/scenes';
-import type { Identity, IdentitySigner } from '../identity';
-import { signJobGrant } from '../job-grant';
+import type { Identity, IdentitySigner } from '../identity/identity';
+import { signJobGrant } from '../identity/job-grant';
 import type { Logger } from '../telemetry/logger';
 import { type CallOptions, type CallResult, type ServiceClient, UnreachableError } from '../service-client';
 import { REASON } from '../contract/reasons';

@@ -3,7 +3,7 @@
  * frames. Its calls go through a breaker of their own (inference-breaker.ts): a backend that is down or slow makes
  * pictures fail at once, and nothing waits on it.
  */
-import type { Identity } from '../identity';
+import type { Identity } from '../identity/identity';
 import type { Logger } from '../telemetry/logger';
 import type { ServiceClient } from '../service-client';
 import { type BreakerSettings, InferenceBreaker } from './inference-breaker';

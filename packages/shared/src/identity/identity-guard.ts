@@ -1,7 +1,7 @@
 import type { RequestHandler } from 'express';
-import { ApiError } from './contract/errors';
+import { ApiError } from '../contract/errors';
 import { checkIdentity, IDENTITY_HEADER, type IdentityVerifier } from './identity';
-import { REASON } from './contract/reasons';
+import { REASON } from '../contract/reasons';
 import { findIdentityRoute, type IdentityRoute } from './identity-routes';
 
 export interface IdentityGuardOptions {

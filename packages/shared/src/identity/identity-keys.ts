@@ -8,7 +8,7 @@ import {
 } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { ConfigError } from './config/config';
+import { ConfigError } from '../config/config';
 import {
   callersOf,
   IDENTITY_CALLS,
