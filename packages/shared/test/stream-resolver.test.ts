@@ -10,7 +10,7 @@ import net from 'node:net';
 import dns2 from 'dns2';
 import { trace } from '@opentelemetry/api';
 import { InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace';
-import { DnsTimeoutError, checkHostAddresses, streamResolver } from '../src/host-check';
+import { DnsTimeoutError, checkHostAddresses, streamResolver } from '../src/egress/host-check';
 import { startTelemetry } from '../src/telemetry/telemetry';
 
 const { Packet } = dns2;

@@ -4,7 +4,7 @@ import type { Duplex } from 'node:stream';
 import { context, ROOT_CONTEXT } from '@opentelemetry/api';
 import { suppressTracing } from '@opentelemetry/core';
 import { checkHostAddresses, type HostResolver } from './host-check';
-import type { Logger } from './telemetry/logger';
+import type { Logger } from '../telemetry/logger';
 
 export interface EgressProxyOptions {
   /** Open private, loopback and link-local ranges (development and tests); cloud metadata stays refused. */
