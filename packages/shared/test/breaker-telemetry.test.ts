@@ -11,7 +11,7 @@ import { trace } from '@opentelemetry/api';
 import { InMemorySpanExporter, SimpleSpanProcessor, type ReadableSpan } from '@opentelemetry/sdk-trace';
 import { startTelemetry, type TelemetryHandle } from '../src/telemetry/telemetry';
 import { InferenceClient } from '../src/inference/inference-client';
-import { ServiceClient } from '../src/service-client';
+import { ServiceClient } from '../src/calls/service-client';
 import { createLogger } from '../src/telemetry/logger';
 import { metricsRegistry } from '../src/telemetry/metrics';
 import { runInService } from '../src/telemetry/service-context';

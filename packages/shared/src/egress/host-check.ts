@@ -1,7 +1,7 @@
 import { promises as dns } from 'node:dns';
 import { isIP } from 'node:net';
 import { firstRefused, type AddressClass } from './address-policy';
-import { timeoutRecorder } from '../service-client';
+import { timeoutRecorder } from '../calls/service-client';
 
 /** Every address of a host name. */
 export type HostResolver = (host: string) => Promise<string[]>;

@@ -5,7 +5,7 @@
  */
 import type { Identity } from '../identity/identity';
 import type { Logger } from '../telemetry/logger';
-import type { ServiceClient } from '../service-client';
+import type { ServiceClient } from '../calls/service-client';
 import { type BreakerSettings, InferenceBreaker } from './inference-breaker';
 
 /** The picture of an event (POST /internal/v1/jobs/{id}/pictures): the frame with its drawing, and the crop. */

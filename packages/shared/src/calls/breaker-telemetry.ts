@@ -1,6 +1,6 @@
 import { trace } from '@opentelemetry/api';
-import { recordBreakerState, type BreakerState } from './telemetry/metrics';
-import { currentService, runInService } from './telemetry/service-context';
+import { recordBreakerState, type BreakerState } from '../telemetry/metrics';
+import { currentService, runInService } from '../telemetry/service-context';
 
 /** What observeBreaker needs of a circuit breaker (opossum's CircuitBreaker has it). */
 export interface ObservableBreaker {

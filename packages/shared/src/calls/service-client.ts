@@ -2,11 +2,11 @@ import type { IncomingHttpHeaders } from 'node:http';
 import type { Readable } from 'node:stream';
 import { type Attributes, SpanKind, SpanStatusCode, trace, type Span } from '@opentelemetry/api';
 import { Agent, request } from 'undici';
-import { DEADLINE_HEADER } from './admission/deadline';
-import { ApiError, fromEnvelope } from './contract/errors';
-import { metrics } from './telemetry/metrics';
-import { IDENTITY_HEADER, type Identity, type IdentitySigner, signIdentity } from './identity/identity';
-import { REQUEST_ID_HEADER } from './edge/http';
+import { DEADLINE_HEADER } from '../admission/deadline';
+import { ApiError, fromEnvelope } from '../contract/errors';
+import { metrics } from '../telemetry/metrics';
+import { IDENTITY_HEADER, type Identity, type IdentitySigner, signIdentity } from '../identity/identity';
+import { REQUEST_ID_HEADER } from '../edge/http';
 
 export interface CallOptions {
   method?: 'GET' | 'POST' | 'PUT' | 'DELETE' | 'PATCH';
