@@ -31,7 +31,7 @@ export * from './ports/bus';
 export * from './ports/db';
 export * from './ports/object-store';
 export * from './ports/limiter';
-export * from './service';
+export * from './service/service';
 export * from './adapters/in-process-bus';
 export * from './adapters/kafka-bus';
 export * from './adapters/kafka-principals';
@@ -47,7 +47,7 @@ export {
 export * from './telemetry/telemetry';
 export * from './telemetry/service-context';
 export * from './telemetry/metrics';
-export * from './metrics-server';
+export * from './service/metrics-server';
 export * from './telemetry/http-metrics';
 export * from './calls/breaker-telemetry';
 export * from './adapters/bus-tracing';

@@ -1,14 +1,14 @@
-import type { Bus } from './ports/bus';
-import type { Clock } from './time/clock';
-import type { ReadinessReport } from './edge/http';
-import type { Logger } from './telemetry/logger';
-import { ConfigError, commonShape, exitOnConfigError, loadConfig } from './config/config';
+import type { Bus } from '../ports/bus';
+import type { Clock } from '../time/clock';
+import type { ReadinessReport } from '../edge/http';
+import type { Logger } from '../telemetry/logger';
+import { ConfigError, commonShape, exitOnConfigError, loadConfig } from '../config/config';
 import { startMetricsServer } from './metrics-server';
-import { installCrashHandler } from './edge/crash-handler';
-import { createLogger } from './telemetry/logger';
-import { drainServers } from './edge/server';
+import { installCrashHandler } from '../edge/crash-handler';
+import { createLogger } from '../telemetry/logger';
+import { drainServers } from '../edge/server';
 // Type only: the module itself is required lazily in runMain.
-import type * as Telemetry from './telemetry/telemetry';
+import type * as Telemetry from '../telemetry/telemetry';
 
 /** How the standalone launcher (or a test) starts one service inside the current process. */
 export interface StartOptions {
@@ -41,7 +41,7 @@ export interface RunningService {
 export function runMain(serviceName: string, start: (opts: StartOptions) => Promise<RunningService>): void {
   // Loaded lazily so that instrumentation patches modules before the service imports them.
   // eslint-disable-next-line @typescript-eslint/no-require-imports
-  const { startTelemetry } = require('./telemetry/telemetry') as typeof Telemetry;
+  const { startTelemetry } = require('../telemetry/telemetry') as typeof Telemetry;
   const telemetry = startTelemetry(serviceName);
   installCrashHandler(createLogger(serviceName));
   const cfg = exitOnConfigError(() =>

@@ -1,8 +1,8 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { ReadinessReport } from './edge/http';
+import type { ReadinessReport } from '../edge/http';
 import { AggregatorRegistry, type MetricObjectWithValues, type MetricValue } from 'prom-client';
-import { collectProcessMetrics, metricsRegistry } from './telemetry/metrics';
+import { collectProcessMetrics, metricsRegistry } from '../telemetry/metrics';
 
 /** A registry's metrics as `getMetricsAsJSON()` gives them: what another thread sends of its own. */
 export type MetricsJson = MetricObjectWithValues<MetricValue<string>>[];
