@@ -3,7 +3,7 @@
  * (idempotency/key.ts), and the one claim mechanism over it: the pure decision (claim-decision.ts), the
  * store port and its knex table (claim-table.ts), and the driver (claims.ts).
  */
-export * from './idempotency/key';
-export * from './idempotency/claim-decision';
-export * from './idempotency/claim-table';
-export * from './idempotency/claims';
+export * from './key';
+export * from './claim-decision';
+export * from './claim-table';
+export * from './claims';
