@@ -337,7 +337,7 @@ that uses the bus also gets its Kafka password (KAFKA_SASL_PASSWORD), unless the
 {{/*
 The release's KAFKA_PREFIX: external.kafka.prefix rendered as a template (default "<release>."), put before each of
 its topics, consumer groups and Kafka users (docs/DEPLOYMENT.md, "Sharing a Kafka cluster"). Stops the render when it
-is not at most 100 of A-Z a-z 0-9 . _ - (KAFKA_PREFIX_RE of packages/shared/src/ports/bus.ts).
+is not at most 100 of A-Z a-z 0-9 . _ - (KAFKA_PREFIX_RE of packages/shared/src/bus/port.ts).
 */}}
 {{- define "vision.kafkaPrefix" -}}
 {{- $p := tpl (.Values.external.kafka.prefix | default "") . -}}

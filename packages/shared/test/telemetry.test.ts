@@ -5,7 +5,7 @@ import { SpanKind, trace } from '@opentelemetry/api';
 import { InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace';
 import { startTelemetry, type TelemetryHandle } from '../src/telemetry/telemetry';
 import { runInService } from '../src/telemetry/service-context';
-import { InProcessBus } from '../src/adapters/in-process-bus';
+import { InProcessBus } from '../src/bus/in-process-bus';
 import { createLogger } from '../src/telemetry/logger';
 import { metricsRegistry } from '../src/telemetry/metrics';
 import { Periodic } from '../src/time/periodic';

@@ -1,6 +1,6 @@
 import { readFileSync, statSync } from 'node:fs';
 import { z } from 'zod';
-import { KAFKA_PREFIX_RE } from '../ports/bus';
+import { KAFKA_PREFIX_RE } from '../bus/port';
 import { redactText } from '../secrets/redact';
 
 /** Variables whose values are never echoed in configuration errors (keys, secrets, URLs with credentials). */

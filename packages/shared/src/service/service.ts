@@ -1,4 +1,4 @@
-import type { Bus } from '../ports/bus';
+import type { Bus } from '../bus/port';
 import type { Clock } from '../time/clock';
 import type { ReadinessReport } from '../edge/http';
 import type { Logger } from '../telemetry/logger';

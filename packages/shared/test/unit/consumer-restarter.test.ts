@@ -1,4 +1,4 @@
-import { ConsumerRestarter, type ConsumerRestarterOptions } from '../../src/adapters/consumer-restarter';
+import { ConsumerRestarter, type ConsumerRestarterOptions } from '../../src/bus/consumer-restarter';
 import type { Logger } from '../../src/telemetry/logger';
 
 /**

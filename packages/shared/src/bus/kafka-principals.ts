@@ -13,7 +13,7 @@ import {
   ResourcePatternTypes,
   type AclEntry,
 } from 'kafkajs';
-import { GROUPS, TOPICS, busName, type Topic } from '../ports/bus';
+import { GROUPS, TOPICS, busName, type Topic } from './port';
 import { newKafka, type KafkaConnection } from './kafka-bus';
 import { alterScramUsers } from './kafka-scram';
 

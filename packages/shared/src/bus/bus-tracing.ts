@@ -10,7 +10,7 @@ import {
   type Link,
   type SpanContext,
 } from '@opentelemetry/api';
-import type { IncomingMessage, OutgoingMessage, SubscribeOptions } from '../ports/bus';
+import type { IncomingMessage, OutgoingMessage, SubscribeOptions } from './port';
 import { metrics } from '../telemetry/metrics';
 import { currentService, runInService } from '../telemetry/service-context';
 

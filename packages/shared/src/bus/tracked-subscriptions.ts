@@ -1,4 +1,4 @@
-import type { Subscription } from '../ports/bus';
+import type { Subscription } from './port';
 
 /** The open subscriptions of a Kafka bus (either client), so that closing the bus closes each of them. */
 export class TrackedSubscriptions {

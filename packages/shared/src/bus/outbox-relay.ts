@@ -1,9 +1,9 @@
 import type { Knex } from 'knex';
-import type { Clock } from './time/clock';
-import type { Logger } from './telemetry/logger';
-import { Periodic } from './time/periodic';
-import { traceHeaders } from './adapters/bus-tracing';
-import type { Bus, OutgoingMessage } from './ports/bus';
+import type { Clock } from '../time/clock';
+import type { Logger } from '../telemetry/logger';
+import { Periodic } from '../time/periodic';
+import { traceHeaders } from './bus-tracing';
+import type { Bus, OutgoingMessage } from './port';
 
 /** Column names of a service's outbox table (each service keeps its own schema). */
 export interface OutboxTable {

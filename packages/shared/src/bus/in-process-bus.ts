@@ -1,4 +1,4 @@
-import type { Bus, IncomingMessage, OutgoingMessage, SubscribeOptions, Subscription } from '../ports/bus';
+import type { Bus, IncomingMessage, OutgoingMessage, SubscribeOptions, Subscription } from './port';
 import type { Logger } from '../telemetry/logger';
 import { tracedHandler, tracedPublish, type TracedHandler } from './bus-tracing';
 

@@ -7,7 +7,7 @@ import {
   stringSerializers,
   type SASLOptions,
 } from '@platformatic/kafka';
-import type { Bus, OutgoingMessage, SubscribeOptions, Subscription } from '../ports/bus';
+import type { Bus, OutgoingMessage, SubscribeOptions, Subscription } from './port';
 import type { Logger } from '../telemetry/logger';
 import { tracedPublish } from './bus-tracing';
 import { TrackedSubscriptions } from './tracked-subscriptions';

@@ -1,5 +1,5 @@
 import { Kafka, logLevel, type Admin, type KafkaConfig, type LogEntry, type Producer } from 'kafkajs';
-import type { Bus, OutgoingMessage, SubscribeOptions, Subscription } from '../ports/bus';
+import type { Bus, OutgoingMessage, SubscribeOptions, Subscription } from './port';
 import type { Logger } from '../telemetry/logger';
 import { tracedPublish } from './bus-tracing';
 import { TrackedSubscriptions } from './tracked-subscriptions';

@@ -1,5 +1,5 @@
 import { PartitionAssigners, type Consumer, type EachBatchPayload, type Kafka } from 'kafkajs';
-import type { IncomingMessage, SubscribeOptions, Subscription } from '../ports/bus';
+import type { IncomingMessage, SubscribeOptions, Subscription } from './port';
 import type { Logger } from '../telemetry/logger';
 import { tracedHandler } from './bus-tracing';
 import { subscriptionAwareAssigner } from './kafka-assigner';

@@ -6,7 +6,7 @@ import {
   type OutgoingMessage,
   type SubscribeOptions,
   type Subscription,
-} from '../ports/bus';
+} from './port';
 import { InProcessBus } from './in-process-bus';
 import { KafkaBus, type KafkaSasl } from './kafka-bus';
 import { PlatformaticKafkaBus } from './platformatic-bus';

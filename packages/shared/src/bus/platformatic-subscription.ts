@@ -9,7 +9,7 @@ import {
   type MessagesStream,
   type SASLOptions,
 } from '@platformatic/kafka';
-import type { IncomingMessage, SubscribeOptions, Subscription } from '../ports/bus';
+import type { IncomingMessage, SubscribeOptions, Subscription } from './port';
 import type { Logger } from '../telemetry/logger';
 import { tracedHandler } from './bus-tracing';
 import { assignBySubscription, SUBSCRIPTION_AWARE } from './kafka-assigner';
