@@ -28,7 +28,7 @@ export * from './edge/unparsable-request';
 export * from './contract/scenes';
 export * from './calls/service-client';
 export * from './bus/port';
-export * from './ports/db';
+export * from './db/port';
 export * from './ports/object-store';
 export * from './ports/limiter';
 export * from './service/service';
@@ -37,13 +37,13 @@ export * from './bus/kafka-bus';
 export * from './bus/kafka-principals';
 export * from './identity/job-grant';
 export * from './bus/bus-factory';
-export * from './adapters/db';
+export * from './db/db';
 export {
   checkReleaseIsolation,
   grantSchema,
   parseServiceRoles,
   restrictDatabase,
-} from './adapters/db-logins';
+} from './db/db-logins';
 export * from './telemetry/telemetry';
 export * from './telemetry/service-context';
 export * from './telemetry/metrics';

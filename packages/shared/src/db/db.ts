@@ -4,7 +4,7 @@ import knexFactory, { type Knex } from 'knex';
 import ClientPgLite from 'knex-pglite';
 import { ConfigError, type CommonConfig } from '../config/config';
 import type { Logger } from '../telemetry/logger';
-import type { Db, Migration } from '../ports/db';
+import type { Db, Migration } from './port';
 import { mayCreateSchemas, verifyMigrated } from './db-logins';
 import { createPGlite, type PGliteLike } from './pglite-loader';
 import { SHARED_DB_NAME, sharedPGliteKnex } from './pglite-shared';

@@ -1,6 +1,6 @@
 import knexFactory, { type Knex } from 'knex';
 import { ConfigError } from '../config/config';
-import type { Migration } from '../ports/db';
+import type { Migration } from './port';
 
 /**
  * Database logins in distributed mode (docs/SECURITY.md): an owner login runs the migrations (scripts/migrate.js)
