@@ -1,7 +1,7 @@
 import path from 'node:path';
 import { ConfigError, type CommonConfig } from '../config/config';
 import type { Logger } from '../telemetry/logger';
-import type { ObjectStore } from '../ports/object-store';
+import type { ObjectStore } from './port';
 import { DirectoryObjectStore } from './directory-object-store';
 import { MinioObjectStore } from './minio-object-store';
 

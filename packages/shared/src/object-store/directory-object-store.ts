@@ -4,7 +4,7 @@ import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import { Transform, type Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import type { ByteRange, ObjectInfo, ObjectStore } from '../ports/object-store';
+import type { ByteRange, ObjectInfo, ObjectStore } from './port';
 
 /** Raised by get/locate when the object does not exist (both adapters). */
 export class ObjectNotFoundError extends Error {

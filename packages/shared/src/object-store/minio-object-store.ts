@@ -1,6 +1,6 @@
 import { Client, type LifecycleRule } from 'minio';
 import { Transform, pipeline, type Readable } from 'node:stream';
-import type { ByteRange, ObjectInfo, ObjectStore } from '../ports/object-store';
+import type { ByteRange, ObjectInfo, ObjectStore } from './port';
 import type { Logger } from '../telemetry/logger';
 import { ObjectNotFoundError, validateObjectKey } from './directory-object-store';
 
