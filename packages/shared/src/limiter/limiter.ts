@@ -10,7 +10,7 @@ import {
 import { ConfigError, type CommonConfig } from '../config/config';
 import type { Logger } from '../telemetry/logger';
 import { redactUrl } from '../secrets/redact';
-import type { LimitDecision, Limiter, RateLimitOptions } from '../ports/limiter';
+import type { LimitDecision, Limiter, RateLimitOptions } from './port';
 
 type Consumer = Pick<RateLimiterAbstract, 'consume'> | BurstyRateLimiter;
 
