@@ -1,71 +1,23 @@
-export * from './contract/errors';
-export * from './contract/reasons';
+/**
+ * @vision/shared: what the services have in common, one folder per concern, each with a face (its index.ts)
+ * that says what it offers. This face hands on every concern's; docs/ARCHITECTURE.md ("The shared package")
+ * maps them.
+ */
+export * from './contract';
+export * from './secrets';
+export * from './telemetry';
+export * from './time';
+export * from './config';
+export * from './identity';
+export * from './admission';
+export * from './edge';
+export * from './calls';
+export * from './egress';
+export * from './bus';
+export * from './db';
+export * from './object-store';
+export * from './limiter';
 export * from './idempotency';
-export * from './contract/upload-limits';
-export * from './edge/multipart';
-export * from './time/clock';
-export * from './secrets/redact';
-export * from './contract/retry-after';
-export * from './contract/quota-spend';
-export * from './secrets/secret-box';
-export * from './telemetry/logger';
-export * from './config/config';
-export * from './identity/identity';
-export * from './identity/identity-keys';
-export * from './identity/identity-routes';
-export * from './identity/identity-guard';
-export * from './edge/http';
-export * from './edge/server';
-export * from './edge/early-answer';
-export * from './edge/crash-handler';
-export * from './admission/admission-queue';
-export * from './edge/in-turn';
-export * from './admission/deadline';
-export * from './edge/request-shape';
-export * from './edge/strict-body';
-export * from './edge/stall';
-export * from './edge/unparsable-request';
-export * from './contract/scenes';
-export * from './calls/service-client';
-export * from './bus/port';
-export * from './db/port';
-export * from './object-store/port';
-export * from './limiter/port';
-export * from './service/service';
-export * from './bus/in-process-bus';
-export * from './bus/kafka-bus';
-export * from './bus/kafka-principals';
-export * from './identity/job-grant';
-export * from './bus/bus-factory';
-export * from './db/db';
-export {
-  checkReleaseIsolation,
-  grantSchema,
-  parseServiceRoles,
-  restrictDatabase,
-} from './db/db-logins';
-export * from './telemetry/telemetry';
-export * from './telemetry/service-context';
-export * from './telemetry/metrics';
-export * from './service/metrics-server';
-export * from './telemetry/http-metrics';
-export * from './calls/breaker-telemetry';
-export * from './bus/bus-tracing';
-export * from './object-store/directory-object-store';
-export * from './object-store/minio-object-store';
-export * from './object-store/object-store-factory';
-export * from './limiter/limiter';
-export * from './egress/address-policy';
-export * from './egress/host-check';
-export * from './egress/egress-proxy';
-export * from './inference/inference-client';
-export * from './inference/inference-pictures';
-export * from './inference/scene-gate';
-export * from './time/periodic';
-export * from './bus/outbox-relay';
-export * from './contract/task-reasons';
-export * from './egress/decoder-env';
-export * from './egress/pinned-relay';
-export * from './egress/rtsp-reply-watch';
-export * from './egress/pinned-agent';
+export * from './inference';
 export * from './places';
+export * from './service';

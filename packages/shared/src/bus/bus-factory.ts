@@ -1,12 +1,6 @@
 import { ConfigError, type CommonConfig } from '../config/config';
 import type { Logger } from '../telemetry/logger';
-import {
-  busName,
-  type Bus,
-  type OutgoingMessage,
-  type SubscribeOptions,
-  type Subscription,
-} from './port';
+import { busName, type Bus, type OutgoingMessage, type SubscribeOptions, type Subscription } from './port';
 import { InProcessBus } from './in-process-bus';
 import { KafkaBus, type KafkaSasl } from './kafka-bus';
 import { PlatformaticKafkaBus } from './platformatic-bus';

@@ -17,7 +17,12 @@ import type { Logger } from '../telemetry/logger';
 import { REASON } from '../contract/reasons';
 import { BreakerPolicy, type CallEnd } from '../calls/breaker-policy';
 import { observeBreaker, recordBreakerRefusal } from '../calls/breaker-telemetry';
-import { type CallOptions, type CallResult, type ServiceClient, UnreachableError } from '../calls/service-client';
+import {
+  type CallOptions,
+  type CallResult,
+  type ServiceClient,
+  UnreachableError,
+} from '../calls/service-client';
 
 export interface BreakerSettings {
   /** The longest one call may take. */
