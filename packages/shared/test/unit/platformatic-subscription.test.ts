@@ -58,9 +58,7 @@ type Subscription = typeof PlatformaticSubscription;
 /** Loaded on first use, after the stand-ins above are defined (jest.mock is hoisted above the imports). */
 const startPlatformaticSubscription: Subscription['startPlatformaticSubscription'] = (...args) =>
   // eslint-disable-next-line @typescript-eslint/no-require-imports
-  (require('../../src/bus/platformatic-subscription') as Subscription).startPlatformaticSubscription(
-    ...args,
-  );
+  (require('../../src/bus/platformatic-subscription') as Subscription).startPlatformaticSubscription(...args);
 
 const record = (partition: number, offset: number, n: string): FakeRecord => ({
   topic: 't',
