@@ -11,12 +11,7 @@ import type { DetectedObject, SceneStatus } from '../contract/scenes';
 import type { Identity, IdentitySigner } from '../identity/identity';
 import { signJobGrant } from '../identity/job-grant';
 import type { Logger } from '../telemetry/logger';
-import {
-  type CallOptions,
-  type CallResult,
-  type ServiceClient,
-  UnreachableError,
-} from '../calls/service-client';
+import { type CallOptions, type CallResult, type ServiceClient, UnreachableError } from '../calls';
 import { REASON } from '../contract/reasons';
 import type { ApiError } from '../contract/errors';
 import { deadlineExceeded, overloaded } from '../admission/admission-queue';
