@@ -174,7 +174,7 @@ export const commonShape = {
   /** The Kafka client library of the bus (bus-factory.ts): `kafkajs` or `platformatic` (@platformatic/kafka). */
   KAFKA_CLIENT: z.enum(['kafkajs', 'platformatic']).default('kafkajs'),
   /**
-   * Put before the name of each topic and consumer group of this deployment (busName in ports/bus.ts), so that
+   * Put before the name of each topic and consumer group of this deployment (busName in bus/port.ts), so that
    * deployments of different prefixes share a Kafka cluster without sharing a topic; empty: the plain names.
    */
   KAFKA_PREFIX: z
