@@ -1,8 +1,8 @@
 /**
  * Each document answers one question, and stays short enough to read at a sitting: README's table gives every
  * document under docs/ one row with the question it answers, names no document that is missing, and no document
- * (README.md and the measurement records under bench/results included) passes MAX_LINES lines. A document that grows past the bound is split by question, and the
- * new one gets its row.
+ * (README.md and the measurement records under bench/results included) passes MAX_LINES lines. A document that
+ * grows past the bound is split by question, and the new one gets its row.
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
