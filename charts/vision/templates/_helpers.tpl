@@ -124,7 +124,7 @@ results:
   program: results
   port: 8103
   portVar: RESULTS_PORT
-  # The pictures of events and best shots (docs/ANALYTICS.md, "Evidence") are kept in the object store.
+  # The pictures of events and best shots (docs/EVIDENCE.md) are kept in the object store.
   secrets: [DATABASE_URL, S3_ACCESS_KEY, S3_SECRET_KEY]
   optionalSecrets: [RESULTS_CURSOR_SECRET, RESULTS_WEBHOOK_SECRET_KEY]
   callers: {{ include "vision.callersOf" (dict "root" . "service" "results") }}
