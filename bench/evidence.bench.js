@@ -1,5 +1,5 @@
 /**
- * Evidence benchmark: what the pictures of events cost (docs/ANALYTICS.md, "Evidence"), against the detection of a
+ * Evidence benchmark: what the pictures of events cost (docs/EVIDENCE.md), against the detection of a
  * frame measured in the same run. Run after `npx tsc -b tsconfig.build.json`:
  *
  *   node bench/evidence.bench.js [--rounds 9] [--pictures 40] [--image street_people_car_coco9891.jpg]

@@ -1,5 +1,5 @@
 /**
- * The evidence of places end to end, through the gateway, in either mode (docs/ANALYTICS.md, "Evidence"): an
+ * The evidence of places end to end, through the gateway, in either mode (docs/EVIDENCE.md): an
  * uploaded parking-lot clip with a line a car crosses. Every `line.crossed` event has a picture that decodes as
  * JPEG, reads the same bytes twice, has the event's track box drawn on it and is the frame of the event's media
  * time (compared with a frame ffmpeg decodes there); tracks have best shots; a replay links the pictures and takes

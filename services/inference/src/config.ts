@@ -21,7 +21,7 @@ export const inferenceShape = {
   /** A live job buffers at most this many frames; newer frames are dropped while it is full. */
   INFERENCE_LIVE_QUEUE: env.int(2, 1, 100),
   /**
-   * Frames a job with zones or lines keeps for the pictures of its events (docs/ANALYTICS.md, "Evidence"):
+   * Frames a job with zones or lines keeps for the pictures of its events (docs/EVIDENCE.md):
    * the last this many, at the detection size (about 0.7 MB each for a 16:9 stream); 0 keeps none.
    */
   INFERENCE_FRAME_RING: env.int(32, 0, 1000),

@@ -98,7 +98,7 @@ async function checkServiceRole(knex: Knex, role: string): Promise<void> {
   )) as { rows: { super: boolean; owner: boolean; member: boolean }[] };
   const row = r.rows[0];
   const problem = !row
-    ? 'does not exist: create it first (docs/DEPLOYMENT.md)'
+    ? 'does not exist: create it first (docs/KUBERNETES-LOGINS.md)'
     : row.owner
       ? 'is the login running the migrations: a service needs a login of its own'
       : row.super
@@ -110,7 +110,7 @@ async function checkServiceRole(knex: Knex, role: string): Promise<void> {
 }
 
 /**
- * Refuses grants that would join two releases on one Postgres server (docs/DEPLOYMENT.md, "Sharing a Postgres
+ * Refuses grants that would join two releases on one Postgres server (docs/KUBERNETES-LOGINS.md, "Sharing a Postgres
  * server"). Roles are the server's, not a database's: each release has its own database and its own service logins.
  * So a service login must not be let into another database already (two releases naming the same roles), and no
  * role but the one this run grants may write a schema's tables (another release migrating into this database, or a
@@ -141,7 +141,7 @@ async function checkIsolation(knex: Knex, roles: Record<string, string>): Promis
   )) as { rows: { role: string; db: string }[] };
   for (const { role, db } of elsewhere.rows)
     problems.push(
-      `role ${role} may connect to database ${db} too: each release needs service logins of its own (docs/DEPLOYMENT.md, "Sharing a Postgres server")`,
+      `role ${role} may connect to database ${db} too: each release needs service logins of its own (docs/KUBERNETES-LOGINS.md, "Sharing a Postgres server")`,
     );
   const writers = (await knex.raw(
     `select distinct n.nspname as schema, r.rolname as role
@@ -154,7 +154,7 @@ async function checkIsolation(knex: Knex, roles: Record<string, string>): Promis
   for (const { schema, role } of writers.rows)
     if (role !== roles[schema])
       problems.push(
-        `schema ${schema} is written by role ${role}, not ${roles[schema]}: another release uses this database, or ${role} is a former login of ${schema} (revoke its privileges there first; docs/DEPLOYMENT.md, "Sharing a Postgres server")`,
+        `schema ${schema} is written by role ${role}, not ${roles[schema]}: another release uses this database, or ${role} is a former login of ${schema} (revoke its privileges there first; docs/KUBERNETES-LOGINS.md, "Sharing a Postgres server")`,
       );
   if (problems.length > 0) throw new ConfigError(problems.map((p) => `DATABASE_SERVICE_ROLES: ${p}`));
 }

@@ -131,6 +131,8 @@ export function sendError(res: Response, err: ApiError): void {
     return;
   }
   if (err.headers) for (const [k, v] of Object.entries(err.headers)) res.setHeader(k, v);
+  // A 503 is always worth retrying (docs/API.md, "Errors"): one that names no wait asks for a second.
+  if (err.status === 503 && !res.hasHeader('Retry-After')) res.setHeader('Retry-After', '1');
   const body = JSON.stringify(toEnvelope(err, requestIdOf(res)));
   res.status(err.status);
   res.setHeader('Content-Type', 'application/json; charset=utf-8');
