@@ -192,14 +192,14 @@ seccompProfile:
   type: RuntimeDefault
 {{- end -}}
 
-{{/* The services that call others, each with an identity key pair (IDENTITY_ISSUERS in packages/shared/src/identity.ts). */}}
+{{/* The services that call others, each with an identity key pair (IDENTITY_ISSUERS in packages/shared/src/identity/identity.ts). */}}
 {{- define "vision.identityIssuers" -}}
 {{- (.Files.Get "files/identity-routes.yaml" | fromYaml).issuers | toJson -}}
 {{- end -}}
 
 {{/*
 The issuers whose identity opens some route of a service: the component's callers (NetworkPolicy ingress, public
-keys mounted). From files/identity-routes.yaml, the route table of packages/shared/src/identity-routes.ts written
+keys mounted). From files/identity-routes.yaml, the route table of packages/shared/src/identity/identity-routes.ts written
 by scripts/identity-routes-file.js. Input: dict "root" (the chart's root context) "service" (the program) and an
 optional "prefix": only the routes whose path starts with it (one of a split service's deployments).
 */}}
@@ -337,7 +337,7 @@ that uses the bus also gets its Kafka password (KAFKA_SASL_PASSWORD), unless the
 {{/*
 The release's KAFKA_PREFIX: external.kafka.prefix rendered as a template (default "<release>."), put before each of
 its topics, consumer groups and Kafka users (docs/KUBERNETES-LOGINS.md, "Sharing a Kafka cluster"). Stops the render when it
-is not at most 100 of A-Z a-z 0-9 . _ - (KAFKA_PREFIX_RE of packages/shared/src/ports/bus.ts).
+is not at most 100 of A-Z a-z 0-9 . _ - (KAFKA_PREFIX_RE of packages/shared/src/bus/port.ts).
 */}}
 {{- define "vision.kafkaPrefix" -}}
 {{- $p := tpl (.Values.external.kafka.prefix | default "") . -}}
