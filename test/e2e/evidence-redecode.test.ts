@@ -1,6 +1,6 @@
 /**
  * The pictures of a file task's events when its frames have left inference's ring before results asks for them
- * (docs/ANALYTICS.md, "Evidence"), in either mode: with a ring of no frame at all, every picture of an uploaded
+ * (docs/EVIDENCE.md), in either mode: with a ring of no frame at all, every picture of an uploaded
  * pedestrian clip comes from a re-decode of the stored upload. Every event still has its picture, and each line
  * crossing's is the frame of its seq (compared with a frame ffmpeg decodes at its media time), its box drawn.
  */

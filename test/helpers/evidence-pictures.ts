@@ -1,5 +1,5 @@
 /**
- * Checks on the pictures of events (docs/ANALYTICS.md, "Evidence"): a picture is read as RGB, its drawing is found
+ * Checks on the pictures of events (docs/EVIDENCE.md): a picture is read as RGB, its drawing is found
  * on the event's track box, and its crop is compared with the clip's frame that ffmpeg decodes at the event's media
  * time, by a simple image distance.
  */

@@ -1,6 +1,6 @@
 /** @jest-environment ./services/inference/test/support/onnx-environment.js */
 /**
- * A file job's frame that is not in its ring is decoded again from the upload (docs/ANALYTICS.md, "Evidence"): the
+ * A file job's frame that is not in its ring is decoded again from the upload (docs/EVIDENCE.md): the
  * picture is the same bytes as the ring's picture of that frame, for every frame of the clip, asked all at once or
  * one by one far into the clip; a frame never published, or one of an upload deleted since, is none.
  */

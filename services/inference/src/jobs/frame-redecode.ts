@@ -1,6 +1,6 @@
 /**
  * A file job's frames decoded again from its stored upload, for the pictures of events whose frame has left the
- * ring (docs/ANALYTICS.md, "Evidence"). The job's own decoder arguments (ffmpeg-args.ts) with a seek before the
+ * ring (docs/EVIDENCE.md). The job's own decoder arguments (ffmpeg-args.ts) with a seek before the
  * input (redecode-plan.ts): the frame of a seq comes out as the job's decode gave it. Asks for one job that arrive
  * together are decoded by one ffmpeg run per span of frames; `concurrency` runs at once over all jobs, each in the
  * decoder's sandbox, each killed at its deadline; an ask not answered within `timeoutMs` gets no frame.

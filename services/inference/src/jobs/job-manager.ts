@@ -234,12 +234,12 @@ export class JobManager {
     return { ok: true, seq, timeMs: frame.timeMs, ...(await renderPicture(frame, drawing)) };
   }
 
-  /** A published frame of a file job decoded again; undefined for a live job, or when it cannot be had. */
+  /** A frame of a file job decoded again from its upload; undefined for a live job, or when it cannot be had. */
   private async redecoded(job: Job, seq: number): Promise<RingFrame | undefined> {
     const { source } = job.spec;
     const first = job.firstFrame;
-    if (source.type !== 'object' || job.input.live || !first) return undefined;
-    if (seq < first.seq || seq >= first.seq + job.snapshot().frames_published) return undefined;
+    // Any seq from the first on: a job started again after a restart of this instance may not have reached it yet.
+    if (source.type !== 'object' || job.input.live || !first || seq < first.seq) return undefined;
     const locate = async () => {
       const r = await this.resolveSource(source);
       return r.ok ? r.input : undefined;

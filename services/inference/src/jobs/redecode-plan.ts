@@ -1,5 +1,5 @@
 /**
- * Where a file job's frame is found again in its upload (docs/ANALYTICS.md, "Evidence"). The decoder's fps filter
+ * Where a file job's frame is found again in its upload (docs/EVIDENCE.md). The decoder's fps filter
  * gives each output slot k (media time k / fps) the last input frame whose time rounds to k or before; a decoder
  * started at a seek point S (`-ss S` before the input) gives every frame its time less S. When S * fps is a whole
  * number of slots and S is a whole number of seconds (exact in every stream's time base), the re-decode's slot
