@@ -58,11 +58,14 @@ export class FrameRedecoder {
   private active = 0;
   private readonly queue: Queued[] = [];
   private readonly gathering = new Map<string, { source: RedecodeSource; asks: Ask[] }>();
+  private readonly running = new Set<FfmpegFrameSource>();
+  private closed = false;
 
   constructor(private readonly o: RedecoderOptions) {}
 
   /** The frame `seq` of job `jobId` decoded again; undefined when it cannot be had within the time limit. */
   frame(jobId: string, source: RedecodeSource, seq: number): Promise<RingFrame | undefined> {
+    if (this.closed) return Promise.resolve(undefined);
     return new Promise((resolve) => {
       let done = false;
       const timer = setTimeout(() => settle(undefined), this.o.timeoutMs);
@@ -117,8 +120,8 @@ export class FrameRedecoder {
   }
 
   private async decode({ jobId, source, run, asks, deadline }: Queued): Promise<void> {
-    const input = await source.locate();
-    if (!input || input.live) return;
+    const input = await untilDeadline(source.locate(), deadline);
+    if (!input || input.live || this.closed) return;
     const fps = source.sampleFps;
     const last = run.slots[run.slots.length - 1];
     const ffmpeg = new FfmpegFrameSource({
@@ -129,28 +132,53 @@ export class FrameRedecoder {
         sampleFps: fps,
         size: source.size,
         nativePace: false,
-        ...run,
+        seekS: run.seekS,
         maxFrames: run.frames,
       }),
       onFrame: (f) => {
-        const slot = slotAt(f.ptsMs, run.seekS, fps);
-        for (const a of asks)
-          if (a.slot === slot)
-            a.settle({
-              ...frameContent(f, source.size),
-              seq: a.seq,
-              timeMs: Math.round((slot * 1000) / fps),
-            });
-        if (slot >= last) ffmpeg.kill();
+        try {
+          const slot = slotAt(f.ptsMs, run.seekS, fps);
+          for (const a of asks)
+            if (a.slot === slot)
+              a.settle({
+                ...frameContent(f, source.size),
+                seq: a.seq,
+                timeMs: Math.round((slot * 1000) / fps),
+              });
+          if (slot >= last) ffmpeg.kill();
+        } catch (err) {
+          this.o.logger.warn({ err, job_id: jobId }, 'a frame decoded again could not be kept');
+          ffmpeg.kill();
+        }
       },
     });
+    this.running.add(ffmpeg);
     const timer = setTimeout(() => ffmpeg.kill(), Math.max(0, deadline - Date.now()));
     timer.unref();
-    const exit = await ffmpeg.done.finally(() => clearTimeout(timer));
+    const exit = await ffmpeg.done.finally(() => {
+      clearTimeout(timer);
+      this.running.delete(ffmpeg);
+    });
     if (exit.code !== 0 && !exit.killed)
       this.o.logger.warn(
         { job_id: jobId, code: exit.code, decoder_error: exit.lastError },
         'frames not decoded again',
       );
   }
+
+  /** Kills the runs under way; later asks get no frame. */
+  close(): void {
+    this.closed = true;
+    for (const f of this.running) f.kill();
+  }
+}
+
+/** `p`'s value, or undefined once `deadline` (ms since the epoch) has passed. */
+function untilDeadline<T>(p: Promise<T>, deadline: number): Promise<T | undefined> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<undefined>((r) => {
+    timer = setTimeout(() => r(undefined), Math.max(0, deadline - Date.now()));
+    timer.unref();
+  });
+  return Promise.race([p, late]).finally(() => clearTimeout(timer));
 }

@@ -276,6 +276,7 @@ export class JobManager {
   /** Ends every running job (failed: backend shut down) and waits for their end messages. */
   async close(): Promise<void> {
     this.closed = true;
+    this.redecoder.close();
     const all = [...this.jobs.values()];
     for (const j of all) j.abort(taskReason('backend_shutdown'));
     await Promise.all(all.map((j) => j.finished.catch(() => undefined)));
