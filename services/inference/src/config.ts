@@ -27,6 +27,10 @@ export const inferenceShape = {
   INFERENCE_FRAME_RING: env.int(32, 0, 1000),
   /** How long an ended job keeps its ring, for the pictures results asks for after its last frames. */
   INFERENCE_FRAME_RING_LINGER_MS: env.int(60_000, 0, 3_600_000),
+  /** A file job's frames that left the ring are decoded again from the upload: this many decoder runs at once. */
+  INFERENCE_REDECODE_CONCURRENCY: env.int(1, 1, 16),
+  /** The longest a picture waits for its frame decoded again (under results' RESULTS_SNAPSHOT_TIMEOUT_MS). */
+  INFERENCE_REDECODE_TIMEOUT_MS: env.int(2000, 100, 60_000),
   STREAM_ALLOW_PRIVATE_NETWORKS: env.bool(false),
   INFERENCE_MAX_IMAGE_PIXELS: env.int(IMAGE_UPLOAD.maxPixels, 1),
   /**
