@@ -1,10 +1,11 @@
 import type { Counts } from '@vision/shared';
 import type { AnalyticsEvent, EndReason, EventContext } from './events';
-import type { Box, LineRule, RuleSet, ZoneRule } from '@vision/shared';
+import type { LineRule, RuleSet, ZoneRule } from '@vision/shared';
 import {
   filterKey,
   frameCandidates,
   viewOf,
+  type AnalyticsFrame,
   type EngineGeometry,
   type FrameView,
   type ZoneMarks,
@@ -32,23 +33,6 @@ import {
  *   coverage zones. When a track id appears twice in a frame, its first object is used.
  * - Geometry: every rule is decided on the frame's pixels (frame-input.ts, `EngineGeometry`).
  */
-export interface AnalyticsObject {
-  label: string;
-  score: number;
-  /** Normalized [x1, y1, x2, y2], y down. */
-  box: Box;
-  track_id?: string;
-}
-
-export interface AnalyticsFrame {
-  seq: number;
-  time_ms: number;
-  /** The frame's size in pixels: what the normalized boxes and rules are fractions of. */
-  width: number;
-  height: number;
-  objects: readonly AnalyticsObject[];
-}
-
 export interface FrameAnalytics {
   seq: number;
   media_ms: number;

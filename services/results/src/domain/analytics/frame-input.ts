@@ -1,5 +1,4 @@
 import type { StoredFrame } from '../frames';
-import type { AnalyticsFrame } from './engine';
 import {
   anchorX,
   anchorY,
@@ -10,6 +9,24 @@ import {
   type Box,
   type FrameSize,
 } from '@vision/shared';
+
+/** One object of a result frame, as the engine reads it. */
+export interface AnalyticsObject {
+  label: string;
+  score: number;
+  /** Normalized [x1, y1, x2, y2], y down. */
+  box: Box;
+  track_id?: string;
+}
+
+export interface AnalyticsFrame {
+  seq: number;
+  time_ms: number;
+  /** The frame's size in pixels: what the normalized boxes and rules are fractions of. */
+  width: number;
+  height: number;
+  objects: readonly AnalyticsObject[];
+}
 
 /** The engine's view of a stored result frame (frames.ts): its size in pixels and its objects. */
 export function analyticsFrameOf(frame: StoredFrame): AnalyticsFrame {

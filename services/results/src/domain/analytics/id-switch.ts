@@ -1,6 +1,6 @@
 import { imageDistance, type FrameSize, type Point, type ZoneRule } from '@vision/shared';
 import type { FrameView, TrackedObservation } from './frame-input';
-import type { TrackState } from './zone-visits';
+import type { TrackState } from './zone-track';
 
 /** A tracked observation of a frame whose track id has no state in the zone. */
 export interface Fresh {

@@ -10,15 +10,9 @@
  *   countImageZones(rules.zones, detections);               // one image, no time
  */
 export { AnalyticsEngine } from './engine';
-export type {
-  AnalyticsFrame,
-  AnalyticsObject,
-  AnalyticsSummary,
-  EngineSnapshot,
-  FrameAnalytics,
-} from './engine';
+export type { AnalyticsSummary, EngineSnapshot, FrameAnalytics } from './engine';
 export { eventId } from './events';
 export type { AnalyticsEvent, AnalyticsEventKind, EndReason } from './events';
 export { analyticsFrameOf } from './frame-input';
-export type { EngineGeometry } from './frame-input';
+export type { AnalyticsFrame, AnalyticsObject, EngineGeometry } from './frame-input';
 export type { LineSummary, ZoneSummary } from './rule-runtime';

@@ -3,6 +3,7 @@ import { addDwell, dwellDue, emptyDwellStats, type DwellStats, type Visit } from
 import { makeEvent, type AnalyticsEvent, type EndReason, type EventContext } from './events';
 import { markZone, RecentStates, type FrameView, type ZoneMarks } from './frame-input';
 import { cmp, switchPairs, type Fresh } from './id-switch';
+import type { TrackState } from './zone-track';
 import {
   perFrameSize,
   pointInPolygonXY,
@@ -24,17 +25,6 @@ import {
  * - id switch: a new track id whose anchor is inside may take over the open visit of a missing track of the same
  *   label whose last anchor was within switch_distance (no event; id-switch.ts).
  */
-export interface TrackState {
-  label: string;
-  inside: boolean;
-  /** Media time of the first observation of the current run on the other side of `inside`. */
-  pending_since: number | null;
-  last_seen_ms: number;
-  /** Normalized: the switch distance is measured on the frame that compares. */
-  last_anchor: [number, number];
-  visit: Visit | null;
-}
-
 export interface ZoneVisitsState {
   /** Tracks by id, sorted by id in a snapshot. */
   tracks: [string, TrackState][];
