@@ -1,4 +1,5 @@
 /** Message bus port: Kafka in distributed mode, an in-process bus in standalone mode. */
+import { KAFKA_PREFIX_RE } from '../config/config';
 
 export const TOPICS = {
   frames: 'vision.frames',
@@ -19,12 +20,6 @@ export const GROUPS = {
   /** tasks: image calls into its usage records. */
   tasksImageCalls: 'tasks-image-calls',
 } as const;
-
-/**
- * What KAFKA_PREFIX may hold: the characters of a Kafka topic name, at most 100 of them (a topic name is at most
- * 249). The prefix is used as it is, separator included (`staging.`); empty: the names above, unchanged.
- */
-export const KAFKA_PREFIX_RE = /^[A-Za-z0-9._-]{0,100}$/;
 
 /**
  * The name on the brokers of a topic or consumer group of the deployment whose KAFKA_PREFIX is `prefix`: the

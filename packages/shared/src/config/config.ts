@@ -1,7 +1,12 @@
 import { readFileSync, statSync } from 'node:fs';
 import { z } from 'zod';
-import { KAFKA_PREFIX_RE } from '../bus/port';
 import { redactText } from '../secrets/redact';
+
+/**
+ * What KAFKA_PREFIX may hold: the characters of a Kafka topic name, at most 100 of them (a topic name is at most
+ * 249). The prefix is used as it is, separator included (`staging.`); empty: the bus's names (bus/port.ts), unchanged.
+ */
+export const KAFKA_PREFIX_RE = /^[A-Za-z0-9._-]{0,100}$/;
 
 /** Variables whose values are never echoed in configuration errors (keys, secrets, URLs with credentials). */
 const SENSITIVE_NAME = /SECRET|TOKEN|KEY|PASS|CRED|URL|ENDPOINT/i;
