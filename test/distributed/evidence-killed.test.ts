@@ -8,21 +8,11 @@ import { randomUUID } from 'node:crypto';
 import { SNAPSHOT_REASONS } from '@vision/shared';
 import type { DistributedStack } from '../helpers/distributed';
 import { startMediaServer, type MediaServer } from '../helpers/media-server';
+import { FLOOR } from '../helpers/places';
 import { client, clip, describeDistributed, KEY, sleep, startFaultStack, waitFor } from './support';
 
 const RULES = {
-  zones: [
-    {
-      id: 'floor',
-      polygon: [
-        [0, 0],
-        [1, 0],
-        [1, 1],
-        [0, 1],
-      ],
-      labels: ['person'],
-    },
-  ],
+  zones: [FLOOR],
   lines: [{ id: 'mid', start: [0.5, 0], end: [0.5, 1], labels: ['person'] }],
 };
 

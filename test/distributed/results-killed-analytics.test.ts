@@ -7,22 +7,11 @@
 import { randomUUID } from 'node:crypto';
 import type { DistributedStack } from '../helpers/distributed';
 import { startMediaServer, type MediaServer } from '../helpers/media-server';
+import { FLOOR } from '../helpers/places';
 import { client, clip, describeDistributed, KEY, startFaultStack, waitFor } from './support';
 
 const RULES = {
-  zones: [
-    {
-      id: 'floor',
-      polygon: [
-        [0, 0],
-        [1, 0],
-        [1, 1],
-        [0, 1],
-      ],
-      labels: ['person'],
-      occupancy: [{ label: '*', over: 2 }],
-    },
-  ],
+  zones: [{ ...FLOOR, occupancy: [{ label: '*', over: 2 }] }],
   lines: [
     { id: 'mid', start: [0.5, 0], end: [0.5, 1], labels: ['person'] },
     { id: 'across', start: [0, 0.6], end: [1, 0.6], labels: ['person'] },

@@ -16,22 +16,13 @@ import {
   type EvidenceEvent as Event,
   type EvidenceFrame as Frame,
 } from '../helpers/evidence-pictures';
+import { FLOOR } from '../helpers/places';
 import { MEDIA, startStack, type TestStack } from '../helpers/stack';
 import { until } from '../helpers/webhooks';
 
 const KEY = 'e2e-redecode-key-0123456789';
 const CLIP = path.join(MEDIA, 'videos', 'pedestrians_vtest_opencv_10s.mov');
 const MIDDLE = { id: 'middle', start: [0.5, 0.02], end: [0.5, 0.98], labels: ['person'] };
-const FLOOR = {
-  id: 'floor',
-  polygon: [
-    [0, 0],
-    [1, 0],
-    [1, 1],
-    [0, 1],
-  ],
-  labels: ['person'],
-};
 
 describe('pictures of a file task whose frames left the ring', () => {
   let stack: TestStack;

@@ -17,7 +17,7 @@ import {
   type EvidenceEvent as Event,
   type EvidenceFrame as Frame,
 } from '../helpers/evidence-pictures';
-import { CURB, LEFT_LANE, PARKING_LOT } from '../helpers/places';
+import { CURB, FLOOR, LEFT_LANE, PARKING_LOT } from '../helpers/places';
 import { MEDIA, startStack, type TestStack } from '../helpers/stack';
 import { streamServer, streamUrls, type StreamServer } from '../helpers/stream-servers';
 import { until } from '../helpers/webhooks';
@@ -192,21 +192,7 @@ describe('pictures of events and tracks', () => {
       'lines',
       JSON.stringify([{ id: 'middle', start: [0.5, 0.02], end: [0.5, 0.98], labels: ['person'] }]),
     );
-    form.append(
-      'zones',
-      JSON.stringify([
-        {
-          id: 'floor',
-          polygon: [
-            [0, 0],
-            [1, 0],
-            [1, 1],
-            [0, 1],
-          ],
-          labels: ['person'],
-        },
-      ]),
-    );
+    form.append('zones', JSON.stringify([FLOOR]));
     form.append(
       'file',
       new Blob([readFileSync(path.join(MEDIA, 'videos', 'pedestrians_vtest_opencv_10s.mov'))]),

@@ -26,4 +26,16 @@ export const CURB = {
   labels: ['car'],
 };
 
+/** The whole frame, watched for people: every person in the frame is in it. */
+export const FLOOR = {
+  id: 'floor',
+  polygon: [
+    [0, 0],
+    [1, 0],
+    [1, 1],
+    [0, 1],
+  ] as [number, number][],
+  labels: ['person'],
+};
+
 export { heaviestRules } from './heaviest-rules';
