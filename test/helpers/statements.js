@@ -33,15 +33,26 @@ function owner(proto, name) {
   return undefined;
 }
 
+/** Where a wrapped method finds the counter to call: PGlite's class outlives a jest test file's sandbox. */
+const HOOK = Symbol.for('vision.statements.hook');
+
+/**
+ * Wraps `name` of `proto`'s chain once; each install() points it at its own `onCall` (a later test file's
+ * sandbox replaces an earlier one's, which is then free to go).
+ */
 function wrap(proto, name, onCall) {
   const at = owner(proto, name);
   if (!at) return;
   const original = at[name];
-  at[name] = function counted(...args) {
-    const answered = original.apply(this, args);
-    onCall(args, answered);
-    return answered;
-  };
+  if (!original[HOOK]) {
+    const counted = function counted(...args) {
+      const answered = original.apply(this, args);
+      counted[HOOK]?.(args, answered);
+      return answered;
+    };
+    at[name] = counted;
+  }
+  at[name][HOOK] = onCall;
 }
 
 /** Counts a statement; when recording, keeps it with the number of rows it answered once it has. */
