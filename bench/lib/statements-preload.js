@@ -11,7 +11,8 @@ const { install, counts } = require('../../test/helpers/statements');
 
 const dir = process.env.VISION_STATEMENTS_DIR;
 if (dir) {
-  // The services' own modules load first (knex, pg, PGlite, @vision/shared): install once they did.
+  // After the services' own modules loaded (PGlite, @vision/shared); `pg`, which knex loads when it connects, is
+  // wrapped at the first read, before the bench's warm-up round, whose counts it does not use.
   setImmediate(install);
   let dumps = 0;
   process.on('SIGUSR2', () => {

@@ -5,7 +5,7 @@
  * standalone database, search_path switches and transaction control included; each `query` of a `pg` client,
  * Postgres) and every message published on the bus (each bus adapter's `publish`, counted by message).
  * Used by test/standalone/statements-per-call.test.ts and, through bench/lib/statements-preload.js, by the cost
- * bench's service processes. `install()` patches the prototypes once, after the services loaded their modules;
+ * bench's service processes. `install()` patches the prototypes of the modules loaded so far (once each);
  * `counts()` reads the totals so far; `record()` keeps each statement (its service, its text and how many rows it
  * answered) until `recorded()` takes them.
  */
@@ -13,7 +13,6 @@ const Module = require('node:module');
 
 /** statements and messages by service, since install(). */
 const totals = { statements: {}, messages: {} };
-let installed = false;
 /** The statements kept since record(), when recording. */
 let kept;
 
@@ -80,9 +79,8 @@ function loaded(name) {
   }
 }
 
+/** Wraps what is loaded now; called again, it wraps what was loaded since (knex loads `pg` when it connects). */
 function install() {
-  if (installed) return;
-  installed = true;
   const pglite = loaded('@electric-sql/pglite');
   if (pglite)
     for (const method of ['query', 'exec'])
