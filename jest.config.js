@@ -29,6 +29,8 @@ try {
 const tsJest = ['ts-jest', { tsconfig: '<rootDir>/tsconfig.jest.json' }];
 const shared = {
   rootDir: __dirname,
+  // The transformed sources, kept where CI keeps its caches (a fresh machine's /tmp starts empty every run).
+  cacheDirectory: require('node:path').join(require('node:os').homedir(), '.cache', 'vision-jest'),
   transform: {
     '^.+\\.ts$': tsJest,
     '/node_modules/@platformatic/.+\\.js$': '<rootDir>/test/helpers/esm-package-transform.js',

@@ -6,7 +6,7 @@
  *
  * One inference service in this process (in-process bus; POST /internal/v1/detect on a loopback port;
  * INFERENCE_MAX_IMAGE_PIXELS 40 M; every request admitted at once, so that only the decode budget bounds
- * them) runs a live job on a camera-like RTSP stream (gst-rtsp-server, bench/lib/rtsp-server.js) sampled at
+ * them) runs a live job on a camera-like RTSP stream (gst-rtsp-server, bench/lib/rtsp-camera.js) sampled at
  * --fps. Then --reps rounds, each of
  * 1. quiet: --quiet s with the live job alone, noting when each of its frames reaches the bus;
  * 2. flood: --requests concurrent requests of --images single-colour 6000x6600 JPEGs (about 230 KB each,
@@ -31,7 +31,7 @@ const http = require('node:http');
 const { randomUUID } = require('node:crypto');
 const { parseArgs } = require('./lib/args');
 const limits = require('./lib/limits');
-const { startRtspServer } = require('./lib/rtsp-server');
+const { startRtspServer } = require('./lib/rtsp-camera');
 const { benchIdentityDir, signerOf } = require('./lib/identity');
 
 const root = path.resolve(__dirname, '..');

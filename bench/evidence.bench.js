@@ -1,5 +1,5 @@
 /**
- * Evidence benchmark: what the pictures of events cost (docs/ANALYTICS.md, "Evidence"), against the detection of a
+ * Evidence benchmark: what the pictures of events cost (docs/EVIDENCE.md), against the detection of a
  * frame measured in the same run. Run after `npx tsc -b tsconfig.build.json`:
  *
  *   node bench/evidence.bench.js [--rounds 9] [--pictures 40] [--image street_people_car_coco9891.jpg]
@@ -19,7 +19,10 @@
  * - ring memory of a live job, 16:9 stream, default INFERENCE_FRAME_RING / the inference pod's memory request
  *   (1 GiB, charts/vision/values.yaml) <= 5 %.
  * Also prints (information) each picture's CPU against one frame's detection, the share on one camera sampled at
- * 5 frames a second, and the object-store bytes and PUTs per event and per hour of a busy camera.
+ * 5 frames a second, the object-store bytes and PUTs per event and per hour of a busy camera, and what a file task's
+ * frame that left the ring costs to decode again from its upload (services/inference/dist/jobs/frame-redecode.js,
+ * on ../shared's 10 s pedestrian clip at 5 frames a second): one frame 9.4 s into the clip asked alone, and eight
+ * frames of one step asked together, their wall time and CPU (ffmpeg's, from /proc, and this process's).
  * Ends with `targets: N met, M missed`. Compare figures only within a run: the machine is shared.
  */
 const path = require('node:path');
@@ -31,6 +34,7 @@ const { report } = require('./lib/targets');
 
 const root = path.resolve(__dirname, '..');
 const { FrameRing } = require(path.join(root, 'services/inference/dist/jobs/frame-ring.js'));
+const { FrameRedecoder } = require(path.join(root, 'services/inference/dist/jobs/frame-redecode.js'));
 const { renderPicture } = require(path.join(root, 'services/inference/dist/jobs/frame-picture.js'));
 const { loadInferenceConfig } = require(path.join(root, 'services/inference/dist/index.js'));
 const { DirectoryObjectStore } = require(path.join(root, 'packages/shared/dist/index.js'));
@@ -62,6 +66,22 @@ const cpuMsAsync = async (f) => {
   const c = process.cpuUsage(c0);
   return (c.user + c.system) / 1000;
 };
+
+/** CPU ms of this process's children that have ended (/proc/self/stat: cutime + cstime, in clock ticks). */
+const childCpuMs = () => {
+  const f = fs.readFileSync('/proc/self/stat', 'utf8').split(') ')[1].split(' ');
+  return (Number(f[13]) + Number(f[14])) * 10; // 100 ticks a second
+};
+
+/** A file task's frames decoded again: `seqs` asked together, wall ms and CPU ms (ffmpeg's and this process's). */
+async function redecodeCost(redecoder, source, seqs) {
+  const [c0, k0, t0] = [process.cpuUsage(), childCpuMs(), performance.now()];
+  const frames = await Promise.all(seqs.map((seq) => redecoder.frame('bench', source, seq)));
+  if (frames.some((f) => !f)) throw new Error('a frame was not decoded again');
+  const wall = performance.now() - t0;
+  const own = process.cpuUsage(c0);
+  return { wall, cpu: childCpuMs() - k0 + (own.user + own.system) / 1000 };
+}
 
 /** A decoded frame as ffmpeg hands it to a job: the picture letterboxed into size x size G, B, R planes. */
 async function decodedFrame(file, size, width, height) {
@@ -138,6 +158,26 @@ async function main() {
   }
   fs.rmSync(dir, { recursive: true, force: true });
 
+  const redecoder = new FrameRedecoder({
+    ffmpegPath: process.env.FFMPEG_PATH ?? 'ffmpeg',
+    logger: { warn: (o, m) => console.error(m, o) },
+    concurrency: 1,
+    timeoutMs: 30_000,
+  });
+  const clip = path.join(SHARED_DIR, 'media/videos/pedestrians_vtest_opencv_10s.mov');
+  const source = {
+    locate: async () => ({ kind: 'file', input: clip, live: false }),
+    sampleFps: SAMPLE_FPS,
+    size,
+    first: { seq: 0, timeMs: 0 },
+  };
+  const alone = [];
+  const step = [];
+  for (let r = 0; r < ROUNDS; r++) {
+    alone.push(await redecodeCost(redecoder, source, [47]));
+    step.push(await redecodeCost(redecoder, source, [40, 41, 42, 43, 44, 45, 46, 47]));
+  }
+
   const s = raw.summary();
   const detectCpu = Number.isNaN(s.modelCpu) ? s.model : s.modelCpu;
   const hold_ms = median(holdCpu);
@@ -173,6 +213,16 @@ async function main() {
   console.log(
     `  per hour of a camera at 1 event/s: ${hourly(1)}; at ${EVENTS_PER_S} events/s: ${hourly(EVENTS_PER_S)}`,
   );
+  for (const [what, runs, n] of [
+    ['one frame decoded again, alone', alone, 1],
+    ['8 frames of one step decoded again', step, 8],
+  ]) {
+    const wall = median(runs.map((x) => x.wall));
+    const cpu = median(runs.map((x) => x.cpu));
+    console.log(
+      `  ${what}: ${wall.toFixed(0)} ms wall, ${cpu.toFixed(0)} ms CPU = ${(cpu / n / detectCpu).toFixed(1)} x a frame's detection per frame`,
+    );
+  }
   const { missed } = report([
     {
       name: `pictures at ${EVENTS_PER_S} events/s and the ring / detection at capacity, CPU`,

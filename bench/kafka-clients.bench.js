@@ -27,8 +27,8 @@ const { parseArgs } = require('./lib/args');
 const { report } = require('./lib/targets');
 
 const root = path.resolve(__dirname, '..');
-const { createKafkaBus } = require(path.join(root, 'packages/shared/dist/adapters/bus-factory.js'));
-const { ensureTopics } = require(path.join(root, 'packages/shared/dist/adapters/kafka-bus.js'));
+const { createKafkaBus } = require(path.join(root, 'packages/shared/dist/bus/bus-factory.js'));
+const { ensureTopics } = require(path.join(root, 'packages/shared/dist/bus/kafka-bus.js'));
 const { Kafka, logLevel } = require('kafkajs');
 
 const args = parseArgs(process.argv.slice(2));

@@ -25,7 +25,7 @@ const fs = require('node:fs');
 const os = require('node:os');
 const { parseArgs } = require('./lib/args');
 const limits = require('./lib/limits');
-const { startRtspServer } = require('./lib/rtsp-server');
+const { startRtspServer } = require('./lib/rtsp-camera');
 
 const root = path.resolve(__dirname, '..');
 const shared = require(path.join(root, 'packages/shared/dist/index.js'));

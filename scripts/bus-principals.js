@@ -3,7 +3,7 @@
 /**
  * Provisions the bus of one deployment (docs/SECURITY.md, "Bus principals"): creates its topics when missing and each
  * service's Kafka principal, a SCRAM-SHA-512 user with the ACLs of its grant (BUS_GRANTS) on the deployment's own
- * topics and groups (KAFKA_PREFIX; docs/DEPLOYMENT.md, "Sharing a Kafka cluster"); another prefix's are not
+ * topics and groups (KAFKA_PREFIX; docs/KUBERNETES-LOGINS.md, "Sharing a Kafka cluster"); another prefix's are not
  * touched. Idempotent: a second run sets the same users' passwords again. Runs as the brokers' super user, which no
  * service holds (compose's `kafka-init`, the chart's migration Job).
  *

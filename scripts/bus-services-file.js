@@ -13,7 +13,7 @@ const FILE = path.join(__dirname, '../charts/vision/files/bus-services.yaml');
 /** The file's text for a grants table (BUS_GRANTS: service -> its grant). */
 function render(grants) {
   return [
-    '# Written by scripts/bus-services-file.js from packages/shared/src/adapters/kafka-principals.ts: do not edit.',
+    '# Written by scripts/bus-services-file.js from packages/shared/src/bus/kafka-principals.ts: do not edit.',
     '# The services that use the bus, each signed in as a Kafka principal of its own (BUS_SERVICES).',
     `services: [${Object.keys(grants).sort().join(', ')}]`,
     '',
@@ -21,7 +21,7 @@ function render(grants) {
 }
 
 if (require.main === module) {
-  const { BUS_GRANTS } = require('../packages/shared/dist/adapters/kafka-principals');
+  const { BUS_GRANTS } = require('../packages/shared/dist/bus/kafka-principals');
   fs.writeFileSync(FILE, render(BUS_GRANTS));
 }
 

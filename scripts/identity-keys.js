@@ -6,7 +6,10 @@
 //                                                       (the Helm chart's secrets.existingIdentitySecret)
 'use strict';
 const path = require('node:path');
-const { generateIdentityKeys, writeServiceIdentityDirs } = require('../packages/shared/dist/identity-keys');
+const {
+  generateIdentityKeys,
+  writeServiceIdentityDirs,
+} = require('../packages/shared/dist/identity/identity-keys');
 
 const args = process.argv.slice(2);
 if (args[0] === '--kubernetes' && args[1]) {

@@ -13,7 +13,7 @@ const FILE = path.join(__dirname, '../charts/vision/files/identity-routes.yaml')
 function render(routes, issuers) {
   const list = (xs) => `[${xs.join(', ')}]`;
   return [
-    '# Written by scripts/identity-routes-file.js from packages/shared/src/identity-routes.ts: do not edit.',
+    '# Written by scripts/identity-routes-file.js from packages/shared/src/identity/identity-routes.ts: do not edit.',
     '# The services that sign identities, and every route that takes one with the issuers it accepts.',
     `issuers: ${list(issuers)}`,
     'routes:',
@@ -26,8 +26,8 @@ function render(routes, issuers) {
 }
 
 if (require.main === module) {
-  const { IDENTITY_ROUTES } = require('../packages/shared/dist/identity-routes');
-  const { IDENTITY_ISSUERS } = require('../packages/shared/dist/identity');
+  const { IDENTITY_ROUTES } = require('../packages/shared/dist/identity/identity-routes');
+  const { IDENTITY_ISSUERS } = require('../packages/shared/dist/identity/identity');
   fs.writeFileSync(FILE, render(IDENTITY_ROUTES, IDENTITY_ISSUERS));
 }
 

@@ -2,7 +2,7 @@
 /**
  * The Kafka principals of a deployment (launcher.js) on the stack's broker, where deployments share one broker and
  * its topics: each service that uses the bus gets a SCRAM-SHA-512 user of its own, `<database>-<service>`, with a
- * random password and the ACLs of its grant (BUS_GRANTS in packages/shared/src/adapters/kafka-principals.ts).
+ * random password and the ACLs of its grant (BUS_GRANTS in packages/shared/src/bus/kafka-principals.ts).
  * They are created as the broker's super user (the stack's admin, which no service holds) and removed with the
  * deployment.
  */
@@ -12,7 +12,7 @@ const {
   BUS_SERVICES,
   provisionBusPrincipals,
   removeBusPrincipals,
-} = require('../../packages/shared/dist/adapters/kafka-principals');
+} = require('../../packages/shared/dist/bus/kafka-principals');
 
 /** The broker connection of the stack's super user (provisioning only). */
 function stackKafkaAdmin(stack) {

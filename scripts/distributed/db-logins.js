@@ -44,7 +44,7 @@ async function createDeploymentDatabase(pgUrl, database) {
     await client.query(
       `create database ${client.escapeIdentifier(database)} owner ${client.escapeIdentifier(logins.owner.user)}`,
     );
-    // As an operator does once per server (docs/DEPLOYMENT.md, "Database logins"): no login but the superuser
+    // As an operator does once per server (docs/KUBERNETES-LOGINS.md, "Database logins"): no login but the superuser
     // connects to the server's own databases.
     await client.query('revoke connect on database postgres from public');
     await client.query('revoke connect on database template1 from public');

@@ -53,7 +53,7 @@ const {
 const { resetBus, dropDeploymentBusLogins, busLoginEnv } = require('./bus-logins');
 const { startBalancer } = require('./balancer');
 const { ContainerRuntime } = require('./container-runtime');
-const { writeServiceIdentityDirs } = require('../../packages/shared/dist/identity-keys');
+const { writeServiceIdentityDirs } = require('../../packages/shared/dist/identity/identity-keys');
 
 /**
  * One deployment: the six services (some with replicas) as child processes, or as containers of the service image.

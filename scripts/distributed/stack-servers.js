@@ -190,8 +190,8 @@ class Toxiproxy {
  */
 async function resetTopics(brokers, sasl, prefix = '') {
   // Names and creation go through the project's own helpers (those a deployment uses).
-  const { busTopics } = require(path.join(REPO, 'packages/shared/dist/ports/bus.js'));
-  const { ensureTopics } = require(path.join(REPO, 'packages/shared/dist/adapters/kafka-bus.js'));
+  const { busTopics } = require(path.join(REPO, 'packages/shared/dist/bus/port.js'));
+  const { ensureTopics } = require(path.join(REPO, 'packages/shared/dist/bus/kafka-bus.js'));
   const topics = busTopics(prefix);
   const kafka = new Kafka({
     clientId: 'vision-launcher',

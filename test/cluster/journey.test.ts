@@ -58,7 +58,7 @@ beforeAll(async () => {
   camera = await streamServer('rtsp', { address: hostIp() });
   hooks = await new Receiver().start('/hook', hostIp());
   release = await installRelease('journey', 'journey', ...hostServers(camera.port));
-  // docs/DEPLOYMENT.md, "API keys": the keys CLI in the gateway's pod.
+  // docs/KUBERNETES.md, "API keys": the keys CLI in the gateway's pod.
   key = release.createKey('node-journey');
   expect(key).not.toBe('');
   // The route is programmed once Traefik has read it: the public health answer comes through.

@@ -46,7 +46,7 @@ export interface Release {
   namespace: string;
   database: string;
   values: string;
-  /** An API key for `subject`, made the documented way: the keys CLI in a gateway pod (docs/DEPLOYMENT.md). */
+  /** An API key for `subject`, made the documented way: the keys CLI in a gateway pod (docs/KUBERNETES.md). */
   createKey(subject: string): string;
   /** helm upgrade --install with the release's values and more arguments (the event loop keeps turning). */
   upgrade(...args: string[]): Promise<string>;

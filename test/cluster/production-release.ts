@@ -1,5 +1,5 @@
 /**
- * What an SRE makes before installing with charts/vision/ci/production-values.yaml (docs/DEPLOYMENT.md), made on the
+ * What an SRE makes before installing with charts/vision/ci/production-values.yaml (docs/KUBERNETES.md), made on the
  * node from the stack's servers: the Secret `vision-secrets` with every login and password (secrets.existingSecret),
  * the identity keys' Secret `vision-identity` (scripts/identity-keys.js), the brokers' super user in
  * `vision-kafka-admin`, and the models' claim `vision-models` on a volume of the node. Then the values that only this

@@ -1,7 +1,7 @@
 /**
  * What the release's containers use on the node, as the kubelet measures it (GET /api/v1/nodes/NODE/proxy/stats/summary,
  * the figures behind `kubectl top`): sampled while a load runs, per component, the peak working set and RSS and the
- * mean and peak CPU. The chart's default requests and limits come from these figures (docs/DEPLOYMENT.md).
+ * mean and peak CPU. The chart's default requests and limits come from these figures (docs/KUBERNETES.md, "Requests and limits").
  */
 import { get, run } from './node-cluster';
 

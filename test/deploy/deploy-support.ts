@@ -29,7 +29,7 @@ export const CALLERS = Object.fromEntries(
   SERVICES.filter((s) => s !== 'gateway').map((s) => [s, callersOf(s) as ServiceName[]]),
 ) as Record<Exclude<ServiceName, 'gateway'>, ServiceName[]>;
 
-/** Variables an adapter factory needs in distributed mode (packages/shared/src/adapters). */
+/** Variables an adapter factory needs in distributed mode (packages/shared/src/bus, db, object-store, limiter). */
 const ADAPTER_NEEDS: Record<string, string[]> = {
   openDb: ['DATABASE_URL'],
   createBus: ['KAFKA_BROKERS'],

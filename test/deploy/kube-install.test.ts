@@ -4,7 +4,7 @@
  * with prometheus-operator's ServiceMonitor and PrometheusRule CRDs and Gateway API's standard channel (the API server
  * stores the chart's Gateway and HTTPRoute; no implementation serves them here). `helm install --wait` with the default
  * values and the values files of charts/vision/ci; the objects read back from the API server; `helm test`;
- * `helm upgrade` to a new image tag and `helm rollback`. The commands are those of docs/DEPLOYMENT.md,
+ * `helm upgrade` to a new image tag and `helm rollback`. The commands are those of docs/KUBERNETES.md,
  * "Install on Kubernetes". Needs the binaries of scripts/kube/install.sh (npm test compiles them in the background
  * during its set-up and runs this file in a phase of its own once they are there: scripts/test-all.sh).
  */
@@ -49,8 +49,8 @@ const missing = missingKubeParts();
 
 let k: Cluster;
 
-test('docs/DEPLOYMENT.md, "Install on Kubernetes", gives the commands this test runs', () => {
-  const doc = readFileSync(path.join(repoRoot, 'docs/DEPLOYMENT.md'), 'utf8');
+test('docs/KUBERNETES.md, "Install on Kubernetes", gives the commands this test runs', () => {
+  const doc = readFileSync(path.join(repoRoot, 'docs/KUBERNETES.md'), 'utf8');
   const section = doc.slice(doc.indexOf('## Install on Kubernetes'));
   for (const command of [
     'bash scripts/kube/install.sh',

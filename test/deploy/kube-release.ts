@@ -1,5 +1,5 @@
 /**
- * Steps of the chart's install on the test cluster, as docs/DEPLOYMENT.md ("Install on Kubernetes") gives them.
+ * Steps of the chart's install on the test cluster, as docs/KUBERNETES.md ("Install on Kubernetes") gives them.
  */
 import { execFile, execFileSync } from 'node:child_process';
 import path from 'node:path';

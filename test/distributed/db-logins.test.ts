@@ -134,7 +134,7 @@ describeDistributed('each service has its own database login', () => {
           await k.destroy();
         }
       }
-    // 42501: permission denied for database (CONNECT revoked from PUBLIC, docs/DEPLOYMENT.md "Database logins").
+    // 42501: permission denied for database (CONNECT revoked from PUBLIC, docs/KUBERNETES-LOGINS.md "Database logins").
     expect(seen).toEqual(
       DB_SERVICES.flatMap((login) => ['postgres', 'template1'].map((db) => `${login}->${db}: 42501`)),
     );

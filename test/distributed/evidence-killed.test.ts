@@ -1,5 +1,5 @@
 /**
- * The pictures of events on the distributed deployment (docs/ANALYTICS.md, "Evidence"): two results replicas share a
+ * The pictures of events on the distributed deployment (docs/EVIDENCE.md): two results replicas share a
  * live task's evaluation while one of them is SIGKILLed and started again, and then the inference backend is
  * SIGKILLed and started again (tasks starts the lost job anew). Afterwards every event that says it has a picture
  * has it: a JPEG of its own frame, the same bytes from either replica; one without says why, from the closed list.

@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { Kafka, logLevel } from 'kafkajs';
-import { createKafkaBus } from '../../packages/shared/src/adapters/bus-factory';
-import { ensureTopics } from '../../packages/shared/src/adapters/kafka-bus';
-import type { Bus, IncomingMessage } from '../../packages/shared/src/ports/bus';
+import { createKafkaBus } from '../../packages/shared/src/bus/bus-factory';
+import { ensureTopics } from '../../packages/shared/src/bus/kafka-bus';
+import type { Bus, IncomingMessage } from '../../packages/shared/src/bus/port';
 import { readStackEnv } from '../../scripts/distributed/launcher';
 import { describeDistributed, waitFor } from './support';
 

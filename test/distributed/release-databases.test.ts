@@ -1,5 +1,5 @@
 /**
- * Two releases side by side on the stack's real Postgres server (docs/DEPLOYMENT.md, "Sharing a Postgres server"):
+ * Two releases side by side on the stack's real Postgres server (docs/KUBERNETES-LOGINS.md, "Sharing a Postgres server"):
  * each has its own database and its own logins, migrated by scripts/migrate.js as the chart's migration Job runs it
  * (the owner login, DATABASE_SERVICE_ROLES). Neither release's logins reach the other's database or rows, and a
  * migration that would let one release's logins into another's database, or another release's logins into this

@@ -1,6 +1,6 @@
 /**
  * Two releases side by side on the stack's real Kafka (SASL/SCRAM-SHA-512, StandardAuthorizer with no ACL meaning no
- * access), each of its own KAFKA_PREFIX (docs/DEPLOYMENT.md, "Sharing a Kafka cluster"): each is provisioned by the
+ * access), each of its own KAFKA_PREFIX (docs/KUBERNETES-LOGINS.md, "Sharing a Kafka cluster"): each is provisioned by the
  * migration Job's script (scripts/bus-principals.js) and runs its services' buses through createKafkaBus, as a
  * service does. Neither release's principals write or read the other's topics or join its groups, each release's
  * consumers get their own release's messages only, and a topic reset of one (the launcher's resetTopics) leaves the

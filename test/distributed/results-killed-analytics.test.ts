@@ -133,7 +133,7 @@ describeDistributed(
         frames.map((_, i) => i),
       );
       expect(frames.every((f) => (f as unknown as { zones?: unknown }).zones !== undefined)).toBe(true);
-      // No event claims a picture the kill lost (docs/ANALYTICS.md, "Evidence"): each one says it is stored.
+      // No event claims a picture the kill lost (docs/EVIDENCE.md): each one says it is stored.
       const pictured = stored.filter((e) => e.has_snapshot === true);
       expect(pictured.length).toBeGreaterThan(0);
       for (const e of pictured) {

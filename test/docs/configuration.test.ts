@@ -1,6 +1,6 @@
 /**
  * docs/CONFIGURATION.md lists exactly the variables the services read: every key of each service's configuration
- * schema (services/<name>/src/config.ts, with the common keys of packages/shared/src/config.ts) is named in the
+ * schema (services/<name>/src/config.ts, with the common keys of packages/shared/src/config/config.ts) is named in the
  * service's section or under "Every service", and every variable named in a section is read by that service. Beside
  * the schemas it reads the source itself (source-env.ts): every variable the code reads, in a schema or directly, is
  * named on the page, every variable the page names is read, and the variables read outside the schemas are exactly

@@ -1,7 +1,7 @@
 /**
  * docs/API.md names every reason code the code gives callers, and no other: the `details.reason` vocabulary of error
- * answers (REASONS, packages/shared/src/reasons.ts) in "Error reasons", and the codes of a failed or refunded task's
- * `reason` (TASK_REASONS, packages/shared/src/task-reasons.ts) in "Failure reasons". A scan of the source finds every
+ * answers (REASONS, packages/shared/src/contract/reasons.ts) in "Error reasons", and the codes of a failed or refunded task's
+ * `reason` (TASK_REASONS, packages/shared/src/contract/task-reasons.ts) in "Failure reasons". A scan of the source finds every
  * `reason: '<code>'` the code writes outside a metric label, so that a code given outside the two lists is caught too.
  */
 import { readFileSync } from 'node:fs';

@@ -1,12 +1,12 @@
 /**
  * Jest's global set-up: a tarball of one fresh PGlite data directory (one initdb, a few seconds), which every
  * in-memory database of the run loads instead of running initdb again (VISION_PGLITE_TEMPLATE,
- * packages/shared/src/adapters/pglite-loader.ts). Databases on disk (the standalone stacks) keep their own initdb.
+ * packages/shared/src/db/pglite-loader.ts). Databases on disk (the standalone stacks) keep their own initdb.
  */
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { freshDataDirTarball } from '../../packages/shared/src/adapters/pglite-loader';
+import { freshDataDirTarball } from '../../packages/shared/src/db/pglite-loader';
 
 export default async function pgliteTemplate(): Promise<void> {
   if (process.env.VISION_PGLITE_TEMPLATE) return;

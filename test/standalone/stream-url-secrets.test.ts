@@ -82,7 +82,7 @@ describe('secrets in stream URLs', () => {
   let rtmp: StreamServer;
   let publisher: ChildProcess | undefined;
   let svc: StandaloneProcess;
-  /** Trace context headers that reached the stream host (none may: docs/SECURITY.md). */
+  /** Trace context headers that reached the stream host (none may: docs/EGRESS.md, "What the caller's host receives"). */
   const traceHeaders: string[] = [];
   /** Every answer the test read: status, headers and body. */
   const answers: { what: string; status: number; headers: Record<string, string>; body: unknown }[] = [];

@@ -124,7 +124,7 @@ results:
   program: results
   port: 8103
   portVar: RESULTS_PORT
-  # The pictures of events and best shots (docs/ANALYTICS.md, "Evidence") are kept in the object store.
+  # The pictures of events and best shots (docs/EVIDENCE.md) are kept in the object store.
   secrets: [DATABASE_URL, S3_ACCESS_KEY, S3_SECRET_KEY]
   optionalSecrets: [RESULTS_CURSOR_SECRET, RESULTS_WEBHOOK_SECRET_KEY]
   callers: {{ include "vision.callersOf" (dict "root" . "service" "results") }}
@@ -192,14 +192,14 @@ seccompProfile:
   type: RuntimeDefault
 {{- end -}}
 
-{{/* The services that call others, each with an identity key pair (IDENTITY_ISSUERS in packages/shared/src/identity.ts). */}}
+{{/* The services that call others, each with an identity key pair (IDENTITY_ISSUERS in packages/shared/src/identity/identity.ts). */}}
 {{- define "vision.identityIssuers" -}}
 {{- (.Files.Get "files/identity-routes.yaml" | fromYaml).issuers | toJson -}}
 {{- end -}}
 
 {{/*
 The issuers whose identity opens some route of a service: the component's callers (NetworkPolicy ingress, public
-keys mounted). From files/identity-routes.yaml, the route table of packages/shared/src/identity-routes.ts written
+keys mounted). From files/identity-routes.yaml, the route table of packages/shared/src/identity/identity-routes.ts written
 by scripts/identity-routes-file.js. Input: dict "root" (the chart's root context) "service" (the program) and an
 optional "prefix": only the routes whose path starts with it (one of a split service's deployments).
 */}}
@@ -301,14 +301,14 @@ with the owner's, or (the chart's own Secret) a service URL whose user is not it
 {{- $pg := .Values.external.postgres -}}
 {{- $roles := values $pg.serviceRoles -}}
 {{- if ne (len $roles) (len (uniq $roles)) -}}
-{{- fail "external.postgres.serviceRoles: each service needs a login of its own (docs/DEPLOYMENT.md, \"Database logins\")" -}}
+{{- fail "external.postgres.serviceRoles: each service needs a login of its own (docs/KUBERNETES-LOGINS.md, \"Database logins\")" -}}
 {{- end -}}
 {{- if not .Values.secrets.existingSecret -}}
 {{- $owner := (urlParse $pg.url).userinfo | splitList ":" | first -}}
 {{- range $svc, $url := $pg.serviceUrls -}}
 {{- $user := (urlParse $url).userinfo | splitList ":" | first -}}
 {{- if eq $user $owner -}}
-{{- fail (printf "external.postgres.serviceUrls.%s logs in as the owner of external.postgres.url: each service needs a login of its own (docs/DEPLOYMENT.md, \"Database logins\")" $svc) -}}
+{{- fail (printf "external.postgres.serviceUrls.%s logs in as the owner of external.postgres.url: each service needs a login of its own (docs/KUBERNETES-LOGINS.md, \"Database logins\")" $svc) -}}
 {{- end -}}
 {{- if ne $user (index $pg.serviceRoles $svc) -}}
 {{- fail (printf "external.postgres.serviceUrls.%s logs in as %q, but external.postgres.serviceRoles.%s is %q" $svc $user $svc (index $pg.serviceRoles $svc)) -}}
@@ -336,8 +336,8 @@ that uses the bus also gets its Kafka password (KAFKA_SASL_PASSWORD), unless the
 
 {{/*
 The release's KAFKA_PREFIX: external.kafka.prefix rendered as a template (default "<release>."), put before each of
-its topics, consumer groups and Kafka users (docs/DEPLOYMENT.md, "Sharing a Kafka cluster"). Stops the render when it
-is not at most 100 of A-Z a-z 0-9 . _ - (KAFKA_PREFIX_RE of packages/shared/src/ports/bus.ts).
+its topics, consumer groups and Kafka users (docs/KUBERNETES-LOGINS.md, "Sharing a Kafka cluster"). Stops the render when it
+is not at most 100 of A-Z a-z 0-9 . _ - (KAFKA_PREFIX_RE of packages/shared/src/bus/port.ts).
 */}}
 {{- define "vision.kafkaPrefix" -}}
 {{- $p := tpl (.Values.external.kafka.prefix | default "") . -}}
@@ -367,10 +367,10 @@ external.kafka.allowUnauthenticated is true, and the two together are a contradi
 {{- define "vision.checkBusAuth" -}}
 {{- $k := .Values.external.kafka -}}
 {{- if and (not $k.allowUnauthenticated) (not $k.sasl.superUser.existingSecret) -}}
-{{- fail "external.kafka.sasl.superUser.existingSecret is empty: the migration Job signs in as the brokers' super user from that Secret to give each service its own Kafka principal (docs/DEPLOYMENT.md, \"Bus principals\"); for brokers without authentication (a throwaway test cluster), set external.kafka.allowUnauthenticated=true" -}}
+{{- fail "external.kafka.sasl.superUser.existingSecret is empty: the migration Job signs in as the brokers' super user from that Secret to give each service its own Kafka principal (docs/KUBERNETES-LOGINS.md, \"Bus principals\"); for brokers without authentication (a throwaway test cluster), set external.kafka.allowUnauthenticated=true" -}}
 {{- end -}}
 {{- if and $k.allowUnauthenticated $k.sasl.superUser.existingSecret -}}
-{{- fail "external.kafka.allowUnauthenticated is true, yet external.kafka.sasl.superUser.existingSecret is set: unset one (docs/DEPLOYMENT.md, \"Bus principals\")" -}}
+{{- fail "external.kafka.allowUnauthenticated is true, yet external.kafka.sasl.superUser.existingSecret is set: unset one (docs/KUBERNETES-LOGINS.md, \"Bus principals\")" -}}
 {{- end -}}
 {{- end -}}
 
@@ -403,7 +403,7 @@ Secret, no secrets.existingSecret) and allowDefaultCredentials is not true.
 {{- range $svc, $url := .Values.external.postgres.serviceUrls }}{{ if contains "vision-dev-password" $url }}{{ $in = append $in (printf "external.postgres.serviceUrls.%s" $svc) }}{{ end }}{{ end -}}
 {{- if eq .Values.external.s3.secretKey "vision-dev-password" }}{{ $in = append $in "external.s3.secretKey" }}{{ end -}}
 {{- if and $in (not .Values.allowDefaultCredentials) -}}
-{{- fail (printf "the chart's default development credentials are in use (%s): set your own, or use secrets.existingSecret; for a throwaway test cluster, set allowDefaultCredentials=true (docs/DEPLOYMENT.md)" (join ", " $in)) -}}
+{{- fail (printf "the chart's default development credentials are in use (%s): set your own, or use secrets.existingSecret; for a throwaway test cluster, set allowDefaultCredentials=true (docs/KUBERNETES.md)" (join ", " $in)) -}}
 {{- end -}}
 {{- end -}}
 
@@ -510,7 +510,7 @@ pods would not reach it. Host names are not resolved, and TASKS_DATABASE_URL in 
 {{- end -}}
 {{- end -}}
 {{- if $missing -}}
-{{- fail (printf "networkPolicy.streamEgress is on, and no rule of it lets tasks and inference reach these private addresses: %s; or set networkPolicy.streamEgress.enabled=false (docs/DEPLOYMENT.md, \"Stream egress\")" (join "; " (uniq $missing))) -}}
+{{- fail (printf "networkPolicy.streamEgress is on, and no rule of it lets tasks and inference reach these private addresses: %s; or set networkPolicy.streamEgress.enabled=false (docs/KUBERNETES-NETWORK.md, \"Stream egress\")" (join "; " (uniq $missing))) -}}
 {{- end -}}
 {{- end -}}
 

@@ -1,5 +1,5 @@
 /**
- * Pictures the service answers as bytes (docs/ANALYTICS.md, "Evidence"): an event's snapshot and a track's best
+ * Pictures the service answers as bytes (docs/EVIDENCE.md): an event's snapshot and a track's best
  * shot, with the frame they show.
  */
 import { errorFromResponse } from './errors';

@@ -26,7 +26,7 @@ export interface CursorPage {
 
 /**
  * Follows `next_cursor` page after page: every item once, in order. The last page is the one whose
- * `next_cursor` is empty (the task ended and everything was returned; docs/API.md, Results paging).
+ * `next_cursor` is empty (the task ended and everything was returned; docs/RESULTS.md, "Results paging").
  */
 export async function* iterateResultPages<P extends CursorPage>(
   fetchPage: (cursor: string | undefined) => Promise<P>,

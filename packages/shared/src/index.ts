@@ -1,71 +1,23 @@
-export * from './errors';
-export * from './reasons';
-export * from './idempotency';
-export * from './upload-limits';
-export * from './multipart';
-export * from './clock';
-export * from './redact';
-export * from './retry-after';
-export * from './quota-spend';
-export * from './secret-box';
-export * from './logger';
+/**
+ * @vision/shared: what the services have in common, one folder per concern, each with a face (its index.ts)
+ * that says what it offers. This face hands on every concern's; docs/ARCHITECTURE.md ("The shared package")
+ * maps them.
+ */
+export * from './contract';
+export * from './secrets';
+export * from './telemetry';
+export * from './time';
 export * from './config';
 export * from './identity';
-export * from './identity-keys';
-export * from './identity-routes';
-export * from './identity-guard';
-export * from './http';
-export * from './server';
-export * from './early-answer';
-export * from './crash-handler';
-export * from './admission/admission-queue';
-export * from './admission/in-turn';
-export * from './admission/deadline';
-export * from './request-shape';
-export * from './strict-body';
-export * from './stall';
-export * from './unparsable-request';
-export * from './scenes';
-export * from './service-client';
-export * from './ports/bus';
-export * from './ports/db';
-export * from './ports/object-store';
-export * from './ports/limiter';
-export * from './service';
-export * from './adapters/in-process-bus';
-export * from './adapters/kafka-bus';
-export * from './adapters/kafka-principals';
-export * from './job-grant';
-export * from './adapters/bus-factory';
-export * from './adapters/db';
-export {
-  checkReleaseIsolation,
-  grantSchema,
-  parseServiceRoles,
-  restrictDatabase,
-} from './adapters/db-logins';
-export * from './telemetry';
-export * from './service-context';
-export * from './metrics';
-export * from './metrics-server';
-export * from './http-metrics';
-export * from './breaker-telemetry';
-export * from './adapters/bus-tracing';
-export * from './adapters/directory-object-store';
-export * from './adapters/minio-object-store';
-export * from './adapters/object-store-factory';
-export * from './adapters/limiter';
-export * from './address-policy';
-export * from './host-check';
-export * from './egress-proxy';
-export * from './inference/inference-client';
-export * from './inference/inference-pictures';
-export * from './inference/scene-gate';
-export * from './periodic';
-export * from './outbox-relay';
-export * from './task-reasons';
-export * from './decoder-env';
-export * from './pinned-relay';
-export * from './rtsp-reply-watch';
-export * from './pinned-agent';
+export * from './admission';
+export * from './edge';
+export * from './calls';
+export * from './egress';
+export * from './bus';
+export * from './db';
+export * from './object-store';
+export * from './limiter';
+export * from './idempotency';
+export * from './inference';
 export * from './places';
+export * from './service';

@@ -9,12 +9,12 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { trace } from '@opentelemetry/api';
 import { InMemorySpanExporter, SimpleSpanProcessor, type ReadableSpan } from '@opentelemetry/sdk-trace';
-import { startTelemetry, type TelemetryHandle } from '../src/telemetry';
+import { startTelemetry, type TelemetryHandle } from '../src/telemetry/telemetry';
 import { InferenceClient } from '../src/inference/inference-client';
-import { ServiceClient } from '../src/service-client';
-import { createLogger } from '../src/logger';
-import { metricsRegistry } from '../src/metrics';
-import { runInService } from '../src/service-context';
+import { ServiceClient } from '../src/calls/service-client';
+import { createLogger } from '../src/telemetry/logger';
+import { metricsRegistry } from '../src/telemetry/metrics';
+import { runInService } from '../src/telemetry/service-context';
 import { signerOf } from '../../../test/helpers/identity';
 
 const identity = { subject: 'acme', requestId: 'req-1' };

@@ -2,7 +2,12 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { decoderCommand, decoderEnv, decoderSandbox, unconfinedDecoderWarning } from '../src/decoder-env';
+import {
+  decoderCommand,
+  decoderEnv,
+  decoderSandbox,
+  unconfinedDecoderWarning,
+} from '../src/egress/decoder-env';
 
 const SOURCE = path.join(__dirname, '../../../scripts/image/decoder-sandbox.c');
 

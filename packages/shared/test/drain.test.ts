@@ -5,7 +5,7 @@
  */
 import http from 'node:http';
 import express from 'express';
-import { closeServer, drainServers, listen } from '../src/server';
+import { closeServer, drainServers, listen } from '../src/edge/server';
 
 /** A server whose /slow answers after `ms` and whose /never never answers. */
 async function slowServer(ms: number) {

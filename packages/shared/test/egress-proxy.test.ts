@@ -1,8 +1,8 @@
 import http from 'node:http';
 import net from 'node:net';
 import type { AddressInfo } from 'node:net';
-import { startEgressProxy, type EgressProxy } from '../src/egress-proxy';
-import type { HostResolver } from '../src/host-check';
+import { startEgressProxy, type EgressProxy } from '../src/egress/egress-proxy';
+import type { HostResolver } from '../src/egress/host-check';
 
 /** A plain origin on loopback that records the requests it gets. */
 async function origin(): Promise<{

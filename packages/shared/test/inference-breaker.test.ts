@@ -6,8 +6,8 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { InferenceClient } from '../src/inference/inference-client';
-import { ServiceClient } from '../src/service-client';
-import { createLogger } from '../src/logger';
+import { ServiceClient } from '../src/calls/service-client';
+import { createLogger } from '../src/telemetry/logger';
 import { signerOf } from '../../../test/helpers/identity';
 
 const identity = { subject: 'acme', requestId: 'req-1' };

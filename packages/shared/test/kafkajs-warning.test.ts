@@ -7,7 +7,7 @@ import { spawnSync } from 'node:child_process';
 import path from 'node:path';
 
 const REPO = path.join(__dirname, '../../..');
-const KAFKA_BUS = path.join(REPO, 'packages/shared/dist/adapters/kafka-bus.js');
+const KAFKA_BUS = path.join(REPO, 'packages/shared/dist/bus/kafka-bus.js');
 
 /** The stderr of a Node process that runs `steps` (JavaScript) after the set-up below. */
 function stderrOf(steps: string): string {

@@ -4,8 +4,8 @@ import path from 'node:path';
 import knexFactory, { type Knex } from 'knex';
 import ClientPgLite from 'knex-pglite';
 import { openDb, pgliteDataDir, sharedPgliteDataDir, type Migration } from '../src';
-import { createPGlite } from '../src/adapters/pglite-loader';
-import { sharedPGliteKnex, sharedPGliteWaiting } from '../src/adapters/pglite-shared';
+import { createPGlite } from '../src/db/pglite-loader';
+import { sharedPGliteKnex, sharedPGliteWaiting } from '../src/db/pglite-shared';
 
 /**
  * Standalone keeps every service's schema in one PGlite database (pg/vision). Services that share it see

@@ -4,8 +4,8 @@ import path from 'node:path';
 import knexFactory, { type Knex } from 'knex';
 import ClientPgLite from 'knex-pglite';
 import { openDb, pgliteDataDir, type Migration } from '../src';
-import { createPGlite } from '../src/adapters/pglite-loader';
-import { PG_MAJOR, dataDirMajor } from '../src/adapters/pglite-upgrade';
+import { createPGlite } from '../src/db/pglite-loader';
+import { PG_MAJOR, dataDirMajor } from '../src/db/pglite-upgrade';
 
 /**
  * Standalone data written by the PGlite of earlier versions (0.3, PostgreSQL 17, kept as `pglite-pg17`):

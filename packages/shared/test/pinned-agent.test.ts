@@ -4,7 +4,7 @@
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { pinnedFetch, pinnedLookup } from '../src/pinned-agent';
+import { pinnedFetch, pinnedLookup } from '../src/egress/pinned-agent';
 
 type Answer = { err: NodeJS.ErrnoException | null; address: unknown; family?: number };
 const ask = (addresses: string[], options: { all?: boolean; family?: number }): Promise<Answer> =>

@@ -10,8 +10,8 @@ import net from 'node:net';
 import dns2 from 'dns2';
 import { trace } from '@opentelemetry/api';
 import { InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace';
-import { DnsTimeoutError, checkHostAddresses, streamResolver } from '../src/host-check';
-import { startTelemetry } from '../src/telemetry';
+import { DnsTimeoutError, checkHostAddresses, streamResolver } from '../src/egress/host-check';
+import { startTelemetry } from '../src/telemetry/telemetry';
 
 const { Packet } = dns2;
 type Answer = (typeof dns2.Packet.prototype)['answers'][number];

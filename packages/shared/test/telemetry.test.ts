@@ -3,12 +3,12 @@ import type { AddressInfo } from 'node:net';
 import { Writable } from 'node:stream';
 import { SpanKind, trace } from '@opentelemetry/api';
 import { InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace';
-import { startTelemetry, type TelemetryHandle } from '../src/telemetry';
-import { runInService } from '../src/service-context';
-import { InProcessBus } from '../src/adapters/in-process-bus';
-import { createLogger } from '../src/logger';
-import { metricsRegistry } from '../src/metrics';
-import { Periodic } from '../src/periodic';
+import { startTelemetry, type TelemetryHandle } from '../src/telemetry/telemetry';
+import { runInService } from '../src/telemetry/service-context';
+import { InProcessBus } from '../src/bus/in-process-bus';
+import { createLogger } from '../src/telemetry/logger';
+import { metricsRegistry } from '../src/telemetry/metrics';
+import { Periodic } from '../src/time/periodic';
 
 describe('telemetry', () => {
   let exporter: InMemorySpanExporter;

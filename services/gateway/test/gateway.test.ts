@@ -282,6 +282,7 @@ describe('gateway', () => {
       .attach('files', Buffer.from('x'), 'a.jpg');
     expect(res.status).toBe(503);
     expect(res.body.error.code).toBe('OP-SYS-UNAVAILABLE');
+    expect(res.headers['retry-after']).toBe('1');
     assertMatchesOpenApi(
       'post',
       '/v1/vision/image-detections',

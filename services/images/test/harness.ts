@@ -25,7 +25,7 @@ import {
   overloaded,
   route,
 } from '@vision/shared';
-import { DirectoryObjectStore } from '@vision/shared/adapters/directory-object-store';
+import { DirectoryObjectStore } from '@vision/shared/object-store/directory-object-store';
 import { start as startQuota } from '@vision/quota';
 import { start as startInference } from '@vision/inference';
 import { type RunningImages, start as startImages } from '../src/index';

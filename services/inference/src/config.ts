@@ -21,12 +21,16 @@ export const inferenceShape = {
   /** A live job buffers at most this many frames; newer frames are dropped while it is full. */
   INFERENCE_LIVE_QUEUE: env.int(2, 1, 100),
   /**
-   * Frames a job with zones or lines keeps for the pictures of its events (docs/ANALYTICS.md, "Evidence"):
+   * Frames a job with zones or lines keeps for the pictures of its events (docs/EVIDENCE.md):
    * the last this many, at the detection size (about 0.7 MB each for a 16:9 stream); 0 keeps none.
    */
   INFERENCE_FRAME_RING: env.int(32, 0, 1000),
   /** How long an ended job keeps its ring, for the pictures results asks for after its last frames. */
   INFERENCE_FRAME_RING_LINGER_MS: env.int(60_000, 0, 3_600_000),
+  /** A file job's frames that left the ring are decoded again from the upload: this many decoder runs at once. */
+  INFERENCE_REDECODE_CONCURRENCY: env.int(1, 1, 16),
+  /** The longest a picture waits for its frame decoded again (under results' RESULTS_SNAPSHOT_TIMEOUT_MS). */
+  INFERENCE_REDECODE_TIMEOUT_MS: env.int(2000, 100, 60_000),
   STREAM_ALLOW_PRIVATE_NETWORKS: env.bool(false),
   INFERENCE_MAX_IMAGE_PIXELS: env.int(IMAGE_UPLOAD.maxPixels, 1),
   /**

@@ -118,6 +118,8 @@ export async function createInference(deps: InferenceDeps): Promise<InferencePar
     httpProxy: egress.url,
     ringFrames: cfg.INFERENCE_FRAME_RING,
     ringLingerMs: cfg.INFERENCE_FRAME_RING_LINGER_MS,
+    redecodeConcurrency: cfg.INFERENCE_REDECODE_CONCURRENCY,
+    redecodeTimeoutMs: cfg.INFERENCE_REDECODE_TIMEOUT_MS,
   });
   const stopJobGauge = metrics.inferenceActiveJobs.addSource(() => [[{}, jobs.runningCount]]);
   const stopEngineGauge = exposeSceneEngines(engineReports);

@@ -19,7 +19,7 @@ export const resultsShape = {
   ...commonShape,
   RESULTS_PORT: env.port(8103),
   TASKS_URL: env.url().default('http://127.0.0.1:8101'),
-  /** The job-running inference backend, asked for the pictures of events (docs/ANALYTICS.md, "Evidence"). */
+  /** The job-running inference backend, asked for the pictures of events (docs/EVIDENCE.md). */
   INFERENCE_URL: env.url().default('http://127.0.0.1:8105'),
   /** The longest results waits for one picture; a slower one is `capture_failed` (and counts against the breaker). */
   RESULTS_SNAPSHOT_TIMEOUT_MS: env.int(3_000, 100, 60_000),

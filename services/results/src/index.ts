@@ -62,7 +62,7 @@ export interface ResultsDeps {
   cfg: ResolvedResultsConfig;
   /** The tasks service, asked about a task read before its first event arrived. */
   tasksClient: ServiceClient;
-  /** Where the pictures of events are kept; absent: none is taken (docs/ANALYTICS.md, "Evidence"). */
+  /** Where the pictures of events are kept; absent: none is taken (docs/EVIDENCE.md). */
   objects?: ObjectStore;
   /** The job-running inference backend, asked for the pictures. */
   inference?: InferencePictures;

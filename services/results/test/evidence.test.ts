@@ -1,5 +1,5 @@
 /**
- * The pictures of events in the results service (docs/ANALYTICS.md, "Evidence"), with a stand-in for inference's
+ * The pictures of events in the results service (docs/EVIDENCE.md), with a stand-in for inference's
  * pictures and the standalone object store: each event's picture is put before the row that names it, a step that
  * fails after the pictures were put is run again without taking them again, a frame that left the ring says so at
  * once, a backend that is down costs no wait, and retention leaves no object of the task behind.

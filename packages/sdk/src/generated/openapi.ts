@@ -256,7 +256,7 @@ export interface paths {
     };
     /**
      * A track's best picture so far, with its box drawn
-     * @description Owner-only; tasks with zones or lines. The frame of the track with the highest detection score among those whose box covers at least 1 % of the frame and keeps 0.5 % of the frame's width and height away from its edges (docs/ANALYTICS.md, "Evidence"), as JPEG with the box drawn; `crop=true` the box alone. It changes while the track finds better frames, and not after the task ends. Errors as for an event's snapshot; a track id with no best shot (none of its frames passed the size rule yet, or no such track in the task) answers 404 `OP-TASK-NO-SNAPSHOT`, `not_captured`.
+     * @description Owner-only; tasks with zones or lines. The frame of the track with the highest detection score among those whose box covers at least 1 % of the frame and keeps 0.5 % of the frame's width and height away from its edges (docs/EVIDENCE.md), as JPEG with the box drawn; `crop=true` the box alone. It changes while the track finds better frames, and not after the task ends. Errors as for an event's snapshot; a track id with no best shot (none of its frames passed the size rule yet, or no such track in the task) answers 404 `OP-TASK-NO-SNAPSHOT`, `not_captured`.
      */
     get: operations['getTrackBestShot'];
     put?: never;
@@ -824,7 +824,7 @@ export interface components {
       coverage?: number;
       /** @enum {string} */
       reason?: 'exited' | 'lost' | 'rule_changed' | 'rule_removed';
-      /** @description whether the picture of the frame the event was decided on was kept (docs/ANALYTICS.md, "Evidence"); read it at `snapshot_path` */
+      /** @description whether the picture of the frame the event was decided on was kept (docs/EVIDENCE.md); read it at `snapshot_path` */
       has_snapshot: boolean;
       /** @description only when `has_snapshot` is true: `/v1/vision/tasks/{task_id}/events/{event_id}/snapshot`, relative to the API's base URL */
       snapshot_path?: string;

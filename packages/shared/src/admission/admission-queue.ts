@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
-import { ApiError } from '../errors';
-import { metrics } from '../metrics';
-import { currentService, runInService } from '../service-context';
-import { REASON } from '../reasons';
+import { ApiError } from '../contract/errors';
+import { metrics } from '../telemetry/metrics';
+import { currentService, runInService } from '../telemetry/service-context';
+import { REASON } from '../contract/reasons';
 import { type QueueView, type Waiting, admit, nextToStart, retryAfterSeconds } from './fair-queue';
 import {
   type AdmissionLimit,

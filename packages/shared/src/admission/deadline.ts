@@ -1,6 +1,6 @@
 import type { IncomingHttpHeaders } from 'node:http';
-import { invalidRequest } from '../errors';
-import { REASON } from '../reasons';
+import { invalidRequest } from '../contract/errors';
+import { REASON } from '../contract/reasons';
 
 /** The public header a caller sends to say how long it will wait for an answer, in milliseconds. */
 export const REQUEST_TIMEOUT_HEADER = 'x-request-timeout-ms';

@@ -7,9 +7,9 @@
  * finishes what was owed (outcome stored), and so does the service's sweeper (finishLapsed).
  */
 import { randomUUID } from 'node:crypto';
-import type { Clock } from '../clock';
-import type { Logger } from '../logger';
-import { Periodic } from '../periodic';
+import type { Clock } from '../time/clock';
+import type { Logger } from '../telemetry/logger';
+import { Periodic } from '../time/periodic';
 import { decideClaim, leaseUntil, renewEveryMs } from './claim-decision';
 import type { ClaimPort, ClaimRecord, ClaimRef } from './claim-table';
 import { awaitFirstRequest, idempotencyInProgress, idempotencyMismatch } from './key';

@@ -3,8 +3,8 @@
  * UUID check, one answer for each fault, and one bounded wait for a duplicate whose first request
  * is still being handled.
  */
-import { ApiError, invalidRequest } from '../errors';
-import { REASON } from '../reasons';
+import { ApiError, invalidRequest } from '../contract/errors';
+import { REASON } from '../contract/reasons';
 
 export const IDEMPOTENCY_HEADER = 'idempotency-key';
 

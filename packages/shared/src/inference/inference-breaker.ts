@@ -12,12 +12,17 @@
  */
 import CircuitBreaker from 'opossum';
 import { trace } from '@opentelemetry/api';
-import { ApiError } from '../errors';
-import type { Logger } from '../logger';
-import { REASON } from '../reasons';
-import { BreakerPolicy, type CallEnd } from '../breaker-policy';
-import { observeBreaker, recordBreakerRefusal } from '../breaker-telemetry';
-import { type CallOptions, type CallResult, type ServiceClient, UnreachableError } from '../service-client';
+import { ApiError } from '../contract/errors';
+import type { Logger } from '../telemetry/logger';
+import { REASON } from '../contract/reasons';
+import { BreakerPolicy, type CallEnd } from '../calls/breaker-policy';
+import { observeBreaker, recordBreakerRefusal } from '../calls/breaker-telemetry';
+import {
+  type CallOptions,
+  type CallResult,
+  type ServiceClient,
+  UnreachableError,
+} from '../calls/service-client';
 
 export interface BreakerSettings {
   /** The longest one call may take. */

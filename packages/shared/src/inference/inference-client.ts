@@ -7,15 +7,15 @@
  * refuses calls now (not half-open).
  */
 import type CircuitBreaker from 'opossum';
-import type { DetectedObject, SceneStatus } from '../scenes';
-import type { Identity, IdentitySigner } from '../identity';
-import { signJobGrant } from '../job-grant';
-import type { Logger } from '../logger';
-import { type CallOptions, type CallResult, type ServiceClient, UnreachableError } from '../service-client';
-import { REASON } from '../reasons';
-import type { ApiError } from '../errors';
+import type { DetectedObject, SceneStatus } from '../contract/scenes';
+import type { Identity, IdentitySigner } from '../identity/identity';
+import { signJobGrant } from '../identity/job-grant';
+import type { Logger } from '../telemetry/logger';
+import { type CallOptions, type CallResult, type ServiceClient, UnreachableError } from '../calls';
+import { REASON } from '../contract/reasons';
+import type { ApiError } from '../contract/errors';
 import { deadlineExceeded, overloaded } from '../admission/admission-queue';
-import { retryAfterMs } from '../retry-after';
+import { retryAfterMs } from '../contract/retry-after';
 import { BackendFailure, type BreakerSettings, DeadlineCut, InferenceBreaker } from './inference-breaker';
 
 export type { BreakerSettings } from './inference-breaker';

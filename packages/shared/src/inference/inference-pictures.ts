@@ -3,9 +3,9 @@
  * frames. Its calls go through a breaker of their own (inference-breaker.ts): a backend that is down or slow makes
  * pictures fail at once, and nothing waits on it.
  */
-import type { Identity } from '../identity';
-import type { Logger } from '../logger';
-import type { ServiceClient } from '../service-client';
+import type { Identity } from '../identity/identity';
+import type { Logger } from '../telemetry/logger';
+import type { ServiceClient } from '../calls/service-client';
 import { type BreakerSettings, InferenceBreaker } from './inference-breaker';
 
 /** The picture of an event (POST /internal/v1/jobs/{id}/pictures): the frame with its drawing, and the crop. */

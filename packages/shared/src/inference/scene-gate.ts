@@ -9,11 +9,11 @@
  *   cannot decode video (its decoder preflight failed: the scene reports `video_enabled: false`).
  */
 import { randomUUID } from 'node:crypto';
-import type { Clock } from '../clock';
-import { ApiError } from '../errors';
-import type { Logger } from '../logger';
-import { REASON } from '../reasons';
-import { type SceneCode, type SceneStatus, isSceneCode } from '../scenes';
+import type { Clock } from '../time/clock';
+import { ApiError } from '../contract/errors';
+import type { Logger } from '../telemetry/logger';
+import { REASON } from '../contract/reasons';
+import { type SceneCode, type SceneStatus, isSceneCode } from '../contract/scenes';
 import type { InferenceClient } from './inference-client';
 
 export interface SceneGateSettings {

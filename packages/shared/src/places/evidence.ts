@@ -1,5 +1,5 @@
 /**
- * The evidence of places (docs/ANALYTICS.md, "Evidence"): the fields every zone and line event carries about its
+ * The evidence of places (docs/EVIDENCE.md): the fields every zone and line event carries about its
  * picture, the paths the pictures are read at, and the ids those paths take. Pure; shared by the service that keeps
  * the pictures (results) and the tests and clients that read them.
  */

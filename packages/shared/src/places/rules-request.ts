@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
-import { invalidRequest } from '../errors';
-import { REASON } from '../reasons';
+import { invalidRequest } from '../contract/errors';
+import { REASON } from '../contract/reasons';
 import { parseRules, type RuleSet } from './rules';
 
 /**

@@ -1,4 +1,4 @@
-import { BreakerPolicy, type BreakerPolicySettings } from '../../src/breaker-policy';
+import { BreakerPolicy, type BreakerPolicySettings } from '../../src/calls/breaker-policy';
 
 const SETTINGS: BreakerPolicySettings = {
   window: 10,

@@ -1,5 +1,5 @@
-import { ConsumerRestarter, type ConsumerRestarterOptions } from '../../src/adapters/consumer-restarter';
-import type { Logger } from '../../src/logger';
+import { ConsumerRestarter, type ConsumerRestarterOptions } from '../../src/bus/consumer-restarter';
+import type { Logger } from '../../src/telemetry/logger';
 
 /**
  * The restart loop both Kafka clients' subscriptions share, against a stand-in consumer lifecycle on jest's clock:

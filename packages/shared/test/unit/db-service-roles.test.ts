@@ -1,5 +1,5 @@
-import { ConfigError } from '../../src/config';
-import { parseServiceRoles } from '../../src/adapters/db-logins';
+import { ConfigError } from '../../src/config/config';
+import { parseServiceRoles } from '../../src/db/db-logins';
 
 const SCHEMAS = ['gateway', 'tasks', 'quota', 'results', 'images'];
 

@@ -1,4 +1,4 @@
-import { ApiError } from '../../src/errors';
+import { ApiError } from '../../src/contract/errors';
 import {
   MAX_REQUEST_TIMEOUT_MS,
   MIN_REQUEST_TIMEOUT_MS,

@@ -1,11 +1,11 @@
 import type { ClusterMetadata, ExtendedGroupProtocolSubscription } from '@platformatic/kafka';
-import { createBus } from '../../src/adapters/bus-factory';
-import { assignBySubscription } from '../../src/adapters/kafka-assigner';
-import { KafkaBus } from '../../src/adapters/kafka-bus';
-import { decodeHeaders, decodeValue } from '../../src/adapters/kafka-message';
-import { PlatformaticKafkaBus } from '../../src/adapters/platformatic-bus';
-import { byPartition, platformaticAssigner } from '../../src/adapters/platformatic-subscription';
-import { commonShape, loadConfig } from '../../src/config';
+import { createBus } from '../../src/bus/bus-factory';
+import { assignBySubscription } from '../../src/bus/kafka-assigner';
+import { KafkaBus } from '../../src/bus/kafka-bus';
+import { decodeHeaders, decodeValue } from '../../src/bus/kafka-message';
+import { PlatformaticKafkaBus } from '../../src/bus/platformatic-bus';
+import { byPartition, platformaticAssigner } from '../../src/bus/platformatic-subscription';
+import { commonShape, loadConfig } from '../../src/config/config';
 
 describe('the Kafka bus clients', () => {
   it('KAFKA_CLIENT picks the client of the distributed bus, kafkajs by default', async () => {

@@ -1,7 +1,7 @@
 import { pbkdf2Sync } from 'node:crypto';
 import { BUS_GRANTS, BUS_SERVICES, ConfigError, GROUPS, TOPICS, busAcls } from '../../src';
-import { kafkaSaslFromConfig } from '../../src/adapters/bus-factory';
-import { decodeAlterScramResponse, encodeAlterScram } from '../../src/adapters/kafka-scram';
+import { kafkaSaslFromConfig } from '../../src/bus/bus-factory';
+import { decodeAlterScramResponse, encodeAlterScram } from '../../src/bus/kafka-scram';
 
 describe('bus grants', () => {
   it('give every topic one producer and every group one consumer service', () => {

@@ -1,5 +1,5 @@
 import type { Kafka } from 'kafkajs';
-import { startKafkaSubscription } from '../../src/adapters/kafka-subscription';
+import { startKafkaSubscription } from '../../src/bus/kafka-subscription';
 
 /**
  * How the kafkajs subscription answers its consumer's CRASH event, against a stand-in kafkajs client (the real one

@@ -1,6 +1,6 @@
 import { Readable } from 'node:stream';
-import type * as PlatformaticSubscription from '../../src/adapters/platformatic-subscription';
-import type { IncomingMessage } from '../../src/ports/bus';
+import type * as PlatformaticSubscription from '../../src/bus/platformatic-subscription';
+import type { IncomingMessage } from '../../src/bus/port';
 
 /**
  * The batch loop of the platformatic subscription against a stand-in for @platformatic/kafka's consumer and its
@@ -58,9 +58,7 @@ type Subscription = typeof PlatformaticSubscription;
 /** Loaded on first use, after the stand-ins above are defined (jest.mock is hoisted above the imports). */
 const startPlatformaticSubscription: Subscription['startPlatformaticSubscription'] = (...args) =>
   // eslint-disable-next-line @typescript-eslint/no-require-imports
-  (require('../../src/adapters/platformatic-subscription') as Subscription).startPlatformaticSubscription(
-    ...args,
-  );
+  (require('../../src/bus/platformatic-subscription') as Subscription).startPlatformaticSubscription(...args);
 
 const record = (partition: number, offset: number, n: string): FakeRecord => ({
   topic: 't',

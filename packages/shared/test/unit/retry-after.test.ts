@@ -1,4 +1,4 @@
-import { retryAfterMs } from '../../src/retry-after';
+import { retryAfterMs } from '../../src/contract/retry-after';
 
 const NOW = Date.parse('2026-11-26T07:00:00Z');
 

@@ -30,6 +30,10 @@ export interface FfmpegArgsOptions {
   nativePace?: boolean;
   /** RTMP: the tcUrl of the caller's URL (ffmpeg connects to a loopback relay, see pinned-relay). */
   rtmpTcUrl?: string;
+  /** A file's frames again from this point (seconds; redecode-plan.ts): every frame's time is less by it. */
+  seekS?: number;
+  /** At most this many frames out. */
+  maxFrames?: number;
 }
 
 /**
@@ -82,9 +86,11 @@ export function ffmpegArgs(o: FfmpegArgsOptions): string[] {
   // read it at its own pace, like a camera, so capture times and tracking follow the video. (A live
   // playlist paces itself; read at 1x it would fall behind its sliding window.)
   if (o.live && o.nativePace && (o.kind === 'http' || o.kind === 'https')) args.push('-re');
+  if (o.seekS) args.push('-ss', String(o.seekS));
   args.push('-i', o.input);
   args.push('-map', '0:v:0', '-an', '-sn', '-dn');
   args.push('-vf', letterboxFilter(o.sampleFps, o.size));
+  if (o.maxFrames) args.push('-frames:v', String(o.maxFrames));
   args.push('-fps_mode', 'passthrough', '-f', 'rawvideo', '-pix_fmt', 'gbrp', 'pipe:1');
   return args;
 }
@@ -106,6 +112,8 @@ export function jobDecoder(o: {
   ioTimeoutMs?: number;
   httpProxy?: string;
   nativePace: boolean;
+  seekS?: number;
+  maxFrames?: number;
 }): { args: string[]; frameBytes: number; stallMs?: number } {
   const { input, size } = o;
   return {
@@ -119,6 +127,8 @@ export function jobDecoder(o: {
       httpProxy: input.live ? o.httpProxy : undefined,
       nativePace: o.nativePace,
       rtmpTcUrl: input.kind === 'rtmp' ? rtmpTcUrl(input.input) : undefined,
+      seekS: o.seekS,
+      maxFrames: o.maxFrames,
     }),
     frameBytes: size * size * 3,
     // A live decoder that runs without producing frames is restarted (its timeouts only see dead sockets).

@@ -1,5 +1,5 @@
 /**
- * The picture of an event (docs/ANALYTICS.md, "Evidence"): a frame of the ring as JPEG with a box or a polygon
+ * The picture of an event (docs/EVIDENCE.md): a frame of the ring as JPEG with a box or a polygon
  * drawn on it, and the crop of a region of the clean frame. The drawing is done on the pixels (lines 3 px wide),
  * so the same frame and the same drawing always give the same bytes.
  */

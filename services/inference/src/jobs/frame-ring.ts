@@ -28,7 +28,7 @@ export class FrameRing {
     /** Frames kept; 0 keeps none. */
     readonly capacity: number,
     /** The letterbox canvas side (the engine's input size). */
-    private readonly size: number,
+    readonly size: number,
   ) {}
 
   /** From now on, frames are kept. */
@@ -51,24 +51,8 @@ export class FrameRing {
   /** Copies a decoded frame's content before its planes are reused; undefined while the ring is off. */
   hold(f: SourceFrame): HeldFrame | undefined {
     if (!this.armed) return undefined;
-    const lb = letterboxFor(f.width, f.height, this.size);
-    const { width, height } = lb;
-    const need = width * height * 3;
-    const planes = this.takeBuffer(need);
-    const plane = this.size * this.size;
-    for (let c = 0, o = 0; c < 3; c++) {
-      const base = c * plane;
-      if (width === this.size) {
-        f.planes.copy(planes, o, base, base + width * height);
-        o += width * height;
-        continue;
-      }
-      for (let y = 0; y < height; y++, o += width) {
-        const row = base + y * this.size;
-        f.planes.copy(planes, o, row, row + width);
-      }
-    }
-    return { planes, width, height };
+    const { width, height } = letterboxFor(f.width, f.height, this.size);
+    return frameContent(f, this.size, this.takeBuffer(width * height * 3));
   }
 
   /** Keeps a held frame under its published seq; the oldest leaves when the ring is full. */
@@ -101,4 +85,27 @@ export class FrameRing {
     if (i >= 0) return this.spare.splice(i, 1)[0];
     return Buffer.allocUnsafe(need);
   }
+}
+
+/**
+ * The content of a decoded frame (the letterbox of side `size` without its padding) as G, B and R planes, copied
+ * into `planes` (width * height * 3 bytes; a new buffer when absent).
+ */
+export function frameContent(f: SourceFrame, size: number, planes?: Buffer): HeldFrame {
+  const { width, height } = letterboxFor(f.width, f.height, size);
+  const out = planes ?? Buffer.allocUnsafe(width * height * 3);
+  const plane = size * size;
+  for (let c = 0, o = 0; c < 3; c++) {
+    const base = c * plane;
+    if (width === size) {
+      f.planes.copy(out, o, base, base + width * height);
+      o += width * height;
+      continue;
+    }
+    for (let y = 0; y < height; y++, o += width) {
+      const row = base + y * size;
+      f.planes.copy(out, o, row, row + width);
+    }
+  }
+  return { planes: out, width, height };
 }

@@ -14,6 +14,8 @@ import type { DecoderCheck } from './decoder-preflight';
 import { Job } from './job';
 import type { Still } from './latest-still';
 import { renderPicture, type Drawing, type Picture } from './frame-picture';
+import type { RingFrame } from './frame-ring';
+import { FrameRedecoder } from './frame-redecode';
 import type { InputKind, JobSpec, JobView, ResolvedInput } from './job-types';
 
 /** Frame seqs are Postgres `integer`s in results: a first seq leaves room for 2^28 frames below 2^31. */
@@ -67,6 +69,10 @@ export interface JobManagerOptions {
   /** Each armed job's ring of recent frames (frames), kept this long after the job ends. */
   ringFrames?: number;
   ringLingerMs?: number;
+  /** A file job's frames that left the ring, decoded again from the upload (frame-redecode.ts): runs at once. */
+  redecodeConcurrency?: number;
+  /** The longest a picture waits for its frame decoded again. */
+  redecodeTimeoutMs?: number;
 }
 
 /** The picture of an event, or why there is none (the frame left the ring, or the job is not known here). */
@@ -80,8 +86,16 @@ export class JobManager {
   private readonly jobs = new Map<string, Job>();
   private readonly submitting = new Map<string, Promise<SubmitOutcome>>();
   private closed = false;
+  private readonly redecoder: FrameRedecoder;
 
-  constructor(private readonly o: JobManagerOptions) {}
+  constructor(private readonly o: JobManagerOptions) {
+    this.redecoder = new FrameRedecoder({
+      ffmpegPath: o.ffmpegPath,
+      logger: o.logger,
+      concurrency: o.redecodeConcurrency ?? 1,
+      timeoutMs: o.redecodeTimeoutMs ?? 2000,
+    });
+  }
 
   get runningCount(): number {
     let n = 0;
@@ -208,13 +222,30 @@ export class JobManager {
     return job !== undefined;
   }
 
-  /** The frame `seq` of a job with `drawing` drawn, while it is in the job's ring; asking arms the ring. */
+  /**
+   * The frame `seq` of a job with `drawing` drawn: from the job's ring, or for a file job whose frame left it,
+   * decoded again from the upload (frame-redecode.ts). Asking arms the ring.
+   */
   async picture(id: string, seq: number, drawing: Drawing): Promise<PictureOutcome> {
     const job = this.jobs.get(id);
     if (job?.running) job.ring.arm();
-    const frame = job?.ring.get(seq);
+    const frame = job?.ring.get(seq) ?? (job && (await this.redecoded(job, seq)));
     if (!frame) return { ok: false };
     return { ok: true, seq, timeMs: frame.timeMs, ...(await renderPicture(frame, drawing)) };
+  }
+
+  /** A frame of a file job decoded again from its upload; undefined for a live job, or when it cannot be had. */
+  private async redecoded(job: Job, seq: number): Promise<RingFrame | undefined> {
+    const { source } = job.spec;
+    const first = job.firstFrame;
+    // Any seq from the first on: a job started again after a restart of this instance may not have reached it yet.
+    if (source.type !== 'object' || job.input.live || !first || seq < first.seq) return undefined;
+    const locate = async () => {
+      const r = await this.resolveSource(source);
+      return r.ok ? r.input : undefined;
+    };
+    const { sampleFps } = job.spec;
+    return this.redecoder.frame(job.spec.jobId, { locate, sampleFps, size: job.ring.size, first }, seq);
   }
 
   list(ids: string[]): JobView[] {
@@ -245,6 +276,7 @@ export class JobManager {
   /** Ends every running job (failed: backend shut down) and waits for their end messages. */
   async close(): Promise<void> {
     this.closed = true;
+    this.redecoder.close();
     const all = [...this.jobs.values()];
     for (const j of all) j.abort(taskReason('backend_shutdown'));
     await Promise.all(all.map((j) => j.finished.catch(() => undefined)));

@@ -6,6 +6,7 @@ import { jobDecoder } from './ffmpeg-args';
 import { FfmpegFrameSource, type SourceExit, type SourceFrame } from './frame-source';
 import { FrameQueue, frameTimeMs, type StartedFrame } from './frame-queue';
 import { FrameRing } from './frame-ring';
+import type { FirstFrame } from './redecode-plan';
 import {
   runningView,
   type JobRuntimeOptions,
@@ -17,15 +18,13 @@ import { checkLiveSource, startRelayFor } from './live-connect';
 import { type Ending, FramePublisher } from './frame-publisher';
 import { fileEnding, gaveUpReason, isDecoderCrash, liveAttemptEnding } from './failure';
 
-/**
- * One inference job: ffmpeg decoding, detection, tracking and publishing to vision.frames, then the
- * end message. State is in memory only.
- */
+/** One inference job: ffmpeg decoding, detection, tracking, publishing to vision.frames, the end. In memory only. */
 export class Job {
   readonly finished: Promise<void>;
   private readonly view: JobView;
   readonly detector: FrameDetector; // also keeps the latest picture (still())
   readonly ring: FrameRing; // recent frames by seq, for events' pictures; kept a while after the end
+  firstFrame?: FirstFrame; // a file's later frames are found again from it (frame-redecode.ts)
   private readonly publisher: FramePublisher;
   /** Frames published (the next frame's seq). */
   private seq = 0;
@@ -49,7 +48,7 @@ export class Job {
 
   constructor(
     readonly spec: JobSpec,
-    private readonly input: ResolvedInput,
+    readonly input: ResolvedInput,
     private readonly rt: JobRuntimeOptions,
   ) {
     this.view = runningView(spec);
@@ -284,6 +283,7 @@ export class Job {
     if (this.stopRequested) return;
     const seq = this.seq;
     if (held) this.ring.put(this.spec.firstSeq + seq, timeMs, held); // before results can ask for it
+    this.firstFrame ??= { seq: this.spec.firstSeq + seq, timeMs };
     await this.publisher.frame({
       seq,
       frame_time_ms: timeMs,

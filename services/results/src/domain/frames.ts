@@ -99,7 +99,7 @@ export function toPublicFrame(frame: StoredFrame, threshold: number, withTotal: 
   frame.objects.forEach((o, i) => {
     if (o.s < threshold) return;
     if (!zones) return out.objects.push(toPublicObject(o));
-    // An evaluated frame's tracked object names its track's best picture (docs/ANALYTICS.md, "Evidence").
+    // An evaluated frame's tracked object names its track's best picture (docs/EVIDENCE.md).
     const best =
       o.t !== undefined && TRACK_ID_RE.test(o.t) ? { best_shot_path: bestShotPath(frame.taskId, o.t) } : {};
     out.objects.push({ ...toPublicObject(o), zones: zones.o[i] ?? [], ...best });

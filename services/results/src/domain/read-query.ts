@@ -1,6 +1,6 @@
 import { invalidRequest, refuseUnknownQuery } from '@vision/shared';
 
-/** Page size bounds of SPEC.md 4.4 and the default used when `limit` is omitted (docs/API.md). */
+/** Page size bounds of SPEC.md 4.4 and the default used when `limit` is omitted (docs/RESULTS.md). */
 export const MIN_LIMIT = 1;
 export const MAX_LIMIT = 500;
 export const DEFAULT_LIMIT = 100;

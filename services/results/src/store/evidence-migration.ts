@@ -1,7 +1,7 @@
 import type { Migration } from '@vision/shared';
 
 /**
- * The evidence of places (docs/ANALYTICS.md, "Evidence"): per event id, whether its picture is stored (the objects
+ * The evidence of places (docs/EVIDENCE.md): per event id, whether its picture is stored (the objects
  * under evidenceKeys) or why not; per track, the frame of its best picture. Written in the transaction of the
  * step that decided the events, after the pictures were put: a row never names a picture that is not stored.
  */

@@ -1,6 +1,6 @@
 /**
  * Takes the pictures a step of a task's evaluation needs (domain/evidence/plan.ts) and puts them in the object
- * store, before the step's transaction names them (docs/ANALYTICS.md, "Evidence"). Each picture's objects have a
+ * store, before the step's transaction names them (docs/EVIDENCE.md). Each picture's objects have a
  * key derived from the task and the event id (or track and frame): a step run again after a crash finds the
  * objects its first run put and takes nothing again. A frame that left inference's ring is `frame_gone` at once;
  * a failing inference or object store is `capture_failed` within the breaker's time limit: nothing waits.

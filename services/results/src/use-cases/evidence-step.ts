@@ -1,5 +1,5 @@
 /**
- * The evidence of one step of a task's evaluation (docs/ANALYTICS.md, "Evidence"): the pictures of its events and
+ * The evidence of one step of a task's evaluation (docs/EVIDENCE.md): the pictures of its events and
  * the best shots its frames improve are taken and put in the object store first; the rows that name them are
  * written in the step's transaction (EvidenceStore.write), and the replaced best shots' objects deleted after it.
  */

@@ -47,7 +47,7 @@ export interface AnalyticsRunnerDeps {
   logger: Logger;
   /** Frames evaluated per transaction. */
   pageSize?: number;
-  /** The pictures of events and tracks (docs/ANALYTICS.md, "Evidence"); absent: none is taken. */
+  /** The pictures of events and tracks (docs/EVIDENCE.md); absent: none is taken. */
   evidence?: EvidenceDeps;
 }
 

@@ -1,6 +1,6 @@
 /**
  * SSRF guard for stream URLs: resolves the host and refuses addresses the policy forbids
- * (packages/shared/src/address-policy.ts). For http(s) it also walks the redirect chain itself, one hop at a time
+ * (packages/shared/src/egress/address-policy.ts). For http(s) it also walks the redirect chain itself, one hop at a time
  * with `redirect: 'manual'`, checking every hop, and hands ffprobe the final address with redirects
  * switched off (`-max_redirects 0`) so that ffprobe never follows a hop we did not check.
  * Each request is pinned to the addresses that were checked (pinned-agent.ts): the name is resolved

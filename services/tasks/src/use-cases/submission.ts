@@ -42,7 +42,7 @@ export async function submitTask(
     job_id: task.task_id,
     scene_code: task.scene_code,
     source: sourceOf(ctx, task),
-    keep_frames: task.rules_version > 0, // the pictures of its events (docs/ANALYTICS.md, "Evidence")
+    keep_frames: task.rules_version > 0, // the pictures of its events (docs/EVIDENCE.md)
   });
   const row = submitRow(context, resultOf(out));
   if (row.queue) {

@@ -1,5 +1,5 @@
 /**
- * An event as the API shows it (docs/ANALYTICS.md, "Evidence"): the engine's event with what it says about its
+ * An event as the API shows it (docs/EVIDENCE.md): the engine's event with what it says about its
  * picture. Added where events are read and sent, never in the engine: its events and ids stay as they are.
  */
 import { eventEvidence, type EventEvidence, type SnapshotReason } from '@vision/shared';

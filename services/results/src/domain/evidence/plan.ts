@@ -1,5 +1,5 @@
 /**
- * Which pictures a step of a task's evaluation takes (docs/ANALYTICS.md, "Evidence"): one per event, of the frame
+ * Which pictures a step of a task's evaluation takes (docs/EVIDENCE.md): one per event, of the frame
  * it was decided on, with its track's box drawn (its zone's polygon when the track is not in that frame, or the
  * event has none); and, per track, its best shot when a frame of the step beats the kept one. Pure.
  */
