@@ -14,7 +14,10 @@
  * Each of --reps rounds: the raw pipeline of bench/lib/limits.js in the bench's process (decode, letterbox, model;
  * its CPU per image sequential and overlapped), then --calls calls of the ten images one after the other, then ten
  * times --calls calls of one image one after the other, then --idle-s seconds (3) with no call, whose CPU per second
- * is printed apart (each workload's figures include it over their length). Targets, per round then the median: the deployment's CPU
+ * is printed apart (each workload's figures include it over their length). With the CPU, each workload prints the
+ * statements each service sent to its database and the messages it published, per call (bench/lib/statements.js; the
+ * idle loops' included, as the idle line's per second shows; test/standalone/statements-per-call.test.ts counts a
+ * call's own exactly). Distributed, only when the services run as processes. Targets, per round then the median: the deployment's CPU
  * per image in calls of ten <= 1.2 x the overlapped raw pipeline's, in calls of one <= 1.35 x the sequential one's.
  * Ends with `targets: N met, M missed`. Compare figures only within a run: the machine is shared.
  */
@@ -27,6 +30,7 @@ const { parseArgs } = require('./lib/args');
 const { encodeDetection, postDetection } = require('./lib/detection-calls');
 const limits = require('./lib/limits');
 const { treesCpuMs, threadsCpuMs, delta } = require('./lib/proc-cpu');
+const { statementCounting, printCounts } = require('./lib/statements');
 
 const args = parseArgs(process.argv.slice(2));
 const REPS = Number(args.reps ?? 3);
@@ -37,6 +41,11 @@ const DISTRIBUTED = args.distributed === 'true';
 // (`node --cpu-prof`; bench/profile-summary.js reads them). The whole run, start-up included.
 const PROFILE_DIR = args.profile ? path.resolve(args.profile) : undefined;
 const NODE_ARGS = PROFILE_DIR ? ['--cpu-prof', `--cpu-prof-dir=${PROFILE_DIR}`] : [];
+// The services' statements and messages: counted in each service process (a preloaded module), which the
+// containers of VISION_DEPLOYMENT_RUNTIME=container cannot load.
+const COUNTING =
+  (process.env.VISION_DEPLOYMENT_RUNTIME ?? 'process') === 'process' ? statementCounting() : undefined;
+const COUNT_ARGS = COUNTING ? COUNTING.nodeArgs : [];
 const SHARED_DIR = process.env.VISION_SHARED_DIR ?? path.resolve(root, '../shared');
 const MODELS_DIR = process.env.VISION_MODELS_DIR ?? path.join(SHARED_DIR, 'models');
 const IMAGES_DIR = path.join(SHARED_DIR, 'media/images');
@@ -73,12 +82,13 @@ async function startStandalone() {
   const { startStandaloneChild } = require('./lib/standalone-child');
   const startedAt = performance.now();
   const child = await startStandaloneChild(
-    { ...SERVICE_ENV, VISION_API_KEYS: `${API_KEY}:bench` },
-    NODE_ARGS,
+    { ...SERVICE_ENV, ...COUNTING?.env, VISION_API_KEYS: `${API_KEY}:bench` },
+    [...NODE_ARGS, ...COUNT_ARGS],
   );
   const pid = child.pid;
   return {
     startedAt,
+    pids: [pid],
     url: child.url,
     snapshot: () => ({
       processes: { standalone: treesCpuMs([pid])[pid] },
@@ -95,7 +105,8 @@ async function startStandalone() {
 
 async function startDistributed() {
   const { Deployment, SERVICES, STACK_DIR } = require(path.join(root, 'scripts/distributed/launcher.js'));
-  const env = PROFILE_DIR ? { ...SERVICE_ENV, NODE_OPTIONS: NODE_ARGS.join(' ') } : SERVICE_ENV;
+  const nodeOptions = [...NODE_ARGS, ...COUNT_ARGS].join(' ');
+  const env = { ...SERVICE_ENV, ...COUNTING?.env, ...(nodeOptions ? { NODE_OPTIONS: nodeOptions } : {}) };
   const dep = new Deployment({ keys: `${API_KEY}:bench`, env, logLevel: 'warn' });
   const startedAt = performance.now();
   await dep.start();
@@ -114,6 +125,7 @@ async function startDistributed() {
   ];
   return {
     startedAt,
+    pids: services.map(([, pid]) => pid),
     url: dep.url,
     snapshot: () => {
       const cpu = treesCpuMs(named.map(([, pid]) => pid));
@@ -131,15 +143,22 @@ async function startDistributed() {
 const prefixed = (prefix, threads) =>
   Object.fromEntries(Object.entries(threads).map(([k, v]) => [prefix + k, v]));
 
-/** CPU ms per image of each process (and thread) over `run`, which sends `images` images. */
-async function phase(dep, images, run) {
+/**
+ * CPU ms per image of each process (and thread) over `run`, which sends `images` images in `calls` calls, and the
+ * statements and messages of each service per call (read outside the CPU's measure).
+ */
+async function phase(dep, images, calls, run) {
+  const sa = COUNTING && (await COUNTING.read(dep.pids));
   const a = dep.snapshot();
   await run();
   const b = dep.snapshot();
-  const per = (d) => Object.fromEntries(Object.entries(d).map(([k, v]) => [k, v / images]));
+  const sb = COUNTING && (await COUNTING.read(dep.pids));
+  const per = (d, n = images) => Object.fromEntries(Object.entries(d).map(([k, v]) => [k, v / n]));
   return {
     processes: per(delta(a.processes, b.processes)),
     threads: a.threads && per(delta(a.threads, b.threads)),
+    statements: sa && per(delta(sa.statements, sb.statements), calls),
+    messages: sa && per(delta(sa.messages, sb.messages), calls),
   };
 }
 
@@ -167,6 +186,7 @@ function show(title, rounds, rawPerRound) {
   const obs = sorted((r) => r.processes).filter(([k]) => OBSERVABILITY.includes(k));
   if (obs.length)
     console.log(`  outside the total: ${obs.map(([k, v]) => `${k} ${v.toFixed(1)} ms`).join(', ')}`);
+  printCounts(rounds, 'call');
   if (rounds[0].threads) {
     console.log('  by thread:');
     for (const [k, v] of sorted((r) => r.threads)) if (v >= 0.25) line(`  ${k}`, v);
@@ -197,10 +217,15 @@ async function main() {
     for (let r = -1; r < REPS; r++) {
       if (r === 0) measuredFrom = performance.now();
       if (r >= 0) await raw.round();
-      const b = await phase(dep, CALLS * IMAGES.length, sendBatches);
-      const o = await phase(dep, CALLS * IMAGES.length, sendOnes);
+      const b = await phase(dep, CALLS * IMAGES.length, CALLS, sendBatches);
+      const o = await phase(dep, CALLS * IMAGES.length, CALLS * IMAGES.length, sendOnes);
       // What each process spends with no call at all, per second (part of every figure above, by their length).
-      const idle = await phase(dep, IDLE_S, () => new Promise((done) => setTimeout(done, IDLE_S * 1000)));
+      const idle = await phase(
+        dep,
+        IDLE_S,
+        IDLE_S,
+        () => new Promise((done) => setTimeout(done, IDLE_S * 1000)),
+      );
       if (r < 0) continue;
       batches.push(b);
       ones.push(o);
@@ -236,6 +261,7 @@ async function main() {
       `idle, CPU ms per second (median of ${IDLE_S} s after each round): ` +
         idle.map(([k, v]) => `${k} ${v.toFixed(1)}`).join(', '),
     );
+    printCounts(idles, 'second');
     console.log(
       '  by thread: ' +
         idleOf((x) => x.threads)
@@ -258,6 +284,7 @@ async function main() {
     ]);
   } finally {
     await dep.close();
+    COUNTING?.close();
   }
 }
 

@@ -89,16 +89,23 @@ const CLAIM_MS = 60_000;
  * lease) so that replicas never publish one row at the same time; a publish that fails releases
  * the claim and the rows go out in a later round; a relay that dies mid-publish leaves its claim to
  * lapse. Delivery is at least once (consumers dedupe by `event_id`).
+ *
+ * The loop (its period and its nudges) marks a batch sent in the statement that claims its next one, which
+ * runs at the next nudge or period anyway: one statement per batch instead of two. Until then the batch stays
+ * claimed, so no relay takes it; a relay that dies first leaves it to go out again once its claim lapses.
+ * `flush()` and `stop()` mark what they published before they resolve.
  */
 export class OutboxRelay {
   private readonly loop: Periodic;
   private readonly cols: OutboxTable;
   private chain: Promise<unknown> = Promise.resolve();
   private started = false;
+  /** Ids published by the loop whose mark as sent rides on the next claim. */
+  private published: Array<string | number> = [];
 
   constructor(private readonly opts: OutboxRelayOptions) {
     this.cols = opts.columns ?? DEFAULT_OUTBOX_TABLE;
-    this.loop = new Periodic(opts.name ?? 'outbox relay', opts.intervalMs, () => this.flush(), opts.logger);
+    this.loop = new Periodic(opts.name ?? 'outbox relay', opts.intervalMs, () => this.run(true), opts.logger);
   }
 
   start(): void {
@@ -113,18 +120,36 @@ export class OutboxRelay {
 
   /** Publishes every unsent row now (one flush at a time); resolves with how many were published. */
   flush(): Promise<number> {
-    const run = this.chain.catch(() => undefined).then(() => this.drain());
+    return this.run(false);
+  }
+
+  private run(deferMark: boolean): Promise<number> {
+    const run = this.chain.catch(() => undefined).then(() => this.drain(deferMark));
     this.chain = run;
     return run;
   }
 
-  private async drain(): Promise<number> {
+  private async drain(deferMark: boolean): Promise<number> {
     let total = 0;
     for (;;) {
       const n = await this.publishBatch();
       total += n;
-      if (n < (this.opts.batchSize ?? 100)) return total;
+      if (n < (this.opts.batchSize ?? 100)) break;
     }
+    if (!deferMark) await this.markPublished();
+    return total;
+  }
+
+  /** Marks the rows the loop published sent now (flush, stop). */
+  private async markPublished(): Promise<void> {
+    const ids = this.published;
+    if (ids.length === 0) return;
+    const c = this.cols;
+    await this.opts
+      .knex(c.table)
+      .whereIn('id', ids)
+      .update({ [c.sentAt]: this.opts.clock.now(), [c.claimedUntil]: null });
+    this.published = [];
   }
 
   private async publishBatch(): Promise<number> {
@@ -133,20 +158,26 @@ export class OutboxRelay {
     const limit = this.opts.batchSize ?? 100;
     // One statement claims a batch (the oldest unsent, unclaimed rows, `FOR UPDATE SKIP LOCKED` so that
     // replicas never take the same row) and returns it; the publish happens outside any transaction, so a
-    // slow broker never holds a database connection (PGlite has only one).
+    // slow broker never holds a database connection (PGlite has only one). The same statement marks the rows
+    // the loop published last sent (`done`), and leaves them out of the batch.
     const now = clock.now();
+    const sent = this.published;
+    const marks = sent.map(() => '?').join(', ');
     const claimed = (await knex.raw(
-      `with batch as (
-         select id from ?? where ?? is null and (?? is null or ?? < ?) order by id limit ? for update skip locked
+      `with ${sent.length ? `done as (update ?? set ?? = ?, ?? = null where id in (${marks})), ` : ''}batch as (
+         select id from ?? where ?? is null and (?? is null or ?? < ?)${sent.length ? ` and id not in (${marks})` : ''}
+         order by id limit ? for update skip locked
        )
        update ?? as o set ?? = ? from batch where o.id = batch.id
        returning o.id, o.topic, o.?? as "key", o.?? as "payload", o.?? as "headers"`,
       [
+        ...(sent.length ? [c.table, c.sentAt, now, c.claimedUntil, ...sent] : []),
         c.table,
         c.sentAt,
         c.claimedUntil,
         c.claimedUntil,
         now,
+        ...sent,
         limit,
         c.table,
         c.claimedUntil,
@@ -156,6 +187,7 @@ export class OutboxRelay {
         c.headers,
       ],
     )) as { rows: OutboxRow[] };
+    this.published = [];
     const rows = claimed.rows.sort(byId);
     if (rows.length === 0) return 0;
     const ids = rows.map((r) => r.id);
@@ -174,9 +206,7 @@ export class OutboxRelay {
         .update({ [c.claimedUntil]: null });
       throw err;
     }
-    await knex(c.table)
-      .whereIn('id', ids)
-      .update({ [c.sentAt]: clock.now(), [c.claimedUntil]: null });
+    this.published = ids;
     return rows.length;
   }
 
@@ -194,6 +224,9 @@ export class OutboxRelay {
     this.started = false;
     await this.loop.stop();
     await this.chain.catch(() => undefined);
+    await this.markPublished().catch((err: unknown) => {
+      this.opts.logger.warn({ err }, 'published outbox rows not marked sent; they go out again');
+    });
   }
 }
 

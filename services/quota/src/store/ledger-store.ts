@@ -1,37 +1,12 @@
 import { DEFAULT_OUTBOX_TABLE, type Knex, TOPICS, metrics, outboxRow } from '@vision/shared';
 import type { Day } from '../domain/day';
 import type { QuotaEvent, QuotaEventType } from '../domain/events';
-import type { HoldStatus, Kind } from '../domain/ledger';
+import type { Kind } from '../domain/ledger';
+import type { ChargeRow, HoldRow } from './ledger-rows';
 
 type Trx = Knex.Transaction;
 
-export interface ChargeRow {
-  subject: string;
-  charge_id: string;
-  kind: Kind;
-  units: number;
-  day: string;
-  status: 'charged' | 'refunded';
-}
-
-export interface HoldRow {
-  subject: string;
-  hold_id: string;
-  kind: Kind;
-  units: number;
-  day: string;
-  status: HoldStatus;
-  expires_at: Date | string;
-  settled_units: number | null;
-  /** Units of a lease charged so far (0 for a hold). */
-  spent_units: number;
-  /** A lease's end of spending; null for a hold. */
-  usable_until: Date | string | null;
-}
-
-/** Units of the row a refund of an unknown charge id leaves (real charges have at least 1 unit). */
-export const TOMBSTONE_UNITS = 0;
-export const isTombstone = (row: ChargeRow): boolean => Number(row.units) === TOMBSTONE_UNITS;
+export { type ChargeRow, type HoldRow, TOMBSTONE_UNITS, isTombstone } from './ledger-rows';
 
 /**
  * The ledger's SQL (schema `quota`: counters, charges, holds, outbox), over the database or one transaction.
@@ -79,10 +54,30 @@ export class LedgerQueries {
     return row && { used: Number(row.used), kind: row.kind, day: row.day };
   }
 
-  /** The charges of `chargeIds` that exist, by id. */
-  async findCharges(subject: string, chargeIds: readonly string[]): Promise<Map<string, ChargeRow>> {
-    const rows = (await this.q('charges').where({ subject }).whereIn('charge_id', chargeIds)) as ChargeRow[];
-    return new Map(rows.map((r) => [r.charge_id, r]));
+  /**
+   * Locks the row of `holdId` (`FOR UPDATE`) and reads the charges of `chargeIds` that exist, by id, in one
+   * statement; undefined when no hold has that id. A caller that holds the day's counter reads every charge
+   * committed before it took that lock, as a later statement would.
+   */
+  async lockHoldWithCharges(
+    subject: string,
+    holdId: string,
+    chargeIds: readonly string[],
+  ): Promise<{ hold: HoldRow; charges: Map<string, ChargeRow> } | undefined> {
+    const r = (await this.q.raw(
+      `select h.*, coalesce((
+         select json_agg(json_build_object('subject', c.subject, 'charge_id', c.charge_id, 'kind', c.kind,
+                                           'units', c.units, 'day', c.day, 'status', c.status))
+         from charges c where c.subject = h.subject and c.charge_id in (${chargeIds.map(() => '?').join(', ') || 'null'})
+       ), '[]'::json) as found_charges
+       from holds h where h.subject = ? and h.hold_id = ? for update of h`,
+      [...chargeIds, subject, holdId],
+    )) as { rows: Array<HoldRow & { found_charges: ChargeRow[] | string }> };
+    const row = r.rows[0];
+    if (!row) return undefined;
+    const { found_charges: found, ...hold } = row;
+    const charges = (typeof found === 'string' ? JSON.parse(found) : found) as ChargeRow[];
+    return { hold, charges: new Map(charges.map((c) => [c.charge_id, c])) };
   }
 
   /**

@@ -130,7 +130,14 @@ export async function spend(
     const { kind } = locked;
     let used = locked.used;
     const now = ctx.clock.now();
-    const row = await leaseRow(q, subject, leaseId, true);
+    // The lease row, locked, and the charges already recorded for these ids: one statement.
+    const found = await q.lockHoldWithCharges(
+      subject,
+      leaseId,
+      spends.map((s) => s.charge_id),
+    );
+    if (!found || found.hold.usable_until === null) throw notFound('No such lease');
+    const { hold: row, charges: priors } = found;
     const limit = limitOf(ctx, subject, kind);
     const lease = {
       units: Number(row.units),
@@ -139,10 +146,6 @@ export async function spend(
       expiresAt: toDate(row.expires_at),
       settledUnits: row.settled_units,
     };
-    const priors = await q.findCharges(
-      subject,
-      spends.map((s) => s.charge_id),
-    );
     const out: SpendView['spends'] = [];
     for (const s of spends) {
       const prior = priors.get(s.charge_id);
