@@ -109,7 +109,7 @@ module.exports = {
   workerIdleMemoryLimit: '64MB',
   // CI's closing tally (scripts/ci/tally.js): a no-op unless VISION_TEST_TALLY names a file.
   reporters: ['default', '<rootDir>/scripts/ci/tally-reporter.js'],
-  // jest's order, but the distributed suite runs the files that read traces or series last (their servers may
-  // still be building).
-  testSequencer: '<rootDir>/test/helpers/observability-last-sequencer.js',
+  // jest's order, but the distributed suite runs last the files that read traces or series or render the chart
+  // (their servers and helm may still be building).
+  testSequencer: '<rootDir>/test/helpers/background-builds-last-sequencer.js',
 };

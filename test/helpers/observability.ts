@@ -15,7 +15,7 @@ const BACKENDS_WAIT_MS = 30 * 60_000;
  * For a file that reads traces or series: before its deployment starts (its services export spans only to a Jaeger
  * that runs when they start), waits until the stack runs Jaeger and Prometheus. scripts/stack/session.sh starts them
  * once their build is done, and the distributed suite runs the files that call this last
- * (test/helpers/observability-last-sequencer.js), so that the rest runs while they build.
+ * (test/helpers/background-builds-last-sequencer.js), so that the rest runs while they build.
  */
 export function awaitObservabilityBackends(): void {
   beforeAll(async () => {
