@@ -27,7 +27,7 @@ const os = require('node:os');
 
 const root = path.resolve(__dirname, '..');
 const { parseArgs } = require('./lib/args');
-const { encodeDetection, postDetection } = require('./lib/detection-calls');
+const { TEN_IMAGES, encodeDetection, postDetection } = require('./lib/detection-calls');
 const limits = require('./lib/limits');
 const { treesCpuMs, threadsCpuMs, delta } = require('./lib/proc-cpu');
 const { statementCounting, printCounts } = require('./lib/statements');
@@ -49,19 +49,7 @@ const COUNT_ARGS = COUNTING ? COUNTING.nodeArgs : [];
 const SHARED_DIR = process.env.VISION_SHARED_DIR ?? path.resolve(root, '../shared');
 const MODELS_DIR = process.env.VISION_MODELS_DIR ?? path.join(SHARED_DIR, 'models');
 const IMAGES_DIR = path.join(SHARED_DIR, 'media/images');
-// The images bench's ten images.
-const NAMES = [
-  'street_bus_pedestrians_coco2006.jpg',
-  'street_doubledecker_bus_coco1584.jpg',
-  'street_people_car_coco9891.jpg',
-  'vehicles_bicycle_pickup_dog_yolox.jpg',
-  'boat_sailboat_kodim06.png',
-  'fishing_standin_people_in_boat_kodim14.png',
-  'sheep_coco5992.jpg',
-  'cattle_cameratrap_crop.jpg',
-  'none_bedroom_coco632.jpg',
-  'none_brick_facade_kodim01.webp',
-];
+const NAMES = TEN_IMAGES;
 const IMAGES = NAMES.map((n) => fs.readFileSync(path.join(IMAGES_DIR, n)));
 const API_KEY = 'bench-cost-key-0123456789';
 const SERVICE_ENV = {

@@ -28,7 +28,7 @@ const os = require('node:os');
 const root = path.resolve(__dirname, '..');
 const inspector = require('node:inspector/promises');
 const { parseArgs } = require('./lib/args');
-const { encodeDetection, postDetection } = require('./lib/detection-calls');
+const { TEN_IMAGES, encodeDetection, postDetection } = require('./lib/detection-calls');
 const limits = require('./lib/limits');
 
 const args = parseArgs(process.argv.slice(2));
@@ -36,18 +36,7 @@ const REPS = Number(args.reps ?? 5);
 const CLIENTS = Number(args.clients ?? 4);
 const SHARED_DIR = process.env.VISION_SHARED_DIR ?? path.resolve(root, '../shared');
 const MODELS_DIR = process.env.VISION_MODELS_DIR ?? path.join(SHARED_DIR, 'models');
-const NAMES = [
-  'street_bus_pedestrians_coco2006.jpg',
-  'street_doubledecker_bus_coco1584.jpg',
-  'street_people_car_coco9891.jpg',
-  'vehicles_bicycle_pickup_dog_yolox.jpg',
-  'boat_sailboat_kodim06.png',
-  'fishing_standin_people_in_boat_kodim14.png',
-  'sheep_coco5992.jpg',
-  'cattle_cameratrap_crop.jpg',
-  'none_bedroom_coco632.jpg',
-  'none_brick_facade_kodim01.webp',
-];
+const NAMES = TEN_IMAGES;
 const IMAGES = NAMES.map((n) => fs.readFileSync(path.join(SHARED_DIR, 'media/images', n)));
 const ms = (x) => `${x.toFixed(1)} ms`;
 

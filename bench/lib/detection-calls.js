@@ -3,6 +3,20 @@
 /** The image detection calls the benches make: one multipart body encoded once, posted with a fresh idempotency key. */
 const { randomUUID } = require('node:crypto');
 
+/** The benches' ten images (../shared/media/images): people, vehicles, boats, animals, and two with nothing. */
+const TEN_IMAGES = [
+  'street_bus_pedestrians_coco2006.jpg',
+  'street_doubledecker_bus_coco1584.jpg',
+  'street_people_car_coco9891.jpg',
+  'vehicles_bicycle_pickup_dog_yolox.jpg',
+  'boat_sailboat_kodim06.png',
+  'fishing_standin_people_in_boat_kodim14.png',
+  'sheep_coco5992.jpg',
+  'cattle_cameratrap_crop.jpg',
+  'none_bedroom_coco632.jpg',
+  'none_brick_facade_kodim01.webp',
+];
+
 /** The body of a call detecting `indices` of `images` (named by `names`), encoded once so every post reuses it. */
 async function encodeDetection(images, names, indices) {
   const f = new FormData();
@@ -33,4 +47,4 @@ async function postDetection(url, apiKey, form) {
   if (ok !== form.count) throw new Error(`${form.count - ok} images failed: ${JSON.stringify(body.results)}`);
 }
 
-module.exports = { encodeDetection, postDetection };
+module.exports = { TEN_IMAGES, encodeDetection, postDetection };
