@@ -8,23 +8,13 @@
 import { randomUUID } from 'node:crypto';
 import type { Browser, Page } from 'playwright-core';
 import sharp from 'sharp';
+import { FLOOR } from '../helpers/places';
 import { startStandaloneStack, type TestStack } from '../helpers/stack';
 import { waitFor } from '../helpers/media-server';
 import { RTSP_PASS, streamServer, streamUrls, type StreamServer } from '../helpers/stream-servers';
 import { enterKey, launchChromium, newContext, screenshots, watchErrors } from './support';
 
 const KEY = 'browser-places-live-key-0123456789';
-/** The whole picture: every person seen is in it. */
-const FLOOR = {
-  id: 'floor',
-  labels: ['person'],
-  polygon: [
-    [0, 0],
-    [1, 0],
-    [1, 1],
-    [0, 1],
-  ] as [number, number][],
-};
 /** The camera's frames (scripts/stack/live/media.sh): 480 x 360. */
 const CAMERA_ASPECT = 480 / 360;
 
