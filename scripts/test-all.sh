@@ -5,11 +5,14 @@
 #   VISION_DEPLOYMENT_RUNTIME=container runs the services as containers of the image), its Kafka files again on the
 #   current Kafka (scripts/test-kafka-current.sh), and beside the distributed phases: the public API fuzzed
 #   (scripts/fuzz/schemathesis.sh), the alert rules checked by promtool, and the chart's tests (rendered, and
-#   installed on a kwok cluster), each once the binaries the set-up builds in the background are there.
-# At the end, or on a failure, it prints each phase's time, the 20 slowest test files with the time their tests
-# took against the time around them (starting and stopping stacks), and one closing line with the totals of every
-# runner: `ci: N passed, N failed, N skipped`.
-#   VISION_CI_PHASES  a file of "name<TAB>seconds<TAB>status[<TAB>beside]" lines to add to (.ci/run times npm ci into it)
+#   installed on a kwok cluster), each once the binaries the set-up builds in the background are there; the chart on
+#   a real node (scripts/test-cluster.sh) beside the standalone jest phase where its binaries are built already, else
+#   last.
+# At the end, or on a failure, it prints each phase's time (and the share of the cores busy meanwhile), the 20
+# slowest test files with the time their tests took against the time around them (starting and stopping stacks),
+# and one closing line with the totals of every runner: `ci: N passed, N failed, N skipped`.
+#   VISION_CI_PHASES  a file of "name<TAB>seconds<TAB>status[<TAB>beside<TAB>CPU busy %]" lines to add to (.ci/run
+#                     times npm ci into it; the set-up adds its background builds)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # Every phase runs on the Node of .node-version (scripts/ci/ensure-node.sh: cached in ~/.cache/vision-node, fetched
@@ -39,12 +42,19 @@ report() {
 }
 trap report EXIT
 
+# The machine's CPU time so far, in clock ticks: all of it, and the idle part (idle and iowait), from /proc/stat.
+cpu_ticks() { awk '/^cpu /{ print $2 + $3 + $4 + $5 + $6 + $7 + $8 + $9, $5 + $6 }' /proc/stat; }
+
 phase() { # <name> <command...>   (PHASE_BESIDE=1: runs beside another phase, so its time is not added to the total)
-  local name="$1" t0=$SECONDS rc=0
+  local name="$1" t0=$SECONDS rc=0 all0 idle0 all1 idle1
   shift
   echo "== $name ($(date -u +%H:%M:%S))"
+  read -r all0 idle0 < <(cpu_ticks)
   "$@" || rc=$?
-  printf '%s\t%s\t%s\t%s\n' "$name" "$((SECONDS - t0))" "$rc" "${PHASE_BESIDE:-0}" >>"$VISION_CI_PHASES"
+  read -r all1 idle1 < <(cpu_ticks)
+  # The share of the machine's cores busy while the phase ran (whatever ran beside it included).
+  printf '%s\t%s\t%s\t%s\t%s\n' "$name" "$((SECONDS - t0))" "$rc" "${PHASE_BESIDE:-0}" \
+    "$(((all1 - all0 - idle1 + idle0) * 100 / (all1 - all0 + 1)))" >>"$VISION_CI_PHASES"
   [ "$rc" -eq 0 ] || { echo "== $name failed (exit $rc)" >&2; return "$rc"; }
 }
 
@@ -74,7 +84,15 @@ phase "lint" npm run lint --silent
 phase "dependency and SDK checks" bash -c 'npm run deps:check --silent && npm run sdk:check --silent'
 # The chart's tests (test/deploy/helm-chart.test.ts and kube-install.test.ts) need helm and the kwok cluster's
 # binaries, which the set-up compiles in the background: they run in a phase of their own beside the distributed suite.
+# The chart on a real node (kubelet, containerd, runc) runs on the stack's servers, which no standalone test uses. On
+# a machine that has built its binaries before (scripts/test-cluster.sh --check), it runs beside the standalone jest
+# phase, and the distributed suite, which needs the servers, waits for it; on a cold machine, whose background
+# builds end later, it runs after the distributed phases.
+cluster_beside=0
+if bash scripts/test-cluster.sh --check; then cluster_beside=1; fi
+[ "$cluster_beside" = 0 ] || beside "the chart on a real node, beside the standalone jest phase" bash scripts/test-cluster.sh
 phase "jest, standalone" env VISION_CHART_TESTS_APART=1 npx jest
+[ "$cluster_beside" = 0 ] || phase "the chart on a real node, waited for after the standalone jest phase" end_beside
 # Beside the distributed suite, whose time is mostly spent waiting on servers and processes, so that the set-up's
 # background builds and these use the cores it leaves: the fuzzer (a standalone instance of its own, no stack server),
 # the alert rules (promtool of the Prometheus that compose ships), and the chart's tests (their own ports, no stack
@@ -91,7 +109,7 @@ beside "the chart: rendered, and installed on a kwok cluster, beside the distrib
   npx jest test/deploy/helm-chart.test.ts test/deploy/kube-install.test.ts'
 phase "distributed suite" bash scripts/test-distributed.sh
 phase "distributed Kafka files on Kafka 4.1" bash scripts/test-kafka-current.sh
-# The chart's pods on a real node (kubelet, containerd, runc), on the stack's servers: after the distributed phases,
-# whose servers' guard it takes in turn. Its binaries were compiled in the background since the set-up.
-phase "the chart on a real node" bash scripts/test-cluster.sh
+# On a cold machine, the chart's pods on a real node after the distributed phases, whose servers' guard it takes in
+# turn: its binaries were compiled in the background since the set-up.
+[ "$cluster_beside" = 1 ] || phase "the chart on a real node" bash scripts/test-cluster.sh
 end_beside

@@ -5,8 +5,14 @@
 # it: the chart installed from the service image, reached through Traefik's Gateway API route, faults under load.
 # Arguments replace the default test path (test/cluster). One run at a time: the stack's guard
 # (scripts/stack/guard.sh) and the node cluster's own lock.
+#   --check  runs nothing: exits 0 when helm and every binary the node runs are built (the run then starts at once),
+#            non-zero while one is missing or still being built (the run would build it first)
 set -euo pipefail
 cd "$(dirname "$0")/.."
+if [ "${1:-}" = --check ]; then
+  bash scripts/ensure-helm.sh --check >/dev/null && bash scripts/kube/node-cluster.sh --check 2>/dev/null
+  exit
+fi
 # The Node of .node-version (scripts/ci/ensure-node.sh), as every phase of npm test has it.
 PATH="$(bash scripts/ci/ensure-node.sh):$PATH:/usr/local/go/bin:$HOME/go/bin"
 export PATH

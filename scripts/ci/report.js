@@ -2,7 +2,8 @@
 /**
  * The time table at the end of `npm test` (scripts/test-all.sh):
  *   node scripts/ci/report.js PHASES_FILE [TIMES_FILE]
- * PHASES_FILE holds "name<TAB>seconds<TAB>exit status" lines, one per phase; TIMES_FILE the per-file JSON lines of
+ * PHASES_FILE holds "name<TAB>seconds<TAB>exit status[<TAB>beside<TAB>CPU busy %]" lines, one per phase (CPU busy:
+ * the share of the machine's cores busy while it ran, with whatever ran beside it); TIMES_FILE the per-file JSON lines of
  * scripts/ci/tally-reporter.js. Prints each phase's time and the total, then the 20 slowest test files with the
  * time their tests took and the time around them (module loading, starting and stopping stacks), and those two
  * summed over every file of each jest run.
@@ -21,15 +22,17 @@ const clock = (s) => `${Math.floor(s / 60)} min ${String(Math.round(s % 60)).pad
 
 // A phase marked "beside" (4th column 1) ran at the same time as another one: the total leaves it out.
 const phases = lines(phasesFile).map((l) => {
-  const [name, seconds, status, beside] = l.split('\t');
-  return { name, seconds: Number(seconds), status: Number(status), beside: beside === '1' };
+  const [name, seconds, status, beside, busy] = l.split('\t');
+  return { name, seconds: Number(seconds), status: Number(status), beside: beside === '1', busy };
 });
 if (phases.length) {
-  console.log('\n| phase | time | result |\n|---|---|---|');
+  console.log('\n| phase | time | CPU busy | result |\n|---|---|---|---|');
   for (const p of phases)
-    console.log(`| ${p.name} | ${clock(p.seconds)} | ${p.status === 0 ? 'passed' : `exit ${p.status}`} |`);
+    console.log(
+      `| ${p.name} | ${clock(p.seconds)} | ${p.busy ? `${p.busy} %` : '-'} | ${p.status === 0 ? 'passed' : `exit ${p.status}`} |`,
+    );
   const total = phases.filter((p) => !p.beside).reduce((s, p) => s + p.seconds, 0);
-  console.log(`| **total** (phases run beside another not added) | **${clock(total)}** | |`);
+  console.log(`| **total** (phases run beside another not added) | **${clock(total)}** | | |`);
 }
 
 const files = lines(timesFile).map((l) => JSON.parse(l));
