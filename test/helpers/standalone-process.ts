@@ -26,6 +26,8 @@ export interface StandaloneProcess {
   stop(): Promise<void>;
   /** Waits for the process to exit by itself; answers its exit status. */
   exitCode(): Promise<number | null>;
+  /** SIGKILL, as a crash: nothing is flushed or closed. Waits for the exit; the data directory stays. */
+  kill(): Promise<void>;
 }
 
 /**
@@ -80,5 +82,9 @@ export async function startStandaloneProcess(
     output: () => out,
     stop,
     exitCode: () => exited,
+    kill: async () => {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+      await exited;
+    },
   };
 }

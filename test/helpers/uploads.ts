@@ -7,15 +7,20 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { ApiResponse, TestStack } from './stack';
 
-/** POST /v1/vision/video-tasks of `file` (scene person_vehicle) under `filename`; answers the new task's id. */
+/**
+ * POST /v1/vision/video-tasks of `file` (scene person_vehicle) under `filename`, with `fields` (zones, lines: JSON)
+ * beside it; answers the new task's id.
+ */
 export async function uploadVideoTask(
   stack: Pick<TestStack, 'api'>,
   key: string,
   file: string,
   filename = path.basename(file),
+  fields: Record<string, string> = {},
 ): Promise<string> {
   const form = new FormData();
   form.append('scene_code', 'person_vehicle');
+  for (const [name, value] of Object.entries(fields)) form.append(name, value);
   form.append('file', new Blob([readFileSync(file)]), filename);
   const created = await stack.api('POST', '/v1/vision/video-tasks', {
     key,
