@@ -8,7 +8,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Browser, Page } from 'playwright-core';
 import sharp from 'sharp';
-import { FLOOR } from '../helpers/places';
+import { FLOOR, taskEvents } from '../helpers/places';
 import { startStandaloneStack, type TestStack } from '../helpers/stack';
 import { waitFor } from '../helpers/media-server';
 import { RTSP_PASS, streamServer, streamUrls, type StreamServer } from '../helpers/stream-servers';
@@ -40,21 +40,7 @@ describe('zones and lines of a live stream task in the web console', () => {
         ? { headers: { 'content-type': 'application/json' }, body: JSON.stringify(json) }
         : {}),
     });
-  const allEvents = async (): Promise<{ items: PlaceEvent[]; ended: boolean }> => {
-    const items: PlaceEvent[] = [];
-    let cursor = '';
-    for (;;) {
-      const r = await api(
-        'GET',
-        `/v1/vision/tasks/${taskId}/events?limit=500${cursor ? `&cursor=${cursor}` : ''}`,
-      );
-      expect(r.status).toBe(200);
-      items.push(...(r.body.items as PlaceEvent[]));
-      if (r.body.next_cursor === '') return { items, ended: true };
-      if (r.body.items.length === 0) return { items, ended: false };
-      cursor = r.body.next_cursor as string;
-    }
-  };
+  const allEvents = () => taskEvents<PlaceEvent>(api, taskId);
   const shownNumber = (selector: string, attribute: string) =>
     page.locator(selector).evaluate((el, a) => Number(el.getAttribute(a) ?? NaN), attribute);
 

@@ -4,7 +4,7 @@
  * left side on the image (the "in" side) is to the left.
  */
 import path from 'node:path';
-import { MEDIA } from './stack';
+import { MEDIA, type ApiResponse } from './stack';
 
 export const PARKING_LOT = path.join(MEDIA, 'videos', 'person_bicycle_car_parkinglot_intel.mp4');
 
@@ -39,3 +39,26 @@ export const FLOOR = {
 };
 
 export { heaviestRules } from './heaviest-rules';
+
+/**
+ * Every event of a task stored so far, page after page, and whether that is all there will be (`next_cursor` is
+ * empty once the task has ended and every event was returned).
+ */
+export async function taskEvents<E>(
+  api: (method: string, urlPath: string) => Promise<ApiResponse>,
+  taskId: string,
+): Promise<{ items: E[]; ended: boolean }> {
+  const items: E[] = [];
+  let cursor = '';
+  for (;;) {
+    const r = await api(
+      'GET',
+      `/v1/vision/tasks/${taskId}/events?limit=500${cursor ? `&cursor=${cursor}` : ''}`,
+    );
+    expect(r.status).toBe(200);
+    items.push(...(r.body.items as E[]));
+    if (r.body.next_cursor === '') return { items, ended: true };
+    if (r.body.items.length === 0) return { items, ended: false };
+    cursor = r.body.next_cursor as string;
+  }
+}

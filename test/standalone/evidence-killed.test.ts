@@ -19,7 +19,7 @@ import {
   type EvidenceEvent as Event,
   type EvidenceFrame as Frame,
 } from '../helpers/evidence-pictures';
-import { FLOOR } from '../helpers/places';
+import { FLOOR, taskEvents } from '../helpers/places';
 import { MEDIA } from '../helpers/stack';
 import { startStandaloneProcess, type StandaloneProcess } from '../helpers/standalone-process';
 import { uploadVideoTask } from '../helpers/uploads';
@@ -39,21 +39,9 @@ describe('standalone: the process is SIGKILLed while a task’s pictures are tak
   });
 
   const api = (method: string, p: string) => callApi(svc!.url, method, p, { key: KEY });
-  /** Every event stored so far, and whether that is all there will be (the task ended, every event returned). */
-  const events = async (taskId: string): Promise<{ items: Event[]; done: boolean }> => {
-    const items: Event[] = [];
-    let cursor = '';
-    for (;;) {
-      const r = await api(
-        'GET',
-        `/v1/vision/tasks/${taskId}/events?limit=500${cursor ? `&cursor=${cursor}` : ''}`,
-      );
-      expect(r.status).toBe(200);
-      items.push(...(r.body.items as Event[]));
-      if (r.body.next_cursor === '') return { items, done: true };
-      if (r.body.items.length === 0) return { items, done: false };
-      cursor = r.body.next_cursor as string;
-    }
+  const events = async (taskId: string) => {
+    const r = await taskEvents<Event>(api, taskId);
+    return { items: r.items, done: r.ended };
   };
   const picture = async (p: string) => {
     const res = await fetch(`${svc!.url}${p}`, { headers: { authorization: `Bearer ${KEY}` } });
