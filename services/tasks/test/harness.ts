@@ -249,7 +249,9 @@ export async function startStack(
     TASKS_POLL_INTERVAL_MS: '200',
     TASKS_RECONCILE_INTERVAL_MS: '200',
     TASKS_STOP_WAIT_MS: '1500',
-    TASKS_BACKEND_TIMEOUT_MS: '1500',
+    // The service's default: on a machine whose cores are all busy, the fake backend's first answer may take
+    // over a second, and a submission that times out is answered 202 (resolving), not 201.
+    TASKS_BACKEND_TIMEOUT_MS: '5000',
     TASKS_SCENES_CACHE_MS: '60000',
     // The fake backend has no capacity limit of its own (tests that want one set it).
     TASKS_INFERENCE_SLOTS: '1000',
