@@ -3,7 +3,7 @@
  * with two replicas of every stateless service: each Deployment's pods deleted in turn, an upgrade to a new image
  * tag and its rollback, and the job-running inference container killed mid-task. A caller sees only documented
  * answers (success, or 503 with Retry-After) and no reset connection. Then the same load shows each guard red when
- * it is taken away from the gateway: the readiness gate, and the preStop pause with the drain.
+ * it is taken away from the gateway: the readiness gate (under a slow start), and the preStop pause with the drain.
  */
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
@@ -55,6 +55,7 @@ async function underLoad(fault: () => Promise<void>): Promise<Outcome[]> {
 
 interface Container {
   image: string;
+  command: string[];
   env: { name: string; value?: string }[];
   readinessProbe?: object;
   startupProbe?: object;
@@ -239,14 +240,22 @@ test('a video task whose inference container is killed mid-task ends as document
   await eventually(ready, 300_000);
 });
 
-test('without the readiness gate, a rollout of the gateway fails calls', async () => {
+test('without the readiness gate, a rollout of a gateway slow to start fails calls', async () => {
   chartGateway = gatewayContainer();
-  expect(chartGateway).toMatchObject({ readinessProbe: expect.any(Object), lifecycle: expect.any(Object) });
+  expect(chartGateway).toMatchObject({
+    command: expect.any(Array),
+    readinessProbe: expect.any(Object),
+    lifecycle: expect.any(Object),
+  });
+  // Each new pod starts slowly (10 s before its process listens, as on a node whose cores are busy): how long a
+  // start takes is what the gate covers, and a quick one on an idle node would leave the break's window to chance.
+  const slowStart = ['sh', '-c', `sleep 10; exec ${chartGateway.command.join(' ')}`];
   const outcomes = await underLoad(
     async () =>
       await patchGateway([
         { op: 'remove', path: `${container}/readinessProbe` },
         { op: 'remove', path: `${container}/startupProbe` },
+        { op: 'replace', path: `${container}/command`, value: slowStart },
         { op: 'replace', path: `${container}/image`, value: 'localhost/vision:dev-retag' },
       ]),
   );
@@ -261,6 +270,7 @@ test('without the preStop pause and the drain, a rollout and a deletion of the g
     await patchGateway([
       { op: 'add', path: `${container}/readinessProbe`, value: chartGateway.readinessProbe },
       { op: 'add', path: `${container}/startupProbe`, value: chartGateway.startupProbe },
+      { op: 'replace', path: `${container}/command`, value: chartGateway.command },
       { op: 'remove', path: `${container}/lifecycle` },
       { op: 'replace', path: `${container}/env/${drain}/value`, value: '0' },
       { op: 'replace', path: `${container}/image`, value: chartGateway.image },
