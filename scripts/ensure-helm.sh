@@ -4,7 +4,6 @@
 #   HELM_VERSION      override the pinned version (default below)
 # Needs Go (>= 1.24) on PATH the first time; later runs only check the cached binary's version.
 # Progress goes to stderr; stdout carries exactly one line: the helm binary's absolute path.
-#   --check  installs nothing: exits 0 when the pinned helm is cached, 1 when it is not (or is still being built)
 set -euo pipefail
 
 HELM_VERSION="${HELM_VERSION:-v3.19.5}"
@@ -20,7 +19,6 @@ if [ -x "$HELM" ] && [ "$(installed_version)" = "$HELM_VERSION" ]; then
   echo "$HELM"
   exit 0
 fi
-[ "${1:-}" != --check ] || exit 1
 
 if ! command -v go >/dev/null 2>&1; then
   echo "ensure-helm: go is not on PATH; install Go >= 1.24 or put helm $HELM_VERSION at $HELM" >&2

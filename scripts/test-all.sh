@@ -5,9 +5,8 @@
 #   VISION_DEPLOYMENT_RUNTIME=container runs the services as containers of the image), its Kafka files again on the
 #   current Kafka (scripts/test-kafka-current.sh), and beside the distributed phases: the public API fuzzed
 #   (scripts/fuzz/schemathesis.sh), the alert rules checked by promtool, and the chart's tests (rendered, and
-#   installed on a kwok cluster), each once the binaries the set-up builds in the background are there; the chart on
-#   a real node (scripts/test-cluster.sh) beside the standalone jest phase where its binaries are built already, else
-#   last.
+#   installed on a kwok cluster, then on a real node: scripts/test-cluster.sh, on a second set of servers), each once
+#   the binaries the set-up builds in the background are there.
 # At the end, or on a failure, it prints each phase's time (and the share of the cores busy meanwhile), the 20
 # slowest test files with the time their tests took against the time around them (starting and stopping stacks),
 # and one closing line with the totals of every runner: `ci: N passed, N failed, N skipped`.
@@ -58,10 +57,11 @@ phase() { # <name> <command...>   (PHASE_BESIDE=1: runs beside another phase, so
   [ "$rc" -eq 0 ] || { echo "== $name failed (exit $rc)" >&2; return "$rc"; }
 }
 
-beside() { # <name> <command...>: a phase in the background, in its own process group, its output kept for later
+beside() { # <command...>: phases (`phase ...`, or a function that runs phases) in the background, in their own
+  # process group, their output kept for later
   local log="$work/beside-${#beside_pids[@]}.log"
   set -m # its own process group, so that a failure elsewhere stops all of it
-  PHASE_BESIDE=1 phase "$@" >"$log" 2>&1 &
+  PHASE_BESIDE=1 "$@" >"$log" 2>&1 &
   beside_pids+=("$!") beside_logs+=("$log")
   set +m
 }
@@ -82,34 +82,27 @@ phase "set-up: tools, servers, image" bash scripts/test-setup.sh
 phase "build" npm run build --silent
 phase "lint" npm run lint --silent
 phase "dependency and SDK checks" bash -c 'npm run deps:check --silent && npm run sdk:check --silent'
-# The chart's tests (test/deploy/helm-chart.test.ts and kube-install.test.ts) need helm and the kwok cluster's
-# binaries, which the set-up compiles in the background: they run in a phase of their own beside the distributed suite.
-# The chart on a real node (kubelet, containerd, runc) runs on the stack's servers, which no standalone test uses. On
-# a machine that has built its binaries before (scripts/test-cluster.sh --check), it runs beside the standalone jest
-# phase, and the distributed suite, which needs the servers, waits for it; on a cold machine, whose background
-# builds end later, it runs after the distributed phases.
-cluster_beside=0
-if bash scripts/test-cluster.sh --check; then cluster_beside=1; fi
-[ "$cluster_beside" = 0 ] || beside "the chart on a real node, beside the standalone jest phase" bash scripts/test-cluster.sh
 phase "jest, standalone" env VISION_CHART_TESTS_APART=1 npx jest
-[ "$cluster_beside" = 0 ] || phase "the chart on a real node, waited for after the standalone jest phase" end_beside
 # Beside the distributed suite, whose time is mostly spent waiting on servers and processes, so that the set-up's
 # background builds and these use the cores it leaves: the fuzzer (a standalone instance of its own, no stack server),
-# the alert rules (promtool of the Prometheus that compose ships), and the chart's tests (their own ports, no stack
-# server; the kwok cluster). A build they wait for runs at the lowest priority. Their output is printed when all
-# have ended.
-beside "fuzz (schemathesis), beside the distributed suite" bash scripts/fuzz/schemathesis.sh
-beside "alert rules (promtool), beside the distributed suite" bash -c 'nice -n 19 bash scripts/stack/install.sh prometheus &&
+# the alert rules (promtool of the Prometheus that compose ships), and the chart's tests. A build they wait for runs
+# at the lowest priority. Their output is printed when all have ended.
+# The chart's tests, one cluster at a time: rendered and installed on a kwok cluster (test/deploy/helm-chart.test.ts,
+# kube-install.test.ts: their own ports, no stack server), then its pods on a real node (kubelet, containerd, runc),
+# on the second set of the stack's servers (VISION_STACK_SET=node), which no distributed test touches.
+charts() {
+  phase "the chart: rendered, and installed on a kwok cluster, beside the distributed suite" \
+    bash -c 'nice -n 19 bash scripts/ensure-helm.sh >/dev/null && nice -n 19 bash scripts/kube/install.sh >/dev/null &&
+    npx jest test/deploy/helm-chart.test.ts test/deploy/kube-install.test.ts' || return
+  phase "the chart on a real node, beside the distributed suite" bash scripts/test-cluster.sh
+}
+beside phase "fuzz (schemathesis), beside the distributed suite" bash scripts/fuzz/schemathesis.sh
+beside phase "alert rules (promtool), beside the distributed suite" bash -c 'nice -n 19 bash scripts/stack/install.sh prometheus &&
   promtool="${VISION_STACK_DIR:-$HOME/.cache/vision-stack}/bin/promtool" &&
   "$promtool" check rules charts/vision/files/prometheus-rules.yaml &&
   "$promtool" test rules charts/vision/files/prometheus-rules.test.yaml &&
   "$promtool" check config --syntax-only deploy/compose/prometheus.yml'
-beside "the chart: rendered, and installed on a kwok cluster, beside the distributed suite" \
-  bash -c 'nice -n 19 bash scripts/ensure-helm.sh >/dev/null && nice -n 19 bash scripts/kube/install.sh >/dev/null &&
-  npx jest test/deploy/helm-chart.test.ts test/deploy/kube-install.test.ts'
+beside charts
 phase "distributed suite" bash scripts/test-distributed.sh
 phase "distributed Kafka files on Kafka 4.1" bash scripts/test-kafka-current.sh
-# On a cold machine, the chart's pods on a real node after the distributed phases, whose servers' guard it takes in
-# turn: its binaries were compiled in the background since the set-up.
-[ "$cluster_beside" = 1 ] || phase "the chart on a real node" bash scripts/test-cluster.sh
-end_beside
+phase "the chart's tests, waited for after the distributed phases" end_beside

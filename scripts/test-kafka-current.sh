@@ -25,7 +25,7 @@ fi
 # shellcheck source=stack/guard.sh
 source scripts/stack/guard.sh
 
-run_dir="${VISION_STACK_DIR:-${HOME:-/tmp}/.cache/vision-stack}/run"
+run_dir="$(scripts/stack/status.sh --state-dir)/run"
 kafka_pid() { [ -f "$run_dir/kafka.pid" ] && kill -0 "$(cat "$run_dir/kafka.pid")" 2>/dev/null && cat "$run_dir/kafka.pid"; }
 
 # A broker of another version is put back as it was when this script ends (scripts started before the version file

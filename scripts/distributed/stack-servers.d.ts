@@ -8,7 +8,7 @@ import type { StackEnv } from './launcher';
  */
 export function resetTopics(brokers: string[], sasl: StackEnv['kafkaSasl'], prefix?: string): Promise<void>;
 
-/** The connection settings scripts/stack/start.sh wrote ($VISION_STACK_DIR/stack.env). */
+/** The connection settings scripts/stack/start.sh wrote (stack.env of the set of servers VISION_STACK_SET names). */
 export function readStackEnv(): StackEnv;
 
 /** A client of the stack's S3 server (path-style, the stack's keys). */

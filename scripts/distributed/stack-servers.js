@@ -16,6 +16,10 @@ const { Kafka, logLevel } = require('kafkajs');
 const REPO = path.resolve(__dirname, '../..');
 const STACK_SCRIPTS = path.join(REPO, 'scripts/stack');
 const STACK_DIR = process.env.VISION_STACK_DIR || path.join(os.homedir(), '.cache/vision-stack');
+/** The state directory of the set of servers in use (VISION_STACK_SET; scripts/stack/common.sh): its stack.env. */
+const STATE_DIR = process.env.VISION_STACK_SET
+  ? path.join(STACK_DIR, 'sets', process.env.VISION_STACK_SET)
+  : STACK_DIR;
 // In start order: each is given the URLs of those before it (tasks asks images for image calls on the way).
 const SERVICES = ['inference', 'quota', 'images', 'tasks', 'results', 'gateway'];
 const TOPICS = ['vision.frames', 'vision.task-events', 'vision.quota-events', 'vision.image-calls'];
@@ -53,7 +57,7 @@ function pruneOldLogs() {
 
 /** Connection settings written by scripts/stack/start.sh. */
 function readStackEnv() {
-  const file = path.join(STACK_DIR, 'stack.env');
+  const file = path.join(STATE_DIR, 'stack.env');
   if (!fs.existsSync(file))
     throw new Error(`${file} missing: run scripts/stack/install.sh && scripts/stack/start.sh`);
   const out = {};

@@ -16,8 +16,6 @@
 #                                                  exits with its status
 #   scripts/kube/node-cluster.sh                   prints the settings once the node is Ready, then holds the
 #                                                  cluster until its standard input closes or SIGINT/SIGTERM
-#   scripts/kube/node-cluster.sh --check           starts nothing: exits 0 when every binary the cluster runs is
-#                                                  built, 2 when one is missing
 # Exported to COMMAND: KUBECONFIG, VISION_KUBE_NODE_IP, VISION_KUBE_HOST_IP, VISION_KUBE_BRIDGE_IP (where the node's
 # own processes reach pods from), VISION_KUBE_GATEWAY_URL (Traefik's "web" entry point, port 8000: the port of a
 # Gateway's HTTP listener), VISION_KUBE_WORK (the work directory: logs of every component under log/).
@@ -35,7 +33,6 @@ for b in runc nsenter iptables ipset podman; do
   command -v "$b" >/dev/null || { echo "node-cluster.sh: $b is missing (scripts/kube/install-node.sh)" >&2; exit 2; }
 done
 [ -x /usr/lib/cni/bridge ] || { echo "node-cluster.sh: /usr/lib/cni/bridge is missing (scripts/kube/install-node.sh)" >&2; exit 2; }
-[ "${1:-}" != --check ] || exit 0
 export PATH="$BIN:$PATH"
 KUBE_VERSION="${KUBE_VERSION:-v1.35.4}"
 

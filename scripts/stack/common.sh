@@ -1,8 +1,9 @@
 # Shared settings for scripts/stack/*.sh (sourced). Everything listens on 127.0.0.1 (and VISION_STACK_POD_ADDRESS).
 #   VISION_STACK_DIR  cache + state root (default $HOME/.cache/vision-stack); nothing goes into the repo.
+#   VISION_STACK_SET  node: the second set of servers (below); empty: the first.
 #   VISION_PG_DIR     Postgres cluster dir; must be reachable by the `postgres` user. Default: under the stack dir
 #                     when `postgres` can traverse it, else /var/lib/postgresql/vision-stack (postgres's home; /root is 0700).
-#   Ports (below the kernel's ephemeral range 32768-60999, so no client socket can hold them): PG 25432, Redis 26379, Kafka 29092 (controller 29093), S3 29000 (SeaweedFS; its master, volume and filer
+#   Ports of the first set (the second's are 100 above; below the kernel's ephemeral range 32768-60999, so no client socket can hold them): PG 25432, Redis 26379, Kafka 29092 (controller 29093), S3 29000 (SeaweedFS; its master, volume and filer
 #   on 29010-29016), toxiproxy 28474,
 #   Jaeger 24318 (OTLP/HTTP), 24317 (OTLP/gRPC), 26686 (query API + UI), 26685 (query gRPC), 23133 (health); Prometheus 29090.
 set -euo pipefail
@@ -10,8 +11,18 @@ set -euo pipefail
 STACK_DIR="${VISION_STACK_DIR:-${HOME:-/tmp}/.cache/vision-stack}"
 STACK_SCRIPTS="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 BIN_DIR="$STACK_DIR/bin"
-RUN_DIR="$STACK_DIR/run"
-LOG_DIR="$STACK_DIR/log"
+# VISION_STACK_SET=node: a second set of the same servers, for a run that must not share the first one's (the chart on
+# a real node, beside the distributed suite, whose deployments empty topics and restart servers). It runs the same
+# binaries, on ports 100 above the first set's defaults (a VISION_*_PORT below still wins), with its state (pids,
+# logs, data, stack.env) under $STACK_DIR/sets/node and its own guard (scripts/stack/guard.sh). Empty: the first set.
+STACK_SET="${VISION_STACK_SET:-}"
+case "$STACK_SET" in
+  "") STATE_DIR="$STACK_DIR" PORT_SHIFT=0 ;;
+  node) STATE_DIR="$STACK_DIR/sets/node" PORT_SHIFT=100 ;;
+  *) echo "[vision-stack] VISION_STACK_SET '$STACK_SET' is not a server set (empty, or node)" >&2; exit 2 ;;
+esac
+RUN_DIR="$STATE_DIR/run"
+LOG_DIR="$STATE_DIR/log"
 
 # The servers' versions, each pinned to one release. docker-compose.yml ships the same ones (and the chart's
 # defaults name the same servers); test/deploy/versions.test.ts checks that they agree, and
@@ -37,38 +48,38 @@ PROMETHEUS_VERSION="${PROMETHEUS_VERSION:-v0.313.5}"
 # loopback only. Kafka advertises a listener of its own there ($KAFKA_POD_PORT, SASL like the others); Jaeger takes
 # OTLP/HTTP there on its loopback port (scripts/stack/jaeger-pods.yaml), its query API stays on loopback.
 POD_ADDRESS="${VISION_STACK_POD_ADDRESS:-}"
-PG_PORT="${VISION_PG_PORT:-25432}"
+PG_PORT="${VISION_PG_PORT:-$((25432 + PORT_SHIFT))}"
 PG_PASSWORD="${VISION_PG_PASSWORD:-vision-stack}"
-REDIS_PORT="${VISION_REDIS_PORT:-26379}"
-KAFKA_PORT="${VISION_KAFKA_PORT:-29092}"
-KAFKA_CONTROLLER_PORT="${VISION_KAFKA_CONTROLLER_PORT:-29093}"
+REDIS_PORT="${VISION_REDIS_PORT:-$((26379 + PORT_SHIFT))}"
+KAFKA_PORT="${VISION_KAFKA_PORT:-$((29092 + PORT_SHIFT))}"
+KAFKA_CONTROLLER_PORT="${VISION_KAFKA_CONTROLLER_PORT:-$((29093 + PORT_SHIFT))}"
 KAFKA_POD_PORT=$((KAFKA_PORT + 4))
 # The S3 endpoint, and the internal ports of the SeaweedFS processes behind it (HTTP and gRPC of its master,
 # volume server and filer, gRPC of the S3 gateway), all set explicitly: its defaults (8080, port + 10000) collide
 # with the standalone gateway and the ephemeral range.
-S3_PORT="${VISION_S3_PORT:-29000}"
+S3_PORT="${VISION_S3_PORT:-$((29000 + PORT_SHIFT))}"
 # The S3 gateway binds one address: the pod address when there is one (this machine reaches it as well as loopback).
 S3_HOST="${POD_ADDRESS:-127.0.0.1}"
-SEAWEEDFS_PORT_BASE="${VISION_SEAWEEDFS_PORT_BASE:-29010}"
+SEAWEEDFS_PORT_BASE="${VISION_SEAWEEDFS_PORT_BASE:-$((29010 + PORT_SHIFT))}"
 # Kafka's super user: SASL/SCRAM-SHA-512 on the client listeners, PLAIN on the controller listener. Only provisioning
 # (topics, ACLs, each deployment's SCRAM users) uses it; the services get principals of their own (launcher).
 KAFKA_ADMIN_USER="${VISION_KAFKA_ADMIN_USER:-vision-admin}"
 KAFKA_ADMIN_PASSWORD="${VISION_KAFKA_ADMIN_PASSWORD:-vision-stack-kafka}"
 S3_ACCESS_KEY="${VISION_S3_ACCESS_KEY:-visionstack}"
 S3_SECRET_KEY="${VISION_S3_SECRET_KEY:-visionstack-secret}"
-TOXIPROXY_PORT="${VISION_TOXIPROXY_PORT:-28474}"
+TOXIPROXY_PORT="${VISION_TOXIPROXY_PORT:-$((28474 + PORT_SHIFT))}"
 # Observability backends: Jaeger's OTLP/HTTP receiver, query API/UI (+ its gRPC), health check; Prometheus.
-JAEGER_OTLP_PORT="${VISION_JAEGER_OTLP_PORT:-24318}"
-JAEGER_OTLP_GRPC_PORT="${VISION_JAEGER_OTLP_GRPC_PORT:-24317}"
-JAEGER_QUERY_PORT="${VISION_JAEGER_QUERY_PORT:-26686}"
-JAEGER_QUERY_GRPC_PORT="${VISION_JAEGER_QUERY_GRPC_PORT:-26685}"
-JAEGER_HEALTH_PORT="${VISION_JAEGER_HEALTH_PORT:-23133}"
-PROMETHEUS_PORT="${VISION_PROMETHEUS_PORT:-29090}"
+JAEGER_OTLP_PORT="${VISION_JAEGER_OTLP_PORT:-$((24318 + PORT_SHIFT))}"
+JAEGER_OTLP_GRPC_PORT="${VISION_JAEGER_OTLP_GRPC_PORT:-$((24317 + PORT_SHIFT))}"
+JAEGER_QUERY_PORT="${VISION_JAEGER_QUERY_PORT:-$((26686 + PORT_SHIFT))}"
+JAEGER_QUERY_GRPC_PORT="${VISION_JAEGER_QUERY_GRPC_PORT:-$((26685 + PORT_SHIFT))}"
+JAEGER_HEALTH_PORT="${VISION_JAEGER_HEALTH_PORT:-$((23133 + PORT_SHIFT))}"
+PROMETHEUS_PORT="${VISION_PROMETHEUS_PORT:-$((29090 + PORT_SHIFT))}"
 # Jaeger runs the configuration compose ships, with the addresses above.
 JAEGER_CONFIG="$STACK_SCRIPTS/../../deploy/compose/jaeger.yaml"
 
 KAFKA_HOME="$STACK_DIR/kafka-$KAFKA_VERSION"
-KAFKA_DATA="$STACK_DIR/kafka-data-$KAFKA_VERSION"
+KAFKA_DATA="$STATE_DIR/kafka-data-$KAFKA_VERSION"
 PG_BIN="${VISION_PG_BIN:-}"
 
 ALL_COMPONENTS="postgres redis kafka s3 toxiproxy jaeger prometheus"
@@ -96,7 +107,7 @@ pg_bin_dir() {
   if [ -n "$PG_BIN" ]; then echo "$PG_BIN"; return; fi
   echo "$(pg_dir)/pg-$POSTGRES_VERSION/bin"
 }
-pg_data_dir() { echo "$(pg_dir)/data-${POSTGRES_VERSION%%.*}"; }
+pg_data_dir() { echo "$(pg_dir)/data-${POSTGRES_VERSION%%.*}${STACK_SET:+-$STACK_SET}"; }
 [[ "$POSTGRES_VERSION" =~ ^[0-9]+\.[0-9]+$ ]] || die "POSTGRES_VERSION '$POSTGRES_VERSION' is not a version like 16.14"
 
 # The major version of $KAFKA_VERSION (3, 4, ...): 4.x has no ZooKeeper and no log4j 1 (it logs through log4j2).

@@ -7,8 +7,9 @@
 # a descriptor: the servers started under it would inherit the descriptor and hold the lock after the run. It is
 # created exclusively (noclobber), so of two runs started together one gets it. It is one file per machine, not per
 # stack directory: the servers listen on fixed ports, so a run with another HOME or VISION_STACK_DIR (a cold cache)
-# would take the same ports. The sourcing script calls session_release last, once its servers are as they were.
-session_guard=/tmp/vision-stack.session.pid
+# would take the same ports. Each set of servers (VISION_STACK_SET, scripts/stack/common.sh) has a guard of its own:
+# their ports differ. The sourcing script calls session_release last, once its servers are as they were.
+session_guard="/tmp/vision-stack${VISION_STACK_SET:+.$VISION_STACK_SET}.session.pid"
 # The other run, if one holds the guard (its pid in $other).
 session_other() {
   other="$(cat "$session_guard" 2>/dev/null)" && [ -n "$other" ] && [ "$other" != "$$" ] &&

@@ -39,7 +39,7 @@ if scripts/stack/install.sh --check jaeger prometheus; then
   scripts/stack/start.sh --started-file "$started" jaeger prometheus
 else
   echo "[vision-stack] Jaeger and Prometheus start once their build is done" >&2
-  observability_log="${VISION_STACK_DIR:-${HOME:-/tmp}/.cache/vision-stack}/log/observability-start.log"
+  observability_log="$(scripts/stack/status.sh --state-dir)/log/observability-start.log"
   set -m # its own process group, so that cleanup stops the build's waiters and the start with it
   (nice -n 19 scripts/stack/install.sh jaeger prometheus && scripts/stack/start.sh --started-file "$started" jaeger prometheus) \
     >>"$observability_log" 2>&1 &

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Starts the installed servers on 127.0.0.1 (idempotent: a running one is left alone), waits until each is ready,
-# writes its pid to $VISION_STACK_DIR/run/<name>.pid and the connection settings to $VISION_STACK_DIR/stack.env.
+# writes its pid to run/<name>.pid and the connection settings to stack.env, in the set's state directory
+# ($VISION_STACK_DIR, or its sets/node for VISION_STACK_SET=node: scripts/stack/common.sh).
 # Usage: scripts/stack/start.sh [component...]   (default: postgres redis kafka s3 toxiproxy jaeger prometheus)
 #   --started-file FILE   append the name of each component this call actually started (for callers that stop only those)
 source "$(dirname "$0")/common.sh"
@@ -50,8 +51,8 @@ start_postgres() {
     opts="$opts -c listen_addresses=127.0.0.1,$POD_ADDRESS"
   fi
   # -w: returns once the server accepts connections.
-  as_postgres "$bin/pg_ctl" -D "$data" -l "$dir/postgres.log" -o "$opts" -w -t 60 start >/dev/null \
-    || die "pg_ctl start failed (see $dir/postgres.log)"
+  as_postgres "$bin/pg_ctl" -D "$data" -l "$dir/postgres${STACK_SET:+-$STACK_SET}.log" -o "$opts" -w -t 60 start >/dev/null \
+    || die "pg_ctl start failed (see $dir/postgres${STACK_SET:+-$STACK_SET}.log)"
   head -1 "$data/postmaster.pid" >"$RUN_DIR/postgres.pid"
   started postgres
 }
@@ -59,35 +60,35 @@ start_postgres() {
 start_redis() {
   if pid_alive redis && pod_address_served "$REDIS_PORT"; then return 0; fi
   if pid_alive redis; then log "redis runs without $POD_ADDRESS: restarting it"; "$STACK_SCRIPTS/stop.sh" redis; fi
-  mkdir -p "$STACK_DIR/redis"
-  cat >"$STACK_DIR/redis/redis.conf" <<CONF
+  mkdir -p "$STATE_DIR/redis"
+  cat >"$STATE_DIR/redis/redis.conf" <<CONF
 bind 127.0.0.1${POD_ADDRESS:+ $POD_ADDRESS}
 protected-mode yes
 port $REDIS_PORT
 daemonize yes
 pidfile $RUN_DIR/redis.pid
 logfile $LOG_DIR/redis.log
-dir $STACK_DIR/redis
+dir $STATE_DIR/redis
 save ""
 appendonly no
 CONF
   rm -f "$RUN_DIR/redis.pid"
-  redis-server "$STACK_DIR/redis/redis.conf" || die "redis-server failed (see $LOG_DIR/redis.log)"
+  redis-server "$STATE_DIR/redis/redis.conf" || die "redis-server failed (see $LOG_DIR/redis.log)"
   wait_for 30 redis test -s "$RUN_DIR/redis.pid"
   wait_for 30 redis sh -c "redis-cli -h 127.0.0.1 -p $REDIS_PORT ping | grep -q PONG"
   started redis
 }
 
 # Kafka (KRaft, combined broker+controller). Two client listeners: BROKER (direct, also the inter-broker one) and
-# PROXIED, which advertises the toxiproxy port 29095 so that clients routed through toxiproxy stay behind it after the
-# metadata request. Both take SASL/SCRAM-SHA-512 only; the controller listener takes SASL/PLAIN from the broker itself.
+# PROXIED, which advertises the toxiproxy port ($KAFKA_PORT + 3: 29095 in the first set) so that clients routed
+# through toxiproxy stay behind it after the metadata request. Both take SASL/SCRAM-SHA-512 only; the controller listener takes SASL/PLAIN from the broker itself.
 # The StandardAuthorizer refuses what no ACL allows; $KAFKA_ADMIN_USER is the one super user (its SCRAM credential is
 # written into the KRaft storage when it is formatted).
 KAFKA_PROXIED_PORT=$((KAFKA_PORT + 2))
 KAFKA_TOXI_PORT=$((KAFKA_PORT + 3))
 start_kafka() {
-  local data="$KAFKA_DATA" conf="$STACK_DIR/kafka/server.properties"
-  mkdir -p "$STACK_DIR/kafka"
+  local data="$KAFKA_DATA" conf="$STATE_DIR/kafka/server.properties"
+  mkdir -p "$STATE_DIR/kafka"
   cat >"$conf.new" <<CONF
 process.roles=broker,controller
 node.id=1
@@ -137,7 +138,7 @@ CONF
   if [ "$(kafka_major)" -ge 4 ]; then
     log_opts=("-Dlog4j2.configurationFile=$STACK_SCRIPTS/kafka-log4j2.properties" "-Dkafka.logs.dir=$LOG_DIR")
   else
-    cat >"$STACK_DIR/kafka/log4j.properties" <<CONF
+    cat >"$STATE_DIR/kafka/log4j.properties" <<CONF
 log4j.rootLogger=WARN, file
 log4j.logger.kafka=INFO
 log4j.logger.org.apache.kafka=INFO
@@ -146,7 +147,7 @@ log4j.appender.file.File=$LOG_DIR/kafka-server.log
 log4j.appender.file.layout=org.apache.log4j.PatternLayout
 log4j.appender.file.layout.ConversionPattern=[%d] %p %m (%c)%n
 CONF
-    log_opts=("-Dlog4j.configuration=file:$STACK_DIR/kafka/log4j.properties")
+    log_opts=("-Dlog4j.configuration=file:$STATE_DIR/kafka/log4j.properties")
   fi
   local java_opts=(-Xms256m -Xmx768m -XX:+UseG1GC -Djava.awt.headless=true "${log_opts[@]}" -cp "$KAFKA_HOME/lib/*")
   # KRaft storage, formatted once per version and admin credential (a static controller quorum:
@@ -185,12 +186,12 @@ start_s3() {
   rm -f "$RUN_DIR/minio.pid"
   [ -x "$BIN_DIR/weed" ] || die "SeaweedFS is not installed (run scripts/stack/install.sh s3)"
   local b="$SEAWEEDFS_PORT_BASE"
-  mkdir -p "$STACK_DIR/s3-data"
+  mkdir -p "$STATE_DIR/s3-data"
   # Every bucket is a collection that grows 7 volumes of its own. With -volume.max=0 the volume server sizes its slots
   # by the default volume size (30 GB), not the master's 256 MB limit, and refuses new buckets after a few ("No
   # writable volumes and no free volumes left"); the volumes' files only take the space their data needs.
   AWS_ACCESS_KEY_ID="$S3_ACCESS_KEY" AWS_SECRET_ACCESS_KEY="$S3_SECRET_KEY" \
-    nohup setsid "$BIN_DIR/weed" server -ip=127.0.0.1 -ip.bind=127.0.0.1 -dir="$STACK_DIR/s3-data" \
+    nohup setsid "$BIN_DIR/weed" server -ip=127.0.0.1 -ip.bind=127.0.0.1 -dir="$STATE_DIR/s3-data" \
     -master.port=$b -master.port.grpc=$((b + 1)) -volume.port=$((b + 2)) -volume.port.grpc=$((b + 3)) \
     -filer -filer.port=$((b + 4)) -filer.port.grpc=$((b + 5)) \
     -s3 -s3.ip.bind="$S3_HOST" -s3.port="$S3_PORT" -s3.port.grpc=$((b + 6)) -s3.port.iceberg=0 -s3.port.lance=0 \
@@ -230,13 +231,13 @@ start_jaeger() {
 }
 
 # Prometheus ($PROMETHEUS_VERSION, built by install.sh) scraping the metrics endpoints the test deployments list in
-# $STACK_DIR/prometheus/targets/*.json (file service discovery; scripts/distributed/launcher.js writes one file per
+# $STATE_DIR/prometheus/targets/*.json (file service discovery; scripts/distributed/launcher.js writes one file per
 # deployment), every second.
 start_prometheus() {
   if pid_alive prometheus; then return 0; fi
   [ -x "$BIN_DIR/prometheus" ] || die "prometheus is not installed (run scripts/stack/install.sh prometheus)"
-  mkdir -p "$STACK_DIR/prometheus/targets" "$STACK_DIR/prometheus/data-$PROMETHEUS_VERSION"
-  cat >"$STACK_DIR/prometheus/prometheus.yml" <<CONF
+  mkdir -p "$STATE_DIR/prometheus/targets" "$STATE_DIR/prometheus/data-$PROMETHEUS_VERSION"
+  cat >"$STATE_DIR/prometheus/prometheus.yml" <<CONF
 global:
   scrape_interval: 1s
   scrape_timeout: 1s
@@ -246,11 +247,11 @@ scrape_configs:
     # The services label their series with their own service name; keep it (standalone serves six).
     honor_labels: true
     file_sd_configs:
-      - files: ['$STACK_DIR/prometheus/targets/*.json']
+      - files: ['$STATE_DIR/prometheus/targets/*.json']
         refresh_interval: 1s
 CONF
-  nohup setsid "$BIN_DIR/prometheus" --config.file="$STACK_DIR/prometheus/prometheus.yml" \
-    --web.listen-address="127.0.0.1:$PROMETHEUS_PORT" --storage.tsdb.path="$STACK_DIR/prometheus/data-$PROMETHEUS_VERSION" \
+  nohup setsid "$BIN_DIR/prometheus" --config.file="$STATE_DIR/prometheus/prometheus.yml" \
+    --web.listen-address="127.0.0.1:$PROMETHEUS_PORT" --storage.tsdb.path="$STATE_DIR/prometheus/data-$PROMETHEUS_VERSION" \
     --storage.tsdb.retention.time=1d >>"$LOG_DIR/prometheus.log" 2>&1 </dev/null &
   echo $! >"$RUN_DIR/prometheus.pid"
   wait_for 60 prometheus curl -fsS "http://127.0.0.1:$PROMETHEUS_PORT/-/ready"
@@ -262,7 +263,7 @@ for c in $(components_from_args "${args[@]+"${args[@]}"}"); do "start_$c"; done
 
 # Written whole, then renamed: a reader (a deployment starting while the observability backends start later,
 # scripts/stack/session.sh) never sees half a file.
-env_file="$STACK_DIR/stack.env.$$"
+env_file="$STATE_DIR/stack.env.$$"
 cat >"$env_file" <<ENV
 VISION_STACK_PG_URL=postgres://postgres:$PG_PASSWORD@127.0.0.1:$PG_PORT
 VISION_STACK_REDIS_URL=redis://127.0.0.1:$REDIS_PORT
@@ -277,6 +278,7 @@ VISION_STACK_S3_ACCESS_KEY=$S3_ACCESS_KEY
 VISION_STACK_S3_SECRET_KEY=$S3_SECRET_KEY
 VISION_STACK_TOXIPROXY_URL=http://127.0.0.1:$TOXIPROXY_PORT
 VISION_STACK_DIR=$STACK_DIR
+VISION_STACK_SET=$STACK_SET
 ENV
 # The same servers as pods of a test cluster reach them.
 if [ -n "$POD_ADDRESS" ]; then
@@ -295,6 +297,6 @@ if pid_alive jaeger; then
 fi
 if pid_alive prometheus; then
   printf 'VISION_STACK_PROMETHEUS_URL=http://127.0.0.1:%s\nVISION_STACK_PROMETHEUS_TARGETS=%s\n' \
-    "$PROMETHEUS_PORT" "$STACK_DIR/prometheus/targets" >>"$env_file"
+    "$PROMETHEUS_PORT" "$STATE_DIR/prometheus/targets" >>"$env_file"
 fi
-mv -f "$env_file" "$STACK_DIR/stack.env"
+mv -f "$env_file" "$STATE_DIR/stack.env"
