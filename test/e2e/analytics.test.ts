@@ -8,7 +8,7 @@ import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { parseEventStream } from '../../packages/sdk/src/stream';
 import type { Receiver } from '../../services/results/test/webhook-receiver';
-import { CURB, LEFT_LANE, PARKING_LOT } from '../helpers/places';
+import { CURB, LEFT_LANE, PARKING_LOT, taskEvents } from '../helpers/places';
 import { type TestStack } from '../helpers/stack';
 import { startWebhookStack, until } from '../helpers/webhooks';
 
@@ -50,21 +50,11 @@ describe('zones and lines on a video task', () => {
         : {}),
     });
 
-  async function allEvents(taskId: string): Promise<{ events: Event[]; done: boolean }> {
-    const events: Event[] = [];
-    let cursor = '';
-    for (;;) {
-      const r = await api(
-        'GET',
-        `/v1/vision/tasks/${taskId}/events?limit=5${cursor ? `&cursor=${cursor}` : ''}`,
-      );
-      expect(r.status).toBe(200);
-      events.push(...(r.body.items as Event[]));
-      if (r.body.next_cursor === '') return { events, done: true };
-      if (r.body.items.length === 0) return { events, done: false };
-      cursor = r.body.next_cursor as string;
-    }
-  }
+  // Pages of five events: the paging itself is part of what agrees.
+  const allEvents = async (taskId: string): Promise<{ events: Event[]; done: boolean }> => {
+    const { items, ended } = await taskEvents<Event>(api, taskId, 5);
+    return { events: items, done: ended };
+  };
 
   it('counts, events, annotated frames, webhooks, SSE and replay agree', async () => {
     const reg = await api('POST', '/v1/vision/webhooks', { url: rx.url, event_types: TYPES });

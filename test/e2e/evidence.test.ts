@@ -17,7 +17,7 @@ import {
   type EvidenceEvent as Event,
   type EvidenceFrame as Frame,
 } from '../helpers/evidence-pictures';
-import { CURB, FLOOR, LEFT_LANE, PARKING_LOT } from '../helpers/places';
+import { CURB, FLOOR, LEFT_LANE, PARKING_LOT, taskEvents } from '../helpers/places';
 import { MEDIA, startStack, type TestStack } from '../helpers/stack';
 import { streamServer, streamUrls, type StreamServer } from '../helpers/stream-servers';
 import { until } from '../helpers/webhooks';
@@ -49,21 +49,11 @@ describe('pictures of events and tracks', () => {
     return { status: r.status, headers: r.headers, bytes: Buffer.from(await r.arrayBuffer()) };
   };
 
-  async function allEvents(taskId: string): Promise<Event[] | undefined> {
-    const events: Event[] = [];
-    let cursor = '';
-    for (;;) {
-      const r = await api(
-        'GET',
-        `/v1/vision/tasks/${taskId}/events?limit=100${cursor ? `&cursor=${cursor}` : ''}`,
-      );
-      expect(r.status).toBe(200);
-      events.push(...(r.body.items as Event[]));
-      if (r.body.next_cursor === '') return events;
-      if (r.body.items.length === 0) return undefined;
-      cursor = r.body.next_cursor as string;
-    }
-  }
+  /** Every event of the task once it has ended, else undefined. */
+  const allEvents = async (taskId: string): Promise<Event[] | undefined> => {
+    const { items, ended } = await taskEvents<Event>(api, taskId, 100);
+    return ended ? items : undefined;
+  };
 
   let taskId = '';
   let events: Event[] = [];

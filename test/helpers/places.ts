@@ -41,19 +41,20 @@ export const FLOOR = {
 export { heaviestRules } from './heaviest-rules';
 
 /**
- * Every event of a task stored so far, page after page, and whether that is all there will be (`next_cursor` is
- * empty once the task has ended and every event was returned).
+ * Every event of a task stored so far, page after page of `limit` events, and whether that is all there will be
+ * (`next_cursor` is empty once the task has ended and every event was returned).
  */
 export async function taskEvents<E>(
   api: (method: string, urlPath: string) => Promise<ApiResponse>,
   taskId: string,
+  limit = 500,
 ): Promise<{ items: E[]; ended: boolean }> {
   const items: E[] = [];
   let cursor = '';
   for (;;) {
     const r = await api(
       'GET',
-      `/v1/vision/tasks/${taskId}/events?limit=500${cursor ? `&cursor=${cursor}` : ''}`,
+      `/v1/vision/tasks/${taskId}/events?limit=${limit}${cursor ? `&cursor=${cursor}` : ''}`,
     );
     expect(r.status).toBe(200);
     items.push(...(r.body.items as E[]));
