@@ -1,5 +1,5 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { Socket } from 'node:net';
+import { Server as NetServer, type Socket } from 'node:net';
 import type { Express } from 'express';
 import { awaitContinue } from './early-answer';
 import { answerUnparsableRequest } from './unparsable-request';
@@ -68,7 +68,8 @@ export function listen(
     server.on('connection', (socket: Socket) => socket.setTimeout(SERVER_LIMITS.headersTimeoutMs));
     inFlight.set(server, new Set());
     server.once('close', () => inFlight.delete(server));
-    server.on('request', (req: IncomingMessage, res: ServerResponse) => {
+    // Before the app's own listener: an answer the app sends at once is already known to the drain.
+    server.prependListener('request', (req: IncomingMessage, res: ServerResponse) => {
       req.socket.setTimeout(SERVER_LIMITS.socketIdleMs);
       track(server, res);
     });
@@ -92,26 +93,40 @@ export function closeServer(server: Server): Promise<void> {
   });
 }
 
+/** net.Server's close: no new connection is taken, and the open ones are left to end (`closed` runs then). */
+const stopAccepting = (server: Server, closed: () => void): void =>
+  void NetServer.prototype.close.call(server, () => closed());
+
 /**
  * The graceful part of a process's stop (runMain, on SIGTERM): every server listen() opened stops taking
- * connections, its idle keep-alive connections close, and each answer in flight finishes and then closes its
- * connection. Resolves once none is left, or at `deadlineMs`, when what is left (a results stream, an upload
- * still arriving) is cut; a stream's reader resumes elsewhere with Last-Event-ID. Before the stop, the pod's
- * preStop pause lets the endpoints stop sending here (charts/vision, `shutdown`).
+ * connections, and each open connection ends after its next answer (`Connection: close`): the answers in flight
+ * finish, and a keep-alive connection that is idle carries its client's next request, if one comes, before it closes.
+ * An idle connection is never closed from this side while its client may be sending on it: its client closes it
+ * (the gateway's pool after 4 s idle, undici's by the `Keep-Alive` hint), or the keep-alive timeout does. Resolves
+ * once no connection is left, or at `deadlineMs`, when what is left (a results stream, an upload still arriving) is
+ * cut; a stream's reader resumes elsewhere with Last-Event-ID. Before the stop, the pod's preStop pause lets the
+ * endpoints stop sending here (charts/vision, `shutdown`).
  */
 export async function drainServers(deadlineMs: number): Promise<void> {
-  const until = Date.now() + deadlineMs;
   const servers = [...inFlight.keys()];
+  const ended = servers.map(
+    (server) =>
+      new Promise<void>((resolve) => {
+        draining.add(server);
+        for (const res of inFlight.get(server) ?? []) if (!res.headersSent) res.shouldKeepAlive = false;
+        // Not http.Server's close: it would close the idle keep-alive connections at once, and a request its
+        // client was sending on one as it closed would be reset, never to reach a handler.
+        stopAccepting(server, resolve);
+      }),
+  );
+  let deadline: NodeJS.Timeout | undefined;
+  await Promise.race([
+    Promise.all(ended),
+    new Promise((resolve) => (deadline = setTimeout(resolve, deadlineMs))),
+  ]);
+  clearTimeout(deadline);
   for (const server of servers) {
-    draining.add(server);
-    for (const res of inFlight.get(server) ?? []) if (!res.headersSent) res.shouldKeepAlive = false;
-    server.close(() => undefined);
+    server.close();
+    server.closeAllConnections();
   }
-  const busy = () => servers.some((server) => (inFlight.get(server)?.size ?? 0) > 0);
-  while (busy() && Date.now() < until) {
-    // An answer sent before the drain began left its connection open for the next request: close it once idle.
-    for (const server of servers) server.closeIdleConnections();
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-  for (const server of servers) server.closeAllConnections();
 }
