@@ -26,6 +26,9 @@ function serviceEnv(d, links) {
     S3_REGION: 'us-east-1',
     VISION_MODELS_DIR: process.env.VISION_MODELS_DIR || path.resolve(REPO, '../shared/models'),
     STREAM_ALLOW_PRIVATE_NETWORKS: 'true',
+    // A stream's probe on a test machine whose cores are busy (the chart's node runs beside this suite) may take
+    // longer than the default 5 s: a live task's creation would be refused as stream_unreachable.
+    TASKS_PROBE_TIMEOUT_MS: '45000',
     TASKS_ADMIN_TOKEN: `admin-${d.secret}`,
     HOST: '127.0.0.1',
     KAFKAJS_NO_PARTITIONER_WARNING: '1',

@@ -43,7 +43,7 @@ describeDistributed('fault: results and inference are SIGKILLed while a task’s
         ...RULES,
       }),
     });
-    expect(created.status).toBe(201);
+    expect({ status: created.status, body: created.body }).toMatchObject({ status: 201 });
     const taskId = created.body.task_id as string;
     const events = async (): Promise<{ items: Event[]; done: boolean }> => {
       const items: Event[] = [];
