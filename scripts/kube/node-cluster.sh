@@ -44,6 +44,16 @@ LOG="$WORK/log"
 mkdir -p "$LOG"
 exec 8>"$CACHE/.node-cluster.lock"
 flock -n 8 || { echo "node-cluster.sh: another node cluster runs on this machine" >&2; exit 75; }
+# The node's images, containers and volumes live under $WORK: the service image imported into containerd and the
+# pods' layers take about 2.7 GB over the faults' tests, and the kubelet evicts every pod below its floor (512 MiB,
+# evictionHard below). Refuse to start short of that, rather than fail later with pods evicted and images collected.
+NODE_MIN_FREE_MB="${VISION_KUBE_MIN_FREE_MB:-4096}"
+free_mb="$(df -Pm "$WORK" | awk 'NR == 2 { print $4 }')"
+[ "$free_mb" -ge "$NODE_MIN_FREE_MB" ] || {
+  echo "node-cluster.sh: $free_mb MiB free on the filesystem of $WORK; the node needs $NODE_MIN_FREE_MB" >&2
+  rm -rf "$WORK"
+  exit 1
+}
 in_ns() { nsenter --net="/run/netns/$NS" -- "$@"; }
 # A component of the node: started in the namespace, in a session of its own, its output in log/NAME.log.
 start() { local name="$1"; shift; in_ns setsid "$@" >"$LOG/$name.log" 2>&1 </dev/null & echo $! >"$WORK/$name.pid"; }
@@ -175,7 +185,9 @@ podCIDR: $POD_CIDR
 maxPods: 60
 serializeImagePulls: false
 imageGCHighThresholdPercent: 100
-evictionHard: { memory.available: 200Mi, nodefs.available: 1%, imagefs.available: 1% }
+# Floors in bytes, not shares: the node shares a large disk with everything else on the machine, whose 1 % (the
+# smallest share) can be more than what is free, and below it the kubelet evicts every pod and collects its images.
+evictionHard: { memory.available: 200Mi, nodefs.available: 512Mi, imagefs.available: 512Mi }
 protectKernelDefaults: false
 staticPodPath: ""
 EOF
@@ -213,6 +225,11 @@ export VISION_KUBE_GATEWAY_URL="http://$NODE_IP:8000"
 if [ $# -gt 0 ]; then
   status=0
   "$@" || status=$?
+  # What the node itself decided, for a failed run: its conditions (pressure on memory or disk) and its evictions.
+  [ "$status" -eq 0 ] || {
+    kubectl get node vision-node -o jsonpath='{range .status.conditions[*]}{.type}={.status} {end}{"\n"}' >&2 || true
+    kubectl get events -A --field-selector reason=Evicted 2>/dev/null | head -20 >&2 || true
+  }
   exit "$status"
 fi
 env | grep -E '^(KUBECONFIG|VISION_KUBE_[A-Z_]+)=' | sort

@@ -189,13 +189,15 @@ start_s3() {
   mkdir -p "$STATE_DIR/s3-data"
   # Every bucket is a collection that grows 7 volumes of its own. With -volume.max=0 the volume server sizes its slots
   # by the default volume size (30 GB), not the master's 256 MB limit, and refuses new buckets after a few ("No
-  # writable volumes and no free volumes left"); the volumes' files only take the space their data needs.
+  # writable volumes and no free volumes left"); the volumes' files only take the space their data needs. Its floor of
+  # free disk is in bytes: its default, 1 % of the disk, can exceed what a busy machine with a large disk has free,
+  # and below it every volume turns read-only.
   AWS_ACCESS_KEY_ID="$S3_ACCESS_KEY" AWS_SECRET_ACCESS_KEY="$S3_SECRET_KEY" \
     nohup setsid "$BIN_DIR/weed" server -ip=127.0.0.1 -ip.bind=127.0.0.1 -dir="$STATE_DIR/s3-data" \
     -master.port=$b -master.port.grpc=$((b + 1)) -volume.port=$((b + 2)) -volume.port.grpc=$((b + 3)) \
     -filer -filer.port=$((b + 4)) -filer.port.grpc=$((b + 5)) \
     -s3 -s3.ip.bind="$S3_HOST" -s3.port="$S3_PORT" -s3.port.grpc=$((b + 6)) -s3.port.iceberg=0 -s3.port.lance=0 \
-    -master.volumeSizeLimitMB=256 -volume.max=400 >>"$LOG_DIR/s3.log" 2>&1 </dev/null &
+    -master.volumeSizeLimitMB=256 -volume.max=400 -volume.minFreeSpace=512MiB >>"$LOG_DIR/s3.log" 2>&1 </dev/null &
   echo $! >"$RUN_DIR/s3.pid"
   wait_for 90 s3 curl -fsS "http://$S3_HOST:$S3_PORT/healthz"
   started s3
