@@ -150,7 +150,9 @@ describeDistributed('standalone traces in the real Jaeger', () => {
       ['gateway', 'images', 'quota', 'inference'].every((n) => services(t).has(n)),
     );
     expect(named(spans, 'images')).toContain('POST /v1/vision/image-detections');
-    expect(named(spans, 'inference')).toContain('POST /internal/v1/detect');
+    // Images' detect call to inference is answered in this process (STANDALONE_LOCAL_CALLS): no HTTP hop.
+    expect(named(spans, 'images')).toContain('call inference');
+    expect(named(spans, 'inference')).toContain('detect (in process)');
   }, 120_000);
 
   it('the start banner prints the metrics address; it serves all six services by label, the gateway does not', async () => {

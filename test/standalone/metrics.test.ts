@@ -3,7 +3,7 @@
  * all six services' metrics, each series labelled with its service. Every family documented in
  * docs/OPERATIONS.md is exposed, and a real run (an image detection, an uploaded video task to its
  * end, a refused key, a live task whose stream is lost) moves the families it touches under the right
- * service.
+ * service. Images' detect call to inference is answered in process (STANDALONE_LOCAL_CALLS), not by its route.
  */
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
@@ -115,6 +115,19 @@ describe('standalone GET /metrics', () => {
       upstream: 'inference',
       outcome: 'ok',
     });
+    // The image's detection was a call from images to inference, answered in this process: counted as a call,
+    // never seen by inference's HTTP route.
+    expectPositive('vision_upstream_request_duration_seconds_count', {
+      service: 'images',
+      upstream: 'inference',
+      outcome: 'ok',
+    });
+    expect(
+      sum(text, 'vision_http_server_request_duration_seconds_count', {
+        service: 'inference',
+        route: '/internal/v1/detect',
+      }),
+    ).toBe(0);
     expectPositive('vision_task_transitions_total', { service: 'tasks', from: 'none', to: 'submitting' });
     expectPositive('vision_task_transitions_total', { service: 'tasks', from: 'submitting', to: 'running' });
     expectPositive('vision_tasks', { service: 'tasks' });

@@ -5,6 +5,7 @@ import {
   createBus,
   createLogger,
   loadConfig,
+  LocalCalls,
   writeIdentityKeys,
   commonShape,
   env,
@@ -36,6 +37,9 @@ const standaloneShape = {
   TASKS_PORT: env.optionalInt(1, 65535),
   RESULTS_PORT: env.optionalInt(1, 65535),
   IMAGES_PORT: env.optionalInt(1, 65535),
+  // Calls that a service of this process answers in it (images' detect calls to inference) skip the HTTP
+  // hop; false sends every call over loopback HTTP, as the deployment's services do.
+  STANDALONE_LOCAL_CALLS: env.bool(true),
 };
 
 /** Only the gateway listens on HOST; the other services, and metrics unless METRICS_HOST says so, on loopback. */
@@ -115,7 +119,8 @@ function modelsDir(configured: string): string {
 /**
  * Runs all six services in this process with no external servers: PGlite under the data dir, one
  * in-process bus, a directory object store, memory limiters. Each service still listens on its own
- * loopback port and the gateway proxies to it, so the request path is the one of production.
+ * loopback port and the gateway proxies to it, so the request path is the one of production, but for
+ * the calls a service answers in process (STANDALONE_LOCAL_CALLS: images' detect calls to inference).
  */
 export async function startStandalone(opts: StandaloneOptions = {}): Promise<Standalone> {
   const source = { ...(opts.env ?? process.env), VISION_MODE: 'standalone' };
@@ -134,7 +139,9 @@ export async function startStandalone(opts: StandaloneOptions = {}): Promise<Sta
   const services: Record<string, RunningService> = {};
   let metricsServer: MetricsServer | undefined;
   let gatewayKeys: GatewayKeys | undefined;
-  const base: StartOptions = { bus, clock: opts.clock };
+  // An operator's hop in front of inference (INFERENCE_URL) is kept: its calls go through it.
+  const local = cfg.STANDALONE_LOCAL_CALLS && !configuredInference ? new LocalCalls() : undefined;
+  const base: StartOptions = { bus, clock: opts.clock, local };
   const run = async (
     name: string,
     start: (o: StartOptions) => Promise<RunningService>,

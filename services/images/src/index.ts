@@ -6,6 +6,7 @@ import {
   InferenceClient,
   SceneGate,
   type Db,
+  type LocalAnswerer,
   type Logger,
   type ObjectStore,
   OutboxRelay,
@@ -71,6 +72,8 @@ export interface ImagesPartsDeps {
   store: ObjectStore;
   clock: Clock;
   logger: Logger;
+  /** Inference's answerer when it runs in this process (standalone): detect calls skip the HTTP hop. */
+  inferenceHere?: LocalAnswerer;
 }
 
 /** Wires the images service over an open database and object store. */
@@ -88,7 +91,7 @@ export function createImages(deps: ImagesPartsDeps): ImagesParts {
   });
   const calls = new CallStore(db.knex, { clock, recorded: () => relay.nudge() });
   const inference = new InferenceClient(
-    new ServiceClient('inference', cfg.INFERENCE_URL, signer),
+    new ServiceClient('inference', cfg.INFERENCE_URL, signer, undefined, deps.inferenceHere),
     {
       timeoutMs: cfg.IMAGES_DETECT_TIMEOUT_MS,
       hangMs: cfg.IMAGES_BREAKER_HANG_MS,
@@ -216,7 +219,8 @@ export async function start(opts: StartOptions & { store?: ObjectStore } = {}): 
   // Not awaited: an unreachable store must not keep the service from starting (readiness reports it).
   void ensureImagesLifecycle(store, cfg.IMAGES_RETENTION_DAYS, logger);
   try {
-    const parts = createImages({ cfg, identity, db, bus, store, clock, logger });
+    const inferenceHere = opts.local?.answererFor('inference');
+    const parts = createImages({ cfg, identity, db, bus, store, clock, logger, inferenceHere });
     const host = opts.host ?? '0.0.0.0';
     const server = await listen(parts.app, opts.port ?? cfg.IMAGES_PORT, host);
     parts.startLoops();

@@ -11,6 +11,7 @@ import {
   startEgressProxy,
   streamResolver,
   type Bus,
+  type LocalAnswerer,
   type Logger,
   type ObjectStore,
   type RunningService,
@@ -20,6 +21,8 @@ import {
   unconfinedDecoderWarning,
 } from '@vision/shared';
 import { createApp } from './http/app';
+import { createDetectCall } from './detect/detect-call';
+import { detectAnswerer } from './in-process/detect-answerer';
 import { SceneCatalogue } from './catalogue/catalogue';
 import { exposeSceneEngines, fallbackReadiness, logSceneEngines } from './catalogue/engine-report';
 import { inferenceShape, type InferenceConfig } from './config';
@@ -48,6 +51,8 @@ export interface InferenceParts {
   app: Express;
   catalogue: SceneCatalogue;
   jobs: JobManager;
+  /** The detect call for a service of this process (in-process/detect-answerer.ts). */
+  answerer: LocalAnswerer;
   close(): Promise<void>;
 }
 
@@ -123,19 +128,22 @@ export async function createInference(deps: InferenceDeps): Promise<InferencePar
   });
   const stopJobGauge = metrics.inferenceActiveJobs.addSource(() => [[{}, jobs.runningCount]]);
   const stopEngineGauge = exposeSceneEngines(engineReports);
+  const detect = createDetectCall({ catalogue, maxPixels: cfg.INFERENCE_MAX_IMAGE_PIXELS });
+  const admission = new AdmissionQueue({
+    queue: 'detections',
+    what: 'detections',
+    maxInFlight: cfg.INFERENCE_DETECT_MAX_IN_FLIGHT,
+    maxWaitMs: cfg.INFERENCE_DETECT_MAX_WAIT_MS,
+    limit: cfg.ADMISSION_LIMIT,
+  });
   const app = createApp({
     logger: deps.logger,
     catalogue,
     jobs,
     identity,
     maxImagePixels: cfg.INFERENCE_MAX_IMAGE_PIXELS,
-    admission: new AdmissionQueue({
-      queue: 'detections',
-      what: 'detections',
-      maxInFlight: cfg.INFERENCE_DETECT_MAX_IN_FLIGHT,
-      maxWaitMs: cfg.INFERENCE_DETECT_MAX_WAIT_MS,
-      limit: cfg.ADMISSION_LIMIT,
-    }),
+    detect,
+    admission,
     readiness: {
       models: async () => {
         if (catalogue.models().length === 0) throw new Error('no model loaded');
@@ -155,6 +163,7 @@ export async function createInference(deps: InferenceDeps): Promise<InferencePar
     app,
     catalogue,
     jobs,
+    answerer: detectAnswerer({ detect, admission, logger: deps.logger }),
     close: async () => {
       stopJobGauge();
       stopEngineGauge();
@@ -186,11 +195,13 @@ export async function start(opts: InferenceStartOptions): Promise<RunningService
     const port = typeof address === 'object' && address ? address.port : (opts.port ?? cfg.INFERENCE_PORT);
     const urlHost = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host;
     const running = parts;
+    const unregister = opts.local?.register('inference', parts.answerer);
     return {
       name: 'inference',
       port,
       url: `http://${urlHost}:${port}`,
       close: async () => {
+        unregister?.();
         await closeServer(server);
         await running.close();
         if (ownBus) await bus.close();

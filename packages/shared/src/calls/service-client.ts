@@ -7,6 +7,7 @@ import { ApiError, fromEnvelope } from '../contract/errors';
 import { metrics } from '../telemetry/metrics';
 import { IDENTITY_HEADER, type Identity, type IdentitySigner, signIdentity } from '../identity/identity';
 import { REQUEST_ID_HEADER } from '../edge/http';
+import type { LocalAnswerer } from './local-calls';
 
 export interface CallOptions {
   method?: 'GET' | 'POST' | 'PUT' | 'DELETE' | 'PATCH';
@@ -94,6 +95,8 @@ export class ServiceClient {
     /** This service's key: the identity it forwards is signed as coming from it. */
     private readonly signer: IdentitySigner,
     private readonly defaultTimeoutMs = 10_000,
+    /** The service's answerer when it runs in this process (local-calls.ts): its calls skip the HTTP hop. */
+    private readonly local?: LocalAnswerer,
   ) {}
 
   call<T = unknown>(path: string, opts: CallOptions): Promise<CallResult<T>> {
@@ -141,6 +144,10 @@ export class ServiceClient {
   }
 
   private async send<T>(path: string, opts: CallOptions, timeoutMs: number): Promise<CallResult<T>> {
+    const timeout = AbortSignal.timeout(timeoutMs);
+    const signal = opts.signal ? AbortSignal.any([timeout, opts.signal]) : timeout;
+    const answer = this.local?.(path, opts, signal);
+    if (answer) return this.answeredHere<T>(answer, signal, timeout);
     const url = new URL(path, this.baseUrl);
     const method = opts.method ?? (opts.body === undefined && opts.json === undefined ? 'GET' : 'POST');
     // The header is bound to this request: the method and the target exactly as they are sent.
@@ -156,8 +163,6 @@ export class ServiceClient {
       headers['content-type'] = 'application/json';
       body = JSON.stringify(opts.json);
     }
-    const timeout = AbortSignal.timeout(timeoutMs);
-    const signal = opts.signal ? AbortSignal.any([timeout, opts.signal]) : timeout;
     let status: number;
     let resHeaders: IncomingHttpHeaders;
     let text: string;
@@ -194,6 +199,36 @@ export class ServiceClient {
       }
     }
     return { status, body: parsed as T, headers: resHeaders };
+  }
+
+  /**
+   * An answer given in this process, bounded as an HTTP call is: when the timeout passes or the caller gives
+   * up first, the call fails as one that was sent and not answered (the work it started stops on `signal`).
+   */
+  private async answeredHere<T>(
+    answer: Promise<CallResult>,
+    signal: AbortSignal,
+    timeout: AbortSignal,
+  ): Promise<CallResult<T>> {
+    void answer.catch(() => undefined); // its failure after an abort is nobody's to handle
+    let onAbort = (): void => undefined;
+    const aborted = new Promise<never>((_, reject) => {
+      onAbort = () =>
+        reject(
+          new UnreachableError(
+            `${this.name} ${timeout.aborted ? 'timed out' : 'unreachable'}`,
+            timeout.aborted,
+            true,
+          ),
+        );
+      if (signal.aborted) onAbort();
+      else signal.addEventListener('abort', onAbort, { once: true });
+    });
+    try {
+      return (await Promise.race([answer, aborted])) as CallResult<T>;
+    } finally {
+      signal.removeEventListener('abort', onAbort);
+    }
   }
 
   /**

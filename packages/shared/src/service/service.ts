@@ -2,6 +2,7 @@ import type { Bus } from '../bus/port';
 import type { Clock } from '../time/clock';
 import type { ReadinessReport } from '../edge/http';
 import type { Logger } from '../telemetry/logger';
+import type { LocalCalls } from '../calls/local-calls';
 import { ConfigError, commonShape, exitOnConfigError, loadConfig } from '../config/config';
 import { startMetricsServer } from './metrics-server';
 import { installCrashHandler } from '../edge/crash-handler';
@@ -21,6 +22,11 @@ export interface StartOptions {
   /** Port to listen on; 0 picks a free one (tests). Overrides the service's *_PORT variable. */
   port?: number;
   host?: string;
+  /**
+   * The services of this process that answer calls in it (standalone): a service registers its answerer,
+   * and its clients built with the registry skip the HTTP hop.
+   */
+  local?: LocalCalls;
 }
 
 export interface RunningService {

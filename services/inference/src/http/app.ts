@@ -8,6 +8,7 @@ import {
 } from '@vision/shared';
 import type { SceneCatalogue } from '../catalogue/catalogue';
 import type { JobManager } from '../jobs/job-manager';
+import { type DetectCall, createDetectCall } from '../detect/detect-call';
 import { mountDetectRoutes } from './detect-routes';
 import { mountJobRoutes } from './job-routes';
 
@@ -18,6 +19,8 @@ export interface AppDeps {
   /** Its callers' public keys: every route but /healthz and /readyz requires the signed identity, in every mode. */
   identity: IdentityVerifier;
   maxImagePixels: number;
+  /** The detect call, when it is shared with another way in (the in-process answerer); else one of its own. */
+  detect?: DetectCall;
   /** The bounded, fair queue detect requests wait in for their turn. */
   admission: AdmissionQueue;
   readiness?: Record<string, ReadinessCheck>;
@@ -34,7 +37,8 @@ export function createApp(deps: AppDeps): Express {
     (app) => {
       mountDetectRoutes(app, {
         catalogue: deps.catalogue,
-        maxPixels: deps.maxImagePixels,
+        detect:
+          deps.detect ?? createDetectCall({ catalogue: deps.catalogue, maxPixels: deps.maxImagePixels }),
         admission: deps.admission,
         videoStatus: () => deps.jobs.videoStatus(),
       });

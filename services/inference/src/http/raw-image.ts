@@ -4,7 +4,7 @@ import type { ImageInput } from '../detect/detect-images';
 import { MAX_FILE_BYTES, type DetectForm } from './multipart';
 
 /** Content types of a detect request whose body is one image's bytes (the images service sends these). */
-const RAW_TYPES = new Set(['image/jpeg', 'image/png', 'image/webp', 'application/octet-stream']);
+export const RAW_TYPES = new Set(['image/jpeg', 'image/png', 'image/webp', 'application/octet-stream']);
 
 /** True when the request's body is one raw image rather than a multipart form. */
 export function isRawImage(req: Request): boolean {
