@@ -97,8 +97,12 @@ describe('docs/CONFIGURATION.md', () => {
 
   it('the standalone section names only variables that are read', () => {
     const read = new Set(Object.values(SHAPES).flatMap((s) => Object.keys(s)));
+    // Its table: the standalone process's own schema (apps/standalone), then the variables read outside the schemas.
+    const own = [...reads.schema]
+      .filter(([v, file]) => file === 'apps/standalone/src/index.ts' && !read.has(v) && !common.includes(v))
+      .map(([v]) => v);
     const listed = documented('The standalone process');
-    expect(listed.sort()).toEqual(Object.keys(OUTSIDE_SCHEMAS).sort());
+    expect(listed.sort()).toEqual([...own, ...Object.keys(OUTSIDE_SCHEMAS)].sort());
     for (const [name, file] of Object.entries(OUTSIDE_SCHEMAS)) {
       expect([name, read.has(name)]).toEqual([name, false]);
       expect([name, readFileSync(path.join(repoRoot, file), 'utf8').includes(name)]).toEqual([name, true]);
