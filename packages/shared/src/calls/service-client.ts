@@ -203,7 +203,8 @@ export class ServiceClient {
 
   /**
    * An answer given in this process, bounded as an HTTP call is: when the timeout passes or the caller gives
-   * up first, the call fails as one that was sent and not answered (the work it started stops on `signal`).
+   * up first, the call fails as one that was sent and not answered, and `signal` tells the answerer (a call still
+   * waiting for its turn leaves the queue).
    */
   private async answeredHere<T>(
     answer: Promise<CallResult>,
