@@ -7,7 +7,7 @@ import express, {
   type RequestHandler,
   type Response,
 } from 'express';
-import { ApiError, toEnvelope } from '../contract/errors';
+import { ApiError, type ErrorEnvelope, toEnvelope } from '../contract/errors';
 import { REASON } from '../contract/reasons';
 import type { IdentityVerifier, VerifiedIdentity } from '../identity/identity';
 import { identityGuard } from '../identity/identity-guard';
@@ -125,15 +125,29 @@ export function toApiError(err: unknown): ApiError {
   return new ApiError('OP-SYS-INTERNAL', 'Internal error');
 }
 
+/**
+ * The answer an error gets: its status, its envelope and its headers (names in lower case), over HTTP
+ * (sendError) or to a caller in this process (calls/local-calls.ts).
+ */
+export function errorAnswer(
+  err: ApiError,
+  requestId: string,
+): { status: number; body: ErrorEnvelope; headers: Record<string, string> } {
+  const headers: Record<string, string> = {};
+  for (const [k, v] of Object.entries(err.headers ?? {})) headers[k.toLowerCase()] = v;
+  // A 503 is always worth retrying (docs/API.md, "Errors"): one that names no wait asks for a second.
+  if (err.status === 503 && headers['retry-after'] === undefined) headers['retry-after'] = '1';
+  return { status: err.status, body: toEnvelope(err, requestId), headers };
+}
+
 export function sendError(res: Response, err: ApiError): void {
   if (res.headersSent) {
     res.destroy();
     return;
   }
-  if (err.headers) for (const [k, v] of Object.entries(err.headers)) res.setHeader(k, v);
-  // A 503 is always worth retrying (docs/API.md, "Errors"): one that names no wait asks for a second.
-  if (err.status === 503 && !res.hasHeader('Retry-After')) res.setHeader('Retry-After', '1');
-  const body = JSON.stringify(toEnvelope(err, requestIdOf(res)));
+  const answer = errorAnswer(err, requestIdOf(res));
+  for (const [k, v] of Object.entries(answer.headers)) res.setHeader(k, v);
+  const body = JSON.stringify(answer.body);
   res.status(err.status);
   res.setHeader('Content-Type', 'application/json; charset=utf-8');
   res.setHeader('Content-Length', Buffer.byteLength(body));

@@ -4,12 +4,26 @@ import type { ImageInput } from '../detect/detect-images';
 import { MAX_FILE_BYTES, type DetectForm } from './multipart';
 
 /** Content types of a detect request whose body is one image's bytes (the images service sends these). */
-export const RAW_TYPES = new Set(['image/jpeg', 'image/png', 'image/webp', 'application/octet-stream']);
+const RAW_TYPES = new Set(['image/jpeg', 'image/png', 'image/webp', 'application/octet-stream']);
+
+/** True when a body of this content type is one raw image rather than a multipart form. */
+export function isRawType(contentType: string | undefined): boolean {
+  return RAW_TYPES.has((contentType ?? '').split(';')[0].trim().toLowerCase());
+}
 
 /** True when the request's body is one raw image rather than a multipart form. */
 export function isRawImage(req: Request): boolean {
-  const type = (req.headers['content-type'] ?? '').split(';')[0].trim().toLowerCase();
-  return RAW_TYPES.has(type);
+  return isRawType(req.headers['content-type']);
+}
+
+/**
+ * The images of a raw body of `size` bytes: none when it is empty, a failed entry when it is longer than
+ * MAX_FILE_BYTES (as in a form), else its bytes (`bytes()`, read only then).
+ */
+export function rawImages(size: number, bytes: () => Buffer): ImageInput[] {
+  if (size === 0) return [];
+  if (size > MAX_FILE_BYTES) return [{ ok: false, reason: `file exceeds ${MAX_FILE_BYTES} bytes` }];
+  return [{ ok: true, data: bytes() }];
 }
 
 /**
@@ -27,9 +41,5 @@ export async function readRawImage(req: Request): Promise<DetectForm> {
     size += chunk.length;
     if (size <= MAX_FILE_BYTES) chunks.push(chunk);
   }
-  const image: ImageInput =
-    size > MAX_FILE_BYTES
-      ? { ok: false, reason: `file exceeds ${MAX_FILE_BYTES} bytes` }
-      : { ok: true, data: Buffer.concat(chunks, size) };
-  return { sceneCode: scene, images: size === 0 ? [] : [image] };
+  return { sceneCode: scene, images: rawImages(size, () => Buffer.concat(chunks, size)) };
 }

@@ -2,16 +2,14 @@ import { SpanStatusCode, trace } from '@opentelemetry/api';
 import {
   type AdmissionQueue,
   ApiError,
-  type CallResult,
   type LocalAnswerer,
   type Logger,
   runInService,
   toApiError,
-  toEnvelope,
+  errorAnswer,
 } from '@vision/shared';
 import type { DetectCall } from '../detect/detect-call';
-import { MAX_FILE_BYTES } from '../http/multipart';
-import { RAW_TYPES } from '../http/raw-image';
+import { isRawType, rawImages } from '../http/raw-image';
 
 const DETECT_PATH = '/internal/v1/detect?';
 
@@ -29,8 +27,11 @@ export function detectAnswerer(deps: {
 }): LocalAnswerer {
   const tracer = trace.getTracer('vision-inference');
   return (path, opts, signal) => {
-    const type = (opts.headers?.['content-type'] ?? '').split(';')[0].trim().toLowerCase();
-    if (!path.startsWith(DETECT_PATH) || !Buffer.isBuffer(opts.body) || !RAW_TYPES.has(type))
+    if (
+      !path.startsWith(DETECT_PATH) ||
+      !Buffer.isBuffer(opts.body) ||
+      !isRawType(opts.headers?.['content-type'])
+    )
       return undefined;
     const data = opts.body;
     const sceneCode = new URLSearchParams(path.slice(DETECT_PATH.length)).get('scene_code') ?? undefined;
@@ -43,17 +44,16 @@ export function detectAnswerer(deps: {
           try {
             const turn = await deps.admission.enter(subject, { deadline: opts.deadline, signal });
             try {
-              const image =
-                data.length > MAX_FILE_BYTES
-                  ? { ok: false as const, reason: `file exceeds ${MAX_FILE_BYTES} bytes` }
-                  : { ok: true as const, data };
-              const results = await deps.detect(sceneCode, data.length === 0 ? [] : [image]);
+              const results = await deps.detect(
+                sceneCode,
+                rawImages(data.length, () => data),
+              );
               return { status: 200, body: { results }, headers: {} };
             } finally {
               turn.release();
             }
           } catch (err) {
-            const answer = refusal(err, requestId);
+            const answer = errorAnswer(toApiError(err), requestId);
             if (!(err instanceof ApiError)) {
               deps.logger.error({ err, request_id: requestId }, 'detect in process failed');
               span.setStatus({ code: SpanStatusCode.ERROR, message: (err as Error).message });
@@ -66,13 +66,4 @@ export function detectAnswerer(deps: {
       ),
     );
   };
-}
-
-/** The answer the route's error handler gives for `err`: its status, its envelope, its headers. */
-function refusal(err: unknown, requestId: string): CallResult {
-  const apiErr = toApiError(err);
-  const headers: Record<string, string> = {};
-  for (const [k, v] of Object.entries(apiErr.headers ?? {})) headers[k.toLowerCase()] = v;
-  if (apiErr.status === 503 && headers['retry-after'] === undefined) headers['retry-after'] = '1';
-  return { status: apiErr.status, body: toEnvelope(apiErr, requestId), headers };
 }
