@@ -6,6 +6,7 @@ import { ConfigError, type CommonConfig } from '../config/config';
 import type { Logger } from '../telemetry/logger';
 import type { Db, Migration } from './port';
 import { mayCreateSchemas, verifyMigrated } from './db-logins';
+import { waitForDatabase } from './db-wait';
 import { createPGlite, type PGliteLike } from './pglite-loader';
 import { SHARED_DB_NAME, sharedPGliteKnex } from './pglite-shared';
 import { copySchema, upgradeStandaloneDb } from './pglite-upgrade';
@@ -20,6 +21,8 @@ export interface OpenDbOptions {
    * VISION_DATA_DIR is `:memory:`. Meant for tests.
    */
   memory?: boolean;
+  /** Distributed only: how long to wait for Postgres to accept a connection at open (db-wait.ts); DB_START_WAIT_MS. */
+  connectWaitMs?: number;
 }
 
 const SCHEMA_RE = /^[a-z_][a-z0-9_]{0,62}$/;
@@ -122,7 +125,8 @@ async function createSchemaFor(
  * Opens the service's database and brings its schema up to date.
  *
  * - distributed: knex over `pg` at DATABASE_URL; the service's tables live in their own schema,
- *   which is the connection's search_path. A login that may create schemas in the database (the owner's,
+ *   which is the connection's search_path. A server not reachable yet (down, starting, loaded, out of
+ *   connection slots) is waited for, up to DB_START_WAIT_MS (db-wait.ts). A login that may create schemas in the database (the owner's,
  *   or one login for every service) creates and migrates it; a service's own login (db-logins.ts) may
  *   not, and only checks that the owner has applied every migration (scripts/migrate.js).
  * - standalone: knex over PGlite (WASM Postgres): one database for every service at
@@ -172,6 +176,7 @@ export async function openDb(
     }
   }
   try {
+    if (kind === 'pg') await waitForDatabase(knex, { logger: opts.logger, budgetMs: opts.connectWaitMs });
     if (kind === 'pg' && !(await mayCreateSchemas(knex)))
       await verifyMigrated(knex, schema, opts.migrations, MIGRATIONS_TABLE);
     else await prepare(knex, schema, opts.migrations, opts.logger);
