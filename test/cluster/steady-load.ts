@@ -32,6 +32,14 @@ export function undocumented(outcomes: Outcome[]): Outcome[] {
 }
 
 /**
+ * Failed outcomes as an assertion prints them: how many, and the first and last three. A fault that breaks every call
+ * for minutes fails hundreds, and listing each would push the rest of the run's output out of a CI log's tail.
+ */
+export function failures(outcomes: Outcome[]): { count: number; first: Outcome[]; last: Outcome[] } {
+  return { count: outcomes.length, first: outcomes.slice(0, 3), last: outcomes.slice(3).slice(-3) };
+}
+
+/**
  * Starts `images` callers of POST /v1/vision/image-detections and `readers` of GET /v1/vision/tasks/{task}/results,
  * in closed loops until stop(), each waiting its pause between calls (an image caller 200 ms, a reader 500 ms: a call
  * is nearly always in flight, and the load stays under the key's rate limits, whose 429 is no fault's answer; the
