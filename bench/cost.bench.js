@@ -4,12 +4,14 @@
  * Run after `npm run build`:
  *
  *   node bench/cost.bench.js [--reps 3] [--calls 4] [--profile DIR]                              standalone
- *   bash scripts/bench-distributed.sh cost --distributed [--reps 3] [--calls 4] [--profile DIR]  distributed
+ *   bash scripts/bench-distributed.sh cost --distributed [--reps 3] [--calls 4] [--profile DIR] [--scraped]
+ *                                                                                               distributed
  *
  * Standalone: the one process of `npm start` in a child of the bench (the client's CPU is the bench's, not counted),
  * broken down by thread. Distributed: one replica of each service (scripts/distributed) on the servers of
  * scripts/stack, each service and each server (Postgres, Kafka, Redis, the S3 server) counted with its descendants;
- * Jaeger and Prometheus, when they run, are printed apart and left out of the total.
+ * Jaeger and Prometheus, when they run, are printed apart and left out of the total. The stack's Prometheus scrapes
+ * the services only with --scraped (every second, for the tests; a deployment's 15 s or 30 s cost a fifteenth or less).
  * CPU is utime + stime of /proc/<pid>/stat (bench/lib/proc-cpu.js) over each phase, divided by the images sent.
  * Each of --reps rounds: the raw pipeline of bench/lib/limits.js in the bench's process (decode, letterbox, model;
  * its CPU per image sequential and overlapped), then --calls calls of the ten images one after the other, then ten
@@ -37,6 +39,9 @@ const REPS = Number(args.reps ?? 3);
 const CALLS = Number(args.calls ?? 4);
 const IDLE_S = Number(args['idle-s'] ?? 3);
 const DISTRIBUTED = args.distributed === 'true';
+// Distributed: whether the stack's Prometheus scrapes the services (every second, as the tests need). A deployment
+// scrapes every 15 s (compose) or 30 s (the chart), and the standalone child is not scraped: off unless --scraped.
+const SCRAPED = args.scraped === 'true';
 // --profile DIR: every service process writes a CPU profile of each of its threads there when it stops
 // (`node --cpu-prof`; bench/profile-summary.js reads them). The whole run, start-up included.
 const PROFILE_DIR = args.profile ? path.resolve(args.profile) : undefined;
@@ -95,7 +100,7 @@ async function startDistributed() {
   const { Deployment, SERVICES, STACK_DIR } = require(path.join(root, 'scripts/distributed/launcher.js'));
   const nodeOptions = [...NODE_ARGS, ...COUNT_ARGS].join(' ');
   const env = { ...SERVICE_ENV, ...COUNTING?.env, ...(nodeOptions ? { NODE_OPTIONS: nodeOptions } : {}) };
-  const dep = new Deployment({ keys: `${API_KEY}:bench`, env, logLevel: 'warn' });
+  const dep = new Deployment({ keys: `${API_KEY}:bench`, env, logLevel: 'warn', scraped: SCRAPED });
   const startedAt = performance.now();
   await dep.start();
   const pidOf = (name) => {
@@ -228,7 +233,8 @@ async function main() {
     await model.close();
     const [l1, l5, l15] = os.loadavg();
     console.log(
-      `cost bench (${DISTRIBUTED ? 'distributed' : 'standalone'}): ${REPS} rounds of ${CALLS} calls of ` +
+      `cost bench (${DISTRIBUTED ? `distributed, ${SCRAPED ? 'scraped every second' : 'not scraped'}` : 'standalone'}): ` +
+        `${REPS} rounds of ${CALLS} calls of ` +
         `${IMAGES.length} images and ${CALLS * IMAGES.length} calls of one; cpus ${os.cpus().length}, ` +
         `load average ${l1.toFixed(2)} ${l5.toFixed(2)} ${l15.toFixed(2)}`,
     );

@@ -59,8 +59,7 @@ const { writeServiceIdentityDirs } = require('../../packages/shared/dist/identit
  * One deployment: the six services (some with replicas) as child processes, or as containers of the service image.
  *
  * options:
- *   id          deployment id (default random); names the database, bucket and proxies
- *   keys        VISION_API_KEYS for the gateway(s)
+ *   id, keys    deployment id (default random; names the database, bucket and proxies); the gateways' VISION_API_KEYS
  *   env         extra environment for every service (overrides the defaults below)
  *   serviceEnv  { <service>: { VAR: value } } extra environment for one service
  *   replicas    { gateway?: n, results?: n, images?: n } (default 1 each; images replicas behind balancer.js)
@@ -68,6 +67,7 @@ const { writeServiceIdentityDirs } = require('../../packages/shared/dist/identit
  *   logDir      where each process's output goes (default a temp dir); logLevel (default 'warn')
  *   runtime     'process' (default) or 'container' (podman, container-runtime.js); default VISION_DEPLOYMENT_RUNTIME
  *   image       the service image in container mode (default VISION_IMAGE, else localhost/vision:dev)
+ *   scraped     false: not listed for the stack's Prometheus, which scrapes every second (default true)
  */
 class Deployment {
   constructor(options = {}) {
@@ -201,7 +201,7 @@ class Deployment {
 
   /** The file listing this deployment's metrics endpoints for the stack's Prometheus (none without one). */
   get targetsFile() {
-    const dir = this.stack.prometheusTargets;
+    const dir = this.options.scraped === false ? undefined : this.stack.prometheusTargets;
     return dir ? path.join(dir, `${this.id}.json`) : undefined;
   }
 
