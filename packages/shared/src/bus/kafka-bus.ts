@@ -4,7 +4,7 @@ import type { Logger } from '../telemetry/logger';
 import { tracedPublish } from './bus-tracing';
 import { TrackedSubscriptions } from './tracked-subscriptions';
 import { startKafkaSubscription } from './kafka-subscription';
-import { dropKafkajsNegativeTimeoutWarning } from './kafkajs-warning';
+import { stopIdleKafkajsRequestChecks } from './kafkajs-request-queue';
 
 /** A Kafka principal's credential: SASL/SCRAM-SHA-512, the one mechanism the brokers take from clients. */
 export interface KafkaSasl {
@@ -46,7 +46,7 @@ function kafkaLogCreator(logger: Logger | undefined): KafkaConfig['logCreator'] 
 /** A kafkajs client of `conn`, its log lines into `logger`. */
 export function newKafka(conn: KafkaConnection, clientId: string, logger?: Logger): Kafka {
   if (conn.brokers.length === 0) throw new Error('KAFKA_BROKERS is empty');
-  dropKafkajsNegativeTimeoutWarning();
+  stopIdleKafkajsRequestChecks();
   return new Kafka({
     clientId,
     brokers: conn.brokers,

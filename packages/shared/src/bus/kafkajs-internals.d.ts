@@ -1,6 +1,7 @@
 /**
  * The parts of kafkajs' internals that kafka-scram.ts uses to send a request kafkajs has no method for
- * (AlterUserScramCredentials): one broker connection, authenticated as the client's SASL principal.
+ * (AlterUserScramCredentials): one broker connection, authenticated as the client's SASL principal; and the request
+ * queue whose idle timer kafkajs-request-queue.ts stops.
  */
 declare module 'kafkajs/src/network/connectionPool' {
   import type { SASLOptions } from 'kafkajs';
@@ -50,5 +51,12 @@ declare module 'kafkajs/src/loggers' {
 declare module 'kafkajs/src/protocol/encoder' {
   export default class Encoder {
     writeBuffer(b: Buffer): Encoder;
+  }
+}
+
+declare module 'kafkajs/src/network/requestQueue' {
+  export default class RequestQueue {
+    pending: unknown[];
+    scheduleCheckPendingRequests(): void;
   }
 }
