@@ -27,7 +27,7 @@ const TRANSIENT_CODES = new Set([
 ]);
 
 /** The code or name that says why a connection failed (never its message, which may name the host). */
-export function connectFailure(err: unknown): string {
+function connectFailure(err: unknown): string {
   const e = err as { code?: unknown; name?: unknown };
   if (typeof e?.code === 'string') return e.code;
   if (typeof e?.name === 'string') return e.name;
@@ -35,7 +35,7 @@ export function connectFailure(err: unknown): string {
 }
 
 /** True when a failure to reach the database may pass by itself (TRANSIENT_CODES, or the pool's acquire timeout). */
-export function isTransientConnectError(err: unknown): boolean {
+function isTransientConnectError(err: unknown): boolean {
   const e = err as { code?: unknown; name?: unknown; message?: unknown };
   if (typeof e?.code === 'string' && TRANSIENT_CODES.has(e.code)) return true;
   if (e?.name === 'KnexTimeoutError') return true;

@@ -126,9 +126,10 @@ async function createSchemaFor(
  *
  * - distributed: knex over `pg` at DATABASE_URL; the service's tables live in their own schema,
  *   which is the connection's search_path. A server not reachable yet (down, starting, loaded, out of
- *   connection slots) is waited for, up to DB_START_WAIT_MS (db-wait.ts). A login that may create schemas in the database (the owner's,
- *   or one login for every service) creates and migrates it; a service's own login (db-logins.ts) may
- *   not, and only checks that the owner has applied every migration (scripts/migrate.js).
+ *   connection slots) is waited for, up to DB_START_WAIT_MS (db-wait.ts). A login that may create schemas
+ *   in the database (the owner's, or one login for every service) creates and migrates it; a service's own
+ *   login (db-logins.ts) may not, and only checks that the owner has applied every migration
+ *   (scripts/migrate.js).
  * - standalone: knex over PGlite (WASM Postgres): one database for every service at
  *   `${VISION_DATA_DIR}/pg/vision`, the service's tables in its own schema (pglite-shared.ts); a
  *   service's database of the earlier layout, `${VISION_DATA_DIR}/pg/<schema>`, is merged into it first
