@@ -37,6 +37,11 @@ const BENCHES = [
     command: ['bash', 'scripts/bench-distributed.sh', 'cost', '--distributed'],
     what: "a deployment's CPU per image vs the raw pipeline's, distributed",
   },
+  {
+    name: 'cost-floor',
+    command: ['bash', 'scripts/bench-distributed.sh', 'cost-floor'],
+    what: "the least a distributed call must cost beside the model vs what the cost targets leave",
+  },
   nodeBench('inference', '`/detect` and a file job vs the raw model'),
   nodeBench('live', 'live RTSP streams one instance keeps up with'),
   nodeBench('results', 'results ingest and reads through the gateway'),
