@@ -40,7 +40,7 @@ const BENCHES = [
   {
     name: 'cost-floor',
     command: ['bash', 'scripts/bench-distributed.sh', 'cost-floor'],
-    what: "the least a distributed call must cost beside the model vs what the cost targets leave",
+    what: 'the least a distributed call must cost beside the model vs what the cost targets leave',
   },
   nodeBench('inference', '`/detect` and a file job vs the raw model'),
   nodeBench('live', 'live RTSP streams one instance keeps up with'),
