@@ -6,9 +6,9 @@
  *
  *   bash scripts/bench-distributed.sh cost-floor [--reps 3] [--statements 4] [--messages 1] [--hops 2.5]
  *
- * Each of --reps rounds measures the raw pipeline of bench/lib/limits.js (its CPU per image, sequential and
- * overlapped), then each piece over the cost bench's ten images, counting the CPU (utime + stime, bench/lib/proc-cpu.js)
- * of every process it involves:
+ * After one unmeasured round of each piece (the servers warm up too), each of --reps rounds measures the raw pipeline
+ * of bench/lib/limits.js (its CPU per image, sequential and overlapped), then each piece over the cost bench's ten
+ * images, counting the CPU (utime + stime, bench/lib/proc-cpu.js) of every process it involves:
  * - hop: an image posted with undici (as ServiceClient does) to a node:http server in a child process that reads the
  *   body whole and answers a short JSON; both processes. An image of a call crosses 2.5 such hops in a deployment:
  *   the gateway reads it (half a hop), sends it on to images (one), images sends it to inference (one).
@@ -106,7 +106,8 @@ async function main() {
   const rounds = [];
   try {
     for (const [name, start] of Object.entries(starts)) pieces[name] = await start(env, IMAGES);
-    for (const piece of Object.values(pieces)) await piece.round(1);
+    // One unmeasured round of each first: the servers' code warms up too (Kafka's broker is a JVM).
+    for (const [name, piece] of Object.entries(pieces)) await piece.round(plan[name][0]);
     for (let r = 0; r < REPS; r++) {
       await raw.round();
       const idle = await idleRates(pids);
