@@ -33,10 +33,8 @@ if (require.main === module && process.argv[2] === '--hop-server') {
 }
 
 const root = path.resolve(__dirname, '../..');
-const { request, Agent } = require(
-  require.resolve('undici', { paths: [path.join(root, 'packages/shared')] }),
-);
-const knex = require(require.resolve('knex', { paths: [path.join(root, 'packages/shared')] }));
+const { request, Agent } = require('undici');
+const knex = require('knex');
 const { MinioObjectStore } = require(path.join(root, 'packages/shared/dist'));
 const { createKafkaBus } = require(path.join(root, 'packages/shared/dist/bus/bus-factory.js'));
 const { ensureTopics } = require(path.join(root, 'packages/shared/dist/bus/kafka-bus.js'));
