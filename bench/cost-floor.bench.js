@@ -38,7 +38,7 @@ const root = path.resolve(__dirname, '..');
 const { parseArgs } = require('./lib/args');
 const { TEN_IMAGES } = require('./lib/detection-calls');
 const limits = require('./lib/limits');
-const { treesCpuMs } = require('./lib/proc-cpu');
+const { treesCpuMs, runningPid } = require('./lib/proc-cpu');
 const { startHop, startRelay, startStatements, startMessages } = require('./lib/floor-pieces');
 const { readStackEnv } = require(path.join(root, 'scripts/distributed/stack-servers.js'));
 const { STACK_DIR } = require(path.join(root, 'scripts/distributed/launcher.js'));
@@ -57,7 +57,11 @@ const ms = (x) => `${x.toFixed(2)} ms`;
 
 function serverPids() {
   return Object.fromEntries(
-    SERVERS.map((s) => [s, Number(fs.readFileSync(path.join(STACK_DIR, 'run', `${s}.pid`), 'utf8').trim())]),
+    SERVERS.map((s) => {
+      const pid = runningPid(path.join(STACK_DIR, 'run', `${s}.pid`));
+      if (pid === undefined) throw new Error(`the stack's ${s} is not running (scripts/stack/start.sh)`);
+      return [s, pid];
+    }),
   );
 }
 

@@ -31,7 +31,7 @@ const root = path.resolve(__dirname, '..');
 const { parseArgs } = require('./lib/args');
 const { TEN_IMAGES, encodeDetection, postDetection } = require('./lib/detection-calls');
 const limits = require('./lib/limits');
-const { treesCpuMs, threadsCpuMs, delta } = require('./lib/proc-cpu');
+const { treesCpuMs, threadsCpuMs, delta, runningPid } = require('./lib/proc-cpu');
 const { statementCounting, printCounts } = require('./lib/statements');
 
 const args = parseArgs(process.argv.slice(2));
@@ -103,14 +103,7 @@ async function startDistributed() {
   const dep = new Deployment({ keys: `${API_KEY}:bench`, env, logLevel: 'warn', scraped: SCRAPED });
   const startedAt = performance.now();
   await dep.start();
-  const pidOf = (name) => {
-    try {
-      const pid = Number(fs.readFileSync(path.join(STACK_DIR, 'run', `${name}.pid`), 'utf8').trim());
-      return fs.existsSync(`/proc/${pid}`) ? pid : undefined;
-    } catch {
-      return undefined;
-    }
-  };
+  const pidOf = (name) => runningPid(path.join(STACK_DIR, 'run', `${name}.pid`));
   const services = SERVICES.flatMap((s) => dep.procs[s].map((p) => [dep.label(p), p.child.pid]));
   const named = [
     ...services,

@@ -85,4 +85,14 @@ function delta(before, after) {
   return out;
 }
 
-module.exports = { treesCpuMs, threadsCpuMs, delta };
+/** The pid a server's pid file names, while that process runs; undefined otherwise. */
+function runningPid(pidFile) {
+  try {
+    const pid = Number(fs.readFileSync(pidFile, 'utf8').trim());
+    return fs.existsSync(`/proc/${pid}`) ? pid : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+module.exports = { treesCpuMs, threadsCpuMs, delta, runningPid };
