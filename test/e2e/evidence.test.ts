@@ -58,6 +58,21 @@ describe('pictures of events and tracks', () => {
   let taskId = '';
   let events: Event[] = [];
   let frames: Frame[] = [];
+  let status = '';
+
+  /** The vehicles' track, label and bottom-centre per frame: what a failed crossing check shows. */
+  const vehicleTrail = () =>
+    frames.map((f) =>
+      [
+        f.frame_id.split(':')[1],
+        ...f.objects
+          .filter((o) => o.label === 'car' || o.label === 'truck')
+          .map(
+            (o) =>
+              `${o.track_id ?? '-'}/${o.label}@${o.bbox.cx.toFixed(3)},${(o.bbox.cy + o.bbox.height / 2).toFixed(3)}`,
+          ),
+      ].join(' '),
+    );
 
   beforeAll(async () => {
     const form = new FormData();
@@ -75,11 +90,14 @@ describe('pictures of events and tracks', () => {
     events = await until('every event', () => allEvents(taskId), 240_000);
     frames = (await api('GET', `/v1/vision/tasks/${taskId}/results?limit=500&min_score=0`)).body
       .items as Frame[];
+    status = (await api('GET', `/v1/vision/tasks/${taskId}`)).body.status as string;
   }, 300_000);
 
   it('each line crossing has the JPEG of its frame, its track box drawn, the same bytes on every read', async () => {
     const crossings = events.filter((e) => e.kind === 'line.crossed');
-    expect(crossings.length).toBeGreaterThanOrEqual(1);
+    expect(status).toBe('succeeded');
+    // A car crosses the curb; when none is found, the trail says whether detection or evaluation missed it.
+    expect(crossings.length > 0 ? 'crossed' : vehicleTrail()).toBe('crossed');
     for (const e of events)
       if (e.has_snapshot) expect(e.snapshot_path).toBe(`/v1/vision/tasks/${taskId}/events/${e.id}/snapshot`);
     for (const e of crossings) {
