@@ -13,6 +13,7 @@ export type EvidenceEvent = Record<string, unknown> & {
   media_ms: number;
 };
 export interface EvidenceObject {
+  label: string;
   track_id?: string;
   bbox: { cx: number; cy: number; width: number; height: number };
   best_shot_path?: string;
