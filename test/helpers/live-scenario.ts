@@ -194,6 +194,19 @@ export function liveStreamScenario(run: jest.Describe): void {
         }
 
         // New tasks, then the server gone for good: failed, with a reason from the list, after the give-up time.
+        // A new task decides at its first look whether a playlist is live: it waits for the restarted muxer's
+        // own playlist, not the stale finished one (a finished playlist at the first look is a VOD, which may
+        // end `succeeded`).
+        if (byServer[server].includes('hls'))
+          await waitFor(
+            'a live playlist after the restart',
+            async () => {
+              const r = await fetch(urls.hls).catch(() => undefined);
+              const text = r?.ok ? await r.text() : '#EXT-X-ENDLIST';
+              return text.includes('#EXT-X-ENDLIST') ? undefined : true;
+            },
+            60_000,
+          );
         const t1 = Date.now();
         const again: Record<string, string> = {};
         for (const scheme of byServer[server]) again[scheme] = await create(scheme, urls[scheme]);
