@@ -1,8 +1,9 @@
 'use strict';
 /**
  * Counts what the services of this process ask of their database and their bus, by service (`currentService()`
- * of @vision/shared): every statement sent to the database (each call into PGlite's `query` or `exec`, the
- * standalone database, search_path switches and transaction control included; each `query` of a `pg` client,
+ * of @vision/shared): every statement sent to the database (each call into PGlite's `query` or `exec` and each run
+ * of a statement it keeps prepared, the standalone database, search_path switches and transaction control included;
+ * each `query` of a `pg` client,
  * Postgres) and every message published on the bus (each bus adapter's `publish`, counted by message).
  * Used by test/standalone/statements-per-call.test.ts and, through bench/lib/statements-preload.js, by the cost
  * bench's service processes. `install()` patches the prototypes of the modules loaded so far (once each);
@@ -91,6 +92,7 @@ function install() {
       statement(typeof args[0] === 'string' ? args[0] : args[0]?.text, answered),
     );
   const shared = require('@vision/shared');
+  wrap(shared.PreparedStatements.prototype, 'run', (args, answered) => statement(args[1], answered));
   for (const bus of [shared.InProcessBus, shared.KafkaBus, shared.PlatformaticKafkaBus])
     if (bus) wrap(bus.prototype, 'publish', (args) => add('messages', service(), args[1].length));
 }

@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs';
 import Module from 'node:module';
 import vm from 'node:vm';
 import type { PGlite as PGliteType } from '@electric-sql/pglite';
+import { PreparedStatements, type PGliteProtocol } from './pglite-prepared';
 
 /**
  * The minimal PGlite surface knex-pglite uses: `waitReady`, `query`, `close`; and `exec`, which runs statements
@@ -12,6 +13,8 @@ export interface PGliteLike {
   readonly waitReady: Promise<void>;
   query(sql: string, params?: unknown[], options?: object): Promise<unknown>;
   exec(sql: string): Promise<unknown>;
+  /** `query(sql, params)` as a statement kept prepared under `key` (pglite-prepared.ts): one call into WebAssembly. */
+  prepared(key: string, sql: string, params: readonly unknown[]): Promise<unknown>;
   close(): Promise<void>;
 }
 
@@ -30,6 +33,7 @@ function sandboxedWithoutDynamicImport(): boolean {
 }
 
 type PGliteCtor = new (dataDir?: string, options?: { loadDataDir?: Blob }) => PGliteType;
+type PGliteModule = PGliteProtocol & { PGlite: PGliteCtor };
 
 function outsideRealm(value: unknown): unknown {
   // Parameters: the outer realm's PGlite checks `instanceof Date` / `instanceof Uint8Array`.
@@ -66,19 +70,19 @@ function errorIntoRealm(err: unknown): unknown {
 }
 
 /**
- * The PGlite class of `moduleName`: `@electric-sql/pglite`, or an older release kept under an npm alias
- * to read databases it wrote (pglite-upgrade.ts). Loaded outside jest's sandbox there (above).
+ * The module of `moduleName`: `@electric-sql/pglite`, or an older release kept under an npm alias to read
+ * databases it wrote (pglite-upgrade.ts). Loaded outside jest's sandbox there (above).
  */
-function loadPGlite(moduleName = '@electric-sql/pglite'): PGliteCtor {
+function loadPGlite(moduleName = '@electric-sql/pglite'): PGliteModule {
   if (!sandboxedWithoutDynamicImport()) {
     // eslint-disable-next-line @typescript-eslint/no-require-imports
-    return (require(moduleName) as { PGlite: PGliteCtor }).PGlite;
+    return require(moduleName) as PGliteModule;
   }
   // Jest replaces createRequire, but Module._load is Node's own loader.
   const nodeModule = Module as unknown as {
     _load(request: string, parent: unknown, isMain: boolean): unknown;
   };
-  return (nodeModule._load(require.resolve(moduleName), null, false) as { PGlite: PGliteCtor }).PGlite;
+  return nodeModule._load(require.resolve(moduleName), null, false) as PGliteModule;
 }
 
 /**
@@ -93,7 +97,7 @@ function memoryTemplate(): { loadDataDir: Blob } | undefined {
 
 /** A tarball of a fresh PGlite data directory, as VISION_PGLITE_TEMPLATE names one. */
 export async function freshDataDirTarball(): Promise<Buffer> {
-  const db = new (loadPGlite())();
+  const db = new (loadPGlite().PGlite)();
   await db.waitReady;
   const dump = await db.dumpDataDir('none');
   await db.close();
@@ -102,10 +106,14 @@ export async function freshDataDirTarball(): Promise<Buffer> {
 
 /** A PGlite instance on `dataDir` (in memory when undefined), of `moduleName` (loadPGlite). */
 export function createPGlite(dataDir: string | undefined, moduleName?: string): PGliteLike {
-  const PGlite = loadPGlite(moduleName);
+  const mod = loadPGlite(moduleName);
   const options = dataDir === undefined && moduleName === undefined ? memoryTemplate() : undefined;
-  if (!sandboxedWithoutDynamicImport()) return new PGlite(dataDir, options);
-  const pg = new PGlite(dataDir, options);
+  const pg = new mod.PGlite(dataDir, options);
+  // Made at the first prepared statement: an older release read only by `query` (pglite-upgrade.ts) needs none.
+  let statements: PreparedStatements | undefined;
+  const prepared = (key: string, sql: string, params: readonly unknown[]) =>
+    (statements ??= new PreparedStatements(pg, mod)).run(key, sql, params);
+  if (!sandboxedWithoutDynamicImport()) return Object.assign(pg, { prepared });
   return {
     waitReady: pg.waitReady.then(() => undefined),
     async query(sql, params, options) {
@@ -118,6 +126,13 @@ export function createPGlite(dataDir: string | undefined, moduleName?: string): 
     async exec(sql) {
       try {
         return intoRealm(await pg.exec(sql));
+      } catch (err) {
+        throw errorIntoRealm(err);
+      }
+    },
+    async prepared(key, sql, params) {
+      try {
+        return intoRealm(await prepared(key, sql, params.map(outsideRealm)));
       } catch (err) {
         throw errorIntoRealm(err);
       }

@@ -107,8 +107,16 @@ export function sharedPGliteKnex(dir: string, schema: string, acquireTimeoutMs =
         throw err;
       }
     }
-    /** A transaction's BEGIN, COMMIT or ROLLBACK (no parameters, no rows) through the simple protocol. */
+    /**
+     * A statement with parameters (every query the stores build) as a prepared statement of this schema; a
+     * transaction's BEGIN, COMMIT or ROLLBACK (no parameters, no rows) through the simple protocol; the rest (the
+     * migrations' statements) through PGlite's `query`.
+     */
     override async _query(connection: PGliteLike, obj: KnexQuery): Promise<KnexQuery> {
+      if (obj.bindings?.length && isEmpty(obj.options)) {
+        obj.response = await connection.prepared(`${schema}\u0000${obj.sql}`, obj.sql, obj.bindings);
+        return obj;
+      }
       if (obj.bindings?.length || !TRANSACTION_CONTROL.test(obj.sql)) return super._query(connection, obj);
       await connection.exec(obj.sql);
       obj.response = { rows: [], fields: [], affectedRows: 0 };
@@ -151,8 +159,12 @@ export function sharedPGliteKnex(dir: string, schema: string, acquireTimeoutMs =
 interface KnexQuery {
   sql: string;
   bindings?: unknown[];
+  /** PGlite query options (`rowMode`), when a query sets any. */
+  options?: object;
   response?: unknown;
 }
+
+const isEmpty = (options: object | undefined) => options === undefined || Object.keys(options).length === 0;
 
 const TRANSACTION_CONTROL = /^(BEGIN|COMMIT|ROLLBACK);?$/i;
 
