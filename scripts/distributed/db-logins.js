@@ -11,8 +11,11 @@ const path = require('node:path');
 const { Client: PgClient } = require('pg');
 const { REPO } = require('./stack-servers');
 
-/** The services that keep tables (each its own schema of the same name); inference has no database. */
-const DB_SERVICES = ['gateway', 'tasks', 'quota', 'results', 'images'];
+/**
+ * The services that keep tables (each its own schema of the same name); inference keeps its video jobs, their owners
+ * and checkpoints (INFERENCE_JOB_STORE=database), shared by its replicas.
+ */
+const DB_SERVICES = ['gateway', 'tasks', 'quota', 'results', 'images', 'inference'];
 
 /** Runs `fn` with a client of the server's `postgres` database, as the stack's superuser. */
 async function asSuperuser(pgUrl, fn) {

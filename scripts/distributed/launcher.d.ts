@@ -12,7 +12,7 @@ export interface DeploymentOptions {
   keys?: string;
   env?: Record<string, string>;
   serviceEnv?: Partial<Record<ServiceName, Record<string, string>>>;
-  replicas?: Partial<Record<'gateway' | 'results' | 'images', number>>;
+  replicas?: Partial<Record<'gateway' | 'results' | 'images' | 'inference', number>>;
   toxiproxy?: boolean;
   logDir?: string;
   logLevel?: string;
@@ -137,7 +137,7 @@ export class Deployment {
    * The database URL of a service's own login (it reaches its own schema only), or of the owner login that ran the
    * migrations ('owner'), through the Postgres link (scripts/distributed/db-logins.js). Secret: never print it.
    */
-  databaseUrl(who: Exclude<ServiceName, 'inference'> | 'owner'): string;
+  databaseUrl(who: ServiceName | 'owner'): string;
   /**
    * Each bus service's own Kafka principal (SCRAM-SHA-512, its ACLs from BUS_GRANTS; scripts/distributed/bus-logins.js),
    * set once started. Secret: never print it.

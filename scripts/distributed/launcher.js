@@ -9,7 +9,6 @@
  * - the Kafka topics deleted and created again (6 partitions), so no frame of an earlier run is delivered, and a
  *   Kafka principal per service (bus-logins.js),
  * - the Redis database flushed (limits start empty).
- *
  * With `toxiproxy: true` every link to Postgres, Redis, Kafka, S3 and the inference service goes through a
  * toxiproxy proxy (`<id>-<link>`), so tests can add latency, resets and timeouts, or cut a link.
  * Used by test/helpers/distributed.ts and by the CLI scripts/distributed/launch.js. Needs `npm run build`.
@@ -25,7 +24,6 @@ const {
   LOG_ROOT,
   pruneOldLogs,
   readStackEnv,
-  freePort,
   hostPort,
   Toxiproxy,
   minioClient,
@@ -35,6 +33,7 @@ const {
   TOPICS,
   STACK_DIR,
 } = require('./stack-servers');
+const { freePort } = require('./ports');
 const {
   DB_SERVICES,
   createDeploymentDatabase,
@@ -62,7 +61,7 @@ const { writeServiceIdentityDirs } = require('../../packages/shared/dist/identit
  *   id, keys    deployment id (default random; names the database, bucket and proxies); the gateways' VISION_API_KEYS
  *   env         extra environment for every service (overrides the defaults below)
  *   serviceEnv  { <service>: { VAR: value } } extra environment for one service
- *   replicas    { gateway?: n, results?: n, images?: n } (default 1 each; images replicas behind balancer.js)
+ *   replicas    { gateway?, results?, images?, inference?: n } (default 1 each; images, inference behind balancer.js)
  *   toxiproxy   route Postgres, Redis, Kafka, S3 and inference links through toxiproxy (default false)
  *   logDir      where each process's output goes (default a temp dir); logLevel (default 'warn')
  *   runtime     'process' (default) or 'container' (podman, container-runtime.js); default VISION_DEPLOYMENT_RUNTIME
@@ -143,8 +142,8 @@ class Deployment {
         const n = this.replicas(name);
         this.procs[name] = [];
         for (let i = 0; i < n; i++) {
-          const port = await freePort();
-          const metricsPort = await freePort();
+          const port = await freePort('services');
+          const metricsPort = await freePort('services');
           this.procs[name].push({
             name,
             index: i,
@@ -157,9 +156,10 @@ class Deployment {
         }
         if (URL_VAR[name]) {
           let url = this.procs[name][0].url;
+          if ((name === 'images' || name === 'inference') && n > 1)
+            url = ((this.balancers ||= {})[name] = await startBalancer(this.procs[name])).url;
           if (name === 'inference' && this.useToxiproxy)
-            url = `http://${await this.proxy('inference', `127.0.0.1:${this.procs[name][0].port}`)}`;
-          if (name === 'images' && n > 1) url = (this.balancer = await startBalancer(this.procs.images)).url;
+            url = `http://${await this.proxy('inference', hostPort(url))}`;
           this.env[URL_VAR[name]] = url;
         }
       }
@@ -223,7 +223,7 @@ class Deployment {
     return p;
   }
 
-  waitReady(p, timeoutMs = 90_000) {
+  waitReady(p, timeoutMs = 180_000 /* an inference replica's start took 91 s beside the node's checks */) {
     return waitServiceReady(this, p, timeoutMs);
   }
 
@@ -276,7 +276,7 @@ class Deployment {
     await stop(['gateway']);
     await stop(SERVICES.filter((n) => n !== 'gateway'));
     if (this.containers) await this.containers.removeAll();
-    if (this.balancer) await this.balancer.close();
+    for (const b of Object.values(this.balancers || {})) await b.close();
     for (const proxy of Object.values(this.proxies))
       await this.toxiproxy.remove(proxy).catch(() => undefined);
     if (this.targetsFile) fs.rmSync(this.targetsFile, { force: true });

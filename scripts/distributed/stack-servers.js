@@ -6,7 +6,6 @@
  */
 const { execFile } = require('node:child_process');
 const fs = require('node:fs');
-const net = require('node:net');
 const os = require('node:os');
 const path = require('node:path');
 const Minio = require('minio');
@@ -98,39 +97,6 @@ function readStackEnv() {
 }
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-
-/**
- * Ports for the services of a deployment: below the kernel's ephemeral range (32768-60999), so no client socket
- * of this machine can take one between the check and the service's bind (a port 0 pick could be, and a service
- * then failed with EADDRINUSE), and above the stack servers' fixed ports (scripts/stack/common.sh).
- */
-const SERVICE_PORTS = { from: 30000, to: 32767 };
-/**
- * Ports this process handed out, with when: a deployment picks all of its ports before its services bind them, so
- * a port is not handed out again for HANDED_OUT_MS (after that its service listens on it, or it is free again).
- */
-const handedOut = new Map();
-const HANDED_OUT_MS = 5 * 60_000;
-
-function canListen(port) {
-  return new Promise((resolve) => {
-    const srv = net.createServer();
-    srv.once('error', () => resolve(false));
-    srv.listen(port, '127.0.0.1', () => srv.close(() => resolve(true)));
-  });
-}
-
-/** A port of SERVICE_PORTS that nothing listens on now and that was not handed out before. */
-async function freePort() {
-  const span = SERVICE_PORTS.to - SERVICE_PORTS.from + 1;
-  for (let i = 0; i < 500; i++) {
-    const port = SERVICE_PORTS.from + Math.floor(Math.random() * span);
-    if (Date.now() - (handedOut.get(port) ?? -Infinity) < HANDED_OUT_MS || !(await canListen(port))) continue;
-    handedOut.set(port, Date.now());
-    return port;
-  }
-  throw new Error(`no free port from ${SERVICE_PORTS.from} to ${SERVICE_PORTS.to}`);
-}
 
 function hostPort(url) {
   const u = new URL(url);
@@ -272,7 +238,6 @@ module.exports = {
   pruneOldLogs,
   readStackEnv,
   sleep,
-  freePort,
   hostPort,
   stackScript,
   Toxiproxy,

@@ -97,31 +97,36 @@ describeDistributed('each service has its own Kafka principal', () => {
       [900_003, signJobGrant(tasksKey, job('another-task'))],
       [900_004, signJobGrant(tasksKey, job(id))],
     ];
-    // As inference itself: its principal may write vision.frames, whatever task a message names.
-    const producer = kafkaAs(login('inference').user, login('inference').password).producer();
-    await producer.connect();
-    await producer.send({
-      topic: TOPICS.frames,
-      messages: grants.map(([seq, grant]) => ({
-        key: id,
-        value: JSON.stringify({
-          schema: 1,
-          type: 'frame',
-          event_id: `${id}:${seq}`,
-          task_id: id,
-          seq,
-          frame_id: `${id}-probe-${seq}`,
-          frame_time_ms: seq,
-          image: { width: 640, height: 360 },
-          objects: [],
-          lower_bound: 0.3,
-          ...(grant ? { grant } : {}),
-        }),
-      })),
-    });
-    await producer.disconnect();
     const db = knexFactory({ client: 'pg', connection: d.databaseUrl('results'), pool: { min: 0, max: 1 } });
     try {
+      // The probes come at the epoch the task's owner ran it at: results drops a frame of an owner below its fence,
+      // whatever its grant, and this case is about the grant.
+      const fence = await db.withSchema('results').table('job_fences').where('task_id', id).first('epoch');
+      const epoch = Number(fence?.epoch ?? 0);
+      // As inference itself: its principal may write vision.frames, whatever task a message names.
+      const producer = kafkaAs(login('inference').user, login('inference').password).producer();
+      await producer.connect();
+      await producer.send({
+        topic: TOPICS.frames,
+        messages: grants.map(([seq, grant]) => ({
+          key: id,
+          value: JSON.stringify({
+            schema: 1,
+            type: 'frame',
+            event_id: `${id}:${seq}`,
+            task_id: id,
+            seq,
+            frame_id: `${id}-probe-${seq}`,
+            frame_time_ms: seq,
+            image: { width: 640, height: 360 },
+            objects: [],
+            lower_bound: 0.3,
+            epoch,
+            ...(grant ? { grant } : {}),
+          }),
+        })),
+      });
+      await producer.disconnect();
       const probes = async () =>
         (
           await db

@@ -1,7 +1,8 @@
 /**
  * Each service's own database login on the stack's real Postgres (scripts/distributed/db-logins.js, grants of
  * scripts/migrate.js): a login reaches its own schema only, and the owner login that ran the migrations is held by
- * no service. Runs in process and container mode.
+ * no service. inference has one too: its replicas share their video jobs in its schema. Runs in process and
+ * container mode.
  */
 import { readFileSync } from 'node:fs';
 import knexFactory, { type Knex } from 'knex';
@@ -11,8 +12,8 @@ import type { ServiceName } from '../../scripts/distributed/launcher';
 import type { DistributedStack } from '../helpers/distributed';
 import { describeDistributed, startFaultStack } from './support';
 
-type DbService = Exclude<ServiceName, 'inference'>;
-const DB_SERVICES: DbService[] = ['gateway', 'tasks', 'quota', 'results', 'images'];
+type DbService = ServiceName;
+const DB_SERVICES: DbService[] = ['gateway', 'tasks', 'quota', 'results', 'images', 'inference'];
 
 /** The Postgres error code of a statement, or 'ok' when it succeeds. */
 async function outcome(q: Promise<unknown>): Promise<string> {
@@ -96,6 +97,32 @@ describeDistributed('each service has its own database login', () => {
     await images.withSchema('images').table('image_calls').where({ task_id: row.task_id }).delete();
   });
 
+  it("inference's login reads and writes its video jobs; tasks' login can neither read nor forge one", async () => {
+    const now = new Date();
+    // An ended job: no replica of the stack takes it.
+    const job = {
+      job_id: 'db_logins_forged_job',
+      request: JSON.stringify({ job_id: 'db_logins_forged_job' }),
+      status: 'stopped',
+      owner: null,
+      epoch: 0,
+      taken: false,
+      given_at: now,
+      started_at: now,
+      ended_at: now,
+    };
+    const tasks = as('tasks');
+    expect(await outcome(tasks.raw('select * from inference.jobs'))).toBe('42501');
+    expect(await outcome(tasks.withSchema('inference').table('jobs').insert(job))).toBe('42501');
+    expect(await outcome(tasks.raw('update inference.jobs set stop_requested = true'))).toBe('42501');
+    const inference = as('inference');
+    expect(await inference.withSchema('inference').table('jobs').where({ job_id: job.job_id })).toEqual([]);
+    await inference.withSchema('inference').table('jobs').insert(job);
+    const read = await inference.withSchema('inference').table('jobs').where({ job_id: job.job_id });
+    expect(read).toHaveLength(1);
+    await inference.withSchema('inference').table('jobs').where({ job_id: job.job_id }).delete();
+  });
+
   it("no service login reaches another service's schema", async () => {
     const seen: string[] = [];
     for (const login of DB_SERVICES)
@@ -164,8 +191,10 @@ describeDistributed('each service has its own database login', () => {
     for (const p of Object.values(d.procs).flat()) {
       const env = processEnv(p.child!.pid!);
       const url = env.get('DATABASE_URL');
-      if (p.name === 'inference') expect(url).toBeUndefined();
-      else expect(new URL(url!).username).toBe(`${d.database}_${p.name}`);
+      expect({ service: p.name, user: url && new URL(url).username }).toEqual({
+        service: p.name,
+        user: `${d.database}_${p.name}`,
+      });
       // Compared here, never printed: whether any value holds the owner's password.
       expect([...env.values()].some((v) => v.includes(ownerPassword))).toBe(false);
     }

@@ -6,7 +6,7 @@ import type { Bus, IncomingMessage } from '../../packages/shared/src/bus/port';
 import { readStackEnv } from '../../scripts/distributed/launcher';
 import { describeDistributed, waitFor } from './support';
 
-// The bus's contract on both of its Kafka clients (KAFKA_CLIENT, docs/ARCHITECTURE.md "Kafka clients"), each on the
+// The bus's contract on both of its Kafka clients (KAFKA_CLIENT, docs/KAFKA-CLIENTS.md), each on the
 // broker of the run (Kafka 3.9 in the distributed suite, 4.1 in scripts/test-kafka-current.sh).
 describe.each(['kafkajs', 'platformatic'] as const)('KAFKA_CLIENT=%s', (client) => {
   describeDistributed('the Kafka bus on a real broker', () => {

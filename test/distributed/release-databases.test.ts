@@ -14,7 +14,8 @@ import { describeDistributed } from './support';
 
 jest.setTimeout(300_000);
 
-const DB_SERVICES = ['gateway', 'tasks', 'quota', 'results', 'images'] as const;
+// Every schema with a login of its own (inference: the video jobs its replicas share).
+const DB_SERVICES = ['gateway', 'tasks', 'quota', 'results', 'images', 'inference'] as const;
 type DbService = (typeof DB_SERVICES)[number];
 type Login = { user: string; password: string };
 

@@ -8,7 +8,7 @@ import { randomUUID } from 'node:crypto';
 import type { DistributedStack } from '../helpers/distributed';
 import { startMediaServer, type MediaServer } from '../helpers/media-server';
 import { FLOOR } from '../helpers/places';
-import { client, clip, describeDistributed, KEY, startFaultStack, waitFor } from './support';
+import { client, clip, describeDistributed, startFaultStack, waitFor } from './support';
 
 const RULES = {
   zones: [{ ...FLOOR, occupancy: [{ label: '*', over: 2 }] }],
@@ -126,13 +126,8 @@ describeDistributed(
       const pictured = stored.filter((e) => e.has_snapshot === true);
       expect(pictured.length).toBeGreaterThan(0);
       for (const e of pictured) {
-        const res = await fetch(`${stack.url}${String(e.snapshot_path)}`, {
-          headers: { authorization: `Bearer ${KEY}` },
-        });
-        const head = Buffer.from(await res.arrayBuffer())
-          .subarray(0, 2)
-          .toString('hex');
-        expect([e.id, res.status, head]).toEqual([e.id, 200, 'ffd8']);
+        const res = await c.picture(String(e.snapshot_path));
+        expect([e.id, res.status, res.bytes.subarray(0, 2).toString('hex')]).toEqual([e.id, 200, 'ffd8']);
       }
     }, 420_000);
   },

@@ -99,6 +99,18 @@ export function client(stack: DistributedStack, base = stack.url, key = KEY) {
         },
         timeoutMs,
       ),
+    /**
+     * A stored picture (an event's snapshot or best shot) as bytes, read as a client reads it: a 429 of the key's
+     * rate is waited out for its Retry-After and the read made again.
+     */
+    async picture(picturePath: string): Promise<{ status: number; bytes: Buffer }> {
+      for (let i = 0; ; i++) {
+        const res = await fetch(`${base}${picturePath}`, { headers: { authorization: `Bearer ${key}` } });
+        const bytes = Buffer.from(await res.arrayBuffer());
+        if (res.status !== 429 || i === 20) return { status: res.status, bytes };
+        await sleep(Number(res.headers.get('retry-after') ?? 1) * 1000);
+      }
+    },
     /** Every frame of a task, paging to the end (the last page has an empty cursor). */
     async allFrames(id: string, limit = 100): Promise<Frame[]> {
       const frames: Frame[] = [];

@@ -9,6 +9,28 @@ export const inferenceShape = {
   /** Optional JSON scene catalogue replacing scenes of the built-in default (docs/MODELS.md). */
   INFERENCE_SCENES_FILE: z.string().optional(),
   INFERENCE_MAX_JOBS: env.int(4, 1, 1000),
+  /**
+   * Where video jobs, their owners and checkpoints are kept (docs/ARCHITECTURE.md, "Who runs a video job"): `database`
+   * (schema `inference`, shared by every job-running replica: Postgres, or the embedded database standalone), so
+   * that jobs move between replicas; `memory`: this process only (a replica that runs no video job, such as the
+   * detection pool).
+   */
+  INFERENCE_JOB_STORE: z.enum(['database', 'memory']).default('database'),
+  /** Where the other replicas reach this one (its jobs' stills and pictures); default: this process's own port. */
+  INFERENCE_REPLICA_URL: z.string().url('expected a URL').optional(),
+  /** A replica that has not renewed its lease for this long loses its jobs to the others. */
+  INFERENCE_LEASE_TTL_MS: env.int(10_000, 1000, 600_000),
+  /** How often a replica renews its lease and writes its jobs' checkpoints. */
+  INFERENCE_LEASE_BEAT_MS: env.int(2000, 100, 60_000),
+  /** How often a replica with room looks for jobs to take (given to it, or left by a replica that died). */
+  INFERENCE_TAKE_INTERVAL_MS: env.int(500, 50, 60_000),
+  /**
+   * The longest a live job's owner keeps running it while the replica it hands it to starts the stream
+   * (make-before-break); within the chart's shutdown.handoverSeconds.
+   */
+  INFERENCE_HANDOVER_OVERLAP_MS: env.int(10_000, 0, 60_000),
+  /** Whether replicas above their fair share of jobs hand the surplus to replicas below theirs (scale-out). */
+  INFERENCE_REBALANCE: env.bool(true),
   /** Detect requests (images) that run at once; more wait their turn (docs/OVERLOAD.md). */
   INFERENCE_DETECT_MAX_IN_FLIGHT: env.int(12, 1, 1000),
   /** The longest a detect request waits for its turn: one expected to wait longer is refused (503 overloaded). */

@@ -19,7 +19,11 @@ import {
   loadServiceIdentity,
   decoderSandbox,
   unconfinedDecoderWarning,
+  openDb,
+  type Db,
 } from '@vision/shared';
+import { hostname } from 'node:os';
+import { randomUUID } from 'node:crypto';
 import { createApp } from './http/app';
 import { createDetectCall } from './detect/detect-call';
 import { detectAnswerer } from './in-process/detect-answerer';
@@ -29,6 +33,10 @@ import { inferenceShape, type InferenceConfig } from './config';
 import { JobManager } from './jobs/job-manager';
 import { checkDecoder } from './jobs/decoder-preflight';
 import type { Resolver } from './net/stream-url';
+import { OwnedJobs } from './ownership/owned-jobs';
+import { ReplicaOwner } from './ownership/replica-owner';
+import { KnexLeaseStore } from './ownership/store/lease-store';
+import { migrations as ownershipMigrations, OWNERSHIP_SCHEMA } from './ownership/store/migrations';
 
 export { createApp } from './http/app';
 export { SceneCatalogue } from './catalogue/catalogue';
@@ -39,7 +47,11 @@ export type { JobView } from './jobs/job-types';
 export { OnnxModel, parseLabels } from './model/onnx-model';
 export { prepareImage } from './model/preprocess';
 export { detectImages } from './detect/detect-images';
-export { SortTracker } from './tracking/sort-tracker';
+export { ByteTracker, type TrackerState } from './tracking/byte-tracker';
+export { migrations, OWNERSHIP_SCHEMA } from './ownership/store/migrations';
+export { KnexLeaseStore } from './ownership/store/lease-store';
+export { ReplicaOwner } from './ownership/replica-owner';
+export type { JobCheckpoint, JobRecord, LeaseStore, LocalJobs } from './ownership/port';
 export { classifyAddress } from '@vision/shared';
 export type { RawDetection, PixelBox, RgbImage } from './detection-types';
 
@@ -53,6 +65,10 @@ export interface InferenceParts {
   jobs: JobManager;
   /** The detect call for a service of this process (in-process/detect-answerer.ts). */
   answerer: LocalAnswerer;
+  /** This replica's part in the shared video jobs (with a database store); started once it listens. */
+  owner?: ReplicaOwner;
+  /** The jobs API answered alike by every replica (with a database store). */
+  owned?: OwnedJobs;
   close(): Promise<void>;
 }
 
@@ -64,6 +80,8 @@ export interface InferenceDeps {
   resolve?: Resolver;
   /** Where our fire model is looked for after VISION_MODELS_DIR (catalogue.ts); null: nowhere else. */
   bundledModelsDir?: string | null;
+  /** The database of the shared video jobs (INFERENCE_JOB_STORE=database); without it, jobs live in this process. */
+  db?: Db;
 }
 
 /** Composition root of the inference service: loads the scenes' models, wires the job manager and the app. */
@@ -126,6 +144,22 @@ export async function createInference(deps: InferenceDeps): Promise<InferencePar
     redecodeConcurrency: cfg.INFERENCE_REDECODE_CONCURRENCY,
     redecodeTimeoutMs: cfg.INFERENCE_REDECODE_TIMEOUT_MS,
   });
+  const owner = deps.db
+    ? new ReplicaOwner({
+        store: new KnexLeaseStore(deps.db.knex),
+        jobs,
+        logger: deps.logger,
+        replicaId: `${hostname()}-${randomUUID().slice(0, 8)}`,
+        capacity: cfg.INFERENCE_MAX_JOBS,
+        leaseTtlMs: cfg.INFERENCE_LEASE_TTL_MS,
+        beatMs: cfg.INFERENCE_LEASE_BEAT_MS,
+        takeMs: cfg.INFERENCE_TAKE_INTERVAL_MS,
+        givenMs: Math.max(3000, 3 * cfg.INFERENCE_TAKE_INTERVAL_MS),
+        rebalance: cfg.INFERENCE_REBALANCE,
+        overlapMs: cfg.INFERENCE_HANDOVER_OVERLAP_MS,
+      })
+    : undefined;
+  const owned = owner && deps.db ? new OwnedJobs(new KnexLeaseStore(deps.db.knex), owner, jobs) : undefined;
   const stopJobGauge = metrics.inferenceActiveJobs.addSource(() => [[{}, jobs.runningCount]]);
   const stopEngineGauge = exposeSceneEngines(engineReports);
   const detect = createDetectCall({ catalogue, maxPixels: cfg.INFERENCE_MAX_IMAGE_PIXELS });
@@ -140,6 +174,7 @@ export async function createInference(deps: InferenceDeps): Promise<InferencePar
     logger: deps.logger,
     catalogue,
     jobs,
+    ...(owned && { owned }),
     identity,
     maxImagePixels: cfg.INFERENCE_MAX_IMAGE_PIXELS,
     detect,
@@ -164,9 +199,13 @@ export async function createInference(deps: InferenceDeps): Promise<InferencePar
     catalogue,
     jobs,
     answerer: detectAnswerer({ detect, admission, logger: deps.logger }),
+    ...(owner && { owner }),
+    ...(owned && { owned }),
     close: async () => {
       stopJobGauge();
       stopEngineGauge();
+      // A planned stop: every job is handed over before the decoders go (docs/OPERATIONS.md, "Scaling video jobs").
+      await owner?.drain().catch((err: unknown) => deps.logger.error({ err }, 'jobs not handed over'));
       await jobs.close();
       await egress.close();
       await catalogue.close();
@@ -187,13 +226,17 @@ export async function start(opts: InferenceStartOptions): Promise<RunningService
   const bus = opts.bus ?? createBus(cfg, { clientId: 'inference', logger });
   const objectStore = opts.objectStore ?? createObjectStore(cfg, { logger });
   let parts: InferenceParts | undefined;
+  let db: Db | undefined;
   try {
-    parts = await createInference({ cfg, bus, objectStore, logger, resolve: opts.resolve });
+    if (cfg.INFERENCE_JOB_STORE === 'database')
+      db = await openDb(cfg, { schema: OWNERSHIP_SCHEMA, migrations: ownershipMigrations, logger });
+    parts = await createInference({ cfg, bus, objectStore, logger, resolve: opts.resolve, db });
     const host = opts.host ?? '0.0.0.0';
     const server = await listen(parts.app, opts.port ?? cfg.INFERENCE_PORT, host);
     const address = server.address();
     const port = typeof address === 'object' && address ? address.port : (opts.port ?? cfg.INFERENCE_PORT);
     const urlHost = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host;
+    await parts.owner?.start(cfg.INFERENCE_REPLICA_URL ?? `http://${urlHost}:${port}`);
     const running = parts;
     const unregister = opts.local?.register('inference', parts.answerer);
     return {
@@ -205,11 +248,13 @@ export async function start(opts: InferenceStartOptions): Promise<RunningService
         await closeServer(server);
         await running.close();
         if (ownBus) await bus.close();
+        await db?.close();
       },
     };
   } catch (err) {
     await parts?.close().catch(() => undefined);
     if (ownBus) await bus.close().catch(() => undefined);
+    await db?.close().catch(() => undefined);
     throw err;
   }
 }

@@ -35,6 +35,7 @@ import { TaskResolver } from './use-cases/resolve-task';
 import { AnalyticsRunner } from './use-cases/run-analytics';
 import { FrameWriter } from './workers/frame-writer';
 import { subscribeIngest } from './workers/ingest';
+import { JobFencesStore } from './store/job-fences-store';
 import { Janitor } from './workers/janitor';
 import { createWebhooks, type WebhookParts } from './webhooks';
 
@@ -72,6 +73,8 @@ export interface ResultsParts {
   app: Express;
   frames: FramesStore;
   tasks: TasksStore;
+  /** The fences of jobs' owners (domain/job-fence.ts). */
+  fences: JobFencesStore;
   janitor: Janitor;
   webhooks: WebhookParts;
   /** Evaluates zones and lines on ingest (docs/ANALYTICS.md). */
@@ -87,6 +90,7 @@ export function createResults(deps: ResultsDeps): ResultsParts {
   const { db, bus, clock, logger, cfg } = deps;
   const frames = new FramesStore(db.knex);
   const tasks = new TasksStore(db.knex);
+  const fences = new JobFencesStore(db.knex);
   const cursors = new CursorCodec(cfg.cursorSecret);
   const webhooks = createWebhooks({ db, bus, clock, logger, cfg, cursors });
   const resolver = new TaskResolver(tasks, deps.tasksClient, clock, logger);
@@ -186,6 +190,7 @@ export function createResults(deps: ResultsDeps): ResultsParts {
     app,
     frames,
     tasks,
+    fences,
     janitor,
     webhooks,
     analytics,
@@ -199,6 +204,7 @@ export function createResults(deps: ResultsDeps): ResultsParts {
         logger,
         analytics,
         grantKey: cfg.jobGrantKey,
+        fences,
       });
       await webhooks.start();
       janitor.start();
@@ -227,6 +233,7 @@ export interface RunningResults extends RunningService {
   janitor: Janitor;
   frames: FramesStore;
   tasks: TasksStore;
+  fences: JobFencesStore;
   webhooks: WebhookParts;
   analytics: AnalyticsRunner;
 }
@@ -263,6 +270,7 @@ export async function start(opts: StartOptions = {}): Promise<RunningResults> {
       janitor: running.janitor,
       frames: running.frames,
       tasks: running.tasks,
+      fences: running.fences,
       webhooks: running.webhooks,
       analytics: running.analytics,
       close: () =>

@@ -33,7 +33,8 @@ import { ImagesClient } from './clients/images-client';
 import { QuotaClient } from './clients/quota-client';
 import { type TasksConfig, loadTasksConfig } from './config';
 import { createApp } from './http/app';
-import type { InferencePort, QuotaPort, Signals, TaskContext } from './ports';
+import { workerIdentity, type InferencePort, type QuotaPort, type Signals, type TaskContext } from './ports';
+import { InferenceSlots } from './clients/inference-slots';
 import { migrations } from './store/migrations';
 import { StreamUrlSeal, sealStoredStreamUrls } from './store/stream-url-seal';
 import { TaskStore } from './store/task-store';
@@ -107,6 +108,15 @@ export function createTasks(deps: TasksDeps): TasksParts {
     deps.quota ??
     new QuotaClient(new ServiceClient('quota', cfg.QUOTA_URL, deps.identity.signer, 10_000), clock);
   // Bound once the workers exist (they are what the signals wake).
+  // The slots of the live inference replicas; TASKS_INFERENCE_SLOTS until inference first says them.
+  const slots =
+    inference instanceof InferenceClient
+      ? new InferenceSlots(
+          inference,
+          () => workerIdentity('tasks-service'),
+          cfg.TASKS_INFERENCE_SLOTS ?? cfg.INFERENCE_MAX_JOBS ?? 4,
+        )
+      : undefined;
   const signals: Signals = { eventsWritten: () => undefined, driveStops: async () => undefined };
   const ctx: TaskContext = {
     store,
@@ -117,6 +127,7 @@ export function createTasks(deps: TasksDeps): TasksParts {
     logger,
     signals,
     inflight: new Set(),
+    ...(slots && { slots }),
     streamUrls: new StreamUrlSeal(
       cfg.TASKS_STREAM_URL_KEY ?? deriveSecret(deps.identity.signer, 'tasks-stream-url-seal'),
     ),

@@ -34,7 +34,10 @@ export interface Signals {
 
 export interface TaskSettings {
   maxActive: number;
-  /** Inference job slots shared between subjects; file tasks queue beyond them (domain/fair-share.ts). */
+  /**
+   * Inference job slots shared between subjects when no SlotSource reads them from inference (TASKS_INFERENCE_SLOTS,
+   * else INFERENCE_MAX_JOBS); file tasks queue beyond them (domain/fair-share.ts).
+   */
   inferenceSlots: number;
   queueMax: number;
   queueMaxWaitMs: number;
@@ -53,6 +56,11 @@ export interface TaskSettings {
   outboxLingerMs?: number;
 }
 
+/** The inference job slots shared between subjects now (clients/inference-slots.ts). */
+export interface SlotSource {
+  current(): Promise<number>;
+}
+
 /** Everything a use case or worker works with. */
 export interface TaskContext {
   store: TaskStore;
@@ -67,6 +75,13 @@ export interface TaskContext {
   inflight: Set<string>;
   /** Seals the stream URL written with a task and opens it for the job submission. */
   streamUrls: StreamUrlSeal;
+  /** The slots of the live inference replicas as inference reports them; without it, `settings.inferenceSlots`. */
+  slots?: SlotSource;
+}
+
+/** The inference job slots shared between subjects now. */
+export function inferenceSlots(ctx: TaskContext): Promise<number> {
+  return ctx.slots ? ctx.slots.current() : Promise.resolve(ctx.settings.inferenceSlots);
 }
 
 /** The identity background work acts under for `subject`. */

@@ -19,47 +19,15 @@ import { retryAfterMs } from '../contract/retry-after';
 import { BackendFailure, type BreakerSettings, DeadlineCut, InferenceBreaker } from './inference-breaker';
 
 export type { BreakerSettings } from './inference-breaker';
-
-export interface JobView {
-  job_id: string;
-  scene_code: string;
-  status: 'running' | 'succeeded' | 'failed' | 'stopped';
-  reason?: string;
-  frames_published?: number;
-}
-
-/** A running job's latest picture (GET /internal/v1/jobs/{id}/still). */
-export interface JobStill {
-  jpeg: Buffer;
-  width: number;
-  height: number;
-  frame_time_ms: number;
-  captured_at_ms: number;
-}
-
-export type JobSource = { type: 'stream'; url: string } | { type: 'object'; key: string };
-
-export type SubmitOutcome =
-  | { kind: 'accepted'; job: JobView }
-  | { kind: 'rejected'; reason: string }
-  | { kind: 'over_capacity' }
-  /** The request certainly did not reach the backend (refused connection, breaker open). */
-  | { kind: 'not_delivered'; breakerOpen: boolean }
-  /** The backend may have created the job (timeout, reset after sending, 5xx). */
-  | { kind: 'unknown'; detail: string };
-
-/** What inference said about one image. */
-export type DetectOutcome =
-  /** `image`: the decoded image's size in pixels, that the boxes are fractions of. */
-  | { status: 'succeeded'; image: { width: number; height: number }; objects: DetectedObject[] }
-  | { status: 'failed'; failure: 'inference_unavailable' | 'inference_rejected'; reason: string }
-  /**
-   * Inference had no room or no time left for the image (503 `overloaded` or `deadline_exceeded`), the
-   * caller's deadline passed while it waited, or the breaker refused the call: not the image's fault.
-   * `refusal` is the call-level answer to give instead (503 OP-SYS-UNAVAILABLE with the same reason and
-   * inference's Retry-After, or 503 OP-TASK-BREAKER-OPEN).
-   */
-  | { status: 'shed'; refusal: ApiError };
+export * from './inference-types';
+import type {
+  DetectOutcome,
+  JobCapacity,
+  JobSource,
+  JobStill,
+  JobView,
+  SubmitOutcome,
+} from './inference-types';
 
 interface WireResult {
   seq: number;
@@ -208,6 +176,19 @@ export class InferenceClient {
       frame_time_ms: Number(b.frame_time_ms),
       captured_at_ms: Number(b.captured_at_ms),
     };
+  }
+
+  /**
+   * The job slots of every live job-running replica (GET /internal/v1/capacity); `null` from a backend that does not
+   * report them. Throws when the backend cannot be asked.
+   */
+  async capacity(identity: Identity): Promise<JobCapacity | null> {
+    const r = await this.fire('jobs', '/internal/v1/capacity', { identity });
+    if (r.status === 404) return null;
+    const b = r.body as Partial<JobCapacity> | undefined;
+    if (r.status !== 200 || !Number.isSafeInteger(b?.slots))
+      throw new Error(`inference answered ${r.status} for its capacity`);
+    return { slots: Number(b?.slots), running: Number(b?.running ?? 0), replicas: Number(b?.replicas ?? 1) };
   }
 
   async scenes(identity: Identity): Promise<SceneStatus[]> {

@@ -11,11 +11,14 @@ import type { JobManager } from '../jobs/job-manager';
 import { type DetectCall, createDetectCall } from '../detect/detect-call';
 import { mountDetectRoutes } from './detect-routes';
 import { mountJobRoutes } from './job-routes';
+import type { OwnedJobs } from '../ownership/owned-jobs';
 
 export interface AppDeps {
   logger: Logger;
   catalogue: SceneCatalogue;
   jobs: JobManager;
+  /** Video jobs shared by every job-running replica (ownership/); without it, jobs live in this process only. */
+  owned?: OwnedJobs;
   /** Its callers' public keys: every route but /healthz and /readyz requires the signed identity, in every mode. */
   identity: IdentityVerifier;
   maxImagePixels: number;
@@ -42,7 +45,7 @@ export function createApp(deps: AppDeps): Express {
         admission: deps.admission,
         videoStatus: () => deps.jobs.videoStatus(),
       });
-      mountJobRoutes(app, deps.jobs);
+      mountJobRoutes(app, deps.jobs, deps.owned);
     },
   );
 }

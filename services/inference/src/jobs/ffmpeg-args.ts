@@ -81,6 +81,10 @@ export function ffmpegArgs(o: FfmpegArgsOptions): string[] {
   // Redirects are walked (and every hop's address checked) before ffmpeg starts: it follows none itself.
   if (o.kind === 'http' || o.kind === 'https') args.push('-max_redirects', '0');
   if (o.live && o.kind !== 'file') args.push(...ioTimeoutArgs(o.kind, o.ioTimeoutMs ?? 10_000));
+  // A live input is probed for 0.5 s, not ffmpeg's 5: its first frame comes seconds sooner, at a job's start as after
+  // a reconnection or a handover between replicas (docs/INTERNAL.md, "Who runs a job"). An RTSP session describes
+  // its stream (SDP), and MPEG-TS carries its parameters with every keyframe.
+  if (o.live && o.kind !== 'file') args.push('-analyzeduration', '500000', '-probesize', '500000');
   if (o.kind === 'rtmp' && o.rtmpTcUrl) args.push('-rtmp_tcurl', o.rtmpTcUrl);
   // A caller's HTTP(S) URL may be a file (progressive MP4) that ffmpeg would read faster than real time:
   // read it at its own pace, like a camera, so capture times and tracking follow the video. (A live

@@ -5,7 +5,7 @@
  */
 import sharp from 'sharp';
 import type { RingFrame } from './frame-ring';
-import { interleaveGbr, JPEG_QUALITY } from './latest-still';
+import { interleaveGbr, JPEG_OPTIONS } from './latest-still';
 
 type Pt = readonly [number, number];
 
@@ -106,9 +106,9 @@ export async function renderPicture(frame: RingFrame, d: Drawing): Promise<Pictu
   const raw = { raw: { width, height, channels: 3 as const } };
   const crop = await sharp(rgb, raw)
     .extract(cropRegion(d, width, height))
-    .jpeg({ quality: JPEG_QUALITY })
+    .jpeg(JPEG_OPTIONS)
     .toBuffer();
   draw(rgb, width, height, d);
-  const jpeg = await sharp(rgb, raw).jpeg({ quality: JPEG_QUALITY }).toBuffer();
+  const jpeg = await sharp(rgb, raw).jpeg(JPEG_OPTIONS).toBuffer();
   return { jpeg, crop, width, height };
 }

@@ -21,17 +21,32 @@ export class FramePublisher {
   private readonly firstSeq: number;
   /** The job's grant from tasks, on every message (results stores none without it). */
   private readonly grant: { grant?: string };
+  /** The epoch the job was taken at, on every message: results refuses an owner's below one it has seen. */
+  private readonly epoch: number;
 
   constructor(
     private readonly bus: Bus,
     private readonly logger: Logger,
-    job: { jobId: string; firstSeq: number; grant?: string },
+    job: { jobId: string; firstSeq: number; grant?: string; epoch: number },
     /** A stopped job stops retrying its frames (its end message is still retried). */
     private readonly stopped: () => boolean,
   ) {
     this.taskId = job.jobId;
     this.firstSeq = job.firstSeq;
     this.grant = job.grant ? { grant: job.grant } : {};
+    this.epoch = job.epoch;
+  }
+
+  /** Says that this replica runs the job from now on, before its first frame: results fences earlier owners. */
+  owner(): Promise<void> {
+    return this.publish({
+      schema: 1,
+      type: 'owner',
+      event_id: `${this.taskId}:owner:${this.epoch}`,
+      task_id: this.taskId,
+      epoch: this.epoch,
+      ...this.grant,
+    });
   }
 
   /** Publishes frame number `body.seq` of this job. */
@@ -46,6 +61,7 @@ export class FramePublisher {
       frame_id: id,
       ...body,
       seq,
+      epoch: this.epoch,
       ...this.grant,
     });
   }
@@ -63,6 +79,7 @@ export class FramePublisher {
         frames: next,
         status: ending.status,
         ...(ending.reason ? { reason: ending.reason } : {}),
+        epoch: this.epoch,
         ...this.grant,
       },
       true,

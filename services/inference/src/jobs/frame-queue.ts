@@ -55,13 +55,14 @@ export class FrameQueue {
   private detecting = 0;
   private ended = false;
   private closed = false;
+  private draining = false;
   private wake?: () => void;
 
   constructor(private readonly o: FrameQueueOptions) {}
 
   /** A decoded frame. */
   push(f: SourceFrame): void {
-    if (this.closed) return;
+    if (this.closed || this.draining) return;
     if (this.o.live && this.waiting.length >= this.o.liveQueue) {
       this.waiting.shift(); // keep the freshest frames
       this.o.dropped();
@@ -74,6 +75,17 @@ export class FrameQueue {
   /** The decoder exited: no frame follows. */
   end(): void {
     this.ended = true;
+    this.wake?.();
+  }
+
+  /**
+   * The job is handed over: no frame starts any more (those waiting are let go: the next owner decodes them), and
+   * `next()` gives the frames already started, then undefined.
+   */
+  drain(): void {
+    this.waiting.length = 0;
+    this.ended = true;
+    this.draining = true;
     this.wake?.();
   }
 

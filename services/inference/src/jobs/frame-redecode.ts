@@ -9,7 +9,8 @@ import type { Logger } from '@vision/shared';
 import { jobDecoder } from './ffmpeg-args';
 import { FfmpegFrameSource } from './frame-source';
 import { frameContent, type RingFrame } from './frame-ring';
-import type { ResolvedInput } from './job-types';
+import type { Job } from './job';
+import type { JobSource, ResolvedInput } from './job-types';
 import { redecodeRuns, slotAt, slotOfSeq, type FirstFrame, type RedecodeRun } from './redecode-plan';
 
 /** What a job's frames are decoded again from. */
@@ -55,6 +56,22 @@ const GATHER_MS = 10;
 const MAX_QUEUED = 64;
 
 export class FrameRedecoder {
+  /**
+   * A frame of a file job decoded again from its upload (`locate` resolves it); undefined for a live job, or when it
+   * cannot be had. Any seq from the job's first frame on: a job started again after a restart of this instance may
+   * not have reached it yet.
+   */
+  async jobFrame(
+    job: Job,
+    seq: number,
+    locate: (source: JobSource) => Promise<ResolvedInput | undefined>,
+  ): Promise<RingFrame | undefined> {
+    const { source, sampleFps, jobId } = job.spec;
+    const first = job.firstFrame;
+    if (source.type !== 'object' || job.input.live || !first || seq < first.seq) return undefined;
+    return this.frame(jobId, { locate: () => locate(source), sampleFps, size: job.ring.size, first }, seq);
+  }
+
   private active = 0;
   private readonly queue: Queued[] = [];
   private readonly gathering = new Map<string, { source: RedecodeSource; asks: Ask[] }>();

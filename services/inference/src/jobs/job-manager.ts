@@ -1,44 +1,18 @@
-import { z } from 'zod';
-import {
-  isSceneCode,
-  MAX_JOB_GRANT_LENGTH,
-  SCENE_CODES,
-  taskReason,
-  type Bus,
-  type Logger,
-  type ObjectStore,
-} from '@vision/shared';
+import { taskReason, type Bus, type Logger, type ObjectStore } from '@vision/shared';
 import type { SceneCatalogue } from '../catalogue/catalogue';
-import { checkStreamHost, parseStreamUrl, type Resolver } from '../net/stream-url';
+import type { Resolver } from '../net/stream-url';
+import type { JobCheckpoint, JobEnd, JobRecord, LocalJobs } from '../ownership/port';
 import type { DecoderCheck } from './decoder-preflight';
 import { Job } from './job';
+import { parseStreamInput, prepareJob, resolveSource, runSpec, specOf, type Prepared } from './job-admission';
 import type { Still } from './latest-still';
 import { renderPicture, type Drawing, type Picture } from './frame-picture';
-import type { RingFrame } from './frame-ring';
 import { FrameRedecoder } from './frame-redecode';
-import type { InputKind, JobSpec, JobView, ResolvedInput } from './job-types';
+import type { JobRuntimeOptions, JobSource, JobSpec, JobView, ResolvedInput } from './job-types';
+import type { JobRequest } from './job-request';
+import { WarmStarts } from './warm-start';
 
-/** Frame seqs are Postgres `integer`s in results: a first seq leaves room for 2^28 frames below 2^31. */
-const MAX_FIRST_SEQ = 2 ** 31 - 2 ** 28;
-
-export const jobRequestSchema = z
-  .object({
-    job_id: z.string().regex(/^[A-Za-z0-9._:-]{1,128}$/, 'expected 1-128 characters of [A-Za-z0-9._:-]'),
-    scene_code: z.string().min(1).max(64),
-    source: z.union([
-      z.object({ type: z.literal('stream'), url: z.string().min(1).max(2048) }).strict(),
-      z.object({ type: z.literal('object'), key: z.string().min(1).max(1024) }).strict(),
-    ]),
-    sample_fps: z.number().positive().max(30).optional(),
-    /** The seq of the job's first frame: a job started again after its backend lost it (docs/INTERNAL.md). */
-    first_seq: z.number().int().min(0).max(MAX_FIRST_SEQ).optional(),
-    /** Tasks' signed grant for this job (job-grant.ts), copied onto every message the job publishes. */
-    grant: z.string().min(1).max(MAX_JOB_GRANT_LENGTH).optional(),
-    /** Keep the job's recent frames from its first on (a task with zones or lines: the pictures of events). */
-    keep_frames: z.boolean().optional(),
-  })
-  .strict();
-export type JobRequest = z.infer<typeof jobRequestSchema>;
+export { jobRequestSchema, type JobRequest } from './job-request';
 
 export type SubmitOutcome =
   | { outcome: 'accepted'; job: JobView }
@@ -82,11 +56,13 @@ export type PictureOutcome = ({ ok: true; seq: number; timeMs: number } & Pictur
  * Jobs of this instance, in memory: a restarted backend forgets them, and GET answers 404 for a job
  * it does not know (the tasks reconciler treats that as "the job is gone": see docs/INTERNAL.md).
  */
-export class JobManager {
+export class JobManager implements LocalJobs {
   private readonly jobs = new Map<string, Job>();
   private readonly submitting = new Map<string, Promise<SubmitOutcome>>();
   private closed = false;
   private readonly redecoder: FrameRedecoder;
+  /** Live streams started for jobs offered here, before this replica takes them (ownership/). */
+  private readonly warmStarts = new WarmStarts();
 
   constructor(private readonly o: JobManagerOptions) {
     this.redecoder = new FrameRedecoder({
@@ -95,6 +71,11 @@ export class JobManager {
       concurrency: o.redecodeConcurrency ?? 1,
       timeoutMs: o.redecodeTimeoutMs ?? 2000,
     });
+  }
+
+  /** Jobs this replica runs at once (INFERENCE_MAX_JOBS). */
+  get maxJobs(): number {
+    return this.o.maxJobs;
   }
 
   get runningCount(): number {
@@ -130,29 +111,22 @@ export class JobManager {
   }
 
   private async admit(req: JobRequest): Promise<SubmitOutcome> {
-    if (this.o.decoder && !this.o.decoder.ok)
-      return { outcome: 'rejected', reason: taskReason('decoder_unavailable') };
-    if (!isSceneCode(req.scene_code))
-      return { outcome: 'rejected', reason: `unknown scene_code (one of ${SCENE_CODES.join(', ')})` };
-    const engine = this.o.catalogue.engine(req.scene_code);
-    if (!engine) {
-      const st = this.o.catalogue.status(req.scene_code);
-      return {
-        outcome: 'rejected',
-        reason: `scene ${req.scene_code} is disabled${st?.reason ? `: ${st.reason}` : ''}`,
-      };
-    }
-    const resolved = await this.resolveSource(req.source);
-    if (!resolved.ok) return { outcome: 'rejected', reason: resolved.reason };
-    const spec: JobSpec = {
-      jobId: req.job_id,
-      sceneCode: req.scene_code,
-      source: req.source,
-      sampleFps: req.sample_fps ?? this.o.defaultSampleFps,
-      firstSeq: req.first_seq ?? 0,
-      ...(req.grant && { grant: req.grant }),
-    };
-    const job = new Job(spec, resolved.input, {
+    const prepared = await this.prepare(req);
+    if (!prepared.ok) return { outcome: 'rejected', reason: prepared.reason };
+    const spec = specOf(req, this.o.defaultSampleFps, 0);
+    const job = this.startJob(spec, prepared.input, req.keep_frames === true);
+    return { outcome: 'accepted', job: job.snapshot() };
+  }
+
+  /** Checks a submission before it is placed: the decoder works, the scene serves, the source resolves. */
+  prepare(req: JobRequest): Promise<Prepared> {
+    return prepareJob(req, this.o);
+  }
+
+  private runtime(spec: JobSpec): JobRuntimeOptions {
+    const engine = this.o.catalogue.engine(spec.sceneCode);
+    if (!engine) throw new Error(`scene ${spec.sceneCode} has no engine`);
+    return {
       bus: this.o.bus,
       engine,
       logger: this.o.logger,
@@ -166,43 +140,95 @@ export class JobManager {
       httpProxy: this.o.httpProxy,
       ringFrames: this.o.ringFrames,
       ringLingerMs: this.o.ringLingerMs,
-    });
-    if (req.keep_frames) job.ring.arm();
+    };
+  }
+
+  private startJob(spec: JobSpec, input: ResolvedInput, keepFrames: boolean): Job {
+    const warm = this.warmStarts.take(spec.jobId);
+    const job = new Job(spec, input, this.runtime(spec), warm);
+    if (keepFrames) job.ring.arm();
     this.jobs.set(spec.jobId, job);
     this.forgetOldEnded();
     job.start();
-    job.finished.catch((err: unknown) => this.o.logger.error({ err, job_id: spec.jobId }, 'job crashed'));
-    return { outcome: 'accepted', job: job.snapshot() };
+    void job.finished
+      .catch((err: unknown) => this.o.logger.error({ err, job_id: spec.jobId }, 'job crashed'))
+      .finally(() => warm?.close()); // a warm stream the run did not go on with (it connected afresh)
+    return job;
   }
 
-  private async resolveSource(
-    source: JobRequest['source'],
-  ): Promise<{ ok: true; input: ResolvedInput } | { ok: false; reason: string }> {
-    if (source.type === 'object') {
-      let info;
-      try {
-        info = await this.o.objectStore.stat(source.key);
-      } catch {
-        return { ok: false, reason: 'object key is not valid or the store is unreachable' };
-      }
-      if (!info) return { ok: false, reason: 'object not found' };
-      const loc = await this.o.objectStore.locate(source.key);
-      const kind: InputKind = loc.startsWith('https://')
-        ? 'https'
-        : loc.startsWith('http://')
-          ? 'http'
-          : 'file';
-      return { ok: true, input: { kind, input: loc, live: false } };
+  /**
+   * Runs a job this replica took from the lease store (ownership/), from its checkpoint when an earlier owner left
+   * one. `onEnd` follows its end (not its leaving: a job handed over or fenced ends elsewhere).
+   */
+  async run(record: JobRecord, onEnd: (end: JobEnd) => void): Promise<void> {
+    const req = record.request;
+    const resume = record.checkpoint;
+    const spec = runSpec(record, this.o.defaultSampleFps);
+    // A live source's host is checked again before each connection (live-connect.ts), not here: a name server
+    // that fails for a moment at a handover does not end the task.
+    const prepared =
+      req.source.type === 'stream'
+        ? parseStreamInput(req.source.url)
+        : await resolveSource(this.o, req.source);
+    if (!prepared.ok) {
+      this.warmStarts.close(req.job_id);
+      const checkpoint = resume ?? { nextSeq: spec.firstSeq, published: 0, dropped: 0, reconnects: 0 };
+      onEnd({ jobId: req.job_id, status: 'failed', reason: prepared.reason, checkpoint });
+      return;
     }
-    const parsed = parseStreamUrl(source.url);
-    if (!parsed.ok) return parsed;
-    const host = parsed.url.hostname;
-    const check = await checkStreamHost(host, {
-      allowPrivate: this.o.allowPrivateNetworks,
-      resolve: this.o.resolve,
+    const job = this.startJob(spec, prepared.input, req.keep_frames === true);
+    if (record.stopRequested) job.stop();
+    void job.finished.then(() => {
+      if (job.left) return;
+      const { status, reason } = job.snapshot();
+      const checkpoint = job.checkpoint();
+      onEnd({
+        jobId: req.job_id,
+        status: status === 'running' ? 'failed' : status,
+        ...(reason && { reason }),
+        checkpoint,
+      });
     });
-    if (!check.ok) return check;
-    return { ok: true, input: { kind: parsed.scheme, input: source.url, live: true, host } };
+  }
+
+  runningIds(): string[] {
+    return [...this.jobs.entries()].filter(([, j]) => j.running && !j.left).map(([id]) => id);
+  }
+
+  async warm(record: JobRecord): Promise<boolean> {
+    const req = record.request;
+    const parsed = req.source.type === 'stream' ? parseStreamInput(req.source.url) : undefined;
+    if (!parsed?.ok || this.closed) return false;
+    const spec = runSpec(record, this.o.defaultSampleFps);
+    return this.warmStarts.start(spec.jobId, () => this.runtime(spec), parsed.input, spec.sampleFps);
+  }
+
+  unwarm(id: string): void {
+    this.warmStarts.close(id);
+  }
+
+  isLive(id: string): boolean {
+    return this.jobs.get(id)?.input.live === true;
+  }
+
+  checkpoint(id: string): JobCheckpoint | undefined {
+    const job = this.jobs.get(id);
+    return job?.running ? job.checkpoint() : undefined;
+  }
+
+  /** Hands a running job over (ownership/): resolves with where the next owner goes on; the job is forgotten here. */
+  async handOver(id: string): Promise<JobCheckpoint | undefined> {
+    const job = this.jobs.get(id);
+    if (!job?.running) return undefined;
+    const checkpoint = await job.handOver();
+    this.jobs.delete(id);
+    return checkpoint;
+  }
+
+  /** The job's ownership was lost: it stops publishing at once, and is forgotten here. */
+  fence(id: string): void {
+    this.jobs.get(id)?.fence();
+    this.jobs.delete(id);
   }
 
   get(id: string): JobView | undefined {
@@ -229,23 +255,13 @@ export class JobManager {
   async picture(id: string, seq: number, drawing: Drawing): Promise<PictureOutcome> {
     const job = this.jobs.get(id);
     if (job?.running) job.ring.arm();
-    const frame = job?.ring.get(seq) ?? (job && (await this.redecoded(job, seq)));
-    if (!frame) return { ok: false };
-    return { ok: true, seq, timeMs: frame.timeMs, ...(await renderPicture(frame, drawing)) };
-  }
-
-  /** A frame of a file job decoded again from its upload; undefined for a live job, or when it cannot be had. */
-  private async redecoded(job: Job, seq: number): Promise<RingFrame | undefined> {
-    const { source } = job.spec;
-    const first = job.firstFrame;
-    // Any seq from the first on: a job started again after a restart of this instance may not have reached it yet.
-    if (source.type !== 'object' || job.input.live || !first || seq < first.seq) return undefined;
-    const locate = async () => {
-      const r = await this.resolveSource(source);
+    const locate = async (source: JobSource) => {
+      const r = await resolveSource(this.o, source);
       return r.ok ? r.input : undefined;
     };
-    const { sampleFps } = job.spec;
-    return this.redecoder.frame(job.spec.jobId, { locate, sampleFps, size: job.ring.size, first }, seq);
+    const frame = job?.ring.get(seq) ?? (job && (await this.redecoder.jobFrame(job, seq, locate)));
+    if (!frame) return { ok: false };
+    return { ok: true, seq, timeMs: frame.timeMs, ...(await renderPicture(frame, drawing)) };
   }
 
   list(ids: string[]): JobView[] {
@@ -262,9 +278,8 @@ export class JobManager {
   /** Waits for a job to end (tests). */
   async waitFor(id: string): Promise<JobView | undefined> {
     const job = this.jobs.get(id);
-    if (!job) return undefined;
-    await job.finished.catch(() => undefined);
-    return job.snapshot();
+    await job?.finished.catch(() => undefined);
+    return job?.snapshot();
   }
 
   private forgetOldEnded(): void {
@@ -277,6 +292,7 @@ export class JobManager {
   async close(): Promise<void> {
     this.closed = true;
     this.redecoder.close();
+    this.warmStarts.closeAll();
     const all = [...this.jobs.values()];
     for (const j of all) j.abort(taskReason('backend_shutdown'));
     await Promise.all(all.map((j) => j.finished.catch(() => undefined)));

@@ -1,6 +1,7 @@
 import type { Bus, Logger, SceneCode } from '@vision/shared';
 import type { Resolver } from '../net/stream-url';
 import type { SceneEngine } from '../scenes/engines';
+import type { JobCheckpoint } from '../ownership/port';
 
 export type JobSource = { type: 'stream'; url: string } | { type: 'object'; key: string };
 
@@ -13,6 +14,10 @@ export interface JobSpec {
   firstSeq: number;
   /** Tasks' grant for this job, carried on each message it publishes (results refuses messages without it). */
   grant?: string;
+  /** The epoch this replica took the job at, on each message it publishes (results refuses a stale owner's). */
+  epoch: number;
+  /** Where an earlier owner's run stopped: this run goes on from there (first seq, counts, tracks, file position). */
+  resume?: JobCheckpoint;
 }
 
 export type JobStatus = 'running' | 'succeeded' | 'failed' | 'stopped';
@@ -32,16 +37,16 @@ export interface JobView {
   ended_at?: string;
 }
 
-/** A job's view as it starts. */
-export function runningView(spec: JobSpec): JobView {
+/** A job's view as it starts (on this replica: the counts of earlier owners' runs go on). */
+export function runningView(spec: JobSpec, startedAt = new Date().toISOString()): JobView {
   return {
     job_id: spec.jobId,
     scene_code: spec.sceneCode,
     status: 'running',
-    frames_published: 0,
-    frames_dropped: 0,
-    reconnects: 0,
-    started_at: new Date().toISOString(),
+    frames_published: spec.resume?.published ?? 0,
+    frames_dropped: spec.resume?.dropped ?? 0,
+    reconnects: spec.resume?.reconnects ?? 0,
+    started_at: startedAt,
   };
 }
 

@@ -1,44 +1,37 @@
 import { setTimeout as wait } from 'node:timers/promises';
-import { metrics, redactText, taskReason, type PinnedRelay } from '@vision/shared';
+import { metrics, taskReason } from '@vision/shared';
+import type { JobCheckpoint } from '../ownership/port';
 import { FrameDetector } from './frame-detector';
-import { isFiniteHttp, type SourceKind } from '../net/playlist';
 import { jobDecoder } from './ffmpeg-args';
 import { FfmpegFrameSource, type SourceExit, type SourceFrame } from './frame-source';
 import { FrameQueue, frameTimeMs, type StartedFrame } from './frame-queue';
 import { FrameRing } from './frame-ring';
-import type { FirstFrame } from './redecode-plan';
-import {
-  runningView,
-  type JobRuntimeOptions,
-  type JobSpec,
-  type JobView,
-  type ResolvedInput,
-} from './job-types';
-import { checkLiveSource, startRelayFor } from './live-connect';
+import { resumedFrame, resumePoint, type FileResume, type FirstFrame } from './redecode-plan';
+import type { JobRuntimeOptions, JobSpec, JobView, ResolvedInput } from './job-types';
 import { type Ending, FramePublisher } from './frame-publisher';
-import { fileEnding, gaveUpReason, isDecoderCrash, liveAttemptEnding } from './failure';
+import { fileEnding } from './failure';
+import { JobProgress } from './job-progress';
+import { runLive, type LiveTarget } from './live-run';
+import type { WarmStart } from './warm-start';
 
-/** One inference job: ffmpeg decoding, detection, tracking, publishing to vision.frames, the end. In memory only. */
+/** How a job leaves this replica without ending: handed over (planned), or fenced (its ownership was lost). */
+type Leaving = 'handover' | 'fenced';
+
+/**
+ * One run of an inference job on this replica: ffmpeg decoding, detection, tracking, publishing to vision.frames, the
+ * end. It goes on from an earlier owner's checkpoint (`spec.resume`), and leaves with its own (handOver, fence).
+ */
 export class Job {
   readonly finished: Promise<void>;
-  private readonly view: JobView;
+  private readonly progress: JobProgress;
   readonly detector: FrameDetector; // also keeps the latest picture (still())
   readonly ring: FrameRing; // recent frames by seq, for events' pictures; kept a while after the end
-  firstFrame?: FirstFrame; // a file's later frames are found again from it (frame-redecode.ts)
   private readonly publisher: FramePublisher;
-  /** Frames published (the next frame's seq). */
-  private seq = 0;
   /** Frames started, counted from `seq` at each decoder run (a file frame without a time is timed by it). */
   private started = 0;
-  private lastLiveTimeMs = 0;
-  /** An HTTP(S) stream that is a file (it announced its length), not a playlist: read at its native rate. */
-  private nativePace = false;
-  /** HTTP(S): what the URL served at the first look (net/playlist.ts); only `file` and `vod` can succeed. */
-  private sourceKind?: SourceKind;
   private stopRequested = false;
+  private leaving?: Leaving;
   private abortReason?: string;
-  /** The checked final address of an http(s) stream after its redirects (set before each connection). */
-  private streamInput?: string;
   private source?: FfmpegFrameSource;
   /** The frames of the current decoder run. */
   private frames?: FrameQueue;
@@ -50,11 +43,13 @@ export class Job {
     readonly spec: JobSpec,
     readonly input: ResolvedInput,
     private readonly rt: JobRuntimeOptions,
+    /** A live stream started before this replica took the job (make-before-break): its first connection. */
+    private warm?: WarmStart,
   ) {
-    this.view = runningView(spec);
-    this.detector = new FrameDetector(rt.engine, input.live);
+    this.progress = new JobProgress(spec, input.live);
+    this.detector = new FrameDetector(rt.engine, input.live, spec.resume?.tracker, spec.sampleFps);
     this.ring = new FrameRing(rt.ringFrames ?? 0, rt.engine.inputSize);
-    this.publisher = new FramePublisher(rt.bus, rt.logger, spec, () => this.stopRequested);
+    this.publisher = new FramePublisher(rt.bus, rt.logger, spec, () => this.stopRequested || !!this.leaving);
     const started = new Promise<void>((r) => (this.resolveStarted = r));
     this.finished = started.then(() => this.run());
   }
@@ -64,135 +59,123 @@ export class Job {
   }
 
   snapshot(): JobView {
-    return { ...this.view };
+    return { ...this.progress.view };
+  }
+
+  /** The job left this replica (handed over or fenced) rather than ended. */
+  get left(): boolean {
+    return this.leaving !== undefined;
   }
 
   get running(): boolean {
-    return this.view.status === 'running';
+    return this.progress.view.status === 'running';
   }
 
   /** Stops the job: its status becomes `stopped` at once; the end message follows. */
   stop(): void {
-    if (this.view.status !== 'running') return;
+    if (this.progress.view.status !== 'running') return;
     this.stopRequested = true;
-    this.view.status = 'stopped';
-    this.view.ended_at = new Date().toISOString();
+    this.progress.view.status = 'stopped';
+    this.progress.view.ended_at = new Date().toISOString();
     this.source?.kill();
     this.frames?.close();
     this.stopped.abort();
   }
 
+  /**
+   * Hands the job over (a planned stop or a rebalance): decoding stops, the frames already in detection are published,
+   * and the run ends with no end message. Resolves with the checkpoint the next owner goes on from.
+   */
+  async handOver(): Promise<JobCheckpoint> {
+    if (this.running && !this.leaving) this.leave('handover');
+    await this.finished.catch(() => undefined);
+    return { ...this.checkpoint(), final: true };
+  }
+
+  /** The job's ownership was lost: it stops at once and publishes nothing more. */
+  fence(): void {
+    if (this.running && !this.leaving) this.leave('fenced');
+  }
+
+  private leave(how: Leaving): void {
+    this.leaving = how;
+    if (how === 'handover') this.frames?.drain();
+    else this.frames?.close();
+    this.source?.kill();
+    this.stopped.abort();
+  }
+
+  /** Where another replica would go on: every seq before `nextSeq` is published, the tracks as they were then. */
+  checkpoint(): JobCheckpoint {
+    return this.progress.checkpoint(!this.running || !!this.leaving, () => this.detector.trackerState());
+  }
+
+  /** A file's first published frame: its later frames are found again in the upload from it (frame-redecode.ts). */
+  get firstFrame(): FirstFrame | undefined {
+    return this.progress.firstFrame;
+  }
+
   /** Ends the job as failed (backend shutting down): like stop, but its view says failed with the reason. */
   abort(reason: string): void {
-    if (this.view.status !== 'running') return;
+    if (this.progress.view.status !== 'running') return;
     this.abortReason = reason;
     this.stop();
-    this.view.status = 'failed';
-    this.view.reason = reason;
+    this.progress.view.status = 'failed';
+    this.progress.view.reason = reason;
   }
 
   private async run(): Promise<void> {
     let ending: Ending;
     try {
+      await this.publisher.owner(); // before anything else: results fences the owners before this one
       ending = this.input.live ? await this.runLive() : await this.runFile();
     } catch (err) {
       this.rt.logger.error({ err, job_id: this.spec.jobId }, 'job failed unexpectedly');
       ending = { status: 'failed', reason: taskReason('internal_error') };
     }
+    if (this.leaving) {
+      this.rt.logger.info(
+        { job_id: this.spec.jobId, frames: this.progress.seq, how: this.leaving },
+        'job left this replica',
+      );
+      return; // the next owner goes on, and says the end
+    }
     if (this.stopRequested)
       ending = this.abortReason ? { status: 'failed', reason: this.abortReason } : { status: 'stopped' };
-    if (this.view.status === 'running') {
-      this.view.status = ending.status;
-      if (ending.reason) this.view.reason = ending.reason;
-      this.view.ended_at = new Date().toISOString();
+    if (this.progress.view.status === 'running') {
+      this.progress.view.status = ending.status;
+      if (ending.reason) this.progress.view.reason = ending.reason;
+      this.progress.view.ended_at = new Date().toISOString();
     }
     // Aborted by the backend's shutdown: no end, since tasks starts the job again on the next backend.
     if (!this.abortReason)
-      await this.publisher.end(this.seq, ending).catch((err: unknown) => {
+      await this.publisher.end(this.progress.seq, ending).catch((err: unknown) => {
         this.rt.logger.error({ err, job_id: this.spec.jobId }, 'end message could not be published');
       });
-    this.rt.logger.info({ ...this.view }, 'job ended'); // ids, status, closed-list reason, counts
+    this.rt.logger.info({ ...this.progress.view }, 'job ended'); // ids, status, closed-list reason, counts
     setTimeout(() => this.ring.clear(), this.rt.ringLingerMs ?? 0).unref();
   }
 
   private async runFile(): Promise<Ending> {
     const exit = await this.runOnce();
-    if (this.stopRequested) return { status: 'stopped' };
+    if (this.stopRequested || this.leaving) return { status: 'stopped' };
     if (exit.code !== 0) this.logDecoderExit(exit);
     return fileEnding(exit);
   }
 
-  private async runLive(): Promise<Ending> {
-    let lostSince = Date.now();
-    let everConnected = false;
-    let delay = this.rt.reconnectMinMs;
-    let crashes = 0;
-    for (let attempt = 0; ; attempt++) {
-      if (this.stopRequested) return { status: 'stopped' };
-      if (attempt > 0) {
-        this.view.reconnects++;
-        metrics.decoderRestarts.inc({ reason: 'stream_lost' });
-      }
-      let exit: SourceExit | undefined;
-      let reason: string | undefined;
-      let pinned: string | undefined;
-      const check = await checkLiveSource(this.input, this.rt, this.sourceKind);
-      if (check.kind === 'refused') return { status: 'failed', reason: taskReason('stream_refused') };
-      if (check.kind === 'unreachable') reason = check.reason;
-      else {
-        pinned = check.pinned;
-        if (check.http) {
-          this.streamInput = check.http.url;
-          this.nativePace = check.http.nativePace;
-          // Decided once: a playlist that was live stays live (a restarted server may serve a stale
-          // playlist that ends with EXT-X-ENDLIST; that is the server gone, not the end of the stream).
-          this.sourceKind ??= check.http.sourceKind;
-        }
-      }
-      if (!reason) {
-        const before = this.seq;
-        const relay = await this.pinnedRelay(pinned);
-        try {
-          exit = await this.runOnce();
-        } finally {
-          await relay?.close();
-        }
-        if (relay?.refused()) return { status: 'failed', reason: taskReason('stream_refused') };
-        if (this.stopRequested) return { status: 'stopped' };
-        if (this.seq > before || exit.frames > 0) {
-          lostSince = Date.now();
-          everConnected = true;
-          delay = this.rt.reconnectMinMs;
-        }
-        crashes = isDecoderCrash(exit) ? crashes + 1 : 0;
-        const attempt = liveAttemptEnding(exit, {
-          crashes,
-          finiteHttp: isFiniteHttp(this.input.kind, this.sourceKind),
-          sampleFps: this.spec.sampleFps,
-        });
-        if (attempt.ending?.status === 'failed' || crashes > 0) this.logDecoderExit(exit);
-        if (attempt.ending) return attempt.ending;
-        reason = attempt.reason;
-      }
-      const gone = Date.now() - lostSince;
-      if (gone >= this.rt.giveupMs) {
-        this.rt.logger.warn({ job_id: this.spec.jobId, reason }, 'stream given up');
-        return { status: 'failed', reason: gaveUpReason(reason, this.rt.giveupMs, everConnected) };
-      }
-      this.rt.logger.warn(
-        { job_id: this.spec.jobId, reason, retry_in_ms: delay, url: redactText(this.input.input) },
-        'stream lost, reconnecting',
-      );
-      await this.sleep(Math.min(delay, Math.max(0, this.rt.giveupMs - gone)));
-      delay = Math.min(delay * 2, this.rt.reconnectMaxMs);
-    }
-  }
-
-  /** RTSP and RTMP connect through a relay pinned to the checked address (live-connect.ts). */
-  private async pinnedRelay(address: string | undefined): Promise<PinnedRelay | undefined> {
-    const pinned = await startRelayFor(this.input, address);
-    if (pinned) this.streamInput = pinned.streamInput;
-    return pinned?.relay;
+  private runLive(): Promise<Ending> {
+    return runLive({
+      input: this.input,
+      spec: this.spec,
+      rt: this.rt,
+      halted: () => this.stopRequested || !!this.leaving,
+      published: () => this.progress.seq,
+      reconnecting: () => this.progress.view.reconnects++,
+      runOnce: (target) => this.runOnce(target),
+      sleep: (ms) => this.sleep(ms),
+      decoderFailed: (exit) => this.logDecoderExit(exit),
+      ...(this.warm && { warm: this.warm }),
+    });
   }
 
   private logDecoderExit(exit: SourceExit): void {
@@ -207,9 +190,10 @@ export class Job {
   }
 
   /** One ffmpeg run; resolves when ffmpeg has exited and every frame it gave has been handled. */
-  private async runOnce(): Promise<SourceExit> {
+  private async runOnce(target: LiveTarget = { nativePace: false }): Promise<SourceExit> {
     const live = this.input.live;
-    this.started = this.seq;
+    this.started = this.progress.seq;
+    const resume = this.fileResume();
     const frames = new FrameQueue({
       live,
       liveQueue: this.rt.liveQueue,
@@ -218,28 +202,36 @@ export class Job {
       pause: () => source.pause(),
       resume: () => source.resume(),
       dropped: () => {
-        this.view.frames_dropped++;
+        this.progress.view.frames_dropped++;
         metrics.framesDropped.inc({ scene: this.spec.sceneCode, reason: 'behind' });
       },
     });
-    const source = new FfmpegFrameSource({
-      ffmpegPath: this.rt.ffmpegPath,
-      read: this.input.kind === 'file' ? [this.input.input] : [],
-      ...jobDecoder({
-        input: this.input,
-        streamInput: this.streamInput,
-        sampleFps: this.spec.sampleFps,
-        size: this.rt.engine.inputSize,
-        ioTimeoutMs: this.rt.ioTimeoutMs,
-        httpProxy: this.rt.httpProxy,
-        nativePace: this.nativePace,
-      }),
-      onFrame: (f) => {
-        if (this.stopRequested) return;
-        metrics.framesDecoded.inc({ scene: this.spec.sceneCode });
-        frames.push(f);
-      },
-    });
+    const onFrame = (decoded: SourceFrame) => {
+      if (this.stopRequested) return;
+      const f = resume ? resumedFrame(decoded, resume) : decoded;
+      if (!f) return source.recycle(decoded.planes); // before the frame the job goes on at
+      metrics.framesDecoded.inc({ scene: this.spec.sceneCode });
+      frames.push(f);
+    };
+    const warm = this.warm;
+    this.warm = undefined; // the first connection only
+    const source =
+      warm?.adopt(onFrame) ??
+      new FfmpegFrameSource({
+        ffmpegPath: this.rt.ffmpegPath,
+        read: this.input.kind === 'file' ? [this.input.input] : [],
+        ...jobDecoder({
+          input: this.input,
+          streamInput: target.streamInput,
+          sampleFps: this.spec.sampleFps,
+          size: this.rt.engine.inputSize,
+          ioTimeoutMs: this.rt.ioTimeoutMs,
+          httpProxy: this.rt.httpProxy,
+          nativePace: target.nativePace,
+          seekS: resume?.seekS,
+        }),
+        onFrame,
+      });
     this.source = source;
     this.frames = frames;
     if (this.stopRequested) frames.close();
@@ -266,10 +258,19 @@ export class Job {
     return done;
   }
 
+  /** A file job taken over from an earlier owner, on its first decoder run: where to seek, and the frame to go on at. */
+  private fileResume(): FileResume | undefined {
+    const first = this.progress.firstFrame;
+    if (this.input.live || !this.spec.resume || !first || this.progress.seq > 0) return undefined;
+    const fps = this.spec.sampleFps;
+    return { ...resumePoint(this.spec.firstSeq, first, fps, 1000), fps };
+  }
+
   /** Starts detecting a frame (its detection runs beside the frames started before it). */
   private startFrame(f: SourceFrame): StartedFrame {
-    const timeMs = frameTimeMs(f, this.input.live, this.lastLiveTimeMs, this.started, this.spec.sampleFps);
-    if (this.input.live) this.lastLiveTimeMs = timeMs;
+    const p = this.progress;
+    const timeMs = frameTimeMs(f, this.input.live, p.lastLiveTimeMs, this.started, this.spec.sampleFps);
+    if (this.input.live) p.lastLiveTimeMs = timeMs;
     this.started++;
     const objects = this.detector.detect(f, timeMs);
     const held = this.ring.hold(f);
@@ -281,9 +282,8 @@ export class Job {
   private async publishFrame({ f, timeMs, objects: detected, held }: StartedFrame): Promise<void> {
     const objects = await detected;
     if (this.stopRequested) return;
-    const seq = this.seq;
-    if (held) this.ring.put(this.spec.firstSeq + seq, timeMs, held); // before results can ask for it
-    this.firstFrame ??= { seq: this.spec.firstSeq + seq, timeMs };
+    const { seq, nextSeq } = this.progress;
+    if (held) this.ring.put(nextSeq, timeMs, held); // before results can ask for it
     await this.publisher.frame({
       seq,
       frame_time_ms: timeMs,
@@ -294,7 +294,6 @@ export class Job {
       captured_at_ms: f.capturedAt,
     });
     metrics.framesPublished.inc({ scene: this.spec.sceneCode });
-    this.seq = seq + 1;
-    this.view.frames_published = this.seq;
+    this.progress.published(timeMs, this.detector.stateAfter(seq + 1));
   }
 }

@@ -28,8 +28,12 @@ interface Kept {
   capturedAt: number;
 }
 
-/** The quality of every JPEG inference encodes of a job's frames (the still, the pictures of events). */
-export const JPEG_QUALITY = 80;
+/**
+ * How inference encodes every JPEG of a job's frames (the still, the pictures of events and best shots): quality 80,
+ * with libjpeg's standard Huffman tables. Optimised tables (sharp's default) save about 2 % of the bytes for a second
+ * pass over the coefficients (docs/PERFORMANCE.md, "Evidence", has the figures).
+ */
+export const JPEG_OPTIONS = { quality: 80, optimiseCoding: false } as const;
 
 /** G, B, R planes of a size x size canvas -> interleaved RGB of its top-left width x height. */
 export function rgbOfPlanes(planes: Buffer, size: number, width: number, height: number): Buffer {
@@ -90,7 +94,7 @@ export class LatestStill {
     const lb = letterboxFor(k.width, k.height, this.size);
     this.encoded ??= (async (rgb: Buffer) => {
       const jpeg = await sharp(rgb, { raw: { width: lb.width, height: lb.height, channels: 3 } })
-        .jpeg({ quality: JPEG_QUALITY })
+        .jpeg(JPEG_OPTIONS)
         .toBuffer();
       return {
         jpeg,

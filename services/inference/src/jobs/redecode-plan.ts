@@ -61,3 +61,31 @@ export function redecodeRuns(
   for (const r of runs) r.frames = r.slots[r.slots.length - 1] - Math.round(r.seekS * fps) + 1;
   return runs;
 }
+
+/** Where a file job goes on at frame `nextSeq` on another replica: the seek point, and the slot of that frame. */
+export function resumePoint(
+  nextSeq: number,
+  first: FirstFrame,
+  fps: number,
+  marginMs: number,
+): { seekS: number; slot: number } {
+  const slot = slotOfSeq(nextSeq, first, fps);
+  return { seekS: seekSeconds(slot, fps, marginMs), slot };
+}
+
+/** Where a file job taken over goes on: the decoder's seek point, the slot of its next frame, the sampling rate. */
+export interface FileResume {
+  seekS: number;
+  slot: number;
+  fps: number;
+}
+
+/**
+ * A frame of a resumed file's decoder with the time an uninterrupted run gives it (showinfo prints 6 digits);
+ * undefined for a frame before the one the job goes on at.
+ */
+export function resumedFrame<F extends { ptsMs: number }>(f: F, r: FileResume): F | undefined {
+  const slot = slotAt(f.ptsMs, r.seekS, r.fps);
+  if (slot < r.slot) return undefined;
+  return { ...f, ptsMs: Math.round(Number((slot / r.fps).toPrecision(6)) * 1000) };
+}

@@ -2,7 +2,6 @@ import { classifyAddress } from '@vision/shared';
 import { checkStreamHost, parseStreamUrl } from '../../src/net/stream-url';
 import { ffmpegArgs, letterboxFilter } from '../../src/jobs/ffmpeg-args';
 import { isErrorLine, parseDurationLine, parseShowinfoLine } from '../../src/jobs/ffmpeg-log';
-import { SortTracker } from '../../src/tracking/sort-tracker';
 
 describe('address classification', () => {
   it.each([
@@ -118,48 +117,5 @@ describe('ffmpeg arguments and log parsing', () => {
     expect(parseDurationLine('  Duration: N/A, start: 1.4, bitrate: N/A')).toBeNull();
     expect(parseDurationLine('Stream #0:0')).toBeUndefined();
     expect(isErrorLine('http://127.0.0.1:1/x: Connection refused')).toBe(true);
-  });
-});
-
-describe('SORT tracker', () => {
-  const box = (x: number, y: number, w = 40, h = 80) => ({ x1: x, y1: y, x2: x + w, y2: y + h });
-  const person = (x: number, y: number) => ({ label: 'person', score: 0.9, box: box(x, y) });
-
-  it('keeps one id per moving object over consecutive frames and separates crossing labels', () => {
-    const t = new SortTracker();
-    const ids: string[][] = [];
-    for (let f = 0; f < 20; f++) {
-      const out = t.update([
-        person(10 + 5 * f, 100),
-        person(300 - 5 * f, 100),
-        { ...person(10 + 5 * f, 100), label: 'car' },
-      ]);
-      ids.push(out.map((o) => o.trackId));
-    }
-    const [a, b, c] = ids[0];
-    expect(new Set([a, b, c]).size).toBe(3);
-    for (const row of ids) expect(row).toEqual([a, b, c]);
-  });
-
-  it('bridges short gaps (max age) and forgets tracks after it; tentative tracks die on their first miss', () => {
-    const t = new SortTracker({ maxAge: 3, minHits: 2 });
-    const id = t.update([person(100, 100)])[0].trackId;
-    t.update([person(102, 100)]);
-    t.update([]);
-    t.update([]);
-    expect(t.update([person(106, 100)])[0].trackId).toBe(id); // 2 missed frames: same track
-    for (let i = 0; i < 4; i++) t.update([]);
-    expect(t.update([person(106, 100)])[0].trackId).not.toBe(id); // gone longer than maxAge
-    const t2 = new SortTracker({ minHits: 2 });
-    const once = t2.update([person(0, 0)])[0].trackId;
-    t2.update([]);
-    expect(t2.update([person(0, 0)])[0].trackId).not.toBe(once);
-  });
-
-  it('predicts motion so a fast object still matches', () => {
-    const t = new SortTracker({ iouThreshold: 0.3 });
-    const ids = new Set<string>();
-    for (let f = 0; f < 10; f++) ids.add(t.update([person(20 * f, 0)])[0].trackId); // 20 px steps on a 40 px box
-    expect(ids.size).toBe(1);
   });
 });

@@ -40,6 +40,8 @@ export const frameMessageSchema = z.object({
   captured_at_ms: z.number().int().positive().optional(),
   /** Tasks' grant for the job (job-grant.ts), checked before the frame is stored; kept as sent. */
   grant: z.unknown().optional(),
+  /** The epoch its publisher took the job at: frames of an owner below the task's fence are dropped. */
+  epoch: z.number().int().min(0).optional(),
 });
 
 export const endMessageSchema = z.object({
@@ -51,6 +53,16 @@ export const endMessageSchema = z.object({
   frames: seq,
   status: z.string().min(1).max(50),
   reason: z.string().max(2000).optional(),
+  grant: z.unknown().optional(),
+  epoch: z.number().int().min(0).optional(),
+});
+
+/** A replica took a job at `epoch` (before its first frame): results fences every owner before it. */
+export const ownerMessageSchema = z.object({
+  schema: z.literal(1),
+  type: z.literal('owner'),
+  task_id: taskId,
+  epoch: z.number().int().min(0),
   grant: z.unknown().optional(),
 });
 
@@ -119,12 +131,14 @@ export const internalTaskSchema = z.object({
 
 export type FrameMessage = z.infer<typeof frameMessageSchema>;
 export type EndMessage = z.infer<typeof endMessageSchema>;
+export type OwnerMessage = z.infer<typeof ownerMessageSchema>;
 export type TaskEvent = z.infer<typeof taskEventSchema>;
 export type InternalTask = z.infer<typeof internalTaskSchema>;
 
 export type FramesTopicMessage =
   | { kind: 'frame'; frame: FrameMessage }
   | { kind: 'end'; end: EndMessage }
+  | { kind: 'owner'; owner: OwnerMessage }
   | { kind: 'invalid'; problem: string };
 
 function describe(err: z.ZodError): string {
@@ -144,6 +158,10 @@ export function parseFramesTopicMessage(value: unknown): FramesTopicMessage {
   if (type === 'end') {
     const r = endMessageSchema.safeParse(value);
     return r.success ? { kind: 'end', end: r.data } : { kind: 'invalid', problem: describe(r.error) };
+  }
+  if (type === 'owner') {
+    const r = ownerMessageSchema.safeParse(value);
+    return r.success ? { kind: 'owner', owner: r.data } : { kind: 'invalid', problem: describe(r.error) };
   }
   return { kind: 'invalid', problem: `unknown message type ${JSON.stringify(type)}` };
 }

@@ -1,6 +1,9 @@
 import type { Migration } from '@vision/shared';
 import { analyticsMigration } from './analytics-migration';
+import { analyticsProgressMigration } from './analytics-progress-migration';
+import { bestShotRuleMigration } from './best-shot-rule-migration';
 import { evidenceMigration } from './evidence-migration';
+import { jobFencesMigration } from './job-fences-migration';
 import { ruleSetsMigration } from './rule-sets-migration';
 import { webhooksMigration } from './webhook-migration';
 
@@ -62,4 +65,7 @@ export const migrations: Migration[] = [
   analyticsMigration,
   ruleSetsMigration,
   evidenceMigration,
+  bestShotRuleMigration,
+  jobFencesMigration,
+  analyticsProgressMigration,
 ];

@@ -14,10 +14,12 @@ import {
   type Subscription,
 } from '@vision/shared';
 import { toStoredFrame, type StoredFrame } from '../domain/frames';
+import { FenceWalk } from '../domain/job-fence';
 import { parseFramesTopicMessage, parseTaskEvent, type TaskEvent } from '../domain/messages';
 import type { EndMarker } from '../domain/task-meta';
 import type { FrameWriter } from './frame-writer';
 import type { FramesStore } from '../store/frames-store';
+import type { JobFencesStore } from '../store/job-fences-store';
 import type { TasksStore } from '../store/tasks-store';
 import type { AnalyticsRunner, RulesNotice } from '../use-cases/run-analytics';
 
@@ -35,6 +37,8 @@ export interface IngestDeps {
   analytics?: AnalyticsRunner;
   /** Tasks' public key: frames and ends are stored only under tasks' grant for their task (job-grant.ts). */
   grantKey: KeyObject;
+  /** The fences of jobs' owners: a replica that lost a job has its messages dropped (domain/job-fence.ts). */
+  fences: JobFencesStore;
 }
 
 /**
@@ -72,17 +76,32 @@ export function framesBatchHandler(deps: IngestDeps): (messages: IncomingMessage
     const frames = new Map<string, StoredFrame>();
     const ends = new Map<string, EndMarker>();
     const captured: number[] = [];
-    for (const m of messages) {
-      const parsed = parseFramesTopicMessage(m.value);
-      if (parsed.kind === 'invalid') skip(deps.logger, m, parsed.problem);
-      else if (parsed.kind === 'frame') {
-        if (!granted(deps, m, parsed.frame.task_id, parsed.frame.grant)) continue;
-        const f = toStoredFrame(parsed.frame);
+    const parsed = messages.map((m) => ({ m, p: parseFramesTopicMessage(m.value) }));
+    const taskIds = new Set<string>();
+    for (const { p } of parsed)
+      if (p.kind !== 'invalid')
+        taskIds.add(
+          p.kind === 'frame' ? p.frame.task_id : p.kind === 'end' ? p.end.task_id : p.owner.task_id,
+        );
+    const walk = new FenceWalk(await deps.fences.read([...taskIds]));
+    for (const { m, p } of parsed) {
+      if (p.kind === 'invalid') {
+        skip(deps.logger, m, p.problem);
+        continue;
+      }
+      const msg = p.kind === 'frame' ? p.frame : p.kind === 'end' ? p.end : p.owner;
+      if (!granted(deps, m, msg.task_id, msg.grant)) continue;
+      if (!walk.admit(msg.task_id, msg.epoch)) {
+        metrics.framesRefused.inc({ reason: 'stale_owner' });
+        continue;
+      }
+      if (p.kind === 'frame') {
+        const f = toStoredFrame(p.frame);
         frames.set(`${f.taskId}\u0000${f.seq}`, f);
-        if (parsed.frame.captured_at_ms) captured.push(parsed.frame.captured_at_ms);
-      } else if (granted(deps, m, parsed.end.task_id, parsed.end.grant))
-        ends.set(parsed.end.task_id, { frames: parsed.end.frames, status: parsed.end.status });
+        if (p.frame.captured_at_ms) captured.push(p.frame.captured_at_ms);
+      } else if (p.kind === 'end') ends.set(p.end.task_id, { frames: p.end.frames, status: p.end.status });
     }
+    await deps.fences.raise(walk.changed());
     const withRules = await deps.writer.write([...frames.values()]);
     // Wall clock on both sides (the capture stamp is the inference process's Date.now()).
     const storedAt = Date.now();

@@ -5,14 +5,14 @@
  */
 import { ApiError, REASON } from '@vision/shared';
 import { decideFile, decideLive } from '../domain/fair-share';
-import type { TaskContext } from '../ports';
+import { inferenceSlots, type TaskContext } from '../ports';
 import type { TaskRow } from '../store/task-store';
 
 export type Plan = 'start' | 'queue';
 
 export async function planAdmission(ctx: TaskContext, task: TaskRow): Promise<Plan> {
   const { settings } = ctx;
-  const view = await ctx.store.slotView(settings.inferenceSlots, task.task_id);
+  const view = await ctx.store.slotView(await inferenceSlots(ctx), task.task_id);
   if (task.source_type === 'file') {
     const d = decideFile(view, task.subject, settings.queueMax);
     if (d.kind === 'refuse')

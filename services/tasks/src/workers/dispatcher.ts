@@ -5,7 +5,7 @@
  * update before it is submitted; a claimed task the process dies with is resubmitted by crash recovery.
  */
 import { nextToStart, withStarted, type SlotView } from '../domain/fair-share';
-import { type TaskContext, workerIdentity } from '../ports';
+import { inferenceSlots, type TaskContext, workerIdentity } from '../ports';
 import { refundAndMove, submitTask } from '../use-cases/submission';
 
 const without = (view: SlotView, taskId: string): SlotView => ({
@@ -26,7 +26,7 @@ export async function expireQueued(ctx: TaskContext): Promise<number> {
 
 /** Starts queued tasks while the backend takes them; returns how many it submitted. */
 export async function dispatchQueued(ctx: TaskContext): Promise<number> {
-  let view = await ctx.store.slotView(ctx.settings.inferenceSlots);
+  let view = await ctx.store.slotView(await inferenceSlots(ctx));
   let started = 0;
   for (let i = 0; i < 100; i++) {
     const next = nextToStart(view);

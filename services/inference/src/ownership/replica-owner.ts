@@ -1,0 +1,294 @@
+/**
+ * This replica's part in running video jobs (docs/ARCHITECTURE.md, "Who runs a video job"). Every `beatMs` it
+ * renews its lease, which holds every job it owns, writes their checkpoints and learns the other replicas' loads;
+ * every `takeMs`, while it has room, it takes the jobs given to it and the orphans of replicas whose lease ran out.
+ * A job it no longer owns (its lease ran out while it was paused or cut off) is fenced at once. A planned stop
+ * hands every job over; a replica above its fair load hands its surplus to those below theirs.
+ */
+import { performance } from 'node:perf_hooks';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { Logger } from '@vision/shared';
+import { handoverTarget, placeJob, receivers, surplusOf } from './domain/placement';
+import type { JobEnd, JobRecord, LeaseStore, LiveReplica, LocalJobs } from './port';
+
+export interface ReplicaOwnerOptions {
+  store: LeaseStore;
+  jobs: LocalJobs;
+  logger: Logger;
+  replicaId: string;
+  capacity: number;
+  /** INFERENCE_LEASE_TTL_MS: a replica silent this long loses its jobs to the others. */
+  leaseTtlMs: number;
+  /** How often the lease is renewed and the checkpoints written. */
+  beatMs: number;
+  /** How often a replica with room looks for jobs to take. */
+  takeMs: number;
+  /** A job given to a replica that did not take it within this is anybody's. */
+  givenMs: number;
+  /** Whether a replica above its fair load hands jobs to those below (scale-out). */
+  rebalance: boolean;
+  /**
+   * INFERENCE_HANDOVER_OVERLAP_MS: the longest a live job's owner keeps running it while the replica it is handed to
+   * starts its stream (make-before-break); then it is handed over whether that stream is up or not.
+   */
+  overlapMs: number;
+}
+
+export class ReplicaOwner {
+  /** The epoch each job running here was taken at. */
+  private readonly epochs = new Map<string, number>();
+  /** Live jobs offered here whose stream is starting or up, until taken (or given up at the timer). */
+  private readonly warming = new Map<string, NodeJS.Timeout>();
+  /** Handovers in progress (a live job keeps running here meanwhile), by job id. */
+  private readonly handing = new Map<string, Promise<void>>();
+  /** Ends not yet written to the store (it was unreachable): written at the next beat. */
+  private readonly ends = new Map<string, { epoch: number; end: JobEnd }>();
+  private loads: LiveReplica[] = [];
+  /** Where the other replicas reach this one (known once it listens). */
+  private url = '';
+  private lastBeat = 0;
+  private beats = 0;
+  private draining = false;
+  private timers: NodeJS.Timeout[] = [];
+  /** One beat or take at a time. */
+  private turn: Promise<void> = Promise.resolve();
+
+  constructor(private readonly o: ReplicaOwnerOptions) {}
+
+  get replicaId(): string {
+    return this.o.replicaId;
+  }
+
+  /** Joins: the first beat must reach the store (a replica that cannot is not ready), then the loops run. */
+  async start(url: string): Promise<void> {
+    this.url = url;
+    await this.beat();
+    const loop = (ms: number, fn: () => Promise<void>, what: string) =>
+      setInterval(() => {
+        this.turn = this.turn.then(fn).catch((err: unknown) => {
+          this.o.logger.warn({ err, replica: this.o.replicaId }, `job ownership: ${what} failed`);
+        });
+      }, ms).unref();
+    this.timers = [
+      loop(this.o.beatMs, () => this.beat(), 'beat'),
+      loop(this.o.takeMs, () => this.take(), 'take'),
+      // Apart from the beats: a beat that hangs on an unreachable store must not keep our jobs publishing.
+      setInterval(() => this.checkLease(), this.o.beatMs).unref(),
+    ];
+  }
+
+  /** The live replicas as of the last beat (their url, capacity and jobs). */
+  replicas(): readonly LiveReplica[] {
+    return this.loads;
+  }
+
+  /** Where a new job runs: this replica, another one (which takes it on its next look), or nowhere (all full). */
+  place(): string | undefined {
+    if (this.draining) return undefined;
+    const target = placeJob(this.loads, this.o.replicaId);
+    const r = this.loads.find((l) => l.replicaId === target);
+    if (r) r.jobs++; // until the next beat counts it
+    return target;
+  }
+
+  /** Runs a job this replica just placed on itself. */
+  async runHere(record: JobRecord): Promise<void> {
+    clearTimeout(this.warming.get(record.jobId));
+    this.warming.delete(record.jobId); // the run goes on with its warm stream
+    this.epochs.set(record.jobId, record.epoch);
+    await this.o.jobs.run(record, (end) => void this.ended(record.epoch, end));
+  }
+
+  /** Our lease may have run out (no beat reached the store in time): the others may run our jobs already. */
+  private checkLease(): void {
+    if (this.lastBeat > 0 && performance.now() - this.lastBeat > this.o.leaseTtlMs - this.o.beatMs)
+      for (const id of this.o.jobs.runningIds()) this.fence(id, 'lease not renewed in time');
+  }
+
+  private async beat(): Promise<void> {
+    const { store, jobs } = this.o;
+    this.checkLease();
+    const started = performance.now();
+    this.loads = await store.beat(
+      { replicaId: this.o.replicaId, url: this.url, capacity: this.o.capacity, draining: this.draining },
+      this.o.leaseTtlMs,
+    );
+    this.lastBeat = started;
+    this.beats++;
+    for (const [id, { epoch, end }] of this.ends) {
+      await store.finish(id, this.o.replicaId, epoch, end);
+      this.ends.delete(id);
+    }
+    const saving = jobs
+      .runningIds()
+      .map((id) => ({ jobId: id, epoch: this.epochs.get(id), checkpoint: jobs.checkpoint(id) }))
+      .filter(
+        (j): j is { jobId: string; epoch: number; checkpoint: NonNullable<typeof j.checkpoint> } =>
+          j.epoch !== undefined && j.checkpoint !== undefined,
+      );
+    const { lost, stop } = await store.saveCheckpoints(this.o.replicaId, saving);
+    // A job released by its handover meanwhile has left already: no longer ours, and not fenced.
+    for (const id of lost) if (!this.handing.has(id)) this.fence(id, 'owned by another replica');
+    for (const id of stop) jobs.stop(id);
+    if (this.o.rebalance && !this.draining && this.beats > 2) this.shed();
+    if (this.beats % 300 === 0) await store.forgetEnded(24 * 3600_000);
+  }
+
+  private async take(): Promise<void> {
+    if (this.draining) return;
+    const room = this.o.capacity - this.o.jobs.runningIds().length;
+    const { taken, offered } = await this.o.store.take(this.o.replicaId, room, this.o.givenMs);
+    for (const record of offered) this.warmUp(record);
+    // Started side by side: a live job handed over here must not wait behind a file's source (its upload found and
+    // probed first), since its capture gap grows meanwhile.
+    await Promise.all(
+      taken.map((record) => {
+        const warm = this.warming.has(record.jobId); // its stream started while its owner still ran it
+        this.o.logger.info(
+          { job_id: record.jobId, epoch: record.epoch, from_seq: record.checkpoint?.nextSeq ?? 0, warm },
+          'job taken',
+        );
+        return this.runHere(record);
+      }),
+    );
+  }
+
+  /** A live job offered here: its stream starts, and the store hears when it is up. */
+  private warmUp(record: JobRecord): void {
+    const id = record.jobId;
+    if (this.warming.has(id) || this.epochs.has(id)) return;
+    // Not taken within the overlap and the take that follows it: the job went elsewhere, or ended.
+    const expire = () => {
+      this.warming.delete(id);
+      this.o.jobs.unwarm(id);
+    };
+    this.warming.set(id, setTimeout(expire, this.o.overlapMs + this.o.givenMs).unref());
+    this.o.jobs
+      .warm(record)
+      .then(async (up) => {
+        if (up && this.warming.has(id)) await this.o.store.ready(id, this.o.replicaId);
+      })
+      .catch((err: unknown) => {
+        this.o.logger.warn({ err, job_id: id }, 'job ownership: stream of a job offered here not started');
+      });
+  }
+
+  private async ended(epoch: number, end: JobEnd): Promise<void> {
+    this.epochs.delete(end.jobId);
+    try {
+      await this.o.store.finish(end.jobId, this.o.replicaId, epoch, end);
+    } catch (err) {
+      this.o.logger.warn({ err, job_id: end.jobId }, 'job end not written yet: written at the next beat');
+      this.ends.set(end.jobId, { epoch, end });
+    }
+  }
+
+  private fence(id: string, why: string): void {
+    this.o.logger.warn({ job_id: id, why }, 'job fenced: it runs elsewhere');
+    this.o.jobs.fence(id);
+    this.epochs.delete(id);
+  }
+
+  /**
+   * Scale-out: hands this replica's surplus (live jobs first) to the replicas below their fair load. The beats go on
+   * meanwhile: a live job's handover waits for its receiver's stream.
+   */
+  private shed(): void {
+    const surplus = surplusOf(this.loads, this.o.replicaId) - this.handing.size;
+    if (surplus <= 0) return;
+    const to = receivers(this.loads, this.o.replicaId, surplus);
+    const live = (id: string) => Number(this.o.jobs.isLive(id));
+    const ids = this.o.jobs
+      .runningIds()
+      .filter((id) => !this.handing.has(id))
+      .sort((a, b) => live(b) - live(a))
+      .slice(0, to.length);
+    ids.forEach((id, i) => void this.track(id, to[i]));
+  }
+
+  /** Runs the handover of `id` to `to`, known in `handing` until it is done. */
+  private track(id: string, to: string | null): Promise<void> {
+    const p = this.handOver(id, to)
+      .catch((err: unknown) => this.o.logger.warn({ err, job_id: id }, 'job ownership: handover failed'))
+      .finally(() => this.handing.delete(id));
+    this.handing.set(id, p);
+    return p;
+  }
+
+  /**
+   * Hands one job over to `to` (or to nobody: the first replica with room takes it). A live job is offered first
+   * and runs here until `to` says its stream is up, or for `overlapMs` at most (make-before-break).
+   */
+  private async handOver(id: string, to: string | null): Promise<void> {
+    const epoch = this.epochs.get(id);
+    const since = performance.now();
+    const overlap =
+      epoch !== undefined && to && this.o.jobs.isLive(id) ? await this.overlap(id, epoch, to) : undefined;
+    const checkpoint = await this.o.jobs.handOver(id);
+    this.epochs.delete(id);
+    if (epoch === undefined || !checkpoint) return;
+    const given = await this.o.store.release(id, this.o.replicaId, epoch, checkpoint, to);
+    const waited = Math.round(performance.now() - since);
+    this.o.logger.info(
+      {
+        job_id: id,
+        to,
+        next_seq: checkpoint.nextSeq,
+        given,
+        ...(overlap && { successor: overlap, waited_ms: waited }),
+      },
+      'job handed over',
+    );
+  }
+
+  /**
+   * Offers a live job to `to` and waits until its stream is up (or the job is no longer ours to hand over); says how
+   * the wait ended: `up`, `late` (the overlap ran out first) or `gone`.
+   */
+  private async overlap(id: string, epoch: number, to: string): Promise<'up' | 'late' | 'gone'> {
+    if (!(await this.o.store.offer(id, this.o.replicaId, epoch, to))) return 'gone';
+    const until = performance.now() + this.o.overlapMs;
+    while (performance.now() < until && this.epochs.get(id) === epoch) {
+      await sleep(Math.min(this.o.takeMs, 200), undefined, { ref: false });
+      const [r] = await this.o.store.find([id]);
+      if (r?.status !== 'running' || r.owner !== this.o.replicaId || r.epoch !== epoch) return 'gone';
+      if (r.successorReady) return 'up';
+    }
+    return this.epochs.get(id) === epoch ? 'late' : 'gone';
+  }
+
+  /**
+   * A planned stop (SIGTERM): no job is taken any more (take() does nothing while draining), every job is handed
+   * over (spread over the replicas with room, or left to whoever starts next), then the replica leaves. The beats go on until then: a live job's
+   * handover waits up to `overlapMs` for its receiver's stream, and a lease that ran out meanwhile would turn the
+   * handover into a takeover (from the last checkpoint, seqs skipped).
+   */
+  async drain(): Promise<void> {
+    this.draining = true;
+    this.turn = this.turn.then(() =>
+      this.beat().catch((err: unknown) => this.o.logger.warn({ err }, 'draining beat failed')),
+    );
+    await this.turn;
+    const loads = this.loads.map((l) => ({ ...l }));
+    const handing = [...this.handing.values()];
+    const plan = this.o.jobs
+      .runningIds()
+      .filter((id) => !this.handing.has(id))
+      .map((id) => {
+        const to = handoverTarget(loads, this.o.replicaId) ?? null;
+        const r = loads.find((l) => l.replicaId === to);
+        if (r) r.jobs++;
+        return { id, to };
+      });
+    await Promise.all([...handing, ...plan.map((p) => this.track(p.id, p.to))]);
+    for (const t of this.timers) clearInterval(t);
+    await this.turn;
+    await this.o.store.leave(this.o.replicaId);
+  }
+
+  /** Stops the loops without handing anything over (tests; a crash is this and no more). */
+  halt(): void {
+    for (const t of this.timers) clearInterval(t);
+    for (const t of this.warming.values()) clearTimeout(t);
+  }
+}
