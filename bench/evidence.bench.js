@@ -25,6 +25,10 @@
  * frame that left the ring costs to decode again from its upload (services/inference/dist/jobs/frame-redecode.js,
  * on ../shared's 10 s pedestrian clip at 5 frames a second): one frame 9.4 s into the clip asked alone, and eight
  * frames of one step asked together, their wall time and CPU (ffmpeg's, from /proc, and this process's).
+ * With --best-shots FILE (the --json of bench/evidence-clips.bench.js, run on the same build), also prints
+ * (information) what the tracks' best shots of each clip cost: their pictures per frame with one evaluation step a
+ * frame (the most: a live stream's steps are that small), against one camera's detection and against an instance
+ * at capacity whose every camera is like that clip.
  * Ends with `targets: N met, M missed`. Compare figures only within a run: the machine is shared.
  */
 const path = require('node:path');
@@ -251,6 +255,17 @@ async function main() {
       `  ${what}: ${wall.toFixed(0)} ms wall, ${cpu.toFixed(0)} ms CPU = ${(cpu / n / detectCpu).toFixed(1)} x a frame's detection per frame`,
     );
   }
+  if (args['best-shots'])
+    for (const c of JSON.parse(fs.readFileSync(String(args['best-shots']), 'utf8'))) {
+      const perFrame = c.taken / Math.max(1, c.frames);
+      const before = c.takenOld / Math.max(1, c.frames);
+      const cost = (n) => `${(((n * picture_ms) / detectCpu) * 100).toFixed(1)} %`;
+      console.log(
+        `  best shots of ${c.clip}: ${perFrame.toFixed(3)} pictures a frame (${c.taken} for ${c.tracks} tracks, ` +
+          `${c.frames} frames) = ${cost(perFrame)} of the detection's CPU, one camera or an instance of such ` +
+          `cameras at capacity; with the 1 % rule ${before.toFixed(3)} a frame = ${cost(before)}`,
+      );
+    }
   const { missed } = report([
     {
       name: `pictures at ${EVENTS_PER_S} events/s and the ring / detection at capacity, CPU`,

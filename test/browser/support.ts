@@ -105,3 +105,19 @@ export function rgbOf(hex: string): [number, number, number] {
 
 export const colourDistance = (a: readonly number[], b: readonly number[]) =>
   Math.hypot(a[0] - b[0], a[1] - b[1], a[2] - b[2]);
+
+/**
+ * The images of the page that did not load: one with a source that is not a decoded picture, or one whose
+ * picture could not be read (`data-state="failed"`). An image still waiting for its picture is not counted.
+ */
+export async function brokenImages(page: Page): Promise<string[]> {
+  return page.evaluate(() =>
+    [...document.images]
+      .filter(
+        (i) =>
+          i.dataset.state === 'failed' ||
+          (i.getAttribute('src') !== null && (!i.complete || i.naturalWidth === 0)),
+      )
+      .map((i) => `${i.className} ${i.dataset.path ?? i.src}`),
+  );
+}

@@ -22,6 +22,8 @@ import { until } from '../helpers/webhooks';
 
 const KEY = 'e2e-redecode-key-0123456789';
 const CLIP = path.join(MEDIA, 'videos', 'pedestrians_vtest_opencv_10s.mov');
+// 102 frames at 10 fps: the last at 10.1 s.
+const LAST_INPUT_FRAME_MS = 10_100;
 const MIDDLE = { id: 'middle', start: [0.5, 0.02], end: [0.5, 0.98], labels: ['person'] };
 
 describe('pictures of a file task whose frames left the ring', () => {
@@ -29,7 +31,14 @@ describe('pictures of a file task whose frames left the ring', () => {
   beforeAll(async () => {
     stack = await startStack({
       keys: `${KEY}:redecode`,
-      env: { TASKS_POLL_INTERVAL_MS: '300', INFERENCE_FRAME_RING: '0' },
+      env: {
+        TASKS_POLL_INTERVAL_MS: '300',
+        INFERENCE_FRAME_RING: '0',
+        // Which frame is drawn is the subject here, not how soon: beside other test files a frame decoded again
+        // took longer than the default 2 s (an event said frame_gone), so both waits are longer.
+        INFERENCE_REDECODE_TIMEOUT_MS: '8000',
+        RESULTS_SNAPSHOT_TIMEOUT_MS: '10000',
+      },
     });
   }, 300_000);
   afterAll(() => stack?.close());
@@ -88,7 +97,9 @@ describe('pictures of a file task whose frames left the ring', () => {
       const pic = await rgb(a.bytes);
       const box = pixelBox(o, pic);
       expectBoxDrawn(pic, box);
-      expectPictureOfFrameAt(CLIP, e.media_ms, pic, box);
+      // Past the clip's last input frame (10.1 s) the sampler's slots repeat a frame at its end, which a decode
+      // at that time cannot name: those pictures are only checked for their box.
+      if (e.media_ms <= LAST_INPUT_FRAME_MS) expectPictureOfFrameAt(CLIP, e.media_ms, pic, box);
       const c = await picture(`${e.snapshot_path as string}?crop=true`);
       expect([c.status, (await sharp(c.bytes).metadata()).format]).toEqual([200, 'jpeg']);
     }

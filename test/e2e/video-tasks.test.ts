@@ -135,7 +135,11 @@ describe('video tasks end to end through the gateway', () => {
     });
     const people = (low.body.items as Frame[]).flatMap((f) => f.objects).filter((o) => o.label === 'person');
     expect(people.length).toBeGreaterThan(10);
-    expect(people.every((p) => typeof p.track_id === 'string' && p.score >= 0.3)).toBe(true);
+    expect(people.every((p) => p.score >= 0.3)).toBe(true);
+    // An id once its track is confirmed (3 frames): nearly every person of these first frames has one.
+    expect(people.filter((p) => typeof p.track_id === 'string').length).toBeGreaterThanOrEqual(
+      0.7 * people.length,
+    );
     expect(low.body.items[0].objects_total).toBeGreaterThanOrEqual(low.body.items[0].objects.length);
 
     // Isolation: another subject sees nothing of it.

@@ -15,6 +15,8 @@ export class ApiFailure extends Error {
     readonly code: string,
     message: string,
     readonly requestId?: string,
+    /** The error's `details` (a picture's 404 names why in `snapshot_reason`). */
+    readonly details?: Record<string, unknown>,
   ) {
     super(message);
     this.name = 'ApiFailure';
@@ -22,7 +24,7 @@ export class ApiFailure extends Error {
 }
 
 interface Envelope {
-  error?: { code?: unknown; message?: unknown; request_id?: unknown };
+  error?: { code?: unknown; message?: unknown; request_id?: unknown; details?: unknown };
 }
 
 function failureOf(status: number, text: string): ApiFailure {
@@ -34,6 +36,9 @@ function failureOf(status: number, text: string): ApiFailure {
         e.code,
         typeof e.message === 'string' ? e.message : e.code,
         typeof e.request_id === 'string' ? e.request_id : undefined,
+        typeof e.details === 'object' && e.details !== null
+          ? (e.details as Record<string, unknown>)
+          : undefined,
       );
   } catch {
     // not JSON: fall through
@@ -80,11 +85,17 @@ export async function api<T>(
   return { status: res.status, headers: res.headers, body: (text ? JSON.parse(text) : undefined) as T };
 }
 
+/** A binary answer: its body and headers. */
+export interface BlobAnswer {
+  blob: Blob;
+  headers: Headers;
+}
+
 /**
- * A binary GET (a picture) with the key in the header: the body as a Blob. Rejects with an ApiFailure carrying
- * the service's code (a 404 for an event without a picture names why).
+ * A binary GET (a picture) with the key in the header: the body as a Blob, with the answer's headers. Rejects with
+ * an ApiFailure carrying the service's code (a 404 for an event or track without a picture names why).
  */
-export async function apiBlob(path: string, signal?: AbortSignal): Promise<Blob> {
+export async function apiBlob(path: string, signal?: AbortSignal): Promise<BlobAnswer> {
   let res: Response;
   try {
     res = await fetch(path, {
@@ -98,7 +109,7 @@ export async function apiBlob(path: string, signal?: AbortSignal): Promise<Blob>
     throw new ApiFailure(0, 'NETWORK', 'The service could not be reached');
   }
   if (!res.ok) throw failureOf(res.status, await res.text());
-  return res.blob();
+  return { blob: await res.blob(), headers: res.headers };
 }
 
 /**

@@ -36,6 +36,31 @@ export function noSnapshotText(reason: string | undefined): string {
   return `no picture: ${REASONS[reason] ?? reason.replace(/_/g, ' ')}`;
 }
 
+const RULES: Record<string, string> = {
+  too_small: 'small in every frame: its best-scoring box',
+  at_edge: 'at the frame’s edge in every frame: its best-scoring box',
+};
+
+/**
+ * What a best shot's `X-Best-Shot-Rule` says, in words: nothing when its box met the size rule, else which
+ * fallback it is (an unknown rule is shown as the service gave it).
+ */
+export function bestShotRuleText(rule: string | undefined): string | undefined {
+  if (rule === undefined || rule === 'met') return undefined;
+  return RULES[rule] ?? rule.replace(/_/g, ' ');
+}
+
+/** What a track's tile says when its best shot cannot be shown (the 404's reason, else the error's code). */
+export function noBestShotText(code: string, reason: string | undefined): string {
+  if (code === 'OP-TASK-NO-SNAPSHOT') return noSnapshotText(reason);
+  return `no picture: ${code === 'UNREADABLE' ? 'it could not be shown' : 'it could not be read'}`;
+}
+
+/** A track's first and last media times, as the tile shows them. */
+export function trackTimes(t: Pick<TrackShot, 'firstMs' | 'lastMs'>, format: (ms: number) => string): string {
+  return t.lastMs > t.firstMs ? `${format(t.firstMs)}–${format(t.lastMs)}` : format(t.firstMs);
+}
+
 /** What the list of tracks reads of a result frame (api.ts `Frame`). */
 export interface TrackedFrame {
   frame_time_ms: number;

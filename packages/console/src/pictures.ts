@@ -7,9 +7,16 @@
 import { ApiFailure, apiBlob } from './api.js';
 import { h } from './dom.js';
 
+/** What became of a picture: shown (with the rule a best shot's box met), or not, and why. */
+export type PictureOutcome =
+  { shown: true; rule?: string } | { shown: false; code: string; reason?: string; message: string };
+
 export interface Pictures {
-  /** Shows the picture at `path` in `img` once `img` comes near the view; its `data-alt` becomes its alt then. */
-  lazy(img: HTMLImageElement, path: string): void;
+  /**
+   * Shows the picture at `path` in `img` once `img` comes near the view; its `data-alt` becomes its alt then.
+   * `settled` hears whether it was shown (an image that did not load is not).
+   */
+  lazy(img: HTMLImageElement, path: string, settled?: (o: PictureOutcome) => void): void;
   /** Stops waiting to show a picture in `img` (it left the page). */
   release(img: HTMLImageElement): void;
   /** Opens the picture at `path` in the dialog, with `caption` over it. */
@@ -21,17 +28,36 @@ export interface Pictures {
   dispose(): void;
 }
 
+interface Read {
+  url: string;
+  /** A best shot's `X-Best-Shot-Rule`. */
+  rule?: string;
+}
+
+const outcomeOf = (err: unknown): PictureOutcome => {
+  const reason = err instanceof ApiFailure ? err.details?.snapshot_reason : undefined;
+  return {
+    shown: false,
+    code: err instanceof ApiFailure ? err.code : 'ERROR',
+    ...(typeof reason === 'string' ? { reason } : {}),
+    message: err instanceof Error ? err.message : String(err),
+  };
+};
+
 export function createPictures(): Pictures {
-  const urls = new Map<string, Promise<string>>();
-  const waiting = new Map<Element, string>();
+  const urls = new Map<string, Promise<Read>>();
+  const waiting = new Map<Element, { path: string; settled?: (o: PictureOutcome) => void }>();
   const aborts = new AbortController();
   let gone = false;
 
   /** The object URL of `path`, read once. */
-  const urlOf = (path: string): Promise<string> => {
+  const urlOf = (path: string): Promise<Read> => {
     let url = urls.get(path);
     if (!url) {
-      url = apiBlob(path, aborts.signal).then((blob) => URL.createObjectURL(blob));
+      url = apiBlob(path, aborts.signal).then(({ blob, headers }) => {
+        const rule = headers.get('x-best-shot-rule');
+        return { url: URL.createObjectURL(blob), ...(rule ? { rule } : {}) };
+      });
       // A failed read is tried again the next time the picture is asked for.
       url.catch(() => urls.delete(path));
       urls.set(path, url);
@@ -39,10 +65,10 @@ export function createPictures(): Pictures {
     return url;
   };
 
-  const show = (img: HTMLImageElement, path: string) => {
+  const show = (img: HTMLImageElement, path: string, settled?: (o: PictureOutcome) => void) => {
     img.dataset.state = 'loading';
     urlOf(path).then(
-      (url) => {
+      ({ url, rule }) => {
         // Gone, or the image was given another picture meanwhile.
         if (gone || img.dataset.path !== path) return;
         img.addEventListener(
@@ -51,14 +77,23 @@ export function createPictures(): Pictures {
             img.dataset.state = 'loaded';
             // Said once there is a picture: an image waiting for its picture shows nothing.
             if (img.dataset.alt) img.alt = img.dataset.alt;
+            settled?.({ shown: true, ...(rule ? { rule } : {}) });
           },
           { once: true },
         );
-        img.addEventListener('error', () => (img.dataset.state = 'failed'), { once: true });
+        img.addEventListener(
+          'error',
+          () => {
+            img.dataset.state = 'failed';
+            settled?.({ shown: false, code: 'UNREADABLE', message: 'The picture could not be shown' });
+          },
+          { once: true },
+        );
         img.src = url;
       },
       (err: unknown) => {
         if (gone || img.dataset.path !== path) return;
+        settled?.(outcomeOf(err));
         img.dataset.state = 'failed';
         img.dataset.code = err instanceof ApiFailure ? err.code : 'ERROR';
         img.title = err instanceof Error ? err.message : String(err);
@@ -73,10 +108,10 @@ export function createPictures(): Pictures {
     (entries) => {
       for (const entry of entries) {
         if (!entry.isIntersecting) continue;
-        const path = waiting.get(entry.target);
+        const w = waiting.get(entry.target);
         observer.unobserve(entry.target);
         waiting.delete(entry.target);
-        if (path !== undefined) show(entry.target as HTMLImageElement, path);
+        if (w !== undefined) show(entry.target as HTMLImageElement, w.path, w.settled);
       }
     },
     { rootMargin: '200px' },
@@ -99,10 +134,10 @@ export function createPictures(): Pictures {
 
   return {
     dialog,
-    lazy(img, path) {
+    lazy(img, path, settled) {
       img.dataset.path = path;
       img.dataset.state = 'waiting';
-      waiting.set(img, path);
+      waiting.set(img, { path, ...(settled ? { settled } : {}) });
       observer.observe(img);
     },
     release(img) {
@@ -121,7 +156,7 @@ export function createPictures(): Pictures {
     forget(path) {
       const url = urls.get(path);
       urls.delete(path);
-      url?.then((u) => URL.revokeObjectURL(u)).catch(() => undefined);
+      url?.then((r) => URL.revokeObjectURL(r.url)).catch(() => undefined);
     },
     dispose() {
       gone = true;
@@ -129,7 +164,7 @@ export function createPictures(): Pictures {
       waiting.clear();
       aborts.abort();
       if (dialog.open) dialog.close();
-      for (const url of urls.values()) url.then((u) => URL.revokeObjectURL(u)).catch(() => undefined);
+      for (const url of urls.values()) url.then((r) => URL.revokeObjectURL(r.url)).catch(() => undefined);
       urls.clear();
     },
   };

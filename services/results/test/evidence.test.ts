@@ -113,13 +113,17 @@ afterEach(() => jest.restoreAllMocks());
 
 type Event = Record<string, unknown> & { id: string; kind: string; seq: number };
 
-async function run(taskId: string, expiresAt = '2030-01-01T00:00:00.000Z'): Promise<Event[]> {
+async function created(taskId: string, expiresAt = '2030-01-01T00:00:00.000Z'): Promise<void> {
   await h.taskEvent(taskId, 'running', {
     type: 'task.created',
     rules_version: 1,
     rules: RULES,
     result_expires_at: expiresAt,
   });
+}
+
+async function run(taskId: string, expiresAt = '2030-01-01T00:00:00.000Z'): Promise<Event[]> {
+  await created(taskId, expiresAt);
   await h.bus.publish(
     TOPICS.frames,
     Array.from({ length: 12 }, (_, seq) => risingCarFrame(taskId, seq)),
@@ -146,11 +150,49 @@ async function run(taskId: string, expiresAt = '2030-01-01T00:00:00.000Z'): Prom
   return events;
 }
 
+type Tracked = { track_id?: string; best_shot_path?: string };
+
+/** Publishes frames of a task, then waits until the evaluated ones number `evaluated` and returns them. */
+async function framesEvaluated(taskId: string, frames: unknown[], evaluated: number) {
+  await h.bus.publish(TOPICS.frames, frames as Parameters<typeof h.bus.publish>[1]);
+  let items: { frame_id: string; zones?: unknown; objects: Tracked[] }[] = [];
+  await waitFor('the frames evaluated', async () => {
+    const r = await h.api('GET', `/v1/vision/tasks/${taskId}/results?limit=100&min_score=0`);
+    items = (r.body?.items ?? []) as typeof items;
+    return items.filter((f) => f.zones !== undefined).length >= evaluated;
+  });
+  return items;
+}
+
+/** A frame of a task with a person of `w` x `h` (of the frame) at `cx`, tracked as `track`, scoring `score`. */
+function personFrame(
+  taskId: string,
+  seq: number,
+  track: string,
+  score: number,
+  w: number,
+  h: number,
+  cx = 0.5,
+) {
+  const f = risingCarFrame(taskId, seq);
+  f.value.objects = [
+    {
+      label: 'person',
+      score,
+      track_id: track,
+      bbox: { format: 'cxcywh_normalized', cx, cy: 0.5, width: w, height: h },
+    },
+  ];
+  return f;
+}
+
 interface ErrorBody {
   error: { code: string; details: { snapshot_reason?: string } };
 }
 
-async function picture(p: string): Promise<{ status: number; bytes: Buffer; body?: ErrorBody }> {
+async function picture(
+  p: string,
+): Promise<{ status: number; bytes: Buffer; headers: Headers; body?: ErrorBody }> {
   const res = await fetch(`${h.svc.url}${p}`, {
     headers: {
       [IDENTITY_HEADER]: signFor({ subject: 'alice', requestId: randomUUID() }, 'results', {
@@ -163,7 +205,7 @@ async function picture(p: string): Promise<{ status: number; bytes: Buffer; body
   const json = res.headers.get('content-type')?.includes('json')
     ? (JSON.parse(bytes.toString()) as ErrorBody)
     : undefined;
-  return { status: res.status, bytes, body: json };
+  return { status: res.status, bytes, headers: res.headers, body: json };
 }
 
 const keysOf = async (taskId: string) =>
@@ -229,6 +271,79 @@ describe('pictures of events in the results service', () => {
     const r = await picture(`/v1/vision/tasks/${taskId}/events/${events[0].id}/snapshot`);
     expect([r.status, r.body?.error.code]).toEqual([404, 'OP-NOT-FOUND']);
   }, 60_000);
+  it('every tracked object of an evaluated frame names a best shot that answers a picture, the fallback saying so', async () => {
+    const taskId = randomUUID();
+    await created(taskId);
+    // 640 x 360 is detected at 416 x 234: 0.01 x 0.03 is 4 x 7 px, too small; 0.03 x 0.15 is 12 x 35 px, 0.45 %
+    // of the frame, which the size rule takes; a box at the left edge is the last resort.
+    const frames = [
+      personFrame(taskId, 0, '21', 0.5, 0.01, 0.03),
+      personFrame(taskId, 1, '21', 0.8, 0.01, 0.03),
+      personFrame(taskId, 2, '22', 0.9, 0.2, 0.3, 0.05),
+      personFrame(taskId, 3, '23', 0.6, 0.03, 0.15),
+    ];
+    const items = await framesEvaluated(taskId, frames, 4);
+    const tracked = items.flatMap((f) => f.objects.filter((o) => o.track_id !== undefined));
+    expect(tracked).toHaveLength(4);
+    const rules: Record<string, string | null> = {};
+    for (const o of tracked) {
+      expect(o.best_shot_path).toBe(`/v1/vision/tasks/${taskId}/tracks/${o.track_id}/best_shot`);
+      const got = await picture(o.best_shot_path!);
+      expect([o.track_id, got.status]).toEqual([o.track_id, 200]);
+      rules[o.track_id!] = got.headers.get('x-best-shot-rule');
+    }
+    expect(rules).toEqual({ '21': 'too_small', '22': 'at_edge', '23': 'met' });
+    // The tiny track's best-scoring box (seq 1), the others' only one.
+    expect((await picture(`/v1/vision/tasks/${taskId}/tracks/21/best_shot`)).headers.get('x-frame-seq')).toBe(
+      '1',
+    );
+
+    // A later box that passes replaces the fallback, whatever its score, and its objects go.
+    await framesEvaluated(taskId, [personFrame(taskId, 4, '21', 0.35, 0.03, 0.15)], 5);
+    const better = await picture(`/v1/vision/tasks/${taskId}/tracks/21/best_shot`);
+    expect([better.headers.get('x-frame-seq'), better.headers.get('x-best-shot-rule')]).toEqual(['4', 'met']);
+    const keys = await keysOf(taskId);
+    expect(keys.filter((k) => k.includes(`/tracks/${Buffer.from('21').toString('hex')}/`))).toEqual([
+      `${evidencePrefix(taskId)}tracks/3231/4.crop.jpg`,
+      `${evidencePrefix(taskId)}tracks/3231/4.jpg`,
+    ]);
+  }, 60_000);
+
+  it('a best shot whose frame is gone says so, and the next step that sees its track takes one', async () => {
+    const taskId = randomUUID();
+    await created(taskId);
+    stub.gone.add(0);
+    try {
+      await framesEvaluated(taskId, [personFrame(taskId, 0, '31', 0.9, 0.05, 0.2)], 1);
+    } finally {
+      stub.gone.clear();
+    }
+    const gone = await picture(`/v1/vision/tasks/${taskId}/tracks/31/best_shot`);
+    expect([gone.status, gone.body?.error.code, gone.body?.error.details.snapshot_reason]).toEqual([
+      404,
+      'OP-TASK-NO-SNAPSHOT',
+      'frame_gone',
+    ]);
+    // A lower score than the failed one: a track without a picture takes its best box of the step.
+    await framesEvaluated(taskId, [personFrame(taskId, 1, '31', 0.5, 0.05, 0.2)], 2);
+    const taken = await picture(`/v1/vision/tasks/${taskId}/tracks/31/best_shot`);
+    expect([taken.status, taken.headers.get('x-frame-seq'), taken.headers.get('x-best-shot-rule')]).toEqual([
+      200,
+      '1',
+      'met',
+    ]);
+    // A failure never hides a stored picture: a better frame that is gone leaves the kept one.
+    stub.gone.add(2);
+    try {
+      await framesEvaluated(taskId, [personFrame(taskId, 2, '31', 0.99, 0.05, 0.2)], 3);
+    } finally {
+      stub.gone.clear();
+    }
+    expect((await picture(`/v1/vision/tasks/${taskId}/tracks/31/best_shot`)).headers.get('x-frame-seq')).toBe(
+      '1',
+    );
+  }, 60_000);
+
   it('a frame that left the ring says so, and a backend that is down costs no wait', async () => {
     stub.gone.add(5);
     const taskId = randomUUID();

@@ -77,6 +77,7 @@ describe('ingest', () => {
       clock: h.clock,
       logger,
       grantKey: loadJobGrantKey(identityDir()),
+      fences: h.svc.fences,
     });
     const batch = [0, 1, 2, 1, 0].map((seq, i) => ({
       topic: TOPICS.frames,

@@ -1,7 +1,10 @@
 import {
+  bestShotRuleText,
   collectTracks,
   cropPath,
+  noBestShotText,
   noSnapshotText,
+  trackTimes,
   snapshotPath,
   type TrackedFrame,
   type TrackShot,
@@ -63,5 +66,19 @@ describe('the tracks of the result frames', () => {
       lastMs: 200,
     });
     expect(tracks.size).toBe(2);
+  });
+
+  it('a track’s tile says its times, a fallback picture, and why there is no picture', () => {
+    const fmt = (ms: number) => `${ms / 1000}s`;
+    expect(trackTimes({ firstMs: 1000, lastMs: 4200 }, fmt)).toBe('1s–4.2s');
+    expect(trackTimes({ firstMs: 1000, lastMs: 1000 }, fmt)).toBe('1s');
+    expect(bestShotRuleText('met')).toBeUndefined();
+    expect(bestShotRuleText(undefined)).toBeUndefined();
+    expect(bestShotRuleText('too_small')).toMatch(/small in every frame/);
+    expect(bestShotRuleText('at_edge')).toMatch(/edge/);
+    expect(bestShotRuleText('new_rule')).toBe('new rule');
+    expect(noBestShotText('OP-TASK-NO-SNAPSHOT', 'frame_gone')).toBe(noSnapshotText('frame_gone'));
+    expect(noBestShotText('OP-SYS-UNAVAILABLE', undefined)).toBe('no picture: it could not be read');
+    expect(noBestShotText('UNREADABLE', undefined)).toBe('no picture: it could not be shown');
   });
 });

@@ -99,3 +99,19 @@ export class CursorCodec {
     return { ok: true, position: { taskId: t, lastSeq: s } };
   }
 }
+
+/**
+ * The frames of a read that may be served, and whether stored frames wait after them. A frame of a task with zones
+ * or lines (`asOfSeq` given: the seq of the last frame its evaluation has seen) is served once it is evaluated, so
+ * a page and its cursor stop at the last evaluated frame; a task without rules (`asOfSeq` undefined) serves every
+ * stored frame. `rows` are in seq order.
+ */
+export function evaluatedOnly<T extends { seq: number }>(
+  rows: T[],
+  asOfSeq: number | undefined,
+): { rows: T[]; waiting: boolean } {
+  if (asOfSeq === undefined) return { rows, waiting: false };
+  let n = rows.length;
+  while (n > 0 && rows[n - 1].seq > asOfSeq) n--;
+  return n === rows.length ? { rows, waiting: false } : { rows: rows.slice(0, n), waiting: true };
+}

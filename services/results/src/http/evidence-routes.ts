@@ -35,6 +35,8 @@ function send(res: Response, p: StoredPicture, cacheControl: string): void {
       etag: p.etag,
       'x-frame-seq': String(p.seq),
       ...(p.frameTimeMs !== null ? { 'x-frame-time-ms': String(Math.round(p.frameTimeMs)) } : {}),
+      // A best shot says which rule its box met (docs/EVIDENCE.md): the size rule, or the fallback and why.
+      ...(p.rule !== undefined ? { 'x-best-shot-rule': p.rule } : {}),
     })
     .end(p.body);
 }

@@ -58,6 +58,19 @@ export class AnalyticsConflict extends Error {
   }
 }
 
+/**
+ * The seq of the last frame a task's evaluation has seen, from its snapshot (-1 before any); undefined for a task
+ * without rules. Each step also writes it in `as_of_seq` with `as_of_rev`, its rev, so that a read of results finds
+ * it without the snapshot (FramesStore.readable); this is the reading for a row whose last step did not (written
+ * before those columns existed, or by a release without them while a new one rolls out).
+ */
+export async function snapshotAsOfSeq(knex: Knex, taskId: string): Promise<number | undefined> {
+  const r = (await knex('analytics_tasks').where('task_id', taskId).first('snapshot')) as
+    { snapshot: string | null } | undefined;
+  if (!r) return undefined;
+  return r.snapshot === null ? -1 : ((JSON.parse(r.snapshot) as EngineSnapshot).as_of_seq ?? -1);
+}
+
 /** Rows per statement: well under Postgres' 65535 bind parameters. */
 const CHUNK = 1000;
 
@@ -103,6 +116,8 @@ export class AnalyticsStore {
         rules_version: rulesVersion,
         rules_digest: rulesDigest,
         snapshot: snapshot === null ? null : JSON.stringify(snapshot),
+        as_of_seq: snapshot?.as_of_seq ?? -1,
+        as_of_rev: 0,
         updated_at: now,
       })
       .onConflict('task_id')
@@ -129,6 +144,9 @@ export class AnalyticsStore {
         .update({
           ...(step.rules ? { rules_version: step.rules.version, rules_digest: step.rules.digest } : {}),
           snapshot: JSON.stringify(step.snapshot),
+          // The snapshot's progress, readable without it, and the rev it belongs to (snapshotAsOfSeq).
+          as_of_seq: step.snapshot.as_of_seq ?? -1,
+          as_of_rev: step.rev + 1,
           events_count: eventsCount + step.events.length,
           rev: step.rev + 1,
           updated_at: now,

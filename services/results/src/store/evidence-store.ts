@@ -1,4 +1,5 @@
 import { isSnapshotReason, type Knex, type SnapshotReason } from '@vision/shared';
+import { isBestShotRule, type BestShotRule } from '../domain/evidence/best-shot';
 
 /** An event's picture as stored: `reason` null when its objects are in the store, else why there are none. */
 export interface SnapshotRow {
@@ -8,12 +9,17 @@ export interface SnapshotRow {
   reason: SnapshotReason | null;
 }
 
-/** A track's best shot: the frame its objects show and that frame's detection score. */
+/**
+ * A track's best shot: the frame its objects show, that frame's detection score and the rule its box met; `reason`
+ * null when its objects are stored, else why its picture could not be taken (a later step tries again).
+ */
 export interface BestShotRow {
   trackId: string;
   seq: number;
   frameTimeMs: number;
   score: number;
+  rule: BestShotRule;
+  reason: SnapshotReason | null;
 }
 
 const CHUNK = 1000;
@@ -38,6 +44,8 @@ interface BestDbRow {
   seq: number;
   frame_time_ms: string | number;
   score: number;
+  rule: string;
+  reason: string | null;
 }
 
 const bestOf = (r: BestDbRow): BestShotRow => ({
@@ -45,7 +53,25 @@ const bestOf = (r: BestDbRow): BestShotRow => ({
   seq: Number(r.seq),
   frameTimeMs: Number(r.frame_time_ms),
   score: Number(r.score),
+  // A rule this release does not know reads as the lowest it does.
+  rule: isBestShotRule(r.rule) ? r.rule : 'at_edge',
+  reason: r.reason === null ? null : isSnapshotReason(r.reason) ? r.reason : 'capture_failed',
 });
+
+/** A rule's rank in SQL (best-shot.ts: met over too_small over at_edge). */
+const rank = (col: string) => `(CASE ${col} WHEN 'met' THEN 2 WHEN 'too_small' THEN 1 ELSE 0 END)`;
+
+/**
+ * A stored picture replaces a row without one, one of a lower rule, or one of the same rule and a lower score; a
+ * failed picture only replaces a row without one: a row with a picture never loses it.
+ */
+const UPSERT_BEST = `INSERT INTO analytics_best_shots (task_id, track_id, seq, frame_time_ms, score, rule, reason)
+  VALUES (?, ?, ?, ?, ?, ?, ?)
+  ON CONFLICT (task_id, track_id) DO UPDATE SET seq = excluded.seq, frame_time_ms = excluded.frame_time_ms,
+    score = excluded.score, rule = excluded.rule, reason = excluded.reason
+  WHERE analytics_best_shots.reason IS NOT NULL OR (excluded.reason IS NULL AND (
+    ${rank('excluded.rule')} > ${rank('analytics_best_shots.rule')} OR (
+    ${rank('excluded.rule')} = ${rank('analytics_best_shots.rule')} AND analytics_best_shots.score < excluded.score)))`;
 
 /** The rows of analytics_snapshots and analytics_best_shots (evidence-migration.ts). */
 export class EvidenceStore {
@@ -71,7 +97,7 @@ export class EvidenceStore {
       const rows = (await this.knex('analytics_best_shots')
         .where('task_id', taskId)
         .whereIn('track_id', trackIds.slice(i, i + CHUNK))
-        .select('track_id', 'seq', 'frame_time_ms', 'score')) as BestDbRow[];
+        .select('track_id', 'seq', 'frame_time_ms', 'score', 'rule', 'reason')) as BestDbRow[];
       for (const r of rows) out.set(r.track_id, bestOf(r));
     }
     return out;
@@ -85,14 +111,14 @@ export class EvidenceStore {
     return r !== undefined;
   }
 
-  /** A track's best shot, if one was kept. */
+  /** A track's best shot (or why its picture is missing), if one was kept. */
   async bestShot(taskId: string, trackId: string): Promise<BestShotRow | undefined> {
     return (await this.bestShots(taskId, [trackId])).get(trackId);
   }
 
   /**
    * Writes a step's rows in its transaction: an event's row once (a step run again after a crash finds the same
-   * objects and writes the same row); a track's best shot only over a lower score.
+   * objects and writes the same row); a track's best shot as UPSERT_BEST says.
    */
   async write(trx: Knex, taskId: string, snaps: SnapshotRow[], bests: BestShotRow[]): Promise<void> {
     for (let i = 0; i < snaps.length; i += CHUNK) {
@@ -106,12 +132,7 @@ export class EvidenceStore {
       await trx('analytics_snapshots').insert(rows).onConflict(['task_id', 'event_id']).ignore();
     }
     for (const b of bests)
-      await trx.raw(
-        `INSERT INTO analytics_best_shots (task_id, track_id, seq, frame_time_ms, score) VALUES (?, ?, ?, ?, ?)
-         ON CONFLICT (task_id, track_id) DO UPDATE SET seq = excluded.seq, frame_time_ms = excluded.frame_time_ms,
-           score = excluded.score WHERE analytics_best_shots.score < excluded.score`,
-        [taskId, b.trackId, b.seq, b.frameTimeMs, b.score],
-      );
+      await trx.raw(UPSERT_BEST, [taskId, b.trackId, b.seq, b.frameTimeMs, b.score, b.rule, b.reason]);
   }
 
   /** Forgets a task's evidence rows (retention; its objects go with the task's prefix). */

@@ -1,5 +1,6 @@
 import type { Knex } from '@vision/shared';
 import type { FrameZones, StoredFrame, StoredObject } from '../domain/frames';
+import { snapshotAsOfSeq } from './analytics-store';
 
 /** Rows per INSERT statement: 7 parameters a row stays well under Postgres' 65535 bind parameters. */
 export const INSERT_CHUNK = 4000;
@@ -69,6 +70,46 @@ export class FramesStore {
       .orderBy('seq', 'asc')
       .limit(limit)) as FrameRow[];
     return rows.map(fromRow);
+  }
+
+  /**
+   * What a read of results may show (page, with `limit` one more than the page): the frames after `afterSeq`, in
+   * seq order, and how far the task's zones and lines are evaluated: `asOfSeq` undefined for a task without rules,
+   * else the seq of the last frame its evaluation has seen (-1 before any). One statement: the evaluation's
+   * progress is two probes of analytics_tasks' primary key in it, found nothing for a task without rules; only
+   * a row last written by a writer that did not keep `as_of_seq` (a release before it) is read from its snapshot.
+   */
+  async readable(
+    taskId: string,
+    afterSeq: number,
+    limit: number,
+  ): Promise<{ frames: StoredFrame[]; asOfSeq?: number }> {
+    const rows = (await this.knex('result_frames')
+      .select(
+        'task_id',
+        'seq',
+        'frame_id',
+        'frame_time_ms',
+        'width',
+        'height',
+        'objects',
+        'zones',
+        this.knex.raw('EXISTS (SELECT 1 FROM analytics_tasks WHERE task_id = ?) AS has_rules', [taskId]),
+        this.knex.raw(
+          '(SELECT as_of_seq FROM analytics_tasks WHERE task_id = ? AND as_of_rev = rev) AS as_of_seq',
+          [taskId],
+        ),
+      )
+      .where('task_id', taskId)
+      .andWhere('seq', '>', afterSeq)
+      .orderBy('seq', 'asc')
+      .limit(limit)) as (FrameRow & { has_rules: boolean; as_of_seq: number | null })[];
+    if (rows.length === 0 || !rows[0].has_rules) return { frames: rows.map(fromRow) };
+    if (rows[0].as_of_seq !== null) return { frames: rows.map(fromRow), asOfSeq: Number(rows[0].as_of_seq) };
+    // The progress first, then the frames: every frame up to it is read with the annotations its step wrote.
+    const asOfSeq = await snapshotAsOfSeq(this.knex, taskId);
+    const frames = await this.page(taskId, afterSeq, limit);
+    return asOfSeq === undefined ? { frames } : { frames, asOfSeq };
   }
 
   /** Deletes at most `batch` frames of a task (lowest seqs first); returns how many went. */

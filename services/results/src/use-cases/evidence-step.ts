@@ -1,7 +1,8 @@
 /**
  * The evidence of one step of a task's evaluation (docs/EVIDENCE.md): the pictures of its events and
- * the best shots its frames improve are taken and put in the object store first; the rows that name them are
- * written in the step's transaction (EvidenceStore.write), and the replaced best shots' objects deleted after it.
+ * the best shots its frames improve (every track of its frames without a stored picture gets one) are taken and
+ * put in the object store first; the rows that name them, or say why a track has no picture, are written in the
+ * step's transaction (EvidenceStore.write), and the replaced best shots' objects deleted after it.
  */
 import type { Logger, ObjectStore, RuleSet, SnapshotReason } from '@vision/shared';
 import type { AnalyticsEvent } from '../domain/analytics';
@@ -62,10 +63,9 @@ export async function takeStepEvidence(
   ];
   const kept =
     trackIds.length > 0 ? await d.store.bestShots(taskId, trackIds) : new Map<string, BestShotRow>();
-  const picks = [
-    ...eventPicks(events, bySeq, rules),
-    ...bestShotPicks(page, new Map([...kept].map(([id, b]) => [id, b.score]))),
-  ];
+  // A track whose picture could not be taken has none kept: this step tries again with its best box.
+  const stored = new Map([...kept].filter(([, b]) => b.reason === null));
+  const picks = [...eventPicks(events, bySeq, rules), ...bestShotPicks(page, stored)];
   if (picks.length === 0) return NO_EVIDENCE;
   const taken = await d.capture.take(taskId, subject, picks);
   const out: StepEvidence = { snaps: [], bests: [], replaced: [] };
@@ -75,10 +75,19 @@ export async function takeStepEvidence(
       out.snaps.push({ eventId: item.id, seq: item.seq, frameTimeMs, reason });
       continue;
     }
-    if (reason !== null || item.score === undefined || frameTimeMs === null) continue;
-    out.bests.push({ trackId: item.id, seq: item.seq, frameTimeMs, score: item.score });
-    const old = kept.get(item.id);
-    if (old && old.seq !== item.seq) {
+    if (item.score === undefined || item.rule === undefined || frameTimeMs === null) continue;
+    const old = stored.get(item.id);
+    // A failed picture never hides a stored one: the track keeps it, and its row says nothing of the failure.
+    if (reason !== null && old) continue;
+    out.bests.push({
+      trackId: item.id,
+      seq: item.seq,
+      frameTimeMs,
+      score: item.score,
+      rule: item.rule,
+      reason,
+    });
+    if (reason === null && old && old.seq !== item.seq) {
       const keys = evidenceKeys(taskId, { what: 'track', id: item.id, seq: old.seq });
       out.replaced.push(keys.full, keys.crop);
     }

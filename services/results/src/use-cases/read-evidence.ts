@@ -10,6 +10,7 @@ import {
   type ObjectStore,
   type SnapshotReason,
 } from '@vision/shared';
+import type { BestShotRule } from '../domain/evidence/best-shot';
 import { evidenceKeys } from '../domain/evidence/plan';
 import type { EvidenceStore } from '../store/evidence-store';
 import type { AnalyticsReader } from './read-analytics';
@@ -21,6 +22,8 @@ export interface StoredPicture {
   frameTimeMs: number | null;
   /** Names these bytes: they never change under it. */
   etag: string;
+  /** A best shot's: the rule its box met (`met`, else the fallback's `too_small` or `at_edge`). */
+  rule?: BestShotRule;
 }
 
 export interface EvidenceReaderDeps {
@@ -65,6 +68,7 @@ export class EvidenceReader {
     for (let attempt = 0; attempt < 2; attempt++) {
       const row = await store.bestShot(taskId, trackId);
       if (!row) break;
+      if (row.reason !== null) throw noSnapshot(row.reason);
       const keys = evidenceKeys(taskId, { what: 'track', id: trackId, seq: row.seq });
       const body = await this.open(crop ? keys.crop : keys.full);
       if (body)
@@ -73,6 +77,7 @@ export class EvidenceReader {
           seq: row.seq,
           frameTimeMs: row.frameTimeMs,
           etag: `"${Buffer.from(trackId).toString('hex')}-${row.seq}${crop ? '-crop' : ''}"`,
+          rule: row.rule,
         };
     }
     throw noSnapshot('not_captured');

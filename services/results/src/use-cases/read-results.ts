@@ -1,5 +1,5 @@
 import { invalidRequest, notFound, type Clock, type Identity } from '@vision/shared';
-import type { CursorCodec } from '../domain/cursor';
+import { evaluatedOnly, type CursorCodec } from '../domain/cursor';
 import { toPublicFrame, type PublicFrame } from '../domain/frames';
 import type { ReadQuery } from '../domain/read-query';
 import { appliedThreshold, isEndOfData, isExpired } from '../domain/task-meta';
@@ -8,7 +8,7 @@ import type { TaskResolver } from './resolve-task';
 
 export interface ResultsPage {
   items: PublicFrame[];
-  /** Empty when the client has every frame the task will ever have. */
+  /** Empty when the client has every frame the task will ever have (of a task with rules: each evaluated). */
   next_cursor: string;
 }
 
@@ -50,15 +50,24 @@ export class ResultsReader {
     if (!rec || rec.meta.subject !== identity.subject || isExpired(rec.meta, now))
       throw notFound('Task not found');
 
-    // One row more than the page tells whether stored frames follow it.
-    const rows = await frames.page(taskId, afterSeq, query.limit + 1);
+    // One row more than the page tells whether stored frames follow it. Of a task with zones or lines, only
+    // evaluated frames are served: the page stops at the last one, and frames stored after it wait.
+    const read = await frames.readable(taskId, afterSeq, query.limit + 1);
+    const { rows, waiting } = evaluatedOnly(read.frames, read.asOfSeq);
     const hasMore = rows.length > query.limit;
     const pageRows = hasMore ? rows.slice(0, query.limit) : rows;
     const threshold = appliedThreshold(rec.meta, query.minScore);
     const withTotal = query.minScore !== undefined;
     const items = pageRows.map((f) => toPublicFrame(f, threshold, withTotal));
     const lastSeq = pageRows.length > 0 ? pageRows[pageRows.length - 1].seq : afterSeq;
-    const done = isEndOfData({ meta: rec.meta, end: rec.end, lastSeq, hasMore, now, endGraceMs });
+    const done = isEndOfData({
+      meta: rec.meta,
+      end: rec.end,
+      lastSeq,
+      hasMore: hasMore || waiting,
+      now,
+      endGraceMs,
+    });
     return {
       page: { items, next_cursor: done ? '' : cursors.encode({ taskId, lastSeq }) },
       appliedMinScore: threshold,

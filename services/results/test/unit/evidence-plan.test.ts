@@ -1,14 +1,7 @@
 import type { RuleSet } from '@vision/shared';
 import type { AnalyticsEvent } from '../../src/domain/analytics';
 import { withEvidence } from '../../src/domain/evidence/decorate';
-import {
-  bestShotPicks,
-  boxOf,
-  eventDrawing,
-  eventPicks,
-  evidenceKeys,
-  passesSizeRule,
-} from '../../src/domain/evidence/plan';
+import { boxOf, eventDrawing, eventPicks, evidenceKeys } from '../../src/domain/evidence/plan';
 import type { StoredFrame, StoredObject } from '../../src/domain/frames';
 
 const obj = (t: string | undefined, s: number, b: [number, number, number, number]): StoredObject => ({
@@ -57,14 +50,6 @@ describe('the pictures of a step', () => {
     [0, 0.85, 0.15, 1].forEach((v, i) => expect(b[i]).toBeCloseTo(v, 12));
   });
 
-  it('the size rule: at least 1 % of the frame, away from its edges', () => {
-    expect(passesSizeRule([0.4, 0.4, 0.5, 0.5])).toBe(true);
-    expect(passesSizeRule([0.4, 0.4, 0.49, 0.5])).toBe(false); // 0.9 %
-    expect(passesSizeRule([0, 0.4, 0.2, 0.6])).toBe(false); // on the left edge
-    expect(passesSizeRule([0.8, 0.4, 0.999, 0.6])).toBe(false); // within 0.5 % of the right edge
-    expect(passesSizeRule([0.005, 0.005, 0.995, 0.995])).toBe(true);
-  });
-
   it('an event shows its track box in its frame, else its zone, else the whole frame', () => {
     const f = frame(3, [obj('7', 0.8, [0.5, 0.5, 0.2, 0.2]), obj('7', 0.9, [0.1, 0.1, 0.1, 0.1])]);
     expect(eventDrawing(event({ track_id: '7' }), f, RULES)).toEqual({ box: [0.4, 0.4, 0.6, 0.6] });
@@ -96,20 +81,6 @@ describe('the pictures of a step', () => {
       ['event', e.id, 3],
       ['event', 'b'.repeat(32), 4],
     ]);
-  });
-
-  it('a best shot per track and step: the best passing frame, when it beats the kept one by 0.05', () => {
-    const big = (s: number): [number, number, number, number] => [0.5, 0.5, 0.2, 0.2 + s / 100];
-    const frames = [
-      frame(1, [obj('1', 0.6, big(1)), obj('2', 0.7, big(1)), obj(undefined, 0.99, big(1))]),
-      frame(2, [obj('1', 0.8, big(2)), obj('2', 0.72, big(2)), obj('3', 0.95, [0.01, 0.5, 0.1, 0.2])]),
-      frame(3, [obj('1', 0.8, big(3)), obj('4', 0.9, [0.5, 0.5, 0.05, 0.05])]),
-    ];
-    const picks = bestShotPicks(frames, new Map([['2', 0.68]]));
-    // Track 1: its best (0.8, first at seq 2); track 2 does not beat 0.68 by 0.05; track 3 touches the edge,
-    // track 4 is too small; the untracked object has none.
-    expect(picks.map((p) => [p.id, p.seq, p.score])).toEqual([['1', 2, 0.8]]);
-    expect(bestShotPicks(frames, new Map([['2', 0.6]])).map((p) => p.id)).toEqual(['1', '2']);
   });
 
   it('keys under the task, a track id as hex: `..` is a plain segment', () => {

@@ -1,7 +1,7 @@
 import type { RuleSet } from '@vision/shared';
 
 /**
- * What a replay may spend (docs/ANALYTICS.md, "Replaying long footage"), in work units: a frame costs, for each
+ * What a replay may spend (docs/ANALYTICS-REPLAY.md), in work units: a frame costs, for each
  * of its objects and once more for the frame itself, the sum over the rules of a zone's vertices (four times as
  * many for a coverage zone, whose step intersects boxes with the polygon) and 2 for a line. The count is of the
  * rules and the frames alone, so the same request always ends at the same frame, whatever the machine's load.
