@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Builds the binaries a local kwok cluster needs and caches them outside the repository (only when missing):
+# Builds the binaries a local kwok cluster needs and caches them outside the repository (only when missing, or when
+# a cached one reports another release than the one pinned here: binary-version.sh):
 #   kube-apiserver, kube-controller-manager, kube-scheduler, kubectl, kubelet and kube-proxy (v1.35.4, the oldest
 #   supported minor: the last to run on cgroup v1 hosts, which need the kubelet's failCgroupV1: false), etcd (3.5),
 #   kwok and kwokctl
@@ -8,6 +9,7 @@
 #   VISION_KUBE_DIR  cache root (default: $HOME/.cache/vision-kube); binaries land in $VISION_KUBE_DIR/bin
 # Needs Go on PATH. Cold: about 15 minutes on two cores; cached: a few seconds. Prints the bin directory.
 set -euo pipefail
+. "$(dirname "${BASH_SOURCE[0]}")/binary-version.sh"
 
 KUBE_VERSION="${KUBE_VERSION:-v1.35.4}"
 STAGING_VERSION="v0.${KUBE_VERSION#v1.}"
@@ -25,8 +27,11 @@ build() { nice -n 10 env GOFLAGS="-mod=mod -buildvcs=false" CGO_ENABLED=0 go bui
 # Kubernetes: a throwaway module that requires k8s.io/kubernetes and pins every staging module to the
 # matching v0 tag (the kubernetes go.mod replaces them with ./staging, which a dependent module cannot use).
 KUBE_COMMANDS="kube-apiserver kube-controller-manager kube-scheduler kubectl kubelet kube-proxy"
+# The version each reports: `kubectl version --client`, the others `--version`.
+version_args() { if [ "$1" = kubectl ]; then echo "version --client"; else echo --version; fi; }
 missing=""
-for c in $KUBE_COMMANDS; do [ -x "$BIN/$c" ] || missing="$missing $c"; done
+# shellcheck disable=SC2046 # the arguments are words
+for c in $KUBE_COMMANDS; do current "$c" "$KUBE_VERSION" $(version_args "$c") || missing="$missing $c"; done
 if [ -n "$missing" ]; then
   mod="$CACHE/src/kubernetes-$KUBE_VERSION"
   mkdir -p "$mod"
@@ -47,28 +52,34 @@ if [ -n "$missing" ]; then
   for c in $missing; do
     echo "kube-install: building $c $KUBE_VERSION" >&2
     (cd "$mod" && build "$c.tmp" "$ld" "k8s.io/kubernetes/cmd/$c" && mv "$BIN/$c.tmp" "$BIN/$c")
+    # shellcheck disable=SC2046
+    built "$c" "$KUBE_VERSION" $(version_args "$c")
   done
 fi
 
-if [ ! -x "$BIN/etcd" ]; then
+if ! current etcd "$ETCD_VERSION" --version; then
   mod="$CACHE/src/etcd-$ETCD_VERSION"
   mkdir -p "$mod"
   printf 'module vision.local/etcd\ngo 1.23\nrequire go.etcd.io/etcd/server/v3 %s\n' "$ETCD_VERSION" >"$mod/go.mod"
   printf 'package main\n\nimport (\n\t"os"\n\n\t"go.etcd.io/etcd/server/v3/etcdmain"\n)\n\nfunc main() { etcdmain.Main(os.Args) }\n' >"$mod/main.go"
   echo "kube-install: building etcd $ETCD_VERSION" >&2
   (cd "$mod" && build etcd.tmp "" . && mv "$BIN/etcd.tmp" "$BIN/etcd")
+  built etcd "$ETCD_VERSION" --version
 fi
 
 for c in kwok kwokctl; do
-  [ -x "$BIN/$c" ] && continue
+  current "$c" "$KWOK_VERSION" --version && continue
   echo "kube-install: installing $c $KWOK_VERSION" >&2
   (cd "$CACHE" && nice -n 10 env GOBIN="$BIN" GO111MODULE=on GOFLAGS="-buildvcs=false" CGO_ENABLED=0 \
     go install -trimpath -ldflags "-s -w" "sigs.k8s.io/kwok/cmd/$c@$KWOK_VERSION")
+  built "$c" "$KWOK_VERSION" --version
 done
 # The two prometheus-operator CRDs the chart's ServiceMonitor and PrometheusRule need, from the module zip
-# (the Go module proxy serves it like any module; nothing of it is built).
+# (the Go module proxy serves it like any module; nothing of it is built), fetched again when a cached one carries
+# another release in its operator.prometheus.io/version annotation.
 CRDS="$CACHE/crds"
-if [ ! -f "$CRDS/monitoring.coreos.com_servicemonitors.yaml" ] || [ ! -f "$CRDS/monitoring.coreos.com_prometheusrules.yaml" ]; then
+crd_current() { grep -qx "    operator.prometheus.io/version: ${PROMETHEUS_OPERATOR_VERSION#v}" "$CRDS/monitoring.coreos.com_$1.yaml" 2>/dev/null; }
+if ! crd_current servicemonitors || ! crd_current prometheusrules; then
   echo "kube-install: fetching prometheus-operator $PROMETHEUS_OPERATOR_VERSION CRDs" >&2
   dir="$(cd "$CACHE" && go mod download -json "github.com/prometheus-operator/prometheus-operator@$PROMETHEUS_OPERATOR_VERSION" |
     sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')"

@@ -165,25 +165,38 @@ const podOf = (component: string) =>
   podsOf(release.namespace).find((p) => p.metadata.labels?.['app.kubernetes.io/component'] === component)!
     .metadata.name;
 
-test('the NetworkPolicies hold on the node: inference reaches no Postgres, the gateway no Kafka (their neighbours do)', () => {
+test('the NetworkPolicies hold on the node: the gateway reaches no Kafka (its neighbours do); tasks and inference reach Postgres; an inference pod reaches its peer, the gateway does not', () => {
   const { pod } = readStackEnv();
   const pg = new URL(pod!.pgUrl);
   const [kafkaHost, kafkaPort] = pod!.kafkaBrokers.split(':');
-  const at = (component: string, host: string, port: number) => ({
+  const at = (component: string, host: string, port: number, from = podOf(component)) => ({
     component,
     to: `${host}:${port}`,
-    got: connectFrom(release.namespace, podOf(component), host, port),
+    got: connectFrom(release.namespace, from, host, port),
   });
+  // The job-running inference pods: a call for a job that reached one is sent on to the pod that runs the job.
+  const [first, peer] = podsOf(release.namespace).filter(
+    (p) => p.metadata.labels?.['app.kubernetes.io/component'] === 'inference',
+  );
+  expect(peer).toBeDefined();
+  const peerIp = (peer.status as { podIP: string }).podIP;
+  const peerPort = (
+    peer.spec as { containers: { ports: { name: string; containerPort: number }[] }[] }
+  ).containers[0].ports.find((p) => p.name === 'http')!.containerPort;
   expect([
     at('inference', pg.hostname, Number(pg.port)),
     at('tasks', pg.hostname, Number(pg.port)),
     at('gateway', kafkaHost, Number(kafkaPort)),
     at('images', kafkaHost, Number(kafkaPort)),
+    at('inference', peerIp, peerPort, first.metadata.name),
+    at('gateway', peerIp, peerPort),
   ]).toEqual([
-    { component: 'inference', to: `${pg.hostname}:${pg.port}`, got: 'refused' },
+    { component: 'inference', to: `${pg.hostname}:${pg.port}`, got: 'open' },
     { component: 'tasks', to: `${pg.hostname}:${pg.port}`, got: 'open' },
     { component: 'gateway', to: `${kafkaHost}:${kafkaPort}`, got: 'refused' },
     { component: 'images', to: `${kafkaHost}:${kafkaPort}`, got: 'open' },
+    { component: 'inference', to: `${peerIp}:${peerPort}`, got: 'open' },
+    { component: 'gateway', to: `${peerIp}:${peerPort}`, got: 'refused' },
   ]);
 });
 

@@ -104,3 +104,20 @@ export async function eventually<T>(check: () => T | Promise<T>, ms = 180_000, e
     }
   }
 }
+
+/** An eviction of `pod` through the Eviction API (what a node drain does): kubectl's answer, or its refusal. */
+export function evict(namespace: string, pod: string): { ok: boolean; said: string } {
+  const eviction = { apiVersion: 'policy/v1', kind: 'Eviction', metadata: { name: pod, namespace } };
+  try {
+    return {
+      ok: true,
+      said: run(
+        'kubectl',
+        ['create', '--raw', `/api/v1/namespaces/${namespace}/pods/${pod}/eviction`, '-f', '-'],
+        JSON.stringify(eviction),
+      ),
+    };
+  } catch (err) {
+    return { ok: false, said: (err as Error).message };
+  }
+}

@@ -92,7 +92,8 @@ async function install(
     u.pathname = `/${database}`;
     return u.toString();
   };
-  const services = ['gateway', 'tasks', 'quota', 'results', 'images'];
+  // The services with a schema and a login of their own (inference: the job-running pods, not the detect pool).
+  const services = ['gateway', 'tasks', 'quota', 'results', 'images', 'inference'];
   run('kubectl', ['create', 'namespace', namespace]);
   run('kubectl', [
     'create',
@@ -136,9 +137,16 @@ async function install(
       },
     },
     // The node has two cores: the CPU requests are scaled down to fit every pod, a rollout's extra pod included
-    // (the defaults ask for 3.1 cores).
+    // (the defaults ask for 3.1 cores). One detect pod, where the chart's default is two: these releases were sized
+    // with one (the production-like file keeps its own two).
     services: Object.fromEntries(
-      Object.entries(CPU_REQUESTS).map(([svc, cpu]) => [svc, { resources: { requests: { cpu } } }]),
+      Object.entries(CPU_REQUESTS).map(([svc, cpu]) => [
+        svc,
+        {
+          resources: { requests: { cpu } },
+          ...(svc === 'inferenceDetect' && !production ? { autoscaling: { minReplicas: 1 } } : {}),
+        },
+      ]),
     ),
     migrations: { resources: { requests: { cpu: '10m' } } },
     // The way in: a Gateway of the release for Traefik's "web" entry point (a process of the node, so the gateway
@@ -162,6 +170,9 @@ async function install(
           redis: backend(port(pod.redisUrl)),
           otlp: { to: [] },
         },
+        // The webhook receivers of the tests listen on the host, on ports picked when they start: results may reach
+        // the host's end of the node network (a test cluster's allowance, with WEBHOOK_ALLOW_PRIVATE_NETWORKS).
+        extraWebhookEgress: [{ to: [{ ipBlock: { cidr: `${host}/32` } }] }],
       },
     },
   };

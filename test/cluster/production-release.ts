@@ -113,6 +113,8 @@ export function prepareProduction(
   };
   for (const svc of ['gateway', 'results', 'images']) twoOf(svc, true);
   for (const svc of ['tasks', 'quota']) twoOf(svc, false);
+  // inference and inferenceDetect: the file's two (minReplicas 2). The Secret holds INFERENCE_DATABASE_URL, the
+  // job-running pods' login (logins.serviceUrls.inference); the detect pool has none.
   return {
     ...values,
     imagePullSecrets: [],

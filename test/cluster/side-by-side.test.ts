@@ -1,6 +1,6 @@
 /**
  * Two releases of the chart side by side on the real node (scripts/test-cluster.sh), on the stack's one Kafka and one
- * Postgres: each with its prefix (the release's name and a dot) on topics, groups and principals, and a database with
+ * Postgres: each with its prefix (its namespace, its name and a dot each) on topics, groups and principals, and a database with
  * logins of its own. Neither release knows the other's keys or tasks, neither's principals reach the other's topics,
  * and a topic reset of one (its topics deleted, then `helm upgrade`) leaves the other's topics, offsets and service
  * as they were. Both are called from inside their gateway pods (the right one has no route).
@@ -21,6 +21,8 @@ let left: Release;
 let right: Release;
 const keys: Record<string, string> = {};
 let admin: Admin;
+/** A release's prefix on the brokers, the chart's default: its namespace, its name and a dot each. */
+const prefixOf = (r: Release) => `${r.namespace}.${r.name}.`;
 
 /**
  * An image detection answered by `release`'s gateway pod on its own port (the image given on stdin, base64), with
@@ -98,13 +100,13 @@ afterAll(async () => {
 
 test("each release has its own prefixed topics and runs on them; neither's key is known to the other", async () => {
   const topics = await admin.listTopics();
-  for (const prefix of ['left.', 'right.'])
+  for (const prefix of [prefixOf(left), prefixOf(right)])
     expect(busTopics(prefix).filter((t) => !topics.includes(t))).toEqual([]);
   const calls = (prefix: string) =>
     admin
       .fetchTopicOffsets(`${prefix}vision.image-calls`)
       .then((ps) => ps.reduce((n, p) => n + Number(p.high), 0));
-  const before = { left: await calls('left.'), right: await calls('right.') };
+  const before = { left: await calls(prefixOf(left)), right: await calls(prefixOf(right)) };
   expect({
     leftOwn: detectInPod(left, keys.left),
     rightOwn: detectInPod(right, keys.right),
@@ -113,7 +115,7 @@ test("each release has its own prefixed topics and runs on them; neither's key i
   }).toEqual({ leftOwn: '201', rightOwn: '201', leftKeyAtRight: '401', rightKeyAtLeft: '401' });
   // Each release's detection was published on its own topic of image calls (one more message on each).
   await eventually(async () => {
-    const after = { left: await calls('left.'), right: await calls('right.') };
+    const after = { left: await calls(prefixOf(left)), right: await calls(prefixOf(right)) };
     expect(after).toEqual({ left: before.left + 1, right: before.right + 1 });
   }, 60_000);
 });
@@ -121,13 +123,13 @@ test("each release has its own prefixed topics and runs on them; neither's key i
 test("neither release's principals reach the other's topics; each reaches its own", async () => {
   const outcome = async (mine: Release, theirs: string) =>
     produceOutcome(
-      kafkaAs([stack.kafkaBrokers], `${mine.name}.vision-images`, busPassword(mine, 'images')),
+      kafkaAs([stack.kafkaBrokers], `${prefixOf(mine)}vision-images`, busPassword(mine, 'images')),
       `${theirs}vision.image-calls`,
     );
   expect({
-    leftToRight: await outcome(left, 'right.'),
-    rightToLeft: await outcome(right, 'left.'),
-    leftToLeft: await outcome(left, 'left.'),
+    leftToRight: await outcome(left, prefixOf(right)),
+    rightToLeft: await outcome(right, prefixOf(left)),
+    leftToLeft: await outcome(left, prefixOf(left)),
   }).toEqual({
     leftToRight: 'TOPIC_AUTHORIZATION_FAILED',
     rightToLeft: 'TOPIC_AUTHORIZATION_FAILED',
@@ -136,15 +138,15 @@ test("neither release's principals reach the other's topics; each reaches its ow
 });
 
 test("a topic reset of one release leaves the other's topics, offsets and service as they were", async () => {
-  const before = await quietOffsets('right.');
-  await admin.deleteTopics({ topics: busTopics('left.') });
+  const before = await quietOffsets(prefixOf(right));
+  await admin.deleteTopics({ topics: busTopics(prefixOf(left)) });
   await eventually(async () => {
-    const present = (await admin.listTopics()).filter((t) => t.startsWith('left.'));
+    const present = (await admin.listTopics()).filter((t) => t.startsWith(prefixOf(left)));
     if (present.length) throw new Error(`still there: ${present.join(', ')}`);
   });
   // The migration Job of `helm upgrade` creates the release's topics again.
   await left.upgrade();
-  expect(await offsets('right.')).toEqual(before);
+  expect(await offsets(prefixOf(right))).toEqual(before);
   expect(detectInPod(right, keys.right)).toBe('201');
   // The reset release serves again on its new topics.
   const again = await eventually(() => {

@@ -85,7 +85,7 @@ export function startSteadyLoad(opts: {
         at,
         status: r.status,
         retryAfter: r.headers.get('retry-after'),
-        ...(r.status >= 300 ? { body: body.slice(0, 200) } : {}),
+        ...(r.status >= 300 ? { body: body.slice(0, 400) } : {}),
       });
     } catch (err) {
       const e = err as Error & { cause?: { code?: string; message?: string } };

@@ -35,8 +35,23 @@ export function ensureHelm(): string {
   return helm;
 }
 
+/**
+ * The Kubernetes release the test clusters run (KUBE_VERSION of scripts/kube/install.sh), which `helm template` and
+ * `helm lint` are told: without a cluster to ask, helm checks the chart's kubeVersion against its own built-in
+ * default, which a helm built from source (scripts/ensure-helm.sh) leaves at v1.20.0.
+ */
+export const KUBE_VERSION = (() => {
+  const script = readFileSync(path.join(repoRoot, 'scripts/kube/install.sh'), 'utf8');
+  const m = /^KUBE_VERSION="\$\{KUBE_VERSION:-(v[0-9.]+)\}"$/m.exec(script);
+  if (!m) throw new Error('scripts/kube/install.sh pins no KUBE_VERSION');
+  return m[1];
+})();
+
+/** helm with `args`; `template` and `lint` for KUBE_VERSION unless the arguments name another `--kube-version`. */
 export function runHelm(args: string[]) {
-  return spawnSync(helm, args, { cwd: repoRoot, encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
+  const offline = ['template', 'lint'].includes(args[0]) && !args.includes('--kube-version');
+  const all = offline ? [args[0], '--kube-version', KUBE_VERSION, ...args.slice(1)] : args;
+  return spawnSync(helm, all, { cwd: repoRoot, encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
 }
 
 /** The chart's development credentials are refused unless allowed (tested on their own below). */
@@ -91,6 +106,7 @@ export const componentOf = (m: { metadata: { labels?: Record<string, string> } }
 
 export interface Container {
   name: string;
+  image?: string;
   command?: string[];
   ports?: { name: string; containerPort: number }[];
   env?: {

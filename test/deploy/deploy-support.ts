@@ -13,6 +13,15 @@ export const repoRoot = path.resolve(__dirname, '../..');
 
 export const SERVICES = IDENTITY_SERVICES;
 export type ServiceName = (typeof SERVICES)[number];
+/** The port each service listens on (docker-compose.yml, the chart). */
+export const SERVICE_PORTS: Record<ServiceName, number> = {
+  gateway: 8080,
+  tasks: 8101,
+  quota: 8102,
+  results: 8103,
+  images: 8104,
+  inference: 8105,
+};
 
 /** The configuration schema each service validates its environment with (its config.ts). */
 export const SHAPES: Record<ServiceName, z.ZodRawShape> = {

@@ -9,7 +9,14 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { parse } from 'yaml';
 import { BUS_SERVICES } from '@vision/shared';
-import { SERVICES, type ServiceName, repoRoot, requiredVariables, validateEnv } from './deploy-support';
+import {
+  SERVICE_PORTS,
+  SERVICES,
+  type ServiceName,
+  repoRoot,
+  requiredVariables,
+  validateEnv,
+} from './deploy-support';
 
 interface ComposeService {
   image?: string;
@@ -24,14 +31,15 @@ interface ComposeService {
   )[];
   ports?: string[];
   read_only?: boolean;
+  stop_grace_period?: string;
 }
 interface ComposeFile {
   services: Record<string, ComposeService>;
   volumes?: Record<string, unknown>;
 }
 
-/** The services with a database schema, each with its own login. */
-const DB_SERVICES: ServiceName[] = ['gateway', 'tasks', 'quota', 'results', 'images'];
+/** The services with a database schema, each with its own login (inference: its video jobs, shared by replicas). */
+const DB_SERVICES: ServiceName[] = ['gateway', 'tasks', 'quota', 'results', 'images', 'inference'];
 
 const composePath = path.join(repoRoot, 'docker-compose.yml');
 const composeText = readFileSync(composePath, 'utf8');
@@ -68,14 +76,7 @@ function interpolate(text: string, env: Record<string, string>): string {
 }
 
 const compose = parse(interpolate(composeText, SECRETS), { merge: true }) as ComposeFile;
-const PORTS: Record<ServiceName, number> = {
-  gateway: 8080,
-  tasks: 8101,
-  quota: 8102,
-  results: 8103,
-  images: 8104,
-  inference: 8105,
-};
+const PORTS = SERVICE_PORTS;
 
 const envOf = (name: string): Record<string, string> =>
   Object.fromEntries(
@@ -212,7 +213,7 @@ test('one-shot init creates the topics and the bucket and runs the migrations be
       expect({ name, topics: after(name).has('kafka-init') }).toEqual({ name, topics: true });
     if (env.S3_ENDPOINT) expect({ name, bucket: after(name).has('s3-init') }).toEqual({ name, bucket: true });
   }
-  for (const name of ['quota', 'tasks', 'results', 'images', 'gateway'])
+  for (const name of ['inference', 'quota', 'tasks', 'results', 'images', 'gateway'])
     expect(compose.services[name].depends_on?.migrate).toEqual({
       condition: 'service_completed_successfully',
     });
@@ -227,12 +228,11 @@ test("each service logs in to the database as itself; only migrate has the owner
       return [name, url && `${new URL(url).username}:${decodeURIComponent(new URL(url).password)}`];
     }),
   );
-  expect(logins).toEqual({
-    ...Object.fromEntries(
+  expect(logins).toEqual(
+    Object.fromEntries(
       DB_SERVICES.map((s) => [s, `vision_${s}:${SECRETS[`POSTGRES_${s.toUpperCase()}_PASSWORD`]}`]),
     ),
-    inference: undefined,
-  });
+  );
   for (const [name, svc] of Object.entries(compose.services))
     if (name !== 'migrate' && name !== 'db-logins' && name !== 'postgres')
       expect({
@@ -250,7 +250,7 @@ test("each service logs in to the database as itself; only migrate has the owner
   const made = envOf('db-logins');
   for (const s of DB_SERVICES) expect(made[`POSTGRES_${s.toUpperCase()}_PASSWORD`]).toBeDefined();
   expect(JSON.stringify(compose.services['db-logins'].command)).toContain(
-    'for s in gateway tasks quota results images',
+    'for s in gateway tasks quota results images inference;',
   );
   // As the superuser: no service login connects to the server's own databases.
   for (const db of ['postgres', 'template1'])
@@ -281,6 +281,12 @@ test('each service mounts only its own subdirectory of the identity volume, made
     });
     expect(svc.depends_on?.['identity-init']).toEqual({ condition: 'service_completed_successfully' });
   }
+});
+
+test("inference is given the time to write its jobs' checkpoints when it is stopped", () => {
+  // Docker's default is 10 s; the answers in flight drain first (SHUTDOWN_DRAIN_MS), then every job is written.
+  const grace = /^(\d+)s$/.exec(compose.services.inference.stop_grace_period ?? '');
+  expect(Number(grace?.[1])).toBeGreaterThanOrEqual(30);
 });
 
 test('inference reads its models from the models volume, mounted read-only where VISION_MODELS_DIR points', () => {

@@ -8,10 +8,12 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import os from 'node:os';
 import { BlockList, isIPv4 } from 'node:net';
 import path from 'node:path';
-import { parseAllDocuments } from 'yaml';
+import { parse, parseAllDocuments } from 'yaml';
 import {
   BUS_GRANTS,
   BUS_SERVICES,
+  busName,
+  busTopics,
   IDENTITY_ISSUERS,
   JOB_GRANT_READERS,
   IDENTITY_ROUTES,
@@ -26,6 +28,7 @@ import {
   type ServiceName,
   repoRoot,
   requiredVariables,
+  SERVICE_PORTS,
   validateEnv,
 } from './deploy-support';
 import {
@@ -34,6 +37,7 @@ import {
   DEV_CREDENTIALS,
   ensureHelm,
   KAFKA_ADMIN,
+  KUBE_VERSION,
   KAFKA_ADMIN_SECRET,
   type Container,
   type SecretVolume,
@@ -48,6 +52,7 @@ import {
   secretFilesOf,
   TEST_CLUSTER,
 } from './chart-render';
+import { gatewayRedisKeys } from '../../services/gateway/src/domain/redis-keys';
 
 jest.setTimeout(20 * 60 * 1000);
 
@@ -114,6 +119,9 @@ function checkDeployments(ms: Manifest[]) {
   }
 }
 
+/** The address the downward API gives a pod in these checks. */
+const POD_IP = '10.42.0.7';
+
 /**
  * The environment a Deployment's main container gets, resolved against the rendered ConfigMap and Secret:
  * a `<KEY>_FILE` variable naming a mounted Secret file counts as KEY with the file's content.
@@ -127,7 +135,13 @@ function environmentOf(ms: Manifest[], d: Manifest): Record<string, string> {
     if (!cm) throw new Error(`${d.metadata.name}: ConfigMap ${from.configMapRef?.name} is not rendered`);
     Object.assign(env, cm.data);
   }
-  for (const e of c.env ?? []) if (e.value !== undefined) env[e.name] = e.value;
+  for (const e of c.env ?? []) {
+    // The downward API as the kubelet fills it (a pod's address), and $(VAR) of a variable defined before.
+    const field = (e.valueFrom as { fieldRef?: { fieldPath: string } } | undefined)?.fieldRef?.fieldPath;
+    if (field === 'status.podIP') env[e.name] = POD_IP;
+    if (e.value !== undefined)
+      env[e.name] = e.value.replace(/\$\(([A-Z0-9_]+)\)/g, (m, v: string) => env[v] ?? m);
+  }
   for (const f of secretFilesOf(ms, pod, c)) {
     delete env[f.variable];
     env[f.setting] = f.value ?? `<from existing Secret ${f.secretName}>`;
@@ -165,6 +179,7 @@ const SECRET_KEYS = [
   'QUOTA_DATABASE_URL',
   'RESULTS_DATABASE_URL',
   'IMAGES_DATABASE_URL',
+  'INFERENCE_DATABASE_URL',
   'REDIS_URL',
   'S3_ACCESS_KEY',
   'S3_SECRET_KEY',
@@ -219,7 +234,9 @@ function checkEnvironment(ms: Manifest[], existingSecret: boolean) {
     const [c] = podOf(d).spec.containers;
     const service = serviceOf(c);
     const env = environmentOf(ms, d);
-    const missing = requiredVariables(service).filter((v) => !env[v]);
+    // A replica that keeps its jobs in its own memory (the detect pool) opens no database.
+    const memory = service === 'inference' && env.INFERENCE_JOB_STORE === 'memory';
+    const missing = requiredVariables(service).filter((v) => !env[v] && !(memory && v === 'DATABASE_URL'));
     expect({ deployment: d.metadata.name, missing }).toEqual({ deployment: d.metadata.name, missing: [] });
     expect(env.VISION_MODE).toBe('distributed');
     if (!existingSecret) {
@@ -254,6 +271,86 @@ function checkEnvironment(ms: Manifest[], existingSecret: boolean) {
         );
     }
   }
+}
+
+/**
+ * The job-running inference Deployment (docs/OPERATIONS.md, "Scaling video jobs"): two or more pods sharing the video
+ * jobs through their own database login, rolled one new pod at a time, each advertising its own address to the
+ * others, with the grace to hand its jobs over, a PodDisruptionBudget, and NetworkPolicies that let a pod reach the
+ * others on their port and Postgres.
+ */
+function checkJobRunningInference(ms: Manifest[], existingSecret = false) {
+  const d = ofKind(ms, 'Deployment').find((x) => componentOf(x) === 'inference')!;
+  const spec = d.spec as { replicas?: number; strategy: Obj };
+  expect(spec.strategy).toEqual({ type: 'RollingUpdate', rollingUpdate: { maxUnavailable: 0, maxSurge: 1 } });
+  const hpa = ofKind(ms, 'HorizontalPodAutoscaler').find((h) => componentOf(h) === 'inference');
+  const fewest = hpa ? (hpa.spec as { minReplicas: number }).minReplicas : spec.replicas;
+  expect(fewest).toBeGreaterThanOrEqual(2);
+  if (hpa) expect(spec).not.toHaveProperty('replicas');
+  const pod = podOf(d).spec as PodSpec & { terminationGracePeriodSeconds: number };
+  const [c] = pod.containers as (Container & { lifecycle?: Obj })[];
+  // The preStop pause stays; the grace covers it, the drain and the handover, and is longer than the others'.
+  expect(c.lifecycle).toEqual({ preStop: { sleep: { seconds: 5 } } });
+  expect(pod.terminationGracePeriodSeconds).toBeGreaterThanOrEqual(30);
+  expect(pod.terminationGracePeriodSeconds).toBeLessThanOrEqual(60);
+  const tasks = podOf(ofKind(ms, 'Deployment').find((x) => componentOf(x) === 'tasks')!).spec as PodSpec & {
+    terminationGracePeriodSeconds: number;
+  };
+  expect(pod.terminationGracePeriodSeconds).toBeGreaterThan(tasks.terminationGracePeriodSeconds);
+  // Its address for the other pods: the pod IP from the downward API, on the port it listens on.
+  const env = c.env ?? [];
+  const podIp = env.findIndex((e) => e.name === 'POD_IP');
+  expect(env[podIp]?.valueFrom).toEqual({ fieldRef: { fieldPath: 'status.podIP' } });
+  const replicaUrl = env.findIndex((e) => e.name === 'INFERENCE_REPLICA_URL');
+  expect(env[replicaUrl]?.value).toBe('http://$(POD_IP):8105');
+  expect(podIp).toBeLessThan(replicaUrl); // $(POD_IP) expands only a variable defined before it
+  const resolved = environmentOf(ms, d);
+  expect(resolved.INFERENCE_REPLICA_URL).toBe(
+    `http://${POD_IP}:${c.ports?.find((p) => p.name === 'http')?.containerPort}`,
+  );
+  // Its jobs in the shared store, through its own login (INFERENCE_DATABASE_URL).
+  expect(resolved.INFERENCE_JOB_STORE).toBeUndefined(); // the default: database
+  const db = secretFilesOf(ms, pod, c).find((f) => f.setting === 'DATABASE_URL');
+  expect(db?.key).toBe('INFERENCE_DATABASE_URL');
+  if (!existingSecret) {
+    expect(new URL(db!.value!).username).toBe('vision_inference');
+    expect(loadWithSecretFiles(ms, d)).toMatchObject({
+      INFERENCE_JOB_STORE: 'database',
+      INFERENCE_REPLICA_URL: `http://${POD_IP}:8105`,
+    });
+  }
+  // One pod at a time may be evicted.
+  const labels = podOf(d).metadata.labels;
+  const pdbs = ofKind(ms, 'PodDisruptionBudget').filter((p) =>
+    matches((p.spec as { selector: { matchLabels: Record<string, string> } }).selector.matchLabels, labels),
+  );
+  expect(pdbs).toHaveLength(1);
+  const budget = pdbs[0].spec as { maxUnavailable?: number; minAvailable?: number };
+  if (budget.minAvailable !== undefined) expect(budget.minAvailable).toBeLessThan(fewest!);
+  else expect(budget.maxUnavailable).toBe(1);
+  // Ingress: from its own pods, on its port (besides its callers); egress: the release's pods and Postgres.
+  const own = ofKind(ms, 'NetworkPolicy')
+    .map((np) => np.spec as unknown as PolicySpec)
+    .filter((np) => matches(np.podSelector.matchLabels, labels) && np.policyTypes.includes('Ingress'))
+    .flatMap((np) => np.ingress ?? [])
+    .filter((rule) =>
+      (rule.from ?? []).some((peer) => peer.podSelector && selects(peer.podSelector, labels)),
+    );
+  expect(own).toEqual([
+    {
+      from: [
+        {
+          podSelector: {
+            matchLabels: expect.objectContaining({ 'app.kubernetes.io/component': 'inference' }),
+          },
+        },
+      ],
+      ports: [{ port: 'http', protocol: 'TCP' }],
+    },
+  ]);
+  const { rules } = streamRulesOf(ms, 'inference');
+  expect(rules).toContainEqual(RELEASE_RULE);
+  expect(rules.some((r) => r.ports?.some((p) => p.port === 5432))).toBe(true);
 }
 
 /** Metric families documented in docs/OPERATIONS.md (the table under "Metrics"). */
@@ -492,6 +589,8 @@ const RELEASE_RULE = {
     },
   ],
 };
+/** The chart's components, each a Deployment of its own. */
+const EVERY_COMPONENT = ['gateway', 'images', 'inference', 'inference-detect', 'quota', 'results', 'tasks'];
 /** The components whose pods an egress policy selects. */
 const egressLimited = (ms: Manifest[]) =>
   ofKind(ms, 'Deployment')
@@ -549,13 +648,15 @@ function checkNetworkPolicies(ms: Manifest[], proxies: Proxies) {
     // Pods of the release: exactly the documented callers.
     for (const from of deployments) {
       const caller = serviceOf(podOf(from).spec.containers[0]);
-      const expected = service !== 'gateway' && CALLERS[service].includes(caller);
+      // The job-running inference pods also take the calls of a job that reached another of them.
+      const peer = componentOf(from) === 'inference' && componentOf(d) === 'inference';
+      const expected = peer || (service !== 'gateway' && CALLERS[service].includes(caller));
       const got = admits(ms, target, { namespace: RELEASE_NS, labels: podOf(from).metadata.labels });
-      if (!expected)
+      if (!expected || peer)
         expect({ where, from: from.metadata.name, admitted: got }).toEqual({
           where,
           from: from.metadata.name,
-          admitted: false,
+          admitted: expected,
         });
     }
   }
@@ -567,6 +668,8 @@ function checkNetworkPolicies(ms: Manifest[], proxies: Proxies) {
   for (const to of ['tasks', 'quota', 'results', 'images']) expect(reach('gateway', to)).toBe(true);
   expect(reach('tasks', 'quota')).toBe(true);
   expect(reach('tasks', 'inference')).toBe(true);
+  expect(reach('results', 'inference')).toBe(true);
+  expect(reach('inference', 'inference')).toBe(true);
   expect(reach('images', 'quota')).toBe(true);
   expect(reach('tasks', 'images')).toBe(true);
   expect(reach('results', 'tasks')).toBe(true);
@@ -604,6 +707,15 @@ beforeAll(() => {
   ensureHelm();
 });
 
+/** Each of `bads` as the string value `key` stops the render, saying a prefix's rule and `why`. */
+function expectRefused(key: string, bads: string[], why: string): void {
+  for (const bad of bads) {
+    const r = runHelm(['template', 'vis', chartDir, ...TEST_CLUSTER, '--set-string', `${key}=${bad}`]);
+    expect({ bad, status: r.status === 0 }).toEqual({ bad, status: false });
+    expect(r.stderr).toContain(`at most 100 of A-Z a-z 0-9 . _ - ${why}`);
+  }
+}
+
 describe('helm lint --strict', () => {
   test.each([
     ['default values', TEST_CLUSTER],
@@ -628,8 +740,8 @@ describe('rendered with the default values', () => {
   test('Service selectors match exactly their Deployment pods', () => checkServices(ms));
   test("NetworkPolicies: only the gateway is reachable from the Gateway's proxies (GEP-1762 label); internal services only from their callers", () =>
     checkNetworkPolicies(ms, GEP_1762_PROXIES));
-  test('egress is limited for the gateway, tasks and the job-running inference pod, nothing else', () => {
-    expect(egressLimited(ms)).toEqual(['gateway', 'inference', 'tasks']);
+  test("egress is limited for every component's pods, one policy each", () => {
+    expect(egressLimited(ms)).toEqual(EVERY_COMPONENT);
     expect(
       ofKind(ms, 'NetworkPolicy')
         .filter((np) => (np.spec as unknown as EgressSpec).policyTypes.includes('Egress'))
@@ -637,7 +749,11 @@ describe('rendered with the default values', () => {
         .sort(),
     ).toEqual([
       'vis-vision-gateway-egress',
+      'vis-vision-images-egress',
+      'vis-vision-inference-detect-egress',
       'vis-vision-inference-stream-egress',
+      'vis-vision-quota-egress',
+      'vis-vision-results-egress',
       'vis-vision-tasks-stream-egress',
     ]);
   });
@@ -655,26 +771,18 @@ describe('rendered with the default values', () => {
     ).toEqual([false, false, false]);
   });
   test('stream egress: DNS, the release, the backends in the namespace on their ports, public addresses minus exactly the private ranges', () => {
-    // Tasks reads Postgres, Kafka, S3 and exports traces; inference all of those but Postgres.
-    const expected = {
-      tasks: [
-        DNS_RULE,
-        RELEASE_RULE,
-        backendRule(NAMESPACE_PODS, 9092),
-        backendRule(NAMESPACE_PODS, 4318),
-        backendRule(NAMESPACE_PODS, 5432),
-        backendRule(NAMESPACE_PODS, 9000),
-        PUBLIC_RULE,
-      ],
-      inference: [
-        DNS_RULE,
-        RELEASE_RULE,
-        backendRule(NAMESPACE_PODS, 9092),
-        backendRule(NAMESPACE_PODS, 4318),
-        backendRule(NAMESPACE_PODS, 9000),
-        PUBLIC_RULE,
-      ],
-    };
+    // Tasks and inference read Postgres (inference: its shared video jobs), Kafka, S3 and export traces; the
+    // release's pods include the other inference pods (a call for a job sent on to the pod that runs it).
+    const rules = [
+      DNS_RULE,
+      RELEASE_RULE,
+      backendRule(NAMESPACE_PODS, 9092),
+      backendRule(NAMESPACE_PODS, 4318),
+      backendRule(NAMESPACE_PODS, 5432),
+      backendRule(NAMESPACE_PODS, 9000),
+      PUBLIC_RULE,
+    ];
+    const expected = { tasks: rules, inference: rules };
     for (const [where, rules] of Object.entries(expected)) {
       const got = streamRulesOf(ms, where);
       expect({ where, rules: got.rules }).toEqual({ where, rules });
@@ -705,17 +813,75 @@ describe('rendered with the default values', () => {
       });
     }
   });
-  test('HPAs for gateway, results, images and the inference detect pool; none for the job-running inference pod', () => {
+  test('HPAs for gateway, results, images and both inference Deployments, on CPU', () => {
     const hpas = ofKind(ms, 'HorizontalPodAutoscaler');
-    expect(hpas.map(componentOf).sort()).toEqual(['gateway', 'images', 'inference-detect', 'results']);
+    expect(hpas.map(componentOf).sort()).toEqual([
+      'gateway',
+      'images',
+      'inference',
+      'inference-detect',
+      'results',
+    ]);
     for (const h of hpas) {
       const target = (h.spec as { scaleTargetRef: { kind: string; name: string } }).scaleTargetRef;
       const d = ofKind(ms, 'Deployment').find((x) => x.metadata.name === target.name);
       expect(d).toBeDefined();
       expect(d!.spec).not.toHaveProperty('replicas'); // the HPA owns the count
+      expect((h.spec as { metrics: Obj[] }).metrics.map((m) => m.type)).toEqual(['Resource']);
     }
-    const inference = ofKind(ms, 'Deployment').find((d) => componentOf(d) === 'inference')!;
-    expect(inference.spec).toMatchObject({ replicas: 1, strategy: { type: 'Recreate' } });
+  });
+  test('the job-running inference pods: at least two, rolled one at a time, with the time to hand their jobs over', () => {
+    checkJobRunningInference(ms);
+    const hpa = ofKind(ms, 'HorizontalPodAutoscaler').find((h) => componentOf(h) === 'inference')!;
+    expect(hpa.spec).toMatchObject({
+      minReplicas: 2,
+      behavior: { scaleDown: { policies: [{ type: 'Pods', value: 1, periodSeconds: 60 }] } },
+    });
+    // Without the HPA: two pods.
+    const fixed = render('--set', 'services.inference.autoscaling.enabled=false');
+    const d = ofKind(fixed, 'Deployment').find((x) => componentOf(x) === 'inference')!;
+    expect((d.spec as { replicas: number }).replicas).toBe(2);
+    expect(ofKind(fixed, 'HorizontalPodAutoscaler').map(componentOf)).not.toContain('inference');
+    // Tasks' fallback count of the inference slots: INFERENCE_MAX_JOBS of the fewest pods there are.
+    const slots = (m: Manifest[]) =>
+      environmentOf(
+        m,
+        ofKind(m, 'Deployment').find((x) => componentOf(x) === 'tasks')!,
+      ).TASKS_INFERENCE_SLOTS;
+    expect(slots(ms)).toBe('8');
+    expect(slots(render('--set', 'services.inference.autoscaling.minReplicas=3'))).toBe('12');
+  });
+  test('every Deployment hashes the one Secret the release renders (a first upgrade rolls no pod for nothing)', () => {
+    const sums = ofKind(ms, 'Deployment').map(
+      (d) => (podOf(d).metadata as { annotations?: Record<string, string> }).annotations?.['checksum/secret'],
+    );
+    expect(sums.length).toBeGreaterThan(5);
+    expect(new Set(sums)).toEqual(new Set([expect.stringMatching(/^[0-9a-f]{64}$/)]));
+  });
+  test("an upgrade of the inference image alone: its own tag or digest rolls it, every other pod keeps the release's", () => {
+    const imageOf = (m: Manifest[]) =>
+      Object.fromEntries(
+        ofKind(m, 'Deployment').map((d) => [componentOf(d), podOf(d).spec.containers[0].image]),
+      );
+    const base = imageOf(render('--set', 'image.tag=1.0.0'));
+    expect(new Set(Object.values(base))).toEqual(new Set(['ghcr.io/vision/vision:1.0.0']));
+    const tagged = imageOf(render('--set', 'image.tag=1.0.0', '--set', 'services.inference.image.tag=1.0.1'));
+    expect(tagged).toEqual({ ...base, inference: 'ghcr.io/vision/vision:1.0.1' });
+    const digest = `sha256:${'a'.repeat(64)}`;
+    const pinned = imageOf(
+      render('--set', 'image.tag=1.0.0', '--set', `services.inference.image.digest=${digest}`),
+    );
+    expect(pinned).toEqual({ ...base, inference: `ghcr.io/vision/vision@${digest}` });
+    // Not an image reference: refused by the schema.
+    expect(() => render('--set', 'services.inference.image.digest=latest')).toThrow(/digest/);
+  });
+  test('the detect pool keeps no video job: INFERENCE_JOB_STORE=memory, no database login, no peer address', () => {
+    const d = ofKind(ms, 'Deployment').find((x) => componentOf(x) === 'inference-detect')!;
+    const env = environmentOf(ms, d);
+    expect(env.INFERENCE_JOB_STORE).toBe('memory');
+    expect(env.DATABASE_URL).toBeUndefined();
+    expect(env.INFERENCE_REPLICA_URL).toBeUndefined();
+    expect(loadWithSecretFiles(ms, d)).toMatchObject({ INFERENCE_JOB_STORE: 'memory' });
   });
   test('a PodDisruptionBudget selects each Deployment', () => {
     for (const d of ofKind(ms, 'Deployment')) {
@@ -740,7 +906,7 @@ describe('rendered with the default values', () => {
     expect(new URL(file.value!).username).toBe('vision');
     // It grants each service's schema to that service's role.
     expect(pod.containers[0].env?.find((e) => e.name === 'DATABASE_SERVICE_ROLES')?.value).toBe(
-      'gateway:vision_gateway,images:vision_images,quota:vision_quota,results:vision_results,tasks:vision_tasks',
+      'gateway:vision_gateway,images:vision_images,inference:vision_inference,quota:vision_quota,results:vision_results,tasks:vision_tasks',
     );
     const hookSecret = ofKind(ms, 'Secret').find((s) => s.metadata.name === file.secretName);
     expect(hookSecret?.metadata.annotations?.['helm.sh/hook']).toBe('pre-install,pre-upgrade');
@@ -770,8 +936,8 @@ describe('rendered with the default values', () => {
       quota: ['KAFKA_QUOTA_PASSWORD', 'QUOTA_DATABASE_URL'],
       results: ['KAFKA_RESULTS_PASSWORD', 'RESULTS_DATABASE_URL', 'S3_ACCESS_KEY', 'S3_SECRET_KEY'],
       images: ['IMAGES_DATABASE_URL', 'KAFKA_IMAGES_PASSWORD', 'S3_ACCESS_KEY', 'S3_SECRET_KEY'],
-      // Video jobs on uploads stat the object and hand ffmpeg a presigned URL.
-      inference: ['KAFKA_INFERENCE_PASSWORD', 'S3_ACCESS_KEY', 'S3_SECRET_KEY'],
+      // Video jobs on uploads stat the object and hand ffmpeg a presigned URL; the jobs are kept in the database.
+      inference: ['INFERENCE_DATABASE_URL', 'KAFKA_INFERENCE_PASSWORD', 'S3_ACCESS_KEY', 'S3_SECRET_KEY'],
       'inference-detect': ['KAFKA_INFERENCE_PASSWORD', 'S3_ACCESS_KEY', 'S3_SECRET_KEY'],
     });
   });
@@ -790,7 +956,7 @@ describe('rendered with the default values', () => {
       quota: 'QUOTA_DATABASE_URL vision_quota',
       results: 'RESULTS_DATABASE_URL vision_results',
       images: 'IMAGES_DATABASE_URL vision_images',
-      inference: undefined,
+      inference: 'INFERENCE_DATABASE_URL vision_inference',
       'inference-detect': undefined,
     });
     // The release's Secret holds no owner login; only the migration Job's hook Secret does.
@@ -964,17 +1130,22 @@ describe('rendered with the production-like values', () => {
         'S3_SECRET_KEY',
       ],
       images: ['IMAGES_DATABASE_URL', 'KAFKA_IMAGES_PASSWORD', 'S3_ACCESS_KEY', 'S3_SECRET_KEY'],
-      inference: ['KAFKA_INFERENCE_PASSWORD', 'S3_ACCESS_KEY', 'S3_SECRET_KEY'],
+      inference: ['INFERENCE_DATABASE_URL', 'KAFKA_INFERENCE_PASSWORD', 'S3_ACCESS_KEY', 'S3_SECRET_KEY'],
       'inference-detect': ['KAFKA_INFERENCE_PASSWORD', 'S3_ACCESS_KEY', 'S3_SECRET_KEY'],
     });
   });
   test('Service selectors match exactly their Deployment pods', () => checkServices(ms));
-  test('stream egress: tasks and the job-running inference pod reach DNS, the release, the backends named and public addresses only', () => {
-    expect(egressLimited(ms)).toEqual(['gateway', 'inference', 'tasks']);
+  test('the job-running inference pods: two to six, rolled one at a time, their jobs in the database', () => {
+    checkJobRunningInference(ms, true);
+    const hpa = ofKind(ms, 'HorizontalPodAutoscaler').find((h) => componentOf(h) === 'inference')!;
+    expect(hpa.spec).toMatchObject({ minReplicas: 2, maxReplicas: 6 });
+  });
+  test('stream egress: tasks and the job-running inference pods reach DNS, the release, the backends named and public addresses only', () => {
+    expect(egressLimited(ms)).toEqual(EVERY_COMPONENT);
     const inNamespace = (name: string) => [
       { namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': name } } },
     ];
-    // Postgres in 10.20.0.0/16 (tasks only), Kafka in the namespace data, the collector in observability; S3 is public.
+    // Postgres in 10.20.0.0/16, Kafka in the namespace data, the collector in observability; S3 is public.
     const postgres = backendRule([{ ipBlock: { cidr: '10.20.0.0/16' } }], 5432);
     const kafka = backendRule(inNamespace('data'), 9092);
     const otlp = backendRule(inNamespace('observability'), 4318);
@@ -986,7 +1157,14 @@ describe('rendered with the production-like values', () => {
       postgres,
       PUBLIC_RULE,
     ]);
-    expect(streamRulesOf(ms, 'inference').rules).toEqual([DNS_RULE, RELEASE_RULE, kafka, otlp, PUBLIC_RULE]);
+    expect(streamRulesOf(ms, 'inference').rules).toEqual([
+      DNS_RULE,
+      RELEASE_RULE,
+      kafka,
+      otlp,
+      postgres,
+      PUBLIC_RULE,
+    ]);
     const probes: [string, number][] = [
       ['8.8.8.8', 443],
       ['93.184.216.34', 554],
@@ -1009,7 +1187,7 @@ describe('rendered with the production-like values', () => {
         verdicts: {
           '8.8.8.8:443': true,
           '93.184.216.34:554': true,
-          '10.20.3.4:5432': where === 'tasks', // backends.postgres: the managed database of the example
+          '10.20.3.4:5432': true, // backends.postgres: the managed database of the example
           '10.20.3.4:22': false,
           '169.254.169.254:80': false,
           '10.0.0.1:5432': false,
@@ -1357,11 +1535,37 @@ test("the chart Secret's optional keys are mounted when given, to the pods that 
   expect(secretKeysByComponent(ms).tasks).toContain('TASKS_STREAM_URL_KEY');
 });
 
-test('without the detect pool, images calls the job-running inference pod and may reach it', () => {
+test('without the detect pool, images calls the job-running inference pods and may reach them', () => {
   const ms = render('--set', 'services.inferenceDetect.enabled=false');
   expect(ofKind(ms, 'Deployment').map(componentOf)).not.toContain('inference-detect');
   checkEnvironment(ms, false);
   checkNetworkPolicies(ms, GEP_1762_PROXIES);
+  checkJobRunningInference(ms);
+});
+
+test('the HPA of the job-running inference pods also scales on the jobs running per pod when activeJobsTarget is set', () => {
+  const ms = render('--set', 'services.inference.autoscaling.activeJobsTarget=3');
+  const hpa = ofKind(ms, 'HorizontalPodAutoscaler').find((h) => componentOf(h) === 'inference')!;
+  expect((hpa.spec as { metrics: Obj[] }).metrics).toEqual([
+    { type: 'Resource', resource: { name: 'cpu', target: { type: 'Utilization', averageUtilization: 70 } } },
+    {
+      type: 'Pods',
+      pods: {
+        metric: { name: 'vision_inference_active_jobs' },
+        target: { type: 'AverageValue', averageValue: '3' },
+      },
+    },
+  ]);
+  // The metric is one the service exports and docs/OPERATIONS.md documents.
+  expect(documentedMetrics().has('vision_inference_active_jobs')).toBe(true);
+});
+
+test('an IPv6 cluster gives the job-running inference pods their address in brackets through replicaUrl', () => {
+  const ms = render('--set', 'services.inference.replicaUrl=http://[$(POD_IP)]:8105');
+  const d = ofKind(ms, 'Deployment').find((x) => componentOf(x) === 'inference')!;
+  expect(podOf(d).spec.containers[0].env?.find((e) => e.name === 'INFERENCE_REPLICA_URL')?.value).toBe(
+    'http://[$(POD_IP)]:8105',
+  );
 });
 
 describe('stream egress (networkPolicy.streamEgress)', () => {
@@ -1404,6 +1608,7 @@ describe('stream egress (networkPolicy.streamEgress)', () => {
       DNS_RULE,
       RELEASE_RULE,
       kafka,
+      postgres,
       PUBLIC_RULE,
       camera,
     ]);
@@ -1426,7 +1631,7 @@ describe('stream egress (networkPolicy.streamEgress)', () => {
     );
     expect(r.status).not.toBe(0);
     expect(r.stderr).toContain(
-      'networkPolicy.streamEgress is on, and no rule of it lets tasks and inference reach these private addresses: ' +
+      "networkPolicy.streamEgress is on, and no rule of it lets the release's pods reach these private addresses: " +
         'external.postgres.serviceUrls.tasks names 10.1.2.3 (add networkPolicy.streamEgress.backends.postgres.to: [{ipBlock: {cidr: 10.1.2.3/32}}], or a wider block); ' +
         'external.kafka.brokers names 10.1.2.4 (add networkPolicy.streamEgress.backends.kafka.to: [{ipBlock: {cidr: 10.1.2.4/32}}], or a wider block); ' +
         'external.s3.endpoint names 192.168.1.9 (add networkPolicy.streamEgress.backends.s3.to: [{ipBlock: {cidr: 192.168.1.9/32}}], or a wider block); ' +
@@ -1440,27 +1645,40 @@ describe('stream egress (networkPolicy.streamEgress)', () => {
       'networkPolicy.streamEgress.backends.postgres.to[0].ipBlock.cidr=10.1.0.0/16',
     ];
     expect(template(...covered).status).toBe(0);
+    // extraEgress counts for the database logins of tasks and inference, the pods it is given to; an except inside
+    // its block does not.
+    const inference = [
+      '--set',
+      'external.postgres.serviceUrls.inference=postgres://vision_inference:Xk2pRealOne@10.2.0.5:5432/vision',
+      '--set',
+      'networkPolicy.streamEgress.extraEgress[0].to[0].ipBlock.cidr=10.0.0.0/8',
+    ];
+    expect(template(...inference).status).toBe(0);
     const excepted = template(
-      ...covered,
+      ...inference,
+      '--set',
+      'networkPolicy.streamEgress.extraEgress[0].to[0].ipBlock.except[0]=10.2.0.5/32',
+    );
+    expect(excepted.status).not.toBe(0);
+    expect(excepted.stderr).toContain('external.postgres.serviceUrls.inference names 10.2.0.5 (add');
+    // Not for a server that other pods use too (the brokers, another service's login, Redis): they have no extraEgress.
+    const others = template(
+      ...inference,
       '--set',
       'external.kafka.brokers={10.1.2.4:9092}',
       '--set',
-      'networkPolicy.streamEgress.extraEgress[0].to[0].ipBlock.cidr=10.0.0.0/8',
+      'external.postgres.serviceUrls.quota=postgres://vision_quota:Xk2pRealOne@10.7.7.7:5432/vision',
       '--set',
-      'networkPolicy.streamEgress.extraEgress[0].to[0].ipBlock.except[0]=10.1.2.4/32',
+      'external.redis.url=redis://10.8.8.8:6379',
     );
-    expect(excepted.status).not.toBe(0);
-    expect(excepted.stderr).toContain('external.kafka.brokers names 10.1.2.4 (add');
-    expect(excepted.stderr).not.toContain('external.postgres.serviceUrls.tasks');
-    expect(
-      template(
-        ...covered,
-        '--set',
-        'external.kafka.brokers={10.1.2.4:9092}',
-        '--set',
-        'networkPolicy.streamEgress.extraEgress[0].to[0].ipBlock.cidr=10.0.0.0/8',
-      ).status,
-    ).toBe(0);
+    expect(others.status).not.toBe(0);
+    for (const named of [
+      'external.postgres.serviceUrls.quota names 10.7.7.7 (add networkPolicy.streamEgress.backends.postgres.to',
+      'external.redis.url names 10.8.8.8 (add networkPolicy.streamEgress.backends.redis.to',
+      'external.kafka.brokers names 10.1.2.4 (add networkPolicy.streamEgress.backends.kafka.to',
+    ])
+      expect(others.stderr).toContain(named);
+    expect(others.stderr).not.toContain('serviceUrls.inference');
     expect(
       template(
         '--set',
@@ -1494,7 +1712,8 @@ describe('stream egress (networkPolicy.streamEgress)', () => {
       const ms = render(
         ...(files as string[]).flatMap((f) => ['-f', path.join(chartDir, `ci/${f}-values.yaml`)]),
       );
-      expect(egressLimited(ms)).toEqual(['gateway', 'inference', 'tasks']);
+      expect(egressLimited(ms)).toEqual(EVERY_COMPONENT);
+      checkJobRunningInference(ms, ['existing-secrets', 'production'].includes((files as string[])[0]));
       const proxies: Record<string, Proxies> = {
         'ingress-tls': TRAEFIK_PODS,
         production: SHARED_GATEWAY_PROXIES,
@@ -1571,7 +1790,7 @@ describe('the default development credentials', () => {
   const REAL = [
     '--set',
     'external.postgres.url=postgres://vision:Xk2pRealOne@db:5432/vision',
-    ...['gateway', 'tasks', 'quota', 'results', 'images'].flatMap((s) => [
+    ...['gateway', 'tasks', 'quota', 'results', 'images', 'inference'].flatMap((s) => [
       '--set',
       `external.postgres.serviceUrls.${s}=postgres://vision_${s}:Xk2p${s}Real@db:5432/vision`,
     ]),
@@ -1583,7 +1802,8 @@ describe('the default development credentials', () => {
     expect(r.status).not.toBe(0);
     expect(r.stderr).toContain(
       "the chart's default development credentials are in use (external.postgres.url, " +
-        'external.postgres.serviceUrls.gateway, external.postgres.serviceUrls.images, external.postgres.serviceUrls.quota, ' +
+        'external.postgres.serviceUrls.gateway, external.postgres.serviceUrls.images, ' +
+        'external.postgres.serviceUrls.inference, external.postgres.serviceUrls.quota, ' +
         'external.postgres.serviceUrls.results, external.postgres.serviceUrls.tasks, external.s3.secretKey): ' +
         'set your own, or use secrets.existingSecret; for a throwaway test cluster, set allowDefaultCredentials=true',
     );
@@ -1641,7 +1861,7 @@ describe('database logins', () => {
       const db = secretFilesOf(ms, pod, pod.containers[0]).filter((f) => f.setting === 'DATABASE_URL');
       const program = serviceOf(pod.containers[0]);
       expect(db.map((f) => `${f.secretName} ${f.key}`)).toEqual(
-        program === 'inference' ? [] : [`mine ${program.toUpperCase()}_DATABASE_URL`],
+        componentOf(d) === 'inference-detect' ? [] : [`mine ${program.toUpperCase()}_DATABASE_URL`],
       );
     }
     const [job] = ofKind(ms, 'Job');
@@ -1699,7 +1919,10 @@ describe('bus principals (external.kafka.sasl)', () => {
         return [
           componentOf(d),
           (BUS_SERVICES as readonly string[]).includes(program)
-            ? { user: `vis.vision-${program}`, kafkaKeys: [`KAFKA_SASL_PASSWORD ${passwordKey(program)}`] }
+            ? {
+                user: `vision.vis.vision-${program}`,
+                kafkaKeys: [`KAFKA_SASL_PASSWORD ${passwordKey(program)}`],
+              }
             : undefined,
         ];
       }),
@@ -1759,11 +1982,11 @@ describe('bus principals (external.kafka.sasl)', () => {
     const principals = principalsOf(ms);
     expect(principals.gateway).toBeUndefined();
     expect(principals.tasks).toEqual({
-      user: 'vis.acme-tasks',
+      user: 'vision.vis.acme-tasks',
       kafkaKeys: ['KAFKA_SASL_PASSWORD KAFKA_TASKS_PASSWORD'],
     });
     expect(principals['inference-detect']).toEqual({
-      user: 'vis.acme-inference',
+      user: 'vision.vis.acme-inference',
       kafkaKeys: ['KAFKA_SASL_PASSWORD KAFKA_INFERENCE_PASSWORD'],
     });
     const pod = migrateJob(ms);
@@ -1779,7 +2002,7 @@ describe('bus principals (external.kafka.sasl)', () => {
         `${KAFKA_ADMIN_SECRET} username`,
       ].sort(),
     );
-    expect(bus.env?.find((e) => e.name === 'KAFKA_RESULTS_USERNAME')?.value).toBe('vis.acme-results');
+    expect(bus.env?.find((e) => e.name === 'KAFKA_RESULTS_USERNAME')?.value).toBe('vision.vis.acme-results');
   });
 
   test("without the brokers' super user the render stops, naming the way out; the explicit flag renders no principal", () => {
@@ -1832,17 +2055,9 @@ describe('the release prefix of topics, groups and Kafka users (external.kafka.p
     ]
       .filter((u): u is string => u !== undefined)
       .sort();
-  const renderAs = (release: string, ...args: string[]) => {
-    const r = runHelm(['template', release, chartDir, '--namespace', 'vision', ...TEST_CLUSTER, ...args]);
-    if (r.status !== 0) throw new Error(`helm template failed: ${r.stderr}`);
-    return parseAllDocuments(r.stdout)
-      .map((d) => d.toJS() as Manifest | null)
-      .filter((m): m is Manifest => m !== null);
-  };
-
-  test("is the release's name and a dot by default, given to every service and to the migration Job", () => {
+  test("is the namespace, the release's name and a dot each by default, given to every service and to the migration Job", () => {
     const ms = render();
-    expect(prefixesOf(ms)).toEqual({ configMap: 'vis.', job: [['bus', 'vis.']] });
+    expect(prefixesOf(ms)).toEqual({ configMap: 'vision.vis.', job: [['bus', 'vision.vis.']] });
     // Every Deployment takes the ConfigMap whole, so every service reads the same KAFKA_PREFIX.
     const configMap = ofKind(ms, 'ConfigMap').find((m) => m.data?.KAFKA_PREFIX !== undefined)!.metadata.name;
     for (const d of ofKind(ms, 'Deployment'))
@@ -1851,15 +2066,54 @@ describe('the release prefix of topics, groups and Kafka users (external.kafka.p
           c: c.name,
           from: expect.arrayContaining([configMap]),
         });
+    expect(usersOf(ms)).toEqual(BUS_SERVICES.map((s) => `vision.vis.vision-${s}`).sort());
+  });
+
+  test('two releases, or one release name in two namespaces, share no prefix, no topic, no group and no Kafka user', () => {
+    const releases = [renderIn('vision', 'staging'), renderIn('vision', 'prod'), renderIn('other', 'prod')];
+    expect(releases.map((ms) => prefixesOf(ms).configMap)).toEqual([
+      'vision.staging.',
+      'vision.prod.',
+      'other.prod.',
+    ]);
+    /** Each release's names on the brokers: its topics, its consumer groups and its Kafka users. */
+    const namesOf = (ms: Manifest[]) => {
+      const prefix = prefixesOf(ms).configMap!;
+      return [
+        ...busTopics(prefix),
+        ...Object.values(BUS_GRANTS).flatMap((g) =>
+          (g.consume as readonly { group: string }[]).map((c) => busName(prefix, c.group)),
+        ),
+        ...usersOf(ms),
+      ];
+    };
+    const names = releases.map(namesOf);
+    for (const [i, mine] of names.entries())
+      for (const [j, theirs] of names.entries())
+        if (i !== j)
+          expect({ i, j, shared: mine.filter((n) => theirs.includes(n)) }).toEqual({ i, j, shared: [] });
+    // What the walkthrough's release in the namespace vision is called on the brokers.
+    expect(names[1]).toEqual(
+      expect.arrayContaining([
+        'vision.prod.vision.frames',
+        'vision.prod.results',
+        'vision.prod.vision-tasks',
+      ]),
+    );
+  });
+
+  test("the release's name alone, as the former default gave it, keeps the topics and users of a release installed with it", () => {
+    const ms = render('--set-json', 'external.kafka.prefix="{{ .Release.Name }}."');
+    expect(prefixesOf(ms)).toEqual({ configMap: 'vis.', job: [['bus', 'vis.']] });
     expect(usersOf(ms)).toEqual(BUS_SERVICES.map((s) => `vis.vision-${s}`).sort());
   });
 
-  test('two releases share no prefix and no Kafka user', () => {
-    const staging = renderAs('staging');
-    const prod = renderAs('prod');
-    expect(prefixesOf(staging).configMap).toBe('staging.');
-    expect(prefixesOf(prod).configMap).toBe('prod.');
-    expect(usersOf(staging).filter((u) => usersOf(prod).includes(u))).toEqual([]);
+  test('a namespace and a release too long for the default together stop the render, naming the value', () => {
+    const r = runHelm(['template', 'r'.repeat(50), chartDir, '--namespace', 'n'.repeat(60), ...TEST_CLUSTER]);
+    expect(r.status).not.toBe(0);
+    expect(r.stderr).toContain(
+      `external.kafka.prefix renders as "${'n'.repeat(60)}.${'r'.repeat(50)}.": at most 100`,
+    );
   });
 
   test("'' keeps the plain names and users of a release installed before the prefix; a template or a value sets it", () => {
@@ -1883,23 +2137,458 @@ describe('the release prefix of topics, groups and Kafka users (external.kafka.p
       '--set',
       'external.kafka.sasl.superUser.existingSecret=',
     );
-    expect(prefixesOf(ms).job).toEqual([['topics', 'vis.']]);
+    expect(prefixesOf(ms).job).toEqual([['topics', 'vision.vis.']]);
     const job = (ofKind(ms, 'Job')[0].spec as { template: { spec: PodSpec } }).template.spec;
     expect(job.initContainers?.[0].command?.join(' ')).toContain('busTopics(process.env.KAFKA_PREFIX)');
   });
 
   test('a prefix that is no part of a topic name stops the render', () => {
-    for (const bad of ['a b', 'a/b', 'x'.repeat(101)]) {
-      const r = runHelm([
-        'template',
-        'vis',
-        chartDir,
-        ...TEST_CLUSTER,
-        '--set-string',
-        `external.kafka.prefix=${bad}`,
-      ]);
-      expect(r.status).not.toBe(0);
-      expect(r.stderr).toContain('at most 100 of A-Z a-z 0-9 . _ - (the characters of a Kafka topic name)');
+    expectRefused(
+      'external.kafka.prefix',
+      ['a b', 'a/b', 'x'.repeat(101)],
+      '(the characters of a Kafka topic name)',
+    );
+  });
+});
+
+describe('the Kubernetes releases the chart installs on (kubeVersion)', () => {
+  const templateFor = (version: string) =>
+    runHelm(['template', 'vis', chartDir, ...TEST_CLUSTER, '--kube-version', version]);
+  test("1.30 or later, vendors' builds included, as the preStop sleep action needs; an older cluster is refused", () => {
+    const chart = parse(readFileSync(path.join(chartDir, 'Chart.yaml'), 'utf8')) as { kubeVersion?: string };
+    expect(chart.kubeVersion).toBe('>=1.30.0-0');
+    // The action that needs 1.30: every Deployment pauses with the kubelet's sleep before SIGTERM.
+    for (const d of ofKind(render(), 'Deployment'))
+      expect({ d: d.metadata.name, preStop: podOf(d).spec.containers[0] }).toMatchObject({
+        d: d.metadata.name,
+        preStop: { lifecycle: { preStop: { sleep: { seconds: 5 } } } },
+      });
+    for (const version of ['v1.30.0', 'v1.30.2-eks-1234', '1.31.0-gke.100', KUBE_VERSION])
+      expect({ version, status: templateFor(version).status }).toEqual({ version, status: 0 });
+    for (const version of ['v1.29.9', 'v1.25.0']) {
+      const r = templateFor(version);
+      expect({ version, status: r.status, stderr: r.stderr }).toEqual({
+        version,
+        status: 1,
+        stderr: expect.stringContaining(
+          `chart requires kubeVersion: >=1.30.0-0 which is incompatible with Kubernetes ${version}`,
+        ),
+      });
     }
+  });
+  test('docs/KUBERNETES.md gives 1.30 as the oldest release, and no other', () => {
+    const doc = readFileSync(path.join(repoRoot, 'docs/KUBERNETES.md'), 'utf8');
+    expect(doc).toContain('Prerequisites: Kubernetes 1.30 or later');
+    expect(doc.match(/Kubernetes 1\.\d+ or later/g)?.every((m) => m === 'Kubernetes 1.30 or later')).toBe(
+      true,
+    );
+  });
+});
+
+describe('each component kept apart from its own replicas (podAntiAffinity)', () => {
+  interface Term {
+    topologyKey: string;
+    labelSelector: LabelSelector;
+  }
+  interface Affinity {
+    podAntiAffinity?: {
+      preferredDuringSchedulingIgnoredDuringExecution?: { weight: number; podAffinityTerm: Term }[];
+      requiredDuringSchedulingIgnoredDuringExecution?: Term[];
+    };
+    nodeAffinity?: Obj;
+  }
+  const affinityOf = (d: Manifest) => (podOf(d).spec as PodSpec & { affinity?: Affinity }).affinity;
+  /**
+   * Each Deployment's one anti-affinity term selects exactly its own pods among the release's (the Deployment's own
+   * selector: name, instance and component), never another component's nor another release's.
+   */
+  function checkTerms(ms: Manifest[], kind: 'soft' | 'hard', topologyKey: string) {
+    const deployments = ofKind(ms, 'Deployment');
+    expect(deployments.length).toBeGreaterThanOrEqual(7);
+    for (const d of deployments) {
+      const anti = affinityOf(d)?.podAntiAffinity;
+      const terms =
+        kind === 'soft'
+          ? (anti?.preferredDuringSchedulingIgnoredDuringExecution ?? []).map((p) => {
+              expect(p.weight).toBe(100);
+              return p.podAffinityTerm;
+            })
+          : (anti?.requiredDuringSchedulingIgnoredDuringExecution ?? []);
+      const own = (d.spec as { selector: { matchLabels: Record<string, string> } }).selector.matchLabels;
+      const where = d.metadata.name;
+      expect({ where, terms }).toEqual({
+        where,
+        terms: [{ topologyKey, labelSelector: { matchLabels: own } }],
+      });
+      expect(Object.keys(own).sort()).toEqual([
+        'app.kubernetes.io/component',
+        'app.kubernetes.io/instance',
+        'app.kubernetes.io/name',
+      ]);
+      for (const other of deployments) {
+        const labels = podOf(other).metadata.labels;
+        expect({
+          where,
+          other: other.metadata.name,
+          selects: selects(terms[0].labelSelector, labels),
+        }).toEqual({
+          where,
+          other: other.metadata.name,
+          selects: other === d,
+        });
+        // The same component of another release is not this one's sibling.
+        const elsewhere = { ...labels, 'app.kubernetes.io/instance': 'other' };
+        expect(selects(terms[0].labelSelector, elsewhere)).toBe(false);
+      }
+    }
+  }
+  test("soft by default and in the production-like values: each Deployment's term is its own selector, per node", () => {
+    checkTerms(render(), 'soft', 'kubernetes.io/hostname');
+    checkTerms(render('-f', productionValues), 'soft', 'kubernetes.io/hostname');
+  });
+  test('hard, per zone, beside node affinity of the values; none when the type is empty', () => {
+    const ms = render(
+      '--set',
+      'podAntiAffinity.type=hard',
+      '--set',
+      'podAntiAffinity.topologyKey=topology.kubernetes.io/zone',
+      '--set-json',
+      'affinity={"nodeAffinity":{"requiredDuringSchedulingIgnoredDuringExecution":{"nodeSelectorTerms":[{"matchExpressions":[{"key":"pool","operator":"In","values":["vision"]}]}]}}}',
+    );
+    checkTerms(ms, 'hard', 'topology.kubernetes.io/zone');
+    for (const d of ofKind(ms, 'Deployment')) expect(affinityOf(d)?.nodeAffinity).toBeDefined();
+    for (const d of ofKind(render('--set', 'podAntiAffinity.type='), 'Deployment'))
+      expect(affinityOf(d)).toBeUndefined();
+  });
+  test('a podAntiAffinity of affinity, one selector for every component, stops the render naming the way', () => {
+    const r = runHelm([
+      'template',
+      'vis',
+      chartDir,
+      ...TEST_CLUSTER,
+      '--set',
+      'affinity.podAntiAffinity.preferredDuringSchedulingIgnoredDuringExecution[0].weight=100',
+    ]);
+    expect(r.status).not.toBe(0);
+    expect(r.stderr).toContain(
+      'affinity.podAntiAffinity would give every component one label selector: set podAntiAffinity.type (soft or hard)',
+    );
+    const bad = runHelm([
+      'template',
+      'vis',
+      chartDir,
+      ...TEST_CLUSTER,
+      '--set',
+      'podAntiAffinity.type=always',
+    ]);
+    expect(bad.status).not.toBe(0);
+    expect(bad.stderr).toContain('podAntiAffinity');
+  });
+});
+
+describe('no single pod by default: two or more of each component, each with a disruption budget', () => {
+  const COMPONENTS = ['gateway', 'images', 'inference', 'inference-detect', 'quota', 'results', 'tasks'];
+  /** The fewest pods each component runs: its HPA's minReplicas, or the Deployment's replicas. */
+  const fewestPods = (ms: Manifest[]): Record<string, number> =>
+    Object.fromEntries(
+      ofKind(ms, 'Deployment').map((d) => {
+        const hpa = ofKind(ms, 'HorizontalPodAutoscaler').find(
+          (h) => (h.spec as { scaleTargetRef: { name: string } }).scaleTargetRef.name === d.metadata.name,
+        );
+        const n = hpa
+          ? (hpa.spec as { minReplicas: number }).minReplicas
+          : (d.spec as { replicas: number }).replicas;
+        return [componentOf(d), n];
+      }),
+    );
+  /**
+   * Each component's one PodDisruptionBudget, selecting exactly its pods, lets an eviction take a pod while at least
+   * one other runs (maxUnavailable 1, or minAvailable at least 1 and below the fewest pods).
+   */
+  function checkBudgets(ms: Manifest[]) {
+    const fewest = fewestPods(ms);
+    for (const d of ofKind(ms, 'Deployment')) {
+      const c = componentOf(d)!;
+      const own = (d.spec as { selector: { matchLabels: Record<string, string> } }).selector.matchLabels;
+      const pdbs = ofKind(ms, 'PodDisruptionBudget').filter((p) =>
+        matches(
+          (p.spec as { selector: { matchLabels: Record<string, string> } }).selector.matchLabels,
+          podOf(d).metadata.labels,
+        ),
+      );
+      expect({ c, n: pdbs.length }).toEqual({ c, n: 1 });
+      const spec = pdbs[0].spec as {
+        maxUnavailable?: number;
+        minAvailable?: number;
+        selector: { matchLabels: Record<string, string> };
+      };
+      expect({ c, selector: spec.selector.matchLabels }).toEqual({ c, selector: own });
+      const keeps = spec.minAvailable ?? fewest[c] - (spec.maxUnavailable ?? 0);
+      expect({ c, keeps: keeps >= 1, evicts: keeps < fewest[c] }).toEqual({ c, keeps: true, evicts: true });
+    }
+  }
+  test('the defaults: at least two pods of every component a call depends on, with the HPAs or without', () => {
+    const ms = render();
+    expect(Object.keys(fewestPods(ms)).sort()).toEqual(COMPONENTS);
+    for (const [c, n] of Object.entries(fewestPods(ms)))
+      expect({ c, atLeastTwo: n >= 2 }).toEqual({ c, atLeastTwo: true });
+    checkBudgets(ms);
+    const fixed = render(
+      ...['gateway', 'results', 'images', 'inference', 'inferenceDetect'].flatMap((s) => [
+        '--set',
+        `services.${s}.autoscaling.enabled=false`,
+      ]),
+    );
+    expect(ofKind(fixed, 'HorizontalPodAutoscaler')).toEqual([]);
+    for (const [c, n] of Object.entries(fewestPods(fixed)))
+      expect({ c, replicas: n }).toEqual({ c, replicas: 2 });
+    checkBudgets(fixed);
+  });
+  test('the production-like and autoscaling values keep two or more of each, each with its budget', () => {
+    for (const file of [productionValues, path.join(chartDir, 'ci/autoscaling-values.yaml')]) {
+      const ms = render('-f', file);
+      for (const [c, n] of Object.entries(fewestPods(ms)))
+        expect({ file, c, atLeastTwo: n >= 2 }).toEqual({ file, c, atLeastTwo: true });
+      checkBudgets(ms);
+    }
+  });
+});
+
+/** `helm template` of release `release` in `namespace`, for a test cluster. */
+function renderIn(namespace: string, release: string, ...args: string[]): Manifest[] {
+  const r = runHelm(['template', release, chartDir, '--namespace', namespace, ...TEST_CLUSTER, ...args]);
+  if (r.status !== 0) throw new Error(`helm template failed: ${r.stderr}`);
+  return parseAllDocuments(r.stdout)
+    .map((d) => d.toJS() as Manifest | null)
+    .filter((m): m is Manifest => m !== null);
+}
+
+describe("the release prefix of the gateway's Redis keys (external.redis.keyPrefix)", () => {
+  const gatewayOf = (ms: Manifest[]) => ofKind(ms, 'Deployment').find((d) => componentOf(d) === 'gateway')!;
+  /** GATEWAY_REDIS_PREFIX as the gateway's own configuration reads it from its rendered environment. */
+  const prefixOf = (ms: Manifest[]) => loadWithSecretFiles(ms, gatewayOf(ms)).GATEWAY_REDIS_PREFIX as string;
+  const LIMITS = { qps: 20, burst: 40, concurrency: 16 };
+
+  test('is the namespace, the release and a dot each by default, read by the gateway', () => {
+    const ms = render();
+    expect(environmentOf(ms, gatewayOf(ms)).GATEWAY_REDIS_PREFIX).toBe('vision.vis.');
+    expect(prefixOf(ms)).toBe('vision.vis.');
+    expect(gatewayRedisKeys(prefixOf(ms), 'acme', LIMITS)).toEqual([
+      'vision.vis.gw:rate:20:40:qps:acme',
+      'vision.vis.gw:rate:20:40:burst:qps:acme',
+      'vision.vis.gw:slots:conc:acme',
+    ]);
+    expect(prefixOf(render('-f', productionValues))).toBe('vision.vis.');
+  });
+  test('one release name in two namespaces, or two releases in one, share no prefix and no key', () => {
+    const prefixes = [
+      prefixOf(renderIn('shop', 'vision')),
+      prefixOf(renderIn('staging', 'vision')),
+      prefixOf(renderIn('shop', 'vision-canary')),
+    ];
+    expect(prefixes).toEqual(['shop.vision.', 'staging.vision.', 'shop.vision-canary.']);
+    const keys = prefixes.map((p) => gatewayRedisKeys(p, 'acme', LIMITS));
+    expect(new Set(keys.flat()).size).toBe(keys.flat().length);
+  });
+  test("'' keeps the plain gw: keys; a value or another template sets it; one with a colon stops the render", () => {
+    expect(prefixOf(render('--set-string', 'external.redis.keyPrefix='))).toBe('');
+    expect(gatewayRedisKeys('', 'acme', LIMITS)[0]).toBe('gw:rate:20:40:qps:acme');
+    expect(prefixOf(render('--set-string', 'external.redis.keyPrefix=eu-prod_1.'))).toBe('eu-prod_1.');
+    expect(prefixOf(render('--set-json', 'external.redis.keyPrefix="{{ .Release.Name }}-rl."'))).toBe(
+      'vis-rl.',
+    );
+    expectRefused('external.redis.keyPrefix', ['a:b', 'a b', 'x'.repeat(101)], '(no colon)');
+  });
+});
+
+test("helm install's notes name the release's Kafka prefix and its users", () => {
+  const notes = renderNotes();
+  expect(notes).toContain('each bus service signs in as vision.vis.vision-<service> (SCRAM-SHA-512)');
+  expect(notes).toContain('groups carry the prefix "vision.vis." too');
+});
+
+describe('egress of results, images, quota and the detect pool: DNS, the services each calls, its servers', () => {
+  const PUBLIC_ON_ANY_PORT = PUBLIC_RULE;
+  /** A rule to one component's pods of the release, on its port. */
+  const callRule = (component: string, port: number) => ({
+    to: [
+      {
+        podSelector: {
+          matchLabels: {
+            'app.kubernetes.io/name': 'vision',
+            'app.kubernetes.io/instance': 'vis',
+            'app.kubernetes.io/component': component,
+          },
+        },
+      },
+    ],
+    ports: [{ port, protocol: 'TCP' }],
+  });
+  const PORTS: Record<string, number> = { ...SERVICE_PORTS, 'inference-detect': SERVICE_PORTS.inference };
+  const labelsOf = (ms: Manifest[], component: string) =>
+    podOf(ofKind(ms, 'Deployment').find((d) => componentOf(d) === component)!).metadata.labels;
+  /**
+   * NetworkPolicy semantics for a connection from pods with `from` labels to a pod of the release namespace with `to`
+   * labels on TCP `port`: some rule of a policy selecting the sender has the port (or none) and a peer selecting it.
+   */
+  function egressAllowsPod(
+    ms: Manifest[],
+    from: Record<string, string>,
+    to: Record<string, string>,
+    port: number,
+  ) {
+    return egressOf(ms, from).some((spec) =>
+      (spec.egress ?? []).some(
+        (rule) =>
+          (!rule.ports || rule.ports.some((p) => p.port === port && p.protocol === 'TCP')) &&
+          (rule.to ?? []).some(
+            (peer) =>
+              peer.ipBlock === undefined &&
+              (peer.namespaceSelector ? selects(peer.namespaceSelector, RELEASE_NS) : true) &&
+              (peer.podSelector ? selects(peer.podSelector, to) : true),
+          ),
+      ),
+    );
+  }
+  /** Which of the release's components a component's pods may open a connection to, on each one's port. */
+  const reachable = (ms: Manifest[], from: string) =>
+    EVERY_COMPONENT.filter(
+      (c) =>
+        ofKind(ms, 'Deployment').some((d) => componentOf(d) === c) &&
+        egressAllowsPod(ms, labelsOf(ms, from), labelsOf(ms, c), PORTS[c]),
+    );
+
+  test('by default: exactly these rules, each on its ports, public addresses for the webhooks of results only', () => {
+    const ms = render();
+    const kafka = backendRule(NAMESPACE_PODS, 9092);
+    const otlp = backendRule(NAMESPACE_PODS, 4318);
+    const postgres = backendRule(NAMESPACE_PODS, 5432);
+    const s3 = backendRule(NAMESPACE_PODS, 9000);
+    const expected: Record<string, unknown[]> = {
+      results: [
+        DNS_RULE,
+        callRule('inference', 8105),
+        callRule('tasks', 8101),
+        kafka,
+        otlp,
+        postgres,
+        s3,
+        PUBLIC_ON_ANY_PORT,
+      ],
+      images: [
+        DNS_RULE,
+        callRule('inference-detect', 8105),
+        callRule('quota', 8102),
+        kafka,
+        otlp,
+        postgres,
+        s3,
+      ],
+      quota: [DNS_RULE, kafka, otlp, postgres],
+      'inference-detect': [DNS_RULE, kafka, otlp, s3],
+    };
+    for (const [where, rules] of Object.entries(expected)) {
+      const got = streamRulesOf(ms, where);
+      expect({ where, rules: got.rules }).toEqual({ where, rules });
+      const policy = ofKind(ms, 'NetworkPolicy').find(
+        (np) =>
+          (np.spec as unknown as EgressSpec).policyTypes.includes('Egress') &&
+          (np.spec as unknown as EgressSpec).podSelector.matchLabels?.['app.kubernetes.io/component'] ===
+            where,
+      );
+      expect(policy?.metadata.name).toBe(`vis-vision-${where}-egress`);
+    }
+    // The services each one calls (the routes of files/identity-routes.yaml whose issuer it is), and no other pod.
+    expect(Object.fromEntries(Object.keys(expected).map((c) => [c, reachable(ms, c)]))).toEqual({
+      results: ['inference', 'tasks'],
+      images: ['inference-detect', 'quota'],
+      quota: [],
+      'inference-detect': [],
+    });
+    // Not even the services it calls on another port (their metrics port, say).
+    expect(egressAllowsPod(ms, labelsOf(ms, 'results'), labelsOf(ms, 'tasks'), 9464)).toBe(false);
+    // Addresses outside the cluster: public ones for results (a webhook's host, on any port), none for the others.
+    const probes: [string, number][] = [
+      ['93.184.216.34', 443],
+      ['93.184.216.34', 8443],
+      ['169.254.169.254', 80],
+      ['10.0.0.1', 443],
+      ['192.168.1.1', 80],
+      ['127.0.0.1', 80],
+    ];
+    const verdicts = (c: string) => probes.map(([ip, port]) => egressAllowsIp(ms, labelsOf(ms, c), ip, port));
+    expect(verdicts('results')).toEqual([true, true, false, false, false, false]);
+    for (const c of ['images', 'quota', 'inference-detect'])
+      expect({ c, verdicts: verdicts(c) }).toEqual({ c, verdicts: probes.map(() => false) });
+  });
+
+  test("helm install's notes say what every pod may reach, a public server as such", () => {
+    const notes = renderNotes('-f', productionValues);
+    expect(notes).toContain('Egress (networkPolicy.streamEgress): every pod may reach DNS and its servers');
+    expect(notes).toContain(
+      'results the services it calls, public addresses (webhooks) and extraWebhookEgress',
+    );
+    expect(notes).toContain('s3: public addresses ports [{"port":443,"protocol":"TCP"}]');
+  });
+
+  test('without the detect pool images calls the job-running inference pods instead', () => {
+    const ms = render('--set', 'services.inferenceDetect.enabled=false');
+    expect(egressLimited(ms)).toEqual(EVERY_COMPONENT.filter((c) => c !== 'inference-detect'));
+    expect(reachable(ms, 'images')).toEqual(['inference', 'quota']);
+  });
+
+  test('extraWebhookEgress widens results alone; extraEgress the stream-opening pods alone', () => {
+    const ms = render(
+      '--set-json',
+      'networkPolicy.streamEgress.extraWebhookEgress=[{"to":[{"ipBlock":{"cidr":"10.60.0.10/32"}}],"ports":[{"port":8443,"protocol":"TCP"}]}]',
+      '--set-json',
+      'networkPolicy.streamEgress.extraEgress=[{"to":[{"ipBlock":{"cidr":"10.50.0.0/16"}}],"ports":[{"port":554,"protocol":"TCP"}]}]',
+    );
+    const receiver = {
+      to: [{ ipBlock: { cidr: '10.60.0.10/32' } }],
+      ports: [{ port: 8443, protocol: 'TCP' }],
+    };
+    const camera = { to: [{ ipBlock: { cidr: '10.50.0.0/16' } }], ports: [{ port: 554, protocol: 'TCP' }] };
+    expect(streamRulesOf(ms, 'results').rules.slice(-2)).toEqual([PUBLIC_RULE, receiver]);
+    for (const c of ['tasks', 'inference'])
+      expect(streamRulesOf(ms, c).rules.slice(-2)).toEqual([PUBLIC_RULE, camera]);
+    const at = (c: string, ip: string, port: number) => egressAllowsIp(ms, labelsOf(ms, c), ip, port);
+    expect([at('results', '10.60.0.10', 8443), at('results', '10.50.0.1', 554)]).toEqual([true, false]);
+    expect([at('tasks', '10.60.0.10', 8443), at('tasks', '10.50.0.1', 554)]).toEqual([false, true]);
+    for (const c of ['gateway', 'images', 'quota', 'inference-detect'])
+      expect({ c, got: [at(c, '10.60.0.10', 8443), at(c, '10.50.0.1', 554)] }).toEqual({
+        c,
+        got: [false, false],
+      });
+  });
+
+  test('a server on public addresses (an empty `to`) is reached on its ports only by the pods without public egress', () => {
+    const ms = render('-f', productionValues);
+    // AWS S3 in the production-like values: `to: []` and port 443.
+    const publicS3 = { to: PUBLIC_RULE.to, ports: [{ port: 443, protocol: 'TCP' }] };
+    for (const c of ['images', 'inference-detect']) {
+      expect({
+        c,
+        has: streamRulesOf(ms, c).rules.some((r) => JSON.stringify(r) === JSON.stringify(publicS3)),
+      }).toEqual({
+        c,
+        has: true,
+      });
+      expect({ c, s3: egressAllowsIp(ms, labelsOf(ms, c), '52.219.170.1', 443) }).toEqual({ c, s3: true });
+      expect({ c, other: egressAllowsIp(ms, labelsOf(ms, c), '52.219.170.1', 80) }).toEqual({
+        c,
+        other: false,
+      });
+    }
+    // Quota and the gateway use no object store: nothing public.
+    for (const c of ['quota', 'gateway'])
+      expect({ c, s3: egressAllowsIp(ms, labelsOf(ms, c), '52.219.170.1', 443) }).toEqual({ c, s3: false });
+    // No rule of any policy allows every destination.
+    for (const np of ofKind(ms, 'NetworkPolicy'))
+      for (const rule of (np.spec as unknown as EgressSpec).egress ?? [])
+        expect({ np: np.metadata.name, empty: (rule.to ?? []).length === 0 }).toEqual({
+          np: np.metadata.name,
+          empty: false,
+        });
   });
 });

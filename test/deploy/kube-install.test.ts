@@ -134,7 +134,13 @@ if (missing.length > 0) {
     });
     test('the HPAs scale their Deployments to minReplicas', async () => {
       const hpas = k.get(['hpa', '-n', ns]);
-      expect(hpas.map(componentOf).sort()).toEqual(['gateway', 'images', 'inference-detect', 'results']);
+      expect(hpas.map(componentOf).sort()).toEqual([
+        'gateway',
+        'images',
+        'inference',
+        'inference-detect',
+        'results',
+      ]);
       await eventually(() => {
         for (const h of hpas) {
           const { minReplicas, scaleTargetRef } = h.spec as {
@@ -230,6 +236,25 @@ if (missing.length > 0) {
         [3, 'deployed', 'Rollback to 1'],
       ]);
     });
+    test('an upgrade that would move the release to another Kafka prefix stops, naming the one it runs on; movePrefix lets it', () => {
+      const upgrade = (...args: string[]) =>
+        k.run('helm', ['upgrade', 'vision', chart, '-n', ns, '--reuse-values', ...args]);
+      // The former default, the release's name alone: what an upgrade from a release installed with it renders.
+      expect(() => upgrade('--set-json', 'external.kafka.prefix="{{ .Release.Name }}."')).toThrow(
+        'external.kafka.prefix renders as "vision.", but the release runs on the prefix "vision.vision.": to keep its ' +
+          'topics, groups and Kafka users set external.kafka.prefix="vision.vision."',
+      );
+      expect(JSON.parse(k.run('helm', ['history', 'vision', '-n', ns, '-o', 'json']))).toHaveLength(3);
+      upgrade(
+        '--set-string',
+        'external.kafka.prefix=moved.',
+        '--set',
+        'external.kafka.movePrefix=true',
+        '--dry-run=server',
+      );
+      // The same prefix, however it is spelt, passes.
+      upgrade('--set-string', 'external.kafka.prefix=vision.vision.', '--dry-run=server');
+    });
   });
 
   test('ingress with TLS for Traefik (ci/ingress-tls-values.yaml): the gateway Ingress as stored, no annotation of the chart', () => {
@@ -317,7 +342,13 @@ if (missing.length > 0) {
           h.spec as { minReplicas: number; maxReplicas: number; metrics: { type: string }[] },
         ]),
     );
-    expect(Object.keys(hpa).sort()).toEqual(['gateway', 'images', 'inference-detect', 'results']);
+    expect(Object.keys(hpa).sort()).toEqual([
+      'gateway',
+      'images',
+      'inference',
+      'inference-detect',
+      'results',
+    ]);
     expect(hpa.gateway).toMatchObject({ minReplicas: 3, maxReplicas: 12 });
     expect(hpa.images.metrics.map((m) => m.type)).toEqual(['Resource', 'Pods']);
     const pdb = Object.fromEntries(
@@ -325,7 +356,7 @@ if (missing.length > 0) {
         .get(['pdb', '-n', ns])
         .map((p) => [componentOf(p), (p.spec as { minAvailable?: number }).minAvailable]),
     );
-    expect(pdb).toMatchObject({ gateway: 2, results: 2, images: 2, 'inference-detect': 1 });
+    expect(pdb).toMatchObject({ gateway: 2, results: 2, images: 2, 'inference-detect': 1, inference: 1 });
     await eventually(() => {
       const replicas = Object.fromEntries(
         k.get(['deployments', '-n', ns]).map((d) => [componentOf(d), d.status?.availableReplicas]),
@@ -335,7 +366,7 @@ if (missing.length > 0) {
         results: 3,
         images: 3,
         'inference-detect': 2,
-        inference: 1,
+        inference: 2,
       });
     });
     checkDeploymentsAsStored(k, ns);
@@ -359,7 +390,7 @@ if (missing.length > 0) {
     expect(env).toEqual(expect.arrayContaining(['KAFKA_SASL_USERNAME', 'KAFKA_SASL_PASSWORD_FILE']));
   });
 
-  test('production-like values (ci/production-values.yaml): stream egress, ServiceMonitor and PrometheusRule accepted', () => {
+  test('production-like values (ci/production-values.yaml): egress of every component, ServiceMonitor and PrometheusRule accepted', () => {
     const ns = 'vision-production';
     createExistingSecrets(k, ns);
     const kinds = install(k, ns, [ci('production')]);
@@ -395,7 +426,7 @@ if (missing.length > 0) {
     const egress = k
       .get(['networkpolicy', '-n', ns])
       .filter((p) => (p.spec as { policyTypes: string[] }).policyTypes.includes('Egress'));
-    expect(egress.map(componentOf).sort()).toEqual(['gateway', 'inference', 'tasks']);
+    expect(egress.map(componentOf).sort()).toEqual(COMPONENTS);
     expect(checkDeploymentsAsStored(k, ns, { claim: 'vision-models' })).toEqual(COMPONENTS);
   });
 }

@@ -92,9 +92,9 @@ export function createExistingSecrets(k: Cluster, ns: string) {
     'secret',
     'generic',
     'vision-secrets',
-    // The owner login (the migration Job's), then each service's own.
+    // The owner login (the migration Job's), then each service's own (inference: the job-running pods').
     '--from-literal=DATABASE_URL=postgres://vision:pg-password@pg.data.svc:5432/vision',
-    ...['gateway', 'tasks', 'quota', 'results', 'images'].map(
+    ...['gateway', 'tasks', 'quota', 'results', 'images', 'inference'].map(
       (s) =>
         `--from-literal=${s.toUpperCase()}_DATABASE_URL=postgres://vision_${s}:pg-${s}@pg.data.svc:5432/vision`,
     ),

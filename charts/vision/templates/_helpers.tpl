@@ -54,6 +54,21 @@ app.kubernetes.io/component: {{ .component }}
 {{- end -}}
 {{- end -}}
 
+{{/*
+A component's image: its own tag or digest (services.<component>.image) of image.repository when set (an upgrade of one
+component's image rolls that component alone), else the release's. Called with (dict "root" $ "svc" $svc).
+*/}}
+{{- define "vision.componentImage" -}}
+{{- $own := .svc.image | default dict -}}
+{{- if $own.digest -}}
+{{- printf "%s@%s" .root.Values.image.repository $own.digest -}}
+{{- else if $own.tag -}}
+{{- printf "%s:%s" .root.Values.image.repository $own.tag -}}
+{{- else -}}
+{{- include "vision.image" .root -}}
+{{- end -}}
+{{- end -}}
+
 {{- define "vision.secretName" -}}
 {{- default (printf "%s-secrets" (include "vision.fullname" .)) .Values.secrets.existingSecret -}}
 {{- end -}}
@@ -79,14 +94,24 @@ The components and what they need. These are facts of the code, not settings:
                 its routes in the identity route table (vision.callersOf)
   public        serves the public API: reached from networkPolicy.gatewayFrom (the Gateway's proxies)
   grantKeys     public keys it holds besides its callers': results checks tasks' job grants (job-grant.ts)
-  opensStreams  opens caller-given stream URLs (ffprobe/ffmpeg): egress limited by networkPolicy.streamEgress
-  backends      the servers of external.* it connects to (networkPolicy.streamEgress.backends), when opensStreams
+  opensStreams  opens caller-given stream URLs (ffprobe/ffmpeg): egress to DNS, this release's pods, its backends,
+                public addresses and networkPolicy.streamEgress.extraEgress
+  egressLimited every other component's egress is limited too (networkPolicy.streamEgress): DNS, its backends, and
+                this release's pods (releaseEgress) or only the services it calls (the components whose callers
+                name its program, each on its port)
+  webhooks      also public addresses and networkPolicy.streamEgress.extraWebhookEgress: it delivers webhooks to the
+                URLs callers register
+  backends      the servers of external.* it connects to (networkPolicy.streamEgress.backends)
   models        mounts the models volume
+  runsJobs      runs video jobs, shared by its replicas through its database schema: each pod advertises its own
+                address (INFERENCE_REPLICA_URL, from the pod IP), the calls for a job reach its owner pod through
+                any other (NetworkPolicy: its own pods on its port), and a stopping pod hands its jobs over
+                (shutdown.handoverSeconds more grace)
   values        the key under .Values.services
   program       the service directory whose dist/main.js the container runs
 inference-detect is the same inference service, serving only the stateless batch image detection for
-images: video jobs live in the memory of one inference pod (tasks polls them by id), so the job-running
-"inference" Deployment stays at one replica and the detect pool is the one that scales.
+images: it runs no video job (INFERENCE_JOB_STORE=memory) and has no database login. The job-running
+"inference" Deployment scales too: its pods share the video jobs (docs/OPERATIONS.md, "Scaling video jobs").
 */}}
 {{- define "vision.components" -}}
 gateway:
@@ -100,6 +125,7 @@ gateway:
   public: true
   # The public face reaches only DNS, this release's pods and these servers (its NetworkPolicy egress).
   egressLimited: true
+  releaseEgress: true
   backends: [otlp, postgres, redis]
 tasks:
   values: tasks
@@ -119,6 +145,8 @@ quota:
   secrets: [DATABASE_URL]
   optionalSecrets: []
   callers: {{ include "vision.callersOf" (dict "root" . "service" "quota") }}
+  egressLimited: true
+  backends: [kafka, otlp, postgres]
 results:
   values: results
   program: results
@@ -129,6 +157,9 @@ results:
   optionalSecrets: [RESULTS_CURSOR_SECRET, RESULTS_WEBHOOK_SECRET_KEY]
   callers: {{ include "vision.callersOf" (dict "root" . "service" "results") }}
   grantKeys: [tasks]
+  egressLimited: true
+  webhooks: true
+  backends: [kafka, otlp, postgres, s3]
 images:
   values: images
   program: images
@@ -137,20 +168,23 @@ images:
   secrets: [DATABASE_URL, S3_ACCESS_KEY, S3_SECRET_KEY]
   optionalSecrets: []
   callers: {{ include "vision.callersOf" (dict "root" . "service" "images") }}
+  egressLimited: true
+  backends: [kafka, otlp, postgres, s3]
 inference:
   values: inference
   program: inference
   port: 8105
   portVar: INFERENCE_PORT
   # Video jobs on uploads stat the object and hand ffmpeg a presigned URL; the object store client
-  # is required in distributed mode (ffmpeg itself runs with an empty environment).
-  secrets: [S3_ACCESS_KEY, S3_SECRET_KEY]
+  # is required in distributed mode (ffmpeg itself runs with an empty environment). DATABASE_URL: its own
+  # login, to the schema of the shared video jobs.
+  secrets: [DATABASE_URL, S3_ACCESS_KEY, S3_SECRET_KEY]
   optionalSecrets: []
   callers: {{ include "vision.callersOf" (dict "root" . "service" "inference" "prefix" (ternary "/internal/v1/jobs" "" .Values.services.inferenceDetect.enabled)) }}
   models: true
-  singleton: true
+  runsJobs: true
   opensStreams: true
-  backends: [kafka, otlp, s3]
+  backends: [kafka, otlp, postgres, s3]
 {{- if .Values.services.inferenceDetect.enabled }}
 inference-detect:
   values: inferenceDetect
@@ -161,7 +195,33 @@ inference-detect:
   optionalSecrets: []
   callers: {{ include "vision.callersOf" (dict "root" . "service" "inference" "prefix" "/internal/v1/detect") }}
   models: true
+  egressLimited: true
+  backends: [kafka, otlp, s3]
 {{- end }}
+{{- end -}}
+
+{{/*
+A component's pod affinity: the values' affinity (node affinity, pod affinity), and a podAntiAffinity term of the chart
+(podAntiAffinity.type soft or hard) whose label selector is this component's pods of this release only, so that
+replicas of one component keep apart while different components may share a node. A podAntiAffinity in affinity would
+apply one selector to every component: the render stops, naming podAntiAffinity. Input: dict "root" "component".
+*/}}
+{{- define "vision.affinity" -}}
+{{- $v := .root.Values -}}
+{{- $out := deepCopy ($v.affinity | default dict) -}}
+{{- if hasKey $out "podAntiAffinity" -}}
+{{- fail "affinity.podAntiAffinity would give every component one label selector: set podAntiAffinity.type (soft or hard) and podAntiAffinity.topologyKey instead, which the chart applies to each component's own pods (docs/KUBERNETES.md, \"Spreading the pods\")" -}}
+{{- end -}}
+{{- $a := $v.podAntiAffinity | default dict -}}
+{{- if $a.type -}}
+{{- $term := dict "topologyKey" $a.topologyKey "labelSelector" (dict "matchLabels" (include "vision.selectorLabels" . | fromYaml)) -}}
+{{- if eq $a.type "hard" -}}
+{{- $_ := set $out "podAntiAffinity" (dict "requiredDuringSchedulingIgnoredDuringExecution" (list $term)) -}}
+{{- else -}}
+{{- $_ := set $out "podAntiAffinity" (dict "preferredDuringSchedulingIgnoredDuringExecution" (list (dict "weight" 100 "podAffinityTerm" $term))) -}}
+{{- end -}}
+{{- end -}}
+{{- $out | toYaml -}}
 {{- end -}}
 
 {{/* URL of a component's Service inside the cluster. */}}
@@ -335,7 +395,7 @@ that uses the bus also gets its Kafka password (KAFKA_SASL_PASSWORD), unless the
 {{- end -}}
 
 {{/*
-The release's KAFKA_PREFIX: external.kafka.prefix rendered as a template (default "<release>."), put before each of
+The release's KAFKA_PREFIX: external.kafka.prefix rendered as a template (default "<namespace>.<release>."), put before each of
 its topics, consumer groups and Kafka users (docs/KUBERNETES-LOGINS.md, "Sharing a Kafka cluster"). Stops the render when it
 is not at most 100 of A-Z a-z 0-9 . _ - (KAFKA_PREFIX_RE of packages/shared/src/bus/port.ts).
 */}}
@@ -343,6 +403,37 @@ is not at most 100 of A-Z a-z 0-9 . _ - (KAFKA_PREFIX_RE of packages/shared/src/
 {{- $p := tpl (.Values.external.kafka.prefix | default "") . -}}
 {{- if not (regexMatch "^[A-Za-z0-9._-]{0,100}$" $p) -}}
 {{- fail (printf "external.kafka.prefix renders as %q: at most 100 of A-Z a-z 0-9 . _ - (the characters of a Kafka topic name)" $p) -}}
+{{- end -}}
+{{- $p -}}
+{{- end -}}
+
+{{/*
+Stops an upgrade that would move the release to another KAFKA_PREFIX than the one its ConfigMap holds (none in it: a
+release from before the prefix, ''), unless external.kafka.movePrefix is true: the pods would leave the topics, groups
+and users they run on, with what is still unconsumed there. Read with lookup, so only against a cluster (helm
+install, upgrade; not helm template).
+*/}}
+{{- define "vision.checkKafkaPrefixMove" -}}
+{{- $cm := lookup "v1" "ConfigMap" .Release.Namespace (include "vision.configMapName" .) -}}
+{{- if and $cm (not .Values.external.kafka.movePrefix) -}}
+{{- $was := get ($cm.data | default dict) "KAFKA_PREFIX" -}}
+{{- $now := include "vision.kafkaPrefix" . -}}
+{{- if ne $was $now -}}
+{{- fail (printf "external.kafka.prefix renders as %q, but the release runs on the prefix %q: to keep its topics, groups and Kafka users set external.kafka.prefix=%q; to move to the new prefix once every consumer group has caught up, set external.kafka.movePrefix=true (docs/KUBERNETES-LOGINS.md, \"Sharing a Kafka cluster\")" $now $was $was) -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+
+{{/*
+The gateway's GATEWAY_REDIS_PREFIX: external.redis.keyPrefix rendered as a template (default "<namespace>.<release>."),
+put before each of its Redis keys (docs/KUBERNETES-LOGINS.md, "Sharing a Redis server"). Stops the render when it is
+not at most 100 of A-Z a-z 0-9 . _ - (REDIS_PREFIX_RE of services/gateway/src/domain/redis-keys.ts: no colon, so two
+prefixes never give one key).
+*/}}
+{{- define "vision.redisPrefix" -}}
+{{- $p := tpl (.Values.external.redis.keyPrefix | default "") . -}}
+{{- if not (regexMatch "^[A-Za-z0-9._-]{0,100}$" $p) -}}
+{{- fail (printf "external.redis.keyPrefix renders as %q: at most 100 of A-Z a-z 0-9 . _ - (no colon)" $p) -}}
 {{- end -}}
 {{- $p -}}
 {{- end -}}
@@ -372,6 +463,20 @@ external.kafka.allowUnauthenticated is true, and the two together are a contradi
 {{- if and $k.allowUnauthenticated $k.sasl.superUser.existingSecret -}}
 {{- fail "external.kafka.allowUnauthenticated is true, yet external.kafka.sasl.superUser.existingSecret is set: unset one (docs/KUBERNETES-LOGINS.md, \"Bus principals\")" -}}
 {{- end -}}
+{{- end -}}
+
+{{/*
+The tasks service's admin token: secrets.tasksAdminToken, or read back from the release's Secret (kept across
+upgrades), or 48 random characters when it holds none. Made once per render and kept in the values, so that every
+Deployment's checksum/secret hashes the Secret the release stores: a token drawn again for each checksum would make
+the first upgrade after an install roll every pod.
+*/}}
+{{- define "vision.tasksAdminToken" -}}
+{{- if not (hasKey .Values "_tasksAdminToken") -}}
+{{- $old := (lookup "v1" "Secret" .Release.Namespace (include "vision.secretName" .)).data | default dict -}}
+{{- $_ := set .Values "_tasksAdminToken" (.Values.secrets.tasksAdminToken | default (get $old "TASKS_ADMIN_TOKEN" | b64dec) | default (randAlphaNum 48)) -}}
+{{- end -}}
+{{- .Values._tasksAdminToken -}}
 {{- end -}}
 
 {{/*
@@ -459,17 +564,25 @@ v6:
 {{- end -}}
 
 {{/*
-Stops the render while networkPolicy.streamEgress is on and a server tasks or inference uses is configured (in
-external.*) by a private IPv4 literal that no rule of streamEgress.backends.<name> or extraEgress allows: those
-pods would not reach it. Host names are not resolved, and TASKS_DATABASE_URL in secrets.existingSecret is not seen.
+Stops the render while networkPolicy.streamEgress is on and a server the pods use is configured (in external.*) by a
+private IPv4 literal that no rule of streamEgress.backends.<name> allows (nor extraEgress, for the database logins of
+tasks and inference, the only pods that get it): the pods would not reach it. Host names are not resolved, and the
+keys of secrets.existingSecret (the *_DATABASE_URL, REDIS_URL) are not seen.
 */}}
 {{- define "vision.streamEgressCheck" -}}
 {{- $se := .Values.networkPolicy.streamEgress -}}
 {{- $ext := .Values.external -}}
 {{- $except := (include "vision.streamEgressExcept" . | fromYaml).v4 -}}
 {{- $addrs := list -}}
-{{- if and $ext.postgres.serviceUrls.tasks (not .Values.secrets.existingSecret) -}}
-{{- $addrs = append $addrs (dict "backend" "postgres" "value" "external.postgres.serviceUrls.tasks" "host" (urlParse $ext.postgres.serviceUrls.tasks).hostname) -}}
+{{- if not .Values.secrets.existingSecret -}}
+{{- range $svc := list "gateway" "tasks" "quota" "results" "images" "inference" -}}
+{{- with index $ext.postgres.serviceUrls $svc -}}
+{{- $addrs = append $addrs (dict "backend" "postgres" "value" (printf "external.postgres.serviceUrls.%s" $svc) "host" (urlParse .).hostname "streamsOnly" (has $svc (list "tasks" "inference"))) -}}
+{{- end -}}
+{{- end -}}
+{{- with $ext.redis.url -}}
+{{- $addrs = append $addrs (dict "backend" "redis" "value" "external.redis.url" "host" (urlParse .).hostname) -}}
+{{- end -}}
 {{- end -}}
 {{- range $ext.kafka.brokers -}}
 {{- $addrs = append $addrs (dict "backend" "kafka" "value" "external.kafka.brokers" "host" (urlParse (printf "kafka://%s" .)).hostname) -}}
@@ -491,8 +604,10 @@ pods would not reach it. Host names are not resolved, and TASKS_DATABASE_URL in 
 {{- $b := index ($se.backends | default dict) $a.backend | default dict -}}
 {{- $peers := $b.to | default list -}}
 {{- $covered := false -}}
+{{- if $a.streamsOnly -}}
 {{- range $se.extraEgress -}}
 {{- if not .to }}{{ $covered = true }}{{ else }}{{ $peers = concat $peers .to }}{{ end -}}
+{{- end -}}
 {{- end -}}
 {{- range $peers -}}
 {{- if .ipBlock -}}
@@ -510,7 +625,7 @@ pods would not reach it. Host names are not resolved, and TASKS_DATABASE_URL in 
 {{- end -}}
 {{- end -}}
 {{- if $missing -}}
-{{- fail (printf "networkPolicy.streamEgress is on, and no rule of it lets tasks and inference reach these private addresses: %s; or set networkPolicy.streamEgress.enabled=false (docs/KUBERNETES-NETWORK.md, \"Stream egress\")" (join "; " (uniq $missing))) -}}
+{{- fail (printf "networkPolicy.streamEgress is on, and no rule of it lets the release's pods reach these private addresses: %s; or set networkPolicy.streamEgress.enabled=false (docs/KUBERNETES-NETWORK.md, \"Stream egress\")" (join "; " (uniq $missing))) -}}
 {{- end -}}
 {{- end -}}
 

@@ -147,4 +147,21 @@ describe('openDb on a PGlite data directory', () => {
       await second.close();
     }
   });
+
+  it('opens a schema that a newer version migrated further (a rollback): its migrations kept, none undone', async () => {
+    const fileCfg = { ...cfg, VISION_DATA_DIR: dir };
+    const newer = await openDb(fileCfg, { schema: 'svc_c', migrations });
+    await newer.knex('items').insert({ id: 'new', n: 1, label: 'x' });
+    await newer.close();
+    const older = await openDb(fileCfg, { schema: 'svc_c', migrations: migrations.slice(0, 1) });
+    try {
+      expect(await older.knex('items').select('id', 'n')).toEqual([{ id: 'new', n: 1 }]);
+      await older.knex('items').insert({ id: 'old', n: 2 });
+      expect(
+        await older.knex.withSchema('svc_c').table('knex_migrations').orderBy('id').pluck('name'),
+      ).toEqual(['001_items', '002_items_label']);
+    } finally {
+      await older.close();
+    }
+  });
 });

@@ -125,6 +125,9 @@ describe('one PGlite database for every standalone service', () => {
     const a = sharedPGliteKnex(dir, 'public', 300);
     const b = sharedPGliteKnex(dir, 'public', 300);
     try {
+      // Both open the database first: the timeout is the wait behind the other, not a loaded machine's start.
+      await a.raw('select 1');
+      await b.raw('select 1');
       let release!: () => void;
       const held = new Promise<void>((r) => (release = r));
       let inside!: () => void;
@@ -133,7 +136,8 @@ describe('one PGlite database for every standalone service', () => {
         inside();
         await held;
       });
-      await started;
+      // A transaction that cannot begin fails the case at once, rather than leaving it waiting to be inside.
+      await Promise.race([started, tx]);
       await expect(b.raw('select 1')).rejects.toThrow(/busy for 300 ms/);
       release();
       await tx;

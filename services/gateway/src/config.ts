@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { commonShape, env, loadConfig } from '@vision/shared';
 import { limitOverridesSchema } from './domain/limits';
 import { parseConfiguredKeys } from './domain/key-format';
+import { REDIS_PREFIX_RE } from './domain/redis-keys';
 
 const jsonOf = <T extends z.ZodTypeAny>(schema: T, what: string) =>
   z.string().transform((v, ctx): z.infer<T> => {
@@ -45,6 +46,14 @@ export const gatewayShape = {
   GATEWAY_QPS: env.number(20, 0.01),
   GATEWAY_BURST: env.int(40, 0),
   GATEWAY_CONCURRENCY: env.int(16, 1),
+  /**
+   * Put before every Redis key of the limits (domain/redis-keys.ts), so that deployments of different prefixes share a
+   * Redis server without sharing a count; empty: the plain `gw:` keys.
+   */
+  GATEWAY_REDIS_PREFIX: z
+    .string()
+    .regex(REDIS_PREFIX_RE, 'at most 100 of A-Z a-z 0-9 . _ - (no colon)')
+    .default(''),
   GATEWAY_LIMIT_OVERRIDES: jsonOf(
     limitOverridesSchema,
     'an object {"<subject>":{"qps"?,"burst"?,"concurrency"?}}',

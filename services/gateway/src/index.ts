@@ -18,6 +18,7 @@ import {
 } from '@vision/shared';
 import { createApp } from './http/app';
 import type { Upstream } from './domain/routes';
+import { gatewayKeyPrefix } from './domain/redis-keys';
 import { createForwarder, type Forwarder } from './http/proxy';
 import { loadGatewayConfig, type GatewayConfig } from './config';
 import { resolveConsoleDir } from './http/console';
@@ -182,7 +183,7 @@ export async function startEdge(cfg: GatewayConfig, opts: EdgeOptions): Promise<
   const { logger } = opts;
   const { signer } = loadCallingIdentity(cfg.VISION_IDENTITY_DIR, 'gateway');
   const openapi = loadOpenApi(resolveOpenApiFile(cfg.GATEWAY_OPENAPI_FILE));
-  const limiter = createLimiter(cfg, { logger, keyPrefix: 'gw' });
+  const limiter = createLimiter(cfg, { logger, keyPrefix: gatewayKeyPrefix(cfg.GATEWAY_REDIS_PREFIX) });
   const { app, forward, readiness, unwatch } = createGateway({
     cfg,
     signer,

@@ -73,6 +73,9 @@ async function prepare(knex: Knex, schema: string, migrations: Migration[], logg
         migrationSource: new ListMigrationSource(migrations),
         schemaName: schema,
         tableName: MIGRATIONS_TABLE,
+        // Migrations expand, and a release runs on its successor's schema (a rollout's old pods beside its new ones,
+        // `helm rollback`): migrations recorded that this version does not know are a newer version's, kept.
+        disableMigrationsListValidation: true,
       })) as [number, string[]];
       if (done.length > 0) logger?.info({ schema, migrations: done }, 'database migrations applied');
       return;

@@ -83,6 +83,7 @@ export const IDENTITY_ROUTES: readonly IdentityRoute[] = [
   route('inference', 'GET', '/internal/v1/jobs/:job_id', 'tasks'),
   route('inference', 'POST', '/internal/v1/jobs/:job_id/stop', 'tasks'),
   route('inference', 'GET', '/internal/v1/jobs/:job_id/still', 'tasks'),
+  route('inference', 'GET', '/internal/v1/capacity', 'tasks'),
   route('inference', 'POST', '/internal/v1/jobs/:job_id/ring', 'results'),
   route('inference', 'POST', '/internal/v1/jobs/:job_id/pictures', 'results'),
   route('inference', 'POST', '/internal/v1/detect', 'images'),

@@ -11,6 +11,7 @@ import { ConfigError, type CommonConfig } from '../config/config';
 import type { Logger } from '../telemetry/logger';
 import { redactUrl } from '../secrets/redact';
 import type { LimitDecision, Limiter, RateLimitOptions } from './port';
+import { rateKeyPrefix, slotsKey } from './keys';
 
 type Consumer = Pick<RateLimiterAbstract, 'consume'> | BurstyRateLimiter;
 
@@ -82,7 +83,7 @@ class MemorySlots {
 export interface FlexibleLimiterOptions {
   /** ioredis client for distributed mode; without it everything is in memory (standalone). */
   redis?: Redis;
-  /** Namespaces every key, e.g. `gw`. */
+  /** Namespaces every key, e.g. `gw` (keys.ts names them). */
   keyPrefix: string;
   logger?: Logger;
 }
@@ -153,7 +154,7 @@ export class FlexibleLimiter implements Limiter {
     let l = this.rateLimiters.get(id);
     if (!l) {
       const w = rateWindows(opts);
-      const prefix = `${this.keyPrefix}:rate:${id}`;
+      const prefix = rateKeyPrefix(this.keyPrefix, opts);
       const sustained = this.limiter(w.sustained.points, w.sustained.duration, prefix);
       l = w.burst
         ? new BurstyRateLimiter(sustained, this.limiter(w.burst.points, w.burst.duration, `${prefix}:burst`))
@@ -182,7 +183,7 @@ export class FlexibleLimiter implements Limiter {
   ): Promise<(() => Promise<void>) | undefined> {
     if (!(limit >= 0) || !(leaseMs > 0)) throw new RangeError('limit must be >= 0 and leaseMs > 0');
     const id = randomUUID();
-    const slotKey = `${this.keyPrefix}:slots:${key}`;
+    const slotKey = slotsKey(this.keyPrefix, key);
     if (this.redis && this.mode() === 'redis') {
       try {
         const ok = await this.redis.visionAcquireSlot(slotKey, limit, Math.ceil(leaseMs), id);

@@ -89,6 +89,14 @@ export function createForwarder(logger: Logger, opts: ForwarderOptions): Forward
     sendError(res as Parameters<typeof sendError>[0], err);
   };
 
+  /**
+   * An upstream answer nobody will read. Destroying an unfinished undici body emits its RequestAbortedError: that is
+   * this call's own doing, and without a listener it would be thrown out of the event loop.
+   */
+  const discard = (body: Dispatcher.ResponseData['body']): void => {
+    body.on('error', () => undefined).destroy();
+  };
+
   /** Relays an upstream's answer; the response ends once the client's body has ended too. */
   const relay = (
     req: IncomingMessage,
@@ -97,7 +105,7 @@ export function createForwarder(logger: Logger, opts: ForwarderOptions): Forward
     up: Dispatcher.ResponseData,
   ): void => {
     opts.onAnswer?.(target, up.headers);
-    if (res.destroyed || res.headersSent) return void up.body.destroy();
+    if (res.destroyed || res.headersSent) return discard(up.body);
     res.writeHead(up.statusCode, clientHeaders(up.headers));
     if (isEventStream(up.headers)) relayStream(res, up);
     else {
@@ -250,7 +258,7 @@ export function createForwarder(logger: Logger, opts: ForwarderOptions): Forward
       })
       .then(
         (up) => {
-          if (settled) return void up.body.destroy();
+          if (settled) return discard(up.body);
           stop();
           // An answer before the whole body (a refusal): nothing more goes upstream, the rest is discarded.
           req.unpipe(cap);
@@ -269,6 +277,8 @@ export function createForwarder(logger: Logger, opts: ForwarderOptions): Forward
     target: ProxyTarget,
     maxBodyBytes: number,
   ): void {
+    // A caller that left while its call was checked (its key, its rate) or waited at the door: nothing goes upstream.
+    if (res.destroyed) return void req.resume();
     // Admitted: a client waiting for `100 Continue` may send its body now.
     sendContinue(req, res);
     if (isBodiless(req.headers)) forwardBodiless(req, res, target);

@@ -1,5 +1,6 @@
 import { ApiError, metrics, type Limiter, type Logger } from '@vision/shared';
 import { retryAfterSeconds, type SubjectLimits } from '../domain/limits';
+import { rateKeyOf, slotKeyOf } from '../domain/redis-keys';
 
 /**
  * Admits one request of a subject under its QPS (token bucket) and concurrency limits, shared by all keys of the
@@ -12,7 +13,7 @@ export async function admit(
   limits: SubjectLimits,
   logger: Logger,
 ): Promise<() => void> {
-  const rate = await limiter.consumeRate(`qps:${subject}`, { perSecond: limits.qps, burst: limits.burst });
+  const rate = await limiter.consumeRate(rateKeyOf(subject), { perSecond: limits.qps, burst: limits.burst });
   if (!rate.allowed) {
     metrics.rateLimited.inc({ reason: 'qps' });
     throw new ApiError(
@@ -22,7 +23,7 @@ export async function admit(
       { 'Retry-After': retryAfterSeconds(rate.retryAfterMs) },
     );
   }
-  const release = await limiter.acquireSlot(`conc:${subject}`, limits.concurrency);
+  const release = await limiter.acquireSlot(slotKeyOf(subject), limits.concurrency);
   if (!release) {
     metrics.rateLimited.inc({ reason: 'concurrency' });
     throw new ApiError(
