@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # `npm test`: the whole suite on this machine, set-up included, in phases; stops at the first phase that fails.
 #   set-up (scripts/test-setup.sh), build, lint, dependency and SDK checks, every jest test in standalone mode
-#   but the chart's, the distributed suite on real servers (scripts/test-distributed.sh;
-#   VISION_DEPLOYMENT_RUNTIME=container runs the services as containers of the image), its Kafka files again on the
-#   current Kafka (scripts/test-kafka-current.sh), and beside the distributed phases: the public API fuzzed
-#   (scripts/fuzz/schemathesis.sh), the alert rules checked by promtool, and the chart's tests (rendered, and
-#   installed on a kwok cluster, then on a real node: scripts/test-cluster.sh, on a second set of servers), each once
-#   the binaries the set-up builds in the background are there.
+#   but the chart's, the distributed suite's fault files on real servers (scripts/test-distributed.sh test/distributed;
+#   VISION_DEPLOYMENT_RUNTIME=container runs the services as containers of the image) and then the chart rendered and
+#   installed on a kwok cluster, and beside them: the public API fuzzed (scripts/fuzz/schemathesis.sh), the alert rules
+#   checked by promtool, and one chain: the chart on a real node (scripts/test-cluster.sh, on a second set of servers),
+#   the distributed suite's end-to-end and transport files, and its Kafka files again on the current Kafka
+#   (scripts/test-kafka-current.sh), both on a third set of servers; each once the binaries the set-up builds in the
+#   background are there.
 # At the end, or on a failure, it prints each phase's time (and the share of the cores busy meanwhile), the 20
 # slowest test files with the time their tests took against the time around them (starting and stopping stacks),
 # and one closing line with the totals of every runner: `ci: N passed, N failed, N skipped`.
@@ -83,18 +84,21 @@ phase "build" npm run build --silent
 phase "lint" npm run lint --silent
 phase "dependency and SDK checks" bash -c 'npm run deps:check --silent && npm run sdk:check --silent'
 phase "jest, standalone" env VISION_CHART_TESTS_APART=1 npx jest
-# Beside the distributed suite, whose time is mostly spent waiting on servers and processes, so that the set-up's
-# background builds and these use the cores it leaves: the fuzzer (a standalone instance of its own, no stack server),
-# the alert rules (promtool of the Prometheus that compose ships), and the chart's tests. A build they wait for runs
-# at the lowest priority. Their output is printed when all have ended.
-# The chart's tests, one cluster at a time: rendered and installed on a kwok cluster (test/deploy/helm-chart.test.ts,
-# kube-install.test.ts: their own ports, no stack server), then its pods on a real node (kubelet, containerd, runc),
-# on the second set of the stack's servers (VISION_STACK_SET=node), which no distributed test touches.
-charts() {
-  phase "the chart: rendered, and installed on a kwok cluster, beside the distributed suite" \
-    bash -c 'nice -n 19 bash scripts/ensure-helm.sh >/dev/null && nice -n 19 bash scripts/kube/install.sh >/dev/null &&
-    npx jest test/deploy/helm-chart.test.ts test/deploy/kube-install.test.ts' || return
-  phase "the chart on a real node, beside the distributed suite" bash scripts/test-cluster.sh
+# Beside the distributed suite's fault files, whose time is mostly spent waiting on servers and processes, so that
+# the set-up's background builds and these use the cores it leaves: the fuzzer (a standalone instance of its own, no
+# stack server), the alert rules (promtool of the Prometheus that compose ships), and one chain of runs, one after
+# the other, so that at most one run of deployments goes on beside the fault files' (two cores: three at once starved
+# them past their bounds). A build they wait for runs at the lowest priority. Their output is printed when all have
+# ended. The chain: the chart's pods on a real node (kubelet, containerd, runc), on the second set of the stack's
+# servers (VISION_STACK_SET=node), which no distributed test touches; the distributed suite's end-to-end and
+# transport files on a third set (VISION_STACK_SET=kafka: ports 200 above, its own servers and guard); then the Kafka
+# files again on the current broker, on that third set.
+chain() {
+  phase "the chart on a real node, beside the distributed suite" bash scripts/test-cluster.sh || return
+  phase "distributed suite: end-to-end and transport files, on a third set of servers" \
+    env VISION_STACK_SET=kafka bash scripts/test-distributed.sh test/e2e test/transport || return
+  phase "distributed Kafka files on Kafka 4.1, beside the distributed suite" \
+    env VISION_STACK_SET=kafka bash scripts/test-kafka-current.sh
 }
 beside phase "fuzz (schemathesis), beside the distributed suite" bash scripts/fuzz/schemathesis.sh
 beside phase "alert rules (promtool), beside the distributed suite" bash -c 'nice -n 19 bash scripts/stack/install.sh prometheus &&
@@ -102,7 +106,11 @@ beside phase "alert rules (promtool), beside the distributed suite" bash -c 'nic
   "$promtool" check rules charts/vision/files/prometheus-rules.yaml &&
   "$promtool" test rules charts/vision/files/prometheus-rules.test.yaml &&
   "$promtool" check config --syntax-only deploy/compose/prometheus.yml'
-beside charts
-phase "distributed suite" bash scripts/test-distributed.sh
-phase "distributed Kafka files on Kafka 4.1" bash scripts/test-kafka-current.sh
-phase "the chart's tests, waited for after the distributed phases" end_beside
+beside chain
+phase "distributed suite: fault files" bash scripts/test-distributed.sh test/distributed
+# The chart rendered, and installed on a kwok cluster (test/deploy/helm-chart.test.ts, kube-install.test.ts: their
+# own ports, no stack server), once helm and the kwok binaries the set-up builds in the background are there.
+phase "the chart: rendered, and installed on a kwok cluster" \
+  bash -c 'nice -n 19 bash scripts/ensure-helm.sh >/dev/null && nice -n 19 bash scripts/kube/install.sh >/dev/null &&
+  npx jest test/deploy/helm-chart.test.ts test/deploy/kube-install.test.ts'
+phase "the phases beside, waited for after the distributed suite" end_beside

@@ -5,22 +5,13 @@
 const { spawn } = require('node:child_process');
 const fs = require('node:fs');
 const { rssMbOf } = require('./rss');
-const net = require('node:net');
 const os = require('node:os');
 const path = require('node:path');
 
 const root = path.resolve(__dirname, '../..');
 const MAIN = path.join(root, 'apps/standalone/dist/main.js');
 
-/** A port nothing listens on now. */
-function freePort() {
-  return new Promise((resolve) => {
-    const s = net.createServer().listen(0, '127.0.0.1', () => {
-      const { port } = s.address();
-      s.close(() => resolve(port));
-    });
-  });
-}
+const { freePort } = require('../../scripts/distributed/ports');
 
 /**
  * Starts the process with `env` on top of this one's; the internal services pick free loopback ports.

@@ -52,7 +52,12 @@ const BENCHES = [
   nodeBench('memory', 'standalone resident memory, idle and after both models'),
   nodeBench('analytics', "zone and line rules vs the frame's detection"),
   nodeBench('evidence', "the pictures of events vs the frames' detection"),
+  nodeBench('tracking', 'the tracker vs SORT, ByteTrack and OC-SORT on MOT15, and its cost vs detection'),
   nodeBench('kafka-clients', 'the bus on kafkajs vs on @platformatic/kafka, one broker'),
+  nodeBench(
+    'scheduling',
+    "video jobs placed, taken over and moved by 50 replicas' ownership code on Postgres",
+  ),
   {
     name: 'soak',
     command: ['bash', 'scripts/soak.sh'],

@@ -1,9 +1,9 @@
 # Shared settings for scripts/stack/*.sh (sourced). Everything listens on 127.0.0.1 (and VISION_STACK_POD_ADDRESS).
 #   VISION_STACK_DIR  cache + state root (default $HOME/.cache/vision-stack); nothing goes into the repo.
-#   VISION_STACK_SET  node: the second set of servers (below); empty: the first.
+#   VISION_STACK_SET  node or kafka: the second or third set of servers (below); empty: the first.
 #   VISION_PG_DIR     Postgres cluster dir; must be reachable by the `postgres` user. Default: under the stack dir
 #                     when `postgres` can traverse it, else /var/lib/postgresql/vision-stack (postgres's home; /root is 0700).
-#   Ports of the first set (the second's are 100 above; below the kernel's ephemeral range 32768-60999, so no client socket can hold them): PG 25432, Redis 26379, Kafka 29092 (controller 29093), S3 29000 (SeaweedFS; its master, volume and filer
+#   Ports of the first set (the second's are 100 above, the third's 200; below the kernel's ephemeral range 32768-60999, so no client socket can hold them): PG 25432, Redis 26379, Kafka 29092 (controller 29093), S3 29000 (SeaweedFS; its master, volume and filer
 #   on 29010-29016), toxiproxy 28474,
 #   Jaeger 24318 (OTLP/HTTP), 24317 (OTLP/gRPC), 26686 (query API + UI), 26685 (query gRPC), 23133 (health); Prometheus 29090.
 set -euo pipefail
@@ -15,11 +15,14 @@ BIN_DIR="$STACK_DIR/bin"
 # a real node, beside the distributed suite, whose deployments empty topics and restart servers). It runs the same
 # binaries, on ports 100 above the first set's defaults (a VISION_*_PORT below still wins), with its state (pids,
 # logs, data, stack.env) under $STACK_DIR/sets/node and its own guard (scripts/stack/guard.sh). Empty: the first set.
+# VISION_STACK_SET=kafka: a third set, 200 above, for the Kafka files on the current broker (scripts/test-kafka-current.sh)
+# beside the distributed suite.
 STACK_SET="${VISION_STACK_SET:-}"
 case "$STACK_SET" in
   "") STATE_DIR="$STACK_DIR" PORT_SHIFT=0 ;;
   node) STATE_DIR="$STACK_DIR/sets/node" PORT_SHIFT=100 ;;
-  *) echo "[vision-stack] VISION_STACK_SET '$STACK_SET' is not a server set (empty, or node)" >&2; exit 2 ;;
+  kafka) STATE_DIR="$STACK_DIR/sets/kafka" PORT_SHIFT=200 ;;
+  *) echo "[vision-stack] VISION_STACK_SET '$STACK_SET' is not a server set (empty, node or kafka)" >&2; exit 2 ;;
 esac
 RUN_DIR="$STATE_DIR/run"
 LOG_DIR="$STATE_DIR/log"

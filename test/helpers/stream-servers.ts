@@ -6,9 +6,9 @@
  */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import { freePort } from '../../scripts/distributed/ports';
 
 const LIVE_SCRIPTS = path.resolve(__dirname, '../../scripts/stack/live');
 
@@ -23,30 +23,12 @@ export function cameraMedia(): { mp4: string; ts: string; longMp4: string } {
   };
 }
 
-/** Whether a loopback TCP port can be listened on now (0: any port; resolves with the port taken, or 0). */
-function tryListen(port: number): Promise<number> {
-  return new Promise((resolve) => {
-    const srv = net.createServer();
-    srv.once('error', () => resolve(0));
-    srv.listen(port, '127.0.0.1', () => {
-      const taken = (srv.address() as net.AddressInfo).port;
-      srv.close(() => resolve(taken));
-    });
-  });
-}
-
 /**
- * A loopback TCP port that was free a moment ago, below Linux's ephemeral range (32768-60999): a stream
- * server takes a second or more to start listening, and in that time a port of the ephemeral range can be
- * taken by any outgoing connection of the tests running beside it (seen in CI: "cannot listen").
+ * A loopback TCP port that was free a moment ago, of the range of the stack's set of servers in use
+ * (scripts/distributed/ports.js): a stream server takes a second or more to start listening, and a run beside
+ * this one picks from ranges of its own.
  */
-export async function freePort(): Promise<number> {
-  for (let i = 0; i < 50; i++) {
-    const port = await tryListen(20_000 + Math.floor(Math.random() * 12_000));
-    if (port) return port;
-  }
-  return tryListen(0);
-}
+export { freePort };
 
 export type StreamServerKind = 'rtsp' | 'rtsp-auth' | 'rtmp' | 'http';
 

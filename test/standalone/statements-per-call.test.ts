@@ -39,6 +39,15 @@ const POLLS = [
   /^SELECT t\.task_id, t\.subject, m\.last_seq/,
   /^select .* from "tasks" where "kind" = /,
 ];
+/**
+ * The job-running replica's own clock (docs/ARCHITECTURE.md, "Who runs a video job"): its lease's renewal, the
+ * replicas' loads and its look for jobs to take, whatever the calls.
+ */
+const CLOCKED = [
+  /^insert into replicas /,
+  /^select r\.replica_id, /,
+  /^with took as \( update jobs set owner = /,
+];
 const SWITCH = /^set search_path/;
 
 /** The figures of docs/PERFORMANCE.md's table: a call's statements (switches apart) and messages, at most. */
@@ -118,7 +127,8 @@ async function costOf(indices: number[]): Promise<CallCost> {
   const cost: CallCost = { statements: [], switches: 0, messages: {} };
   list.forEach((s, i) => {
     const idle = (x: Statement | undefined) =>
-      x !== undefined && x.rows === 0 && POLLS.some((re) => re.test(x.sql));
+      x !== undefined &&
+      ((x.rows === 0 && POLLS.some((re) => re.test(x.sql))) || CLOCKED.some((re) => re.test(x.sql)));
     if (idle(s)) return;
     if (SWITCH.test(s.sql)) {
       if (!idle(list[i + 1])) cost.switches++;

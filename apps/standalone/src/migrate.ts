@@ -17,6 +17,7 @@ import { migrations as tasksMigrations } from '@vision/tasks';
 import { migrations as quotaMigrations } from '@vision/quota';
 import { migrations as resultsMigrations } from '@vision/results';
 import { migrations as imagesMigrations } from '@vision/images';
+import { migrations as inferenceMigrations } from '@vision/inference';
 
 /** Every service's schema and migrations. A login that may create schemas also migrates on start; a service's own login only checks them. */
 export const SCHEMAS: Record<string, Migration[]> = {
@@ -25,6 +26,8 @@ export const SCHEMAS: Record<string, Migration[]> = {
   quota: quotaMigrations,
   results: resultsMigrations,
   images: imagesMigrations,
+  // The video jobs shared by the job-running inference replicas (their owners, leases and checkpoints).
+  inference: inferenceMigrations,
 };
 
 const migrateShape = {

@@ -102,7 +102,10 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** Pull result frames page by page */
+    /**
+     * Pull result frames page by page
+     * @description Frames in the order inference produced them. A frame of a task with zones or lines is returned only once they were evaluated over it, with its zone counts and each object's zones: while the evaluation is behind the stored frames, a page stops at the last evaluated frame and its `next_cursor` resumes right after it.
+     */
     get: operations['listResults'];
     put?: never;
     post?: never;
@@ -121,7 +124,7 @@ export interface paths {
     };
     /**
      * Result frames pushed as Server-Sent Events while the task runs
-     * @description Each `frame` event carries one Frame as JSON and, as its `id`, the cursor after that frame; `Last-Event-ID` (or `cursor`) resumes after it. `: heartbeat` comments while idle; one `end` event once the task has ended and every frame was sent. A stream closed without `end` is resumed with `Last-Event-ID`.
+     * @description Each `frame` event carries one Frame as JSON and, as its `id`, the cursor after that frame; `Last-Event-ID` (or `cursor`) resumes after it. A frame of a task with zones or lines is sent once they were evaluated over it, as on the page endpoint. `: heartbeat` comments while idle; one `end` event once the task has ended and every frame was sent. A stream closed without `end` is resumed with `Last-Event-ID`.
      */
     get: operations['streamResults'];
     put?: never;
@@ -256,7 +259,7 @@ export interface paths {
     };
     /**
      * A track's best picture so far, with its box drawn
-     * @description Owner-only; tasks with zones or lines. The frame of the track with the highest detection score among those whose box covers at least 1 % of the frame and keeps 0.5 % of the frame's width and height away from its edges (docs/EVIDENCE.md), as JPEG with the box drawn; `crop=true` the box alone. It changes while the track finds better frames, and not after the task ends. Errors as for an event's snapshot; a track id with no best shot (none of its frames passed the size rule yet, or no such track in the task) answers 404 `OP-TASK-NO-SNAPSHOT`, `not_captured`.
+     * @description Owner-only; tasks with zones or lines. The frame of the track with the highest detection score among those whose box passes the size rule, measured in pixels at the detection size (shorter side at least 8 px, longer side at least 16 px, 2 px from every edge of the frame; docs/EVIDENCE.md), as JPEG with the box drawn; `crop=true` the box alone. A track none of whose boxes passes gets its best-scoring box, one away from the edges first, and `X-Best-Shot-Rule` says so. Every tracked object of an evaluated result frame names a best shot that answers a picture, unless it could not be taken: 404 `OP-TASK-NO-SNAPSHOT` with `frame_gone` or `capture_failed` (the next frames of the track try again). It changes while the track finds better frames, and not after the task ends. Errors as for an event's snapshot; a track id of no evaluated frame of the task answers 404 `OP-TASK-NO-SNAPSHOT`, `not_captured`.
      */
     get: operations['getTrackBestShot'];
     put?: never;
@@ -607,7 +610,7 @@ export interface components {
       score: number;
       bbox: components['schemas']['BBox'];
       track_id?: string;
-      /** @description result frames of a task with zones or lines, on an object with a `track_id`: `/v1/vision/tasks/{task_id}/tracks/{track_id}/best_shot`, the track's best picture so far (it answers 404 `OP-TASK-NO-SNAPSHOT`, `not_captured`, until a frame of the track passes the size rule) */
+      /** @description evaluated result frames of a task with zones or lines, on an object with a `track_id`: `/v1/vision/tasks/{task_id}/tracks/{track_id}/best_shot`, the track's best picture so far. It answers a picture for every such object (its best-scoring box when none passes the size rule, `X-Best-Shot-Rule` says so), unless the picture could not be taken: 404 `OP-TASK-NO-SNAPSHOT`, `frame_gone` or `capture_failed` */
       best_shot_path?: string;
       /** @description result frames of a task with zones: the ids of the zones the object is counted in at this frame (after hysteresis; for a coverage zone, its box overlaps the zone) */
       zones?: string[];
@@ -1552,7 +1555,7 @@ export interface operations {
         content: {
           'application/json': {
             items: components['schemas']['Frame'][];
-            /** @description empty only when the task has ended and every frame was returned */
+            /** @description empty only when the task has ended and every frame was returned (of a task with zones or lines: every frame evaluated) */
             next_cursor: string;
           };
         };
@@ -1930,6 +1933,8 @@ export interface operations {
           'X-Frame-Seq'?: number;
           /** @description the frame's media time */
           'X-Frame-Time-Ms'?: number;
+          /** @description what the box met: `met` the size rule; `too_small` or `at_edge` the fallback of a track none of whose boxes passed it (its best-scoring box) */
+          'X-Best-Shot-Rule'?: 'met' | 'too_small' | 'at_edge';
           [name: string]: unknown;
         };
         content: {
