@@ -122,10 +122,13 @@ describe('one PGlite database for every standalone service', () => {
 
   it('says so when the database stays busy past the acquire timeout', async () => {
     const dir = sharedPgliteDataDir(root);
+    // The database is opened first, with the default timeout: the case's timeout is the wait behind the other
+    // service, not a loaded machine's start of PGlite.
+    const opener = sharedPGliteKnex(dir, 'public');
+    await opener.raw('select 1');
     const a = sharedPGliteKnex(dir, 'public', 300);
     const b = sharedPGliteKnex(dir, 'public', 300);
     try {
-      // Both open the database first: the timeout is the wait behind the other, not a loaded machine's start.
       await a.raw('select 1');
       await b.raw('select 1');
       let release!: () => void;
@@ -145,6 +148,7 @@ describe('one PGlite database for every standalone service', () => {
     } finally {
       await a.destroy();
       await b.destroy();
+      await opener.destroy();
     }
   });
 
