@@ -32,8 +32,14 @@ export function assign(cost: readonly (readonly number[])[], cols: number, limit
     while (parent[i] !== root) [parent[i], i] = [root, parent[i]];
     return root;
   };
+  let admissible = 0;
   for (let r = 0; r < rows; r++)
-    for (let c = 0; c < cols; c++) if (ok(r, c)) parent[find(r)] = find(rows + c);
+    for (let c = 0; c < cols; c++)
+      if (ok(r, c)) {
+        parent[find(r)] = find(rows + c);
+        admissible++;
+      }
+  if (admissible === 0) return { pairs: [], unmatchedRows: range(rows), unmatchedCols: range(cols) };
 
   const groups = new Map<number, { rows: number[]; cols: number[] }>();
   const group = (i: number) => {
@@ -67,6 +73,8 @@ export function assign(cost: readonly (readonly number[])[], cols: number, limit
   for (let c = 0; c < cols; c++) if (!colTaken[c]) unmatchedCols.push(c);
   return { pairs, unmatchedRows, unmatchedCols };
 }
+
+const range = (n: number) => Array.from({ length: n }, (_, i) => i);
 
 /**
  * One component, padded to a square of n + m: [[C, L/2], [L/2, 0]], as lapjv's extend_cost; an

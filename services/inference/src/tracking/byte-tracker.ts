@@ -1,7 +1,8 @@
 import type { LabeledDetection, PixelBox } from '../detection-types';
 import { iou } from '../model/nms';
 import { assign } from './assignment';
-import { correct, initiate, predict, stateToBox, type KalmanNoise, type KalmanState } from './kalman';
+import { correct, initiate, predict, stateToBox, type KalmanState } from './kalman';
+import { DEFAULT_TRACKER_OPTIONS, type ByteTrackerOptions } from './tracker-options';
 
 /**
  * A ByteTrack-style multi-object tracker (pure, deterministic), per label:
@@ -9,57 +10,15 @@ import { correct, initiate, predict, stateToBox, type KalmanNoise, type KalmanSt
  * 2. confirmed tracks (seen in the last frame, or lost for less than `lostBufferS`) are matched to the
  *    high-score detections, optimally (./assignment) on 1 - IoU × score;
  * 3. tracks seen in the last frame and still unmatched are matched to the low-score detections on IoU;
- * 4. (optional, `recoverIou` > 0) tracks still unmatched are matched to the high-score detections left
+ * 4. confirmed tracks still unmatched are matched to the high-score detections left on buffered IoU: both boxes
+ *    widened by `bufferScale` (C-BIoU), which finds again a track that moved further than its prediction;
+ * 5. (optional, `recoverIou` > 0) tracks still unmatched are matched to the high-score detections left
  *    by their last observed box (OC-SORT's observation-centric recovery);
- * 5. tentative tracks are matched to the high-score detections left; a tentative track that misses a
+ * 6. tentative tracks are matched to the high-score detections left; a tentative track that misses a
  *    frame is dropped; one seen in `minHits` frames in a row spanning `confirmS` seconds is confirmed;
- * 6. the high-score detections left start tentative tracks.
+ * 7. the high-score detections left start tentative tracks.
  * A track gets its id when confirmed (ids are never reused). `snapshot()` / `restore()`: the state as plain JSON.
  */
-export interface ByteTrackerOptions {
-  /** Detections at least this score are associated first and may start tracks. */
-  highScore?: number;
-  /** Detections from this score up to highScore are only associated to tracks seen in the last frame. */
-  lowScore?: number;
-  /** Least score of a detection that starts a track. */
-  newTrackScore?: number;
-  /** Detections under this score are used for association only and never come out. */
-  outputMinScore?: number;
-  /** Least IoU × score of a first association. */
-  matchIou?: number;
-  /** Least IoU of a low-score association. */
-  lowMatchIou?: number;
-  /** Least IoU of a recovery by a track's last observed box. 0 turns the recovery off. */
-  recoverIou?: number;
-  /** Least IoU × score between a tentative track and its second detection. */
-  tentativeMatchIou?: number;
-  /** How long (seconds of media time) a track not seen is kept and may be found again. */
-  lostBufferS?: number;
-  /** Frames in a row a new track must be seen in to be confirmed (1: at once)... */
-  minHits?: number;
-  /** ...and for how long (seconds of media time from its first detection). */
-  confirmS?: number;
-  noise?: Partial<KalmanNoise>;
-}
-
-/** Tuned on MOT15 (bench/tracking.bench.js, docs/TRACKING.md), the same at every frame rate. */
-export const DEFAULT_TRACKER_OPTIONS: Readonly<Required<Omit<ByteTrackerOptions, 'noise'>>> & {
-  noise: Readonly<KalmanNoise>;
-} = {
-  highScore: 0,
-  lowScore: 0,
-  newTrackScore: 0,
-  outputMinScore: 0,
-  matchIou: 0.2,
-  lowMatchIou: 0.5,
-  recoverIou: 0,
-  tentativeMatchIou: 0.3,
-  lostBufferS: 0.4,
-  minHits: 3,
-  confirmS: 0.2,
-  noise: { measure: 0.05, position: 0.27, velocity: 1.03, initialVelocity: 1.9 },
-};
-
 export interface TrackedDetection extends LabeledDetection {
   trackId: string;
 }
@@ -95,6 +54,12 @@ type Resolved = typeof DEFAULT_TRACKER_OPTIONS;
 
 const toArray = (b: PixelBox) => [b.x1, b.y1, b.x2, b.y2];
 const toBox = (a: readonly number[]): PixelBox => ({ x1: a[0], y1: a[1], x2: a[2], y2: a[3] });
+/** The box widened by `k` of its width and height on each side (C-BIoU's buffer). */
+const widened = (b: PixelBox, k: number): PixelBox => {
+  if (k === 0) return b;
+  const [w, h] = [(b.x2 - b.x1) * k, (b.y2 - b.y1) * k];
+  return { x1: b.x1 - w, y1: b.y1 - h, x2: b.x2 + w, y2: b.y2 + h };
+};
 const finiteBox = (b: PixelBox) => [b.x1, b.y1, b.x2, b.y2].every(Number.isFinite);
 
 export class ByteTracker {
@@ -164,7 +129,8 @@ export class ByteTracker {
     dets.forEach((d, i) => {
       if (!finiteBox(d.box) || !Number.isFinite(d.score) || d.score < this.opts.outputMinScore) return;
       const t = detTrack[i];
-      out.push(t && t.status !== 'tentative' ? { ...d, trackId: t.id } : { ...d });
+      const { label, score, box } = d;
+      out.push(t && t.status !== 'tentative' ? { label, score, box, trackId: t.id } : { label, score, box });
     });
     return out;
   }
@@ -245,7 +211,7 @@ export class ByteTracker {
     return detTrack;
   }
 
-  /** Steps 2 to 6 for one label: fills detTrack and lists the detections that start tracks. */
+  /** Steps 2 to 7 for one label: fills detTrack and lists the detections that start tracks. */
   private associate(
     tracks: TrackRecord[],
     detIdx: number[],
@@ -263,10 +229,17 @@ export class ByteTracker {
       boxOf: (t: TrackRecord) => PixelBox,
       minIou: number,
       fuse: boolean,
+      widen = 0,
     ) => {
+      const dBoxes = ds.map((i) => widened(dets[i].box, widen));
       const cost = ts.map((t) => {
-        const b = boxOf(t);
-        return ds.map((i) => 1 - iou(b, dets[i].box) * (fuse ? dets[i].score : 1));
+        const b = widened(boxOf(t), widen);
+        // Boxes apart cost 1, never admissible; IoU only for those that overlap (most pairs of a busy frame are apart).
+        return ds.map((i, k) => {
+          const d = dBoxes[k];
+          if (d.x1 >= b.x2 || d.x2 <= b.x1 || d.y1 >= b.y2 || d.y2 <= b.y1) return 1;
+          return 1 - iou(b, d) * (fuse ? dets[i].score : 1);
+        });
       });
       const a = assign(cost, ds.length, 1 - minIou);
       for (const [r, c] of a.pairs) detTrack[ds[c]] = ts[r];
@@ -283,6 +256,10 @@ export class ByteTracker {
       false,
     );
     let highLeft = first.dets;
+    if (o.bufferScale > 0) {
+      const unmatched = first.tracks.filter((t) => t.status === 'lost' || second.tracks.includes(t));
+      highLeft = match(unmatched, highLeft, byPrediction, o.bufferMatchIou, false, o.bufferScale).dets;
+    }
     if (o.recoverIou > 0) {
       const unmatched = first.tracks.filter((t) => t.status === 'lost' || second.tracks.includes(t));
       highLeft = match(unmatched, highLeft, (t) => toBox(t.lastBox), o.recoverIou, false).dets;

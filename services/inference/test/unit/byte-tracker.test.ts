@@ -54,6 +54,23 @@ describe('ByteTracker', () => {
     }
   });
 
+  it('finds again, on buffered IoU, a track that moved further than its prediction (sparse frames)', () => {
+    // Still for five frames at 5 fps, then a step of 34 px of its 40 px width: IoU 0.08 with the prediction, under
+    // the first association's bound; both boxes widened by 0.3 of their size overlap by 0.31 (bound 0.3).
+    const run = (bufferScale: number) => {
+      const t = new ByteTracker({ bufferScale });
+      const out: (string | undefined)[] = [];
+      for (let f = 0; f < 5; f++) out.push(...ids(t.update([person(100, 100)], f * 200)));
+      out.push(...ids(t.update([person(134, 100)], 5 * 200)));
+      return out;
+    };
+    const buffered = run(0.3);
+    expect(buffered).toHaveLength(4);
+    expect(new Set(buffered).size).toBe(1);
+    // Without the buffer the stepped box is a new, tentative track: no id in that frame.
+    expect(run(0)).toHaveLength(3);
+  });
+
   it('labels every detection of a frame: an id once its track is confirmed, none before', () => {
     const t = new ByteTracker({ minHits: 3, confirmS: 0 });
     const still = person(100, 100);

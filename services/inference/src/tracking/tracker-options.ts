@@ -1,0 +1,55 @@
+import type { KalmanNoise } from './kalman';
+
+/** The options of ByteTracker (./byte-tracker), each a step of its association. */
+export interface ByteTrackerOptions {
+  /** Detections at least this score are associated first and may start tracks. */
+  highScore?: number;
+  /** Detections from this score up to highScore are only associated to tracks seen in the last frame. */
+  lowScore?: number;
+  /** Least score of a detection that starts a track. */
+  newTrackScore?: number;
+  /** Detections under this score are used for association only and never come out. */
+  outputMinScore?: number;
+  /** Least IoU × score of a first association. */
+  matchIou?: number;
+  /** Least IoU of a low-score association. */
+  lowMatchIou?: number;
+  /** Least IoU of a recovery by a track's last observed box. 0 turns the recovery off. */
+  recoverIou?: number;
+  /**
+   * Buffered IoU (C-BIoU): confirmed tracks still unmatched are matched to the high-score detections left with
+   * both boxes widened by this share of their width and height on each side (motion between sparse frames). 0: off.
+   */
+  bufferScale?: number;
+  /** Least buffered IoU of that match. */
+  bufferMatchIou?: number;
+  /** Least IoU × score between a tentative track and its second detection. */
+  tentativeMatchIou?: number;
+  /** How long (seconds of media time) a track not seen is kept and may be found again. */
+  lostBufferS?: number;
+  /** Frames in a row a new track must be seen in to be confirmed (1: at once)... */
+  minHits?: number;
+  /** ...and for how long (seconds of media time from its first detection). */
+  confirmS?: number;
+  noise?: Partial<KalmanNoise>;
+}
+
+/** Tuned on MOT15 (bench/tracking.bench.js, docs/TRACKING.md), the same at every frame rate. */
+export const DEFAULT_TRACKER_OPTIONS: Readonly<Required<Omit<ByteTrackerOptions, 'noise'>>> & {
+  noise: Readonly<KalmanNoise>;
+} = {
+  highScore: 0,
+  lowScore: 0,
+  newTrackScore: 0,
+  outputMinScore: 0,
+  matchIou: 0.2,
+  lowMatchIou: 0.5,
+  recoverIou: 0,
+  bufferScale: 0.3,
+  bufferMatchIou: 0.3,
+  tentativeMatchIou: 0.3,
+  lostBufferS: 0.4,
+  minHits: 3,
+  confirmS: 0.2,
+  noise: { measure: 0.05, position: 0.27, velocity: 1.03, initialVelocity: 1.9 },
+};
