@@ -5,7 +5,14 @@
  * new one rolls out).
  */
 import { TOPICS } from '@vision/shared';
-import { frameMessage, publishFrames, startHarness, waitFor, type Harness } from './helpers';
+import {
+  frameMessage,
+  publishFrames,
+  publishTaskEvent,
+  startHarness,
+  waitFor,
+  type Harness,
+} from './helpers';
 
 jest.setTimeout(120_000);
 
@@ -34,27 +41,7 @@ const RULES = {
 };
 
 async function withRules(taskId: string, frames: number): Promise<void> {
-  await h.bus.publish(TOPICS.taskEvents, [
-    {
-      key: taskId,
-      value: {
-        schema: 1,
-        event_id: `${taskId}:running`,
-        type: 'task.status_changed',
-        task_id: taskId,
-        subject: 'alice',
-        kind: 'video',
-        scene_code: 'person_vehicle',
-        status: 'running',
-        business_threshold: 0.8,
-        lower_bound: 0.3,
-        result_expires_at: '2026-04-01T00:00:00.000Z',
-        occurred_at: '2026-01-01T00:00:00.000Z',
-        rules_version: 1,
-        rules: RULES,
-      },
-    },
-  ]);
+  await publishTaskEvent(h.bus, taskId, { rules: RULES });
   await waitFor('the rules known', async () =>
     Boolean(await h.svc.db.knex('analytics_tasks').where({ task_id: taskId }).first()),
   );

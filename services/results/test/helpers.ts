@@ -106,6 +106,9 @@ export interface TaskFields {
   lower_bound?: number;
   result_expires_at?: string;
   occurred_at?: string;
+  /** The task's zones and lines, as tasks sends them (with `rules_version`, 1 unless given). */
+  rules?: unknown;
+  rules_version?: number;
 }
 
 export function taskBody(taskId: string, f: TaskFields = {}) {
@@ -133,6 +136,7 @@ export async function publishTaskEvent(bus: Bus, taskId: string, f: TaskFields =
         type: 'task.status_changed',
         ...taskBody(taskId, f),
         occurred_at: f.occurred_at ?? '2026-01-01T00:00:00.000Z',
+        ...(f.rules !== undefined && { rules_version: f.rules_version ?? 1, rules: f.rules }),
       },
     },
   ]);

@@ -8,7 +8,7 @@
 import { IDENTITY_HEADER, InProcessBus, TOPICS } from '@vision/shared';
 import type { PublicFrame } from '../src/domain/frames';
 import { start, type RunningResults } from '../src/index';
-import { endMessage, logger, TasksStub, waitFor } from './helpers';
+import { endMessage, logger, publishTaskEvent, TasksStub, waitFor } from './helpers';
 import { identityDir, jobGrantFor, signFor } from '../../../test/helpers/identity';
 
 jest.setTimeout(180_000);
@@ -198,30 +198,17 @@ afterAll(async () => {
   await tasksStub.close();
 });
 
-function taskEvent(status: string) {
-  return {
-    key: TASK,
-    value: {
-      schema: 1,
-      event_id: `${TASK}:${status}`,
-      type: 'task.status_changed',
-      task_id: TASK,
-      subject: 'alice',
-      kind: 'video',
-      scene_code: 'person_vehicle',
-      status,
-      business_threshold: 0.8,
-      lower_bound: 0.3,
-      result_expires_at: '2030-01-01T00:00:00.000Z',
-      occurred_at: new Date().toISOString(),
-      rules_version: 1,
-      rules: RULES,
-    },
-  };
-}
+/** The task's status, with its rules, as tasks publishes it. */
+const taskEvent = (status: string) =>
+  publishTaskEvent(bus, TASK, {
+    status,
+    result_expires_at: '2030-01-01T00:00:00.000Z',
+    occurred_at: new Date().toISOString(),
+    rules: RULES,
+  });
 
 test('results read while a task with zones runs and the moment it ends hold every frame evaluated, on a busy process', async () => {
-  await bus.publish(TOPICS.taskEvents, [taskEvent('running')]);
+  await taskEvent('running');
   await waitFor('the rules known', async () =>
     Boolean(await svc.db.knex('analytics_tasks').where({ task_id: TASK }).first()),
   );
@@ -241,7 +228,7 @@ test('results read while a task with zones runs and the moment it ends hold ever
       ...Array.from({ length: FRAMES }, (_, seq) => frame(seq)),
       endMessage(TASK, FRAMES),
     ]);
-    await bus.publish(TOPICS.taskEvents, [taskEvent('succeeded')]);
+    await taskEvent('succeeded');
     await waitFor('the task ended', async () => {
       const t = await svc.tasks.get(TASK);
       return t?.meta?.status === 'succeeded' && t.end !== undefined;
