@@ -11,6 +11,7 @@ import { FrameRedecoder } from './frame-redecode';
 import type { JobRuntimeOptions, JobSource, JobSpec, JobView, ResolvedInput } from './job-types';
 import type { JobRequest } from './job-request';
 import { WarmStarts } from './warm-start';
+import { Submissions } from './submissions';
 
 export { jobRequestSchema, type JobRequest } from './job-request';
 
@@ -58,7 +59,7 @@ export type PictureOutcome = ({ ok: true; seq: number; timeMs: number } & Pictur
  */
 export class JobManager implements LocalJobs {
   private readonly jobs = new Map<string, Job>();
-  private readonly submitting = new Map<string, Promise<SubmitOutcome>>();
+  private readonly submitting = new Submissions();
   private closed = false;
   private readonly redecoder: FrameRedecoder;
   /** Live streams started for jobs offered here, before this replica takes them (ownership/). */
@@ -94,20 +95,11 @@ export class JobManager implements LocalJobs {
   async submit(req: JobRequest): Promise<SubmitOutcome> {
     const existing = this.jobs.get(req.job_id);
     if (existing) return { outcome: 'duplicate', job: existing.snapshot() };
-    const inFlight = this.submitting.get(req.job_id);
-    if (inFlight) {
-      const first = await inFlight;
-      return first.outcome === 'accepted' ? { outcome: 'duplicate', job: first.job } : first;
-    }
+    const joined = this.submitting.joined(req.job_id);
+    if (joined) return joined;
     if (this.closed) return { outcome: 'over_capacity' };
     if (this.runningCount + this.submitting.size >= this.o.maxJobs) return { outcome: 'over_capacity' };
-    const p = this.admit(req);
-    this.submitting.set(req.job_id, p);
-    try {
-      return await p;
-    } finally {
-      this.submitting.delete(req.job_id);
-    }
+    return this.submitting.run(req.job_id, () => this.admit(req));
   }
 
   private async admit(req: JobRequest): Promise<SubmitOutcome> {

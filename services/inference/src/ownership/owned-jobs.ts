@@ -6,6 +6,7 @@
 import type { JobManager, SubmitOutcome } from '../jobs/job-manager';
 import type { JobRequest } from '../jobs/job-request';
 import type { JobView } from '../jobs/job-types';
+import { Submissions } from '../jobs/submissions';
 import { totalCapacity } from './domain/placement';
 import type { JobRecord, LeaseStore } from './port';
 import type { ReplicaOwner } from './replica-owner';
@@ -41,7 +42,7 @@ export function viewOf(r: JobRecord): JobView {
 
 export class OwnedJobs {
   /** Submissions of one job id in flight here: the second waits for the first. */
-  private readonly submitting = new Map<string, Promise<SubmitOutcome>>();
+  private readonly submitting = new Submissions();
 
   constructor(
     private readonly store: LeaseStore,
@@ -50,18 +51,9 @@ export class OwnedJobs {
   ) {}
 
   async submit(req: JobRequest): Promise<SubmitOutcome> {
-    const inFlight = this.submitting.get(req.job_id);
-    if (inFlight) {
-      const first = await inFlight;
-      return first.outcome === 'accepted' ? { outcome: 'duplicate', job: first.job } : first;
-    }
-    const p = this.place(req);
-    this.submitting.set(req.job_id, p);
-    try {
-      return await p;
-    } finally {
-      this.submitting.delete(req.job_id);
-    }
+    const joined = this.submitting.joined(req.job_id);
+    if (joined) return joined;
+    return this.submitting.run(req.job_id, () => this.place(req));
   }
 
   private async place(req: JobRequest): Promise<SubmitOutcome> {
