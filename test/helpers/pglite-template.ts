@@ -1,7 +1,7 @@
 /**
  * Jest's global set-up: a tarball of one fresh PGlite data directory (one initdb, a few seconds), which every
- * in-memory database of the run loads instead of running initdb again (VISION_PGLITE_TEMPLATE,
- * packages/shared/src/db/pglite-loader.ts). Databases on disk (the standalone stacks) keep their own initdb.
+ * new database of the run, in memory or on disk (each standalone stack's), loads instead of running initdb
+ * again (VISION_PGLITE_TEMPLATE, packages/shared/src/db/pglite-loader.ts and pglite-shared.ts).
  */
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import os from 'node:os';

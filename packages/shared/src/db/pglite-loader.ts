@@ -88,7 +88,7 @@ function loadPGlite(moduleName = '@electric-sql/pglite'): PGliteModule {
 /**
  * What a new in-memory database starts from: VISION_PGLITE_TEMPLATE, when set, names a tarball of a fresh data
  * directory (PGlite's dumpDataDir; the test runner makes one per run), loaded instead of running initdb again
- * (about 1 s instead of 4-7 s on 2 cores). The databases on disk always run their own initdb.
+ * (about 1 s instead of 4-7 s on 2 cores). A new database on disk starts from it too (pglite-shared.ts).
  */
 function memoryTemplate(): { loadDataDir: Blob } | undefined {
   const file = process.env.VISION_PGLITE_TEMPLATE;

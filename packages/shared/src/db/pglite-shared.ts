@@ -36,15 +36,22 @@ interface SharedPGlite {
 
 const open = new Map<string, SharedPGlite>();
 
-/** Creates the database files of `dir` in a child process, when there are none. */
+/**
+ * Creates the database files of `dir` in a child process, when there are none: Postgres' initdb, or, when
+ * VISION_PGLITE_TEMPLATE names a tarball of a fresh data directory (pglite-loader.ts), that tarball unpacked
+ * (about 1 s of CPU in place of 7-9 s on 2 cores).
+ */
 function initialise(dir: string): void {
   if (existsSync(path.join(dir, 'PG_VERSION'))) return;
   mkdirSync(path.dirname(dir), { recursive: true });
   const script =
     'const { PGlite } = require(process.argv[1]);' +
-    'const db = new PGlite(process.argv[2]);' +
+    'const template = process.argv[3];' +
+    'const options = template ? { loadDataDir: new Blob([require("node:fs").readFileSync(template)]) } : undefined;' +
+    'const db = new PGlite(process.argv[2], options);' +
     'db.waitReady.then(() => db.close()).catch((e) => { console.error(e); process.exit(1); });';
-  execFileSync(process.execPath, ['-e', script, require.resolve('@electric-sql/pglite'), dir], {
+  const template = process.env.VISION_PGLITE_TEMPLATE ?? '';
+  execFileSync(process.execPath, ['-e', script, require.resolve('@electric-sql/pglite'), dir, template], {
     stdio: ['ignore', 'ignore', 'pipe'],
     timeout: 120_000,
   });
