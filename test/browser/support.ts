@@ -108,14 +108,27 @@ export const colourDistance = (a: readonly number[], b: readonly number[]) =>
 
 /**
  * The images of the page that did not load: one with a source that is not a decoded picture, or one whose
- * picture could not be read (`data-state="failed"`). An image still waiting for its picture is not counted.
+ * picture could not be read (`data-state="failed"`). An image still waiting for its picture is not counted; one
+ * being read or decoded (an event's thumbnail that a scroll or a reload has just brought into view) is waited
+ * for, up to `settleMs`, and counted if it is still not there.
  */
-export async function brokenImages(page: Page): Promise<string[]> {
+export async function brokenImages(page: Page, settleMs = 15_000): Promise<string[]> {
+  await page
+    .waitForFunction(
+      () =>
+        [...document.images].every(
+          (i) => i.dataset.state !== 'loading' && (i.getAttribute('src') === null || i.complete),
+        ),
+      undefined,
+      { timeout: settleMs },
+    )
+    .catch(() => undefined); // still loading: reported below as not loaded
   return page.evaluate(() =>
     [...document.images]
       .filter(
         (i) =>
           i.dataset.state === 'failed' ||
+          i.dataset.state === 'loading' ||
           (i.getAttribute('src') !== null && (!i.complete || i.naturalWidth === 0)),
       )
       .map((i) => `${i.className} ${i.dataset.path ?? i.src}`),
