@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
 # `npm test`: the whole suite on this machine, set-up included, in phases; stops at the first phase that fails.
 #   set-up (scripts/test-setup.sh), build, lint, dependency and SDK checks, every jest test in standalone mode
-#   but the chart's, the distributed suite's fault files on real servers (scripts/test-distributed.sh test/distributed;
-#   VISION_DEPLOYMENT_RUNTIME=container runs the services as containers of the image) and then the chart rendered and
-#   installed on a kwok cluster, and beside them: the public API fuzzed (scripts/fuzz/schemathesis.sh), the alert rules
-#   checked by promtool, and one chain: the chart on a real node (scripts/test-cluster.sh, on a second set of servers),
-#   the distributed suite's end-to-end and transport files, and its Kafka files again on the current Kafka
+#   but the chart's, the distributed suite's fault files on real servers (scripts/test-distributed.sh test/distributed,
+#   the services as child processes) and its containers file with the services as containers of the image
+#   (VISION_DEPLOYMENT_RUNTIME=container; with that variable set, every fault file runs so), then the chart rendered
+#   and installed on a kwok cluster, and beside them: the public API fuzzed (scripts/fuzz/schemathesis.sh), the alert
+#   rules checked by promtool, and one chain: the chart on a real node (scripts/test-cluster.sh, on a second set of
+#   servers), the distributed suite's transport files, and its Kafka files again on the current Kafka
 #   (scripts/test-kafka-current.sh), both on a third set of servers; each once the binaries the set-up builds in the
-#   background are there.
+#   background are there. The end-to-end files run against the distributed deployment by hand
+#   (scripts/test-distributed.sh test/e2e; docs/TESTING.md, "How long it takes").
 # At the end, or on a failure, it prints each phase's time (and the share of the cores busy meanwhile), the 20
 # slowest test files with the time their tests took against the time around them (starting and stopping stacks),
 # and one closing line with the totals of every runner: `ci: N passed, N failed, N skipped`.
@@ -90,13 +92,13 @@ phase "jest, standalone" env VISION_CHART_TESTS_APART=1 npx jest
 # the other, so that at most one run of deployments goes on beside the fault files' (two cores: three at once starved
 # them past their bounds). A build they wait for runs at the lowest priority. Their output is printed when all have
 # ended. The chain: the chart's pods on a real node (kubelet, containerd, runc), on the second set of the stack's
-# servers (VISION_STACK_SET=node), which no distributed test touches; the distributed suite's end-to-end and
-# transport files on a third set (VISION_STACK_SET=kafka: ports 200 above, its own servers and guard); then the Kafka
-# files again on the current broker, on that third set.
+# servers (VISION_STACK_SET=node), which no distributed test touches; the distributed suite's transport files on a
+# third set (VISION_STACK_SET=kafka: ports 200 above, its own servers and guard); then the Kafka files again on the
+# current broker, on that third set.
 chain() {
   phase "the chart on a real node, beside the distributed suite" bash scripts/test-cluster.sh || return
-  phase "distributed suite: end-to-end and transport files, on a third set of servers" \
-    env VISION_STACK_SET=kafka bash scripts/test-distributed.sh test/e2e test/transport || return
+  phase "distributed suite: transport files, on a third set of servers" \
+    env VISION_STACK_SET=kafka bash scripts/test-distributed.sh test/transport || return
   phase "distributed Kafka files on Kafka 4.1, beside the distributed suite" \
     env VISION_STACK_SET=kafka bash scripts/test-kafka-current.sh
 }
@@ -108,6 +110,11 @@ beside phase "alert rules (promtool), beside the distributed suite" bash -c 'nic
   "$promtool" check config --syntax-only deploy/compose/prometheus.yml'
 beside chain
 phase "distributed suite: fault files" bash scripts/test-distributed.sh test/distributed
+# The containers file needs the services as containers of the image; the other fault files run either way.
+if [ "${VISION_DEPLOYMENT_RUNTIME:-process}" != container ]; then
+  phase "distributed suite: the services as containers" \
+    env VISION_DEPLOYMENT_RUNTIME=container bash scripts/test-distributed.sh test/distributed/containers.test.ts
+fi
 # The chart rendered, and installed on a kwok cluster (test/deploy/helm-chart.test.ts, kube-install.test.ts: their
 # own ports, no stack server), once helm and the kwok binaries the set-up builds in the background are there.
 phase "the chart: rendered, and installed on a kwok cluster" \
