@@ -35,24 +35,26 @@ async function untilRefused(call: Call, since: number) {
 
 /**
  * The backend is back: a call, refused while the breaker is still open; then, once its Retry-After has
- * passed, the first call is the half-open trial and is served. Returns when a call was served.
+ * passed, the first call is the half-open trial and is served. Returns the Retry-After waited, in seconds (0 when
+ * the first call was served).
  */
 async function firstAfterResetServed(call: Call, served: (r: ApiResponse) => boolean): Promise<number> {
   const r0 = await call();
-  if (served(r0)) return Date.now();
+  if (served(r0)) return 0;
   expect(code(r0)).toBe('OP-TASK-BREAKER-OPEN');
-  await sleep(1000 * Number(r0.headers.get('retry-after')));
+  const retryAfterS = Number(r0.headers.get('retry-after'));
+  await sleep(1000 * retryAfterS);
   const r1 = await call();
   expect([r1.status, code(r1)]).toEqual([201, undefined]);
   expect(served(r1)).toBe(true);
-  return Date.now();
+  return retryAfterS;
 }
 
 /**
  * Inference stopped (SIGSTOP: it accepts connections and never answers) under two images replicas, one of
  * which never fetched the scene list, and tasks; each driven one call at a time. On each the breaker opens
  * within 5 s of the hang, no call waiting past its bound; after SIGCONT the first call once the Retry-After has
- * passed is served, image calls and video task creation alike, within the reset time and one call.
+ * passed (at most the reset time) is served, image calls and video task creation alike.
  */
 // SIGSTOP reaches a service process of the launcher, not one inside a container.
 const describeProcesses = CONTAINERS ? describe.skip : describeDistributed;
@@ -130,7 +132,6 @@ describeProcesses('fault: inference stopped, calls one at a time on every replic
     } finally {
       process.kill(pid, 'SIGCONT');
     }
-    const back = Date.now();
     for (const { refused, openedAfter, waited } of seen) {
       expect(refused?.body.error.details.reason).toBe('breaker_open');
       expect(Number(refused?.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
@@ -139,11 +140,13 @@ describeProcesses('fault: inference stopped, calls one at a time on every replic
       for (const ms of waited) expect(ms).toBeLessThanOrEqual(HANG_MS + SLACK_MS);
     }
 
-    const servedAt = await Promise.all([
+    // Each is served by the first call after a Retry-After no longer than the reset time: how long the calls
+    // themselves take on a loaded machine is not what this proves.
+    const retryAfters = await Promise.all([
       firstAfterResetServed(imageCallAt(0), imageServed),
       firstAfterResetServed(imageCallAt(1), imageServed),
       firstAfterResetServed(createTask, taskServed),
     ]);
-    for (const at of servedAt) expect(at - back).toBeLessThanOrEqual(RESET_MS + HANG_MS + SLACK_MS);
+    for (const s of retryAfters) expect(s).toBeLessThanOrEqual(RESET_MS / 1000);
   }, 180_000);
 });
