@@ -1,3 +1,4 @@
+import diagnostics from 'node:diagnostics_channel';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import request from 'supertest';
@@ -182,5 +183,60 @@ describe('gateway retry of a read whose pooled connection was closed', () => {
     expect(r.status).toBe(503);
     expect(r.body.error.code).toBe('OP-SYS-UNAVAILABLE');
     expect(arrivals.length).toBeLessThanOrEqual(2);
+  });
+});
+
+describe('an upstream that refuses the connection', () => {
+  let gw: RunningGateway;
+  let port = 0;
+  const upstream = http.createServer((req, res) => {
+    req.resume();
+    res.writeHead(200, { 'content-type': 'application/json' }).end('{"stopped":true}');
+  });
+  beforeAll(async () => {
+    // A loopback port on which nothing listens (a server bound there, then closed): the gateway's upstreams.
+    const s = http.createServer();
+    await new Promise<void>((r) => s.listen(0, '127.0.0.1', () => r()));
+    port = (s.address() as AddressInfo).port;
+    await new Promise((r) => s.close(r));
+    gw = await gatewayInFrontOf({ address: () => ({ port }) } as unknown as http.Server);
+  });
+  afterAll(async () => {
+    await gw.close();
+    upstream.closeAllConnections();
+    await new Promise((r) => upstream.close(r));
+  });
+  const stop = () => request(gw.url).post('/v1/vision/tasks/t1/stop').set('Authorization', `Bearer ${KEY}`);
+
+  it('answers 503 once the second connection is refused too', async () => {
+    let refused = 0;
+    const count = () => refused++;
+    diagnostics.subscribe('undici:client:connectError', count);
+    try {
+      const r = await stop();
+      expect({ status: r.status, code: r.body.error?.code, refused }).toEqual({
+        status: 503,
+        code: 'OP-SYS-UNAVAILABLE',
+        refused: 2,
+      });
+    } finally {
+      diagnostics.unsubscribe('undici:client:connectError', count);
+    }
+  });
+
+  it('gets a request without a body once more on a new connection, whatever its method', async () => {
+    // Nothing listens until the first connection is refused, as a Service gives the second connection to another
+    // endpoint in a rollout.
+    const start = () => {
+      diagnostics.unsubscribe('undici:client:connectError', start);
+      upstream.listen(port, '127.0.0.1');
+    };
+    diagnostics.subscribe('undici:client:connectError', start);
+    try {
+      const r = await stop();
+      expect({ status: r.status, body: r.body }).toEqual({ status: 200, body: { stopped: true } });
+    } finally {
+      diagnostics.unsubscribe('undici:client:connectError', start);
+    }
   });
 });

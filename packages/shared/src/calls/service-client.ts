@@ -81,6 +81,12 @@ export function timeoutRecorder(upstream: string, timeoutMs: number, counted = t
  */
 const internalCalls = new Agent();
 
+/** The system or undici error code of a failed request (`ECONNREFUSED`, `UND_ERR_SOCKET`...). */
+function errorCode(err: unknown): string | undefined {
+  const e = err as { code?: string; cause?: { code?: string } } | undefined;
+  return e?.code ?? e?.cause?.code;
+}
+
 /**
  * HTTP client for internal calls: signs the caller's identity, forwards the request id, bounds the
  * time. Non-2xx answers that carry our envelope are returned as results (callers decide), transport
@@ -166,29 +172,21 @@ export class ServiceClient {
     let status: number;
     let resHeaders: IncomingHttpHeaders;
     let text: string;
-    try {
-      const res = await request(url, {
-        method,
-        headers,
-        body,
-        signal,
-        dispatcher: internalCalls,
-      });
-      status = res.statusCode;
-      resHeaders = res.headers;
-      text = await res.body.text();
-    } catch (err) {
-      const timedOut = timeout.aborted;
-      const e = err as { code?: string; cause?: { code?: string } };
-      const code = timedOut ? undefined : (e.code ?? e.cause?.code);
-      // Refused or unresolved connections never delivered anything; anything else might have.
-      const maybeDelivered =
-        timedOut || !(code === 'ECONNREFUSED' || code === 'ENOTFOUND' || code === 'EAI_AGAIN');
-      throw new UnreachableError(
-        `${this.name} ${timedOut ? 'timed out' : 'unreachable'}${code ? ` (${code})` : ''}`,
-        timedOut,
-        maybeDelivered,
-      );
+    // A refused connection delivered nothing: sent once more at once, on a new connection, which a Kubernetes
+    // Service gives to another endpoint (a pod that stopped listening before the endpoints forgot it, in a
+    // rollout). A body that is a stream is not sent twice.
+    const attempts = body === undefined || typeof body === 'string' || Buffer.isBuffer(body) ? 2 : 1;
+    for (let attempt = 1; ; attempt++) {
+      try {
+        const res = await request(url, { method, headers, body, signal, dispatcher: internalCalls });
+        status = res.statusCode;
+        resHeaders = res.headers;
+        text = await res.body.text();
+        break;
+      } catch (err) {
+        if (attempt < attempts && !signal.aborted && errorCode(err) === 'ECONNREFUSED') continue;
+        throw this.unreachable(err, timeout);
+      }
     }
     let parsed: unknown = undefined;
     if (text) {
@@ -199,6 +197,20 @@ export class ServiceClient {
       }
     }
     return { status, body: parsed as T, headers: resHeaders };
+  }
+
+  /** The UnreachableError of a call that failed in transport (`timeout`: the call's own timeout signal). */
+  private unreachable(err: unknown, timeout: AbortSignal): UnreachableError {
+    const timedOut = timeout.aborted;
+    const code = timedOut ? undefined : errorCode(err);
+    // Refused or unresolved connections never delivered anything; anything else might have.
+    const maybeDelivered =
+      timedOut || !(code === 'ECONNREFUSED' || code === 'ENOTFOUND' || code === 'EAI_AGAIN');
+    return new UnreachableError(
+      `${this.name} ${timedOut ? 'timed out' : 'unreachable'}${code ? ` (${code})` : ''}`,
+      timedOut,
+      maybeDelivered,
+    );
   }
 
   /**

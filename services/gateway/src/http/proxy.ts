@@ -146,7 +146,7 @@ export function createForwarder(logger: Logger, opts: ForwarderOptions): Forward
     res.once('close', () => ac.abort());
     const timeout = timeoutRecorder(target.name, timeoutMs);
     req.resume(); // nothing to read: let 'end' happen
-    const attempt = (retry: boolean) => {
+    const attempt = (first: boolean) => {
       pool
         .request({
           origin: target.url,
@@ -159,13 +159,12 @@ export function createForwarder(logger: Logger, opts: ForwarderOptions): Forward
           (up) => relay(req, res, target, up),
           (err: NodeJS.ErrnoException) => {
             if (ac.signal.aborted || res.destroyed) return;
-            // A pooled connection the upstream had closed as the request went out: nothing reached
-            // its handler, and a read may be sent once more.
-            if (retry && STALE_CONNECTION.has(err.code ?? '')) {
-              logger.debug(
-                { upstream: target.name, code: err.code },
-                'pooled connection was closed; retrying once',
-              );
+            // A pooled connection the upstream had closed as the request went out: nothing reached its handler,
+            // and a read may be sent once more. A refused connection reached nothing, whatever the method: sent
+            // once more on a new one (in a rollout, the Service gives it to another endpoint).
+            const code = err.code ?? '';
+            if (first && (code === 'ECONNREFUSED' || (idempotent && STALE_CONNECTION.has(code)))) {
+              logger.debug({ upstream: target.name, code }, 'connection closed or refused; retrying once');
               return attempt(false);
             }
             if (TIMED_OUT.has(err.code ?? '')) timeout();
@@ -173,7 +172,7 @@ export function createForwarder(logger: Logger, opts: ForwarderOptions): Forward
           },
         );
     };
-    attempt(idempotent);
+    attempt(true);
   };
 
   const forwardUpload = (
