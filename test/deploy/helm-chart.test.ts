@@ -738,6 +738,11 @@ describe('rendered with the default values', () => {
   test('every service gets every variable it requires, valid for its schema', () =>
     checkEnvironment(ms, false));
   test('Service selectors match exactly their Deployment pods', () => checkServices(ms));
+  test("the gateway keeps an idle client connection longer than the proxies in front keep theirs (Traefik's 90 s)", () => {
+    const gateway = ofKind(ms, 'Deployment').find((d) => componentOf(d) === 'gateway');
+    if (!gateway) throw new Error('no gateway Deployment rendered');
+    expect(Number(environmentOf(ms, gateway).GATEWAY_KEEPALIVE_MS)).toBeGreaterThan(90_000);
+  });
   test("NetworkPolicies: only the gateway is reachable from the Gateway's proxies (GEP-1762 label); internal services only from their callers", () =>
     checkNetworkPolicies(ms, GEP_1762_PROXIES));
   test("egress is limited for every component's pods, one policy each", () => {

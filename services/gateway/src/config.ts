@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { commonShape, env, loadConfig } from '@vision/shared';
+import { commonShape, env, loadConfig, SERVER_LIMITS } from '@vision/shared';
 import { limitOverridesSchema } from './domain/limits';
 import { parseConfiguredKeys } from './domain/key-format';
 import { REDIS_PREFIX_RE } from './domain/redis-keys';
@@ -64,6 +64,12 @@ export const gatewayShape = {
   GATEWAY_UPSTREAM_TIMEOUT_MS: env.int(120_000, 1000),
   /** Keep-alive connections per upstream service for requests without a body (reads); more wait their turn. */
   GATEWAY_UPSTREAM_SOCKETS: env.int(64, 1, 10_000),
+  /**
+   * An idle keep-alive connection of a client is closed after this long. Behind a reverse proxy it must exceed the
+   * proxy's own idle time for its connections to the gateway (Traefik 90 s, nginx and cloud load balancers 60 s):
+   * otherwise the proxy may send a request on a connection the gateway is closing, and answers 502 for it.
+   */
+  GATEWAY_KEEPALIVE_MS: env.int(SERVER_LIMITS.keepAliveTimeoutMs, 1000, 3_600_000),
   /** An upload that sends no byte for this long is cut (answered 400 when nothing was answered yet). */
   GATEWAY_UPLOAD_IDLE_MS: env.int(30_000, 100, 3_600_000),
   /** An event stream whose client took nothing for this long, every buffer towards it full, is closed. */

@@ -194,14 +194,15 @@ export async function startEdge(cfg: GatewayConfig, opts: EdgeOptions): Promise<
     openapi,
   });
   // Expect: 100-continue is judged on the head: `100 Continue` only for an admitted call.
-  const server = await listen(app, opts.port ?? cfg.PORT, opts.host ?? cfg.HOST, { judgeExpect: true }).catch(
-    async (err: unknown) => {
-      unwatch();
-      forward.close();
-      await limiter.close();
-      throw err;
-    },
-  );
+  const server = await listen(app, opts.port ?? cfg.PORT, opts.host ?? cfg.HOST, {
+    judgeExpect: true,
+    keepAliveTimeoutMs: cfg.GATEWAY_KEEPALIVE_MS,
+  }).catch(async (err: unknown) => {
+    unwatch();
+    forward.close();
+    await limiter.close();
+    throw err;
+  });
   const address = server.address();
   const port = typeof address === 'object' && address ? address.port : cfg.PORT;
   return {

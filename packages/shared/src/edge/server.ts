@@ -31,6 +31,8 @@ export interface ListenOptions {
    * (the gateway). Without it, Node answers `100 Continue` before the app sees the request.
    */
   judgeExpect?: boolean;
+  /** The idle time of a keep-alive connection (default SERVER_LIMITS.keepAliveTimeoutMs). */
+  keepAliveTimeoutMs?: number;
 }
 
 /** The requests each server opened by listen() is answering now, for the drain at shutdown. */
@@ -61,7 +63,7 @@ export function listen(
     // Stalled uploads are cut by the gateway's idle timer instead (GATEWAY_UPLOAD_IDLE_MS).
     server.requestTimeout = 0;
     server.headersTimeout = SERVER_LIMITS.headersTimeoutMs;
-    server.keepAliveTimeout = SERVER_LIMITS.keepAliveTimeoutMs;
+    server.keepAliveTimeout = opts.keepAliveTimeoutMs ?? SERVER_LIMITS.keepAliveTimeoutMs;
     server.timeout = SERVER_LIMITS.socketIdleMs;
     // A connection that has not sent a request yet gets the head deadline as its idle time: Node's own
     // head deadline starts only with the first byte, so a silent connection would stay socketIdleMs.
