@@ -21,14 +21,17 @@ const SLACK_MS = 2000;
 type Call = () => Promise<ApiResponse>;
 const code = (r: ApiResponse): string | undefined => r.body?.error?.code;
 
-/** Calls one at a time until the breaker refuses one; each call's wait, and when the refusal came. */
+/**
+ * Calls one at a time until the breaker refuses one; each call's wait, and when the refused call was sent (the breaker
+ * was open by then; its own trip through a loaded machine is not the breaker's time).
+ */
 async function untilRefused(call: Call, since: number) {
   const waited: number[] = [];
   for (let i = 0; i < 10; i++) {
     const t0 = Date.now();
     const r = await call();
     waited.push(Date.now() - t0);
-    if (code(r) === 'OP-TASK-BREAKER-OPEN') return { refused: r, openedAfter: Date.now() - since, waited };
+    if (code(r) === 'OP-TASK-BREAKER-OPEN') return { refused: r, openedAfter: t0 - since, waited };
   }
   return { refused: undefined, openedAfter: Number.POSITIVE_INFINITY, waited };
 }
