@@ -81,6 +81,10 @@ module.exports = {
           : ['<rootDir>/test/distributed/']),
         // The chart on a real node: only under scripts/test-cluster.sh, which starts the node and sets E2E_STACK=cluster.
         ...(process.env.E2E_STACK === 'cluster' ? [] : ['<rootDir>/test/cluster/']),
+        // npm test leaves these to a command by hand (scripts/test-all.sh says why).
+        ...(process.env.VISION_BY_HAND_APART === '1'
+          ? ['<rootDir>/test/distributed/inference-replicas.test.ts']
+          : []),
         // npm test runs the chart's tests in a phase of their own, after the binaries they need (scripts/test-all.sh).
         ...(process.env.VISION_CHART_TESTS_APART === '1'
           ? ['<rootDir>/test/deploy/helm-chart.test.ts', '<rootDir>/test/deploy/kube-install.test.ts']
