@@ -8,8 +8,9 @@
 #   rules checked by promtool, and one chain: the chart on a real node and the user's journey through its route
 #   (scripts/test-cluster.sh, on a second set of servers; the node's fault files by hand), the distributed suite's
 #   transport files, and its Kafka files again on the current Kafka (scripts/test-kafka-current.sh), both on a third
-#   set of servers; each once the binaries the set-up builds in the background are there. The end-to-end files run against the distributed deployment by hand
-#   (scripts/test-distributed.sh test/e2e; docs/TESTING.md, "How long it takes").
+#   set of servers; each once the binaries the set-up builds in the background are there. The end-to-end files run
+#   against the distributed deployment by hand (scripts/test-distributed.sh test/e2e; docs/TESTING.md, "How long it
+#   takes").
 # At the end, or on a failure, it prints each phase's time (and the share of the cores busy meanwhile), the 20
 # slowest test files with the time their tests took against the time around them (starting and stopping stacks),
 # and one closing line with the totals of every runner: `ci: N passed, N failed, N skipped`.

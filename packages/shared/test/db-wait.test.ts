@@ -1,4 +1,4 @@
-import { createServer, type AddressInfo } from 'node:net';
+import { closedPort } from '../../../test/helpers/closed-port';
 import { Writable } from 'node:stream';
 import type { Knex } from 'knex';
 import { createLogger, openDb } from '../src';
@@ -44,14 +44,6 @@ function knexTimeout(): Error {
 }
 
 /** A loopback port nothing listens on. */
-async function closedPort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const { port } = server.address() as AddressInfo;
-  await new Promise<void>((r) => server.close(() => r()));
-  return port;
-}
-
 describe('waiting for Postgres at start', () => {
   it('tries again on a refused connection, a server starting up, no free slot and a pool timeout, then goes on', async () => {
     const { lines, logger } = capture();

@@ -5,21 +5,14 @@
  */
 import diagnostics from 'node:diagnostics_channel';
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { Readable } from 'node:stream';
 import { ServiceClient, UnreachableError } from '../src/calls/service-client';
+import { closedPort } from '../../../test/helpers/closed-port';
 import { signerOf } from '../../../test/helpers/identity';
 
 const identity = { subject: 'acme', requestId: 'req-1' };
 
-/** A loopback port on which nothing listens: a server bound there, then closed. */
-async function refusingUrl(): Promise<string> {
-  const s = http.createServer();
-  await new Promise<void>((r) => s.listen(0, '127.0.0.1', () => r()));
-  const { port } = s.address() as AddressInfo;
-  await new Promise((r) => s.close(r));
-  return `http://127.0.0.1:${port}`;
-}
+const refusingUrl = async () => `http://127.0.0.1:${await closedPort()}`;
 
 describe('a refused internal call', () => {
   let refused = 0;

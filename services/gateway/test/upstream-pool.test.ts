@@ -5,6 +5,7 @@ import request from 'supertest';
 import { closeServer, createLogger, createServiceApp, listen } from '@vision/shared';
 import { start, type RunningGateway } from '../src/index';
 import { dropHopByHopHeaders, isBodiless } from '../src/http/proxy';
+import { closedPort } from '../../../test/helpers/closed-port';
 import { identityDir, verifierOfAll } from '../../../test/helpers/identity';
 
 const KEY = 'key-pool-aaaaaaaa';
@@ -194,11 +195,8 @@ describe('an upstream that refuses the connection', () => {
     res.writeHead(200, { 'content-type': 'application/json' }).end('{"stopped":true}');
   });
   beforeAll(async () => {
-    // A loopback port on which nothing listens (a server bound there, then closed): the gateway's upstreams.
-    const s = http.createServer();
-    await new Promise<void>((r) => s.listen(0, '127.0.0.1', () => r()));
-    port = (s.address() as AddressInfo).port;
-    await new Promise((r) => s.close(r));
+    // The gateway's upstreams: a port on which nothing listens.
+    port = await closedPort();
     gw = await gatewayInFrontOf({ address: () => ({ port }) } as unknown as http.Server);
   });
   afterAll(async () => {
