@@ -79,9 +79,10 @@ export interface LeaseStore {
   /** A new job given to `owner` (taken at once when `taken`); undefined when the id is known already. */
   insert(request: JobRequest, owner: string, taken: boolean): Promise<JobRecord | undefined>;
   /**
-   * Takes up to `max` jobs for `owner`: those given to it, then orphans (owner gone, lease expired, or given and
-   * not taken within `givenMs`). Each take raises the job's epoch. In the same statement: the running jobs
-   * offered to `owner` whose stream it has not said is up (`offered`).
+   * Takes for `owner` every job given to it, whatever `max` (a handover chose it by its room as of a beat, and a
+   * job left for another to take would start there cold), then orphans (owner gone, lease expired, or given and
+   * not taken within `givenMs`) up to `max` jobs in all. Each take raises the job's epoch. In the same statement:
+   * the running jobs offered to `owner` whose stream it has not said is up (`offered`).
    */
   take(owner: string, max: number, givenMs: number): Promise<{ taken: JobRecord[]; offered: JobRecord[] }>;
   /** Offers a live job its owner runs to `to`, which starts its stream beside it. False: not ours any more. */

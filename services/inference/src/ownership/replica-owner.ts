@@ -39,6 +39,8 @@ export class ReplicaOwner {
   private readonly epochs = new Map<string, number>();
   /** Live jobs offered here whose stream is starting or up, until taken (or given up at the timer). */
   private readonly warming = new Map<string, NodeJS.Timeout>();
+  /** Runs of jobs taken here that are starting (a file's source is found and probed first). */
+  private readonly starting = new Set<Promise<void>>();
   /** Handovers in progress (a live job keeps running here meanwhile), by job id. */
   private readonly handing = new Map<string, Promise<void>>();
   /** Ends not yet written to the store (it was unreachable): written at the next beat. */
@@ -130,27 +132,30 @@ export class ReplicaOwner {
     // A job released by its handover meanwhile has left already: no longer ours, and not fenced.
     for (const id of lost) if (!this.handing.has(id)) this.fence(id, 'owned by another replica');
     for (const id of stop) jobs.stop(id);
-    if (this.o.rebalance && !this.draining && this.beats > 2) this.shed();
+    // Not during a rollout: the draining replica's handovers fill the others, and a second decider would overfill one.
+    if (this.o.rebalance && !this.draining && this.beats > 2 && !this.loads.some((l) => l.draining))
+      this.shed();
     if (this.beats % 300 === 0) await store.forgetEnded(24 * 3600_000);
   }
 
   private async take(): Promise<void> {
     if (this.draining) return;
-    const room = this.o.capacity - this.o.jobs.runningIds().length;
+    // Jobs taken and still starting count: their epoch is known before they run.
+    const room = this.o.capacity - Math.max(this.o.jobs.runningIds().length, this.epochs.size);
     const { taken, offered } = await this.o.store.take(this.o.replicaId, room, this.o.givenMs);
     for (const record of offered) this.warmUp(record);
-    // Started side by side: a live job handed over here must not wait behind a file's source (its upload found and
-    // probed first), since its capture gap grows meanwhile.
-    await Promise.all(
-      taken.map((record) => {
-        const warm = this.warming.has(record.jobId); // its stream started while its owner still ran it
-        this.o.logger.info(
-          { job_id: record.jobId, epoch: record.epoch, from_seq: record.checkpoint?.nextSeq ?? 0, warm },
-          'job taken',
-        );
-        return this.runHere(record);
-      }),
-    );
+    // Started, not waited for: a job handed over here meanwhile must not wait behind a file's source (its upload
+    // found and probed first) past the time after which it is anybody's, and start elsewhere without its stream.
+    for (const record of taken) {
+      const id = record.jobId;
+      const warm = this.warming.has(id); // its stream started while its owner still ran it
+      const from = record.checkpoint?.nextSeq ?? 0;
+      this.o.logger.info({ job_id: id, epoch: record.epoch, from_seq: from, warm }, 'job taken');
+      const run = this.runHere(record)
+        .catch((err: unknown) => this.o.logger.warn({ err, job_id: id }, 'job ownership: job not started'))
+        .finally(() => this.starting.delete(run));
+      this.starting.add(run);
+    }
   }
 
   /** A live job offered here: its stream starts, and the store hears when it is up. */
@@ -258,10 +263,9 @@ export class ReplicaOwner {
   }
 
   /**
-   * A planned stop (SIGTERM): no job is taken any more (take() does nothing while draining), every job is handed
-   * over (spread over the replicas with room, or left to whoever starts next), then the replica leaves. The beats go on until then: a live job's
-   * handover waits up to `overlapMs` for its receiver's stream, and a lease that ran out meanwhile would turn the
-   * handover into a takeover (from the last checkpoint, seqs skipped).
+   * A planned stop (SIGTERM): no job is taken any more, every job is handed over (spread over the replicas with
+   * room, or left to whoever starts next), then the replica leaves. The beats go on until then: a live job's handover
+   * waits up to `overlapMs` for its receiver's stream, and a lease run out meanwhile would make it a takeover.
    */
   async drain(): Promise<void> {
     this.draining = true;
@@ -269,6 +273,7 @@ export class ReplicaOwner {
       this.beat().catch((err: unknown) => this.o.logger.warn({ err }, 'draining beat failed')),
     );
     await this.turn;
+    await Promise.all(this.starting); // a job taken just before is handed over too
     const loads = this.loads.map((l) => ({ ...l }));
     const handing = [...this.handing.values()];
     const plan = this.o.jobs
