@@ -1,7 +1,8 @@
 /**
  * What a replica takes from the lease store (ownership/store/lease-store.ts), on the embedded database: every job
  * handed over to it, even past its room (the giver chose it by its room as of a beat; left for another, the job
- * would start there without the stream its receiver opened), and orphans only up to its room, counted after those.
+ * would start there without the stream its receiver opened), and new jobs placed on it and orphans only up to its
+ * room, counted after those.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
@@ -63,6 +64,11 @@ it('takes every job handed over to it whatever its room, and orphans only within
   // Room for one, one handed job: that one counts against the room, so still no orphan.
   await job('handed-3', 'giver', 'full');
   expect(ids((await store.take('full', 1, GIVEN_MS)).taken)).toEqual(['handed-3']);
+
+  // A new job placed on it (no checkpoint yet) waits for room, like an orphan.
+  expect(await store.insert(request('placed'), 'full', false)).toBeDefined();
+  expect((await store.take('full', 0, GIVEN_MS)).taken).toEqual([]);
+  expect(ids((await store.take('full', 1, GIVEN_MS)).taken)).toEqual(['placed']);
 
   // Room for one and nothing handed over: the orphan.
   expect(ids((await store.take('other', 1, GIVEN_MS)).taken)).toEqual(['orphan-1']);

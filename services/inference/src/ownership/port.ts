@@ -79,10 +79,11 @@ export interface LeaseStore {
   /** A new job given to `owner` (taken at once when `taken`); undefined when the id is known already. */
   insert(request: JobRequest, owner: string, taken: boolean): Promise<JobRecord | undefined>;
   /**
-   * Takes for `owner` every job given to it, whatever `max` (a handover chose it by its room as of a beat, and a
-   * job left for another to take would start there cold), then orphans (owner gone, lease expired, or given and
-   * not taken within `givenMs`) up to `max` jobs in all. Each take raises the job's epoch. In the same statement:
-   * the running jobs offered to `owner` whose stream it has not said is up (`offered`).
+   * Takes for `owner` every job handed over to it (with a checkpoint), whatever `max`: its giver chose it by its
+   * room as of a beat, and left for another to take, the job would start there without the stream `owner` opened.
+   * Then, up to `max` jobs in all: new jobs given to it, and orphans (owner gone, lease expired, or given and not
+   * taken within `givenMs`). Each take raises the job's epoch. In the same statement: the running jobs offered to
+   * `owner` whose stream it has not said is up (`offered`).
    */
   take(owner: string, max: number, givenMs: number): Promise<{ taken: JobRecord[]; offered: JobRecord[] }>;
   /** Offers a live job its owner runs to `to`, which starts its stream beside it. False: not ours any more. */

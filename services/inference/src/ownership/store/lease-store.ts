@@ -131,17 +131,19 @@ export class KnexLeaseStore implements LeaseStore {
   ): Promise<{ taken: JobRecord[]; offered: JobRecord[] }> {
     const rows = rowsOf<JobRow & { took: boolean }>(
       await this.knex.raw(
-        `with given as (
-           select j.job_id from jobs j where j.status = 'running' and j.owner = :owner and not j.taken
+        `with handed as (
+           select j.job_id from jobs j
+           where j.status = 'running' and j.owner = :owner and not j.taken and j.checkpoint is not null
            for update skip locked),
-         orphans as (
-           select j.job_id from jobs j where j.status = 'running' and ${ORPHAN}
-           order by j.started_at
-           limit greatest(0, :max - (select count(*) from given)) for update skip locked),
+         room as (
+           select j.job_id from jobs j
+           where j.status = 'running' and ((j.owner = :owner and not j.taken and j.checkpoint is null) or ${ORPHAN})
+           order by (j.owner = :owner) desc nulls last, j.started_at
+           limit greatest(0, :max - (select count(*) from handed)) for update skip locked),
          took as (
            update jobs set owner = :owner, epoch = jobs.epoch + 1, taken = true, given_at = now(), successor = null,
              successor_ready = false
-           where job_id in (select job_id from given union select job_id from orphans)
+           where job_id in (select job_id from handed union select job_id from room)
            returning *)
          select *, true as took from took
          union all
