@@ -22,7 +22,15 @@ function readSequence(motDir, name) {
     if (!dets.has(frame)) dets.set(frame, []);
     dets.get(frame).push({ label: 'person', score, box: { x1: left, y1: top, x2: left + w, y2: top + h } });
   }
-  return { name, fps: Number(field('frameRate')), length: Number(field('seqLength')), dets };
+  // The frame's width, when given: the tracker takes the aspect of a box at the frame's side as measured.
+  const width = /^imWidth\s*=\s*(\d+)/m.exec(ini);
+  return {
+    name,
+    fps: Number(field('frameRate')),
+    length: Number(field('seqLength')),
+    width: width ? Number(width[1]) : undefined,
+    dets,
+  };
 }
 
 /** The sequences of a MOT folder: those with a seqinfo.ini, by name. */
@@ -51,7 +59,7 @@ function trackSequence(seq, k, makeTracker) {
   const tracker = makeTracker();
   const lines = [];
   for (const frame of keptFrames(seq.length, k)) {
-    const out = tracker.update(seq.dets.get(frame) ?? [], ((frame - 1) * 1000) / seq.fps);
+    const out = tracker.update(seq.dets.get(frame) ?? [], ((frame - 1) * 1000) / seq.fps, seq.width);
     for (const d of out) {
       const b = d.box;
       lines.push(

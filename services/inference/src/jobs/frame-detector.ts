@@ -104,7 +104,7 @@ export class FrameDetector {
     this.resumedAt = undefined;
     this.clockMs = timeMs;
     // Every object detected comes out; a track id only once its track is confirmed.
-    const tracked = this.tracker.label(dets, this.clockMs);
+    const tracked = this.tracker.label(dets, this.clockMs, f.width);
     if (++this.trackedFrames % this.stateEvery === 0)
       this.taken = { frames: this.trackedFrames, at: this.trackerState() };
     return tracked.map((d) => ({

@@ -109,12 +109,12 @@ export class ByteTracker {
   }
 
   /**
-   * Tracks one frame's detections (pixel boxes) at its media time; returns the detections of confirmed
-   * tracks, in the order given, each with its track id. A detection with a non-finite box or score is
-   * ignored.
+   * Tracks one frame's detections (pixel boxes) at its media time, in a frame `frameWidth` pixels wide when known
+   * (a box at its side has its aspect taken as measured: kalman.ts); returns the detections of confirmed tracks,
+   * in the order given, each with its track id. A detection with a non-finite box or score is ignored.
    */
-  update(dets: readonly LabeledDetection[], timeMs: number): TrackedDetection[] {
-    return this.label(dets, timeMs).filter((d): d is TrackedDetection => d.trackId !== undefined);
+  update(dets: readonly LabeledDetection[], timeMs: number, frameWidth?: number): TrackedDetection[] {
+    return this.label(dets, timeMs, frameWidth).filter((d): d is TrackedDetection => d.trackId !== undefined);
   }
 
   /**
@@ -123,8 +123,12 @@ export class ByteTracker {
    * confirmed yet, or none) without one. What a result frame shows: every object detected, an id only where it is
    * confirmed.
    */
-  label(dets: readonly LabeledDetection[], timeMs: number): (LabeledDetection & { trackId?: string })[] {
-    const detTrack = this.step(dets, timeMs);
+  label(
+    dets: readonly LabeledDetection[],
+    timeMs: number,
+    frameWidth?: number,
+  ): (LabeledDetection & { trackId?: string })[] {
+    const detTrack = this.step(dets, timeMs, frameWidth);
     const out: (LabeledDetection & { trackId?: string })[] = [];
     dets.forEach((d, i) => {
       if (!finiteBox(d.box) || !Number.isFinite(d.score) || d.score < this.opts.outputMinScore) return;
@@ -136,13 +140,21 @@ export class ByteTracker {
   }
 
   /** One frame's association: the track each detection went to (undefined: none), the tracks updated. */
-  private step(dets: readonly LabeledDetection[], timeMs: number): (TrackRecord | undefined)[] {
+  private step(
+    dets: readonly LabeledDetection[],
+    timeMs: number,
+    frameWidth?: number,
+  ): (TrackRecord | undefined)[] {
     const now = Number.isFinite(timeMs) ? timeMs : Math.max(0, ...this.tracks.map((t) => t.kfTimeMs));
     const o = this.opts;
     // A track not seen for longer than the buffer is gone before this frame's association. The buffer is at least
     // one and a half times the spacing of the two frames before: at 2 fps frames are 0.5 s apart, more than the
-    // buffer, and a track seen in the last frame is still looked for in this one; a pause of the source is not.
-    const keepMs = Math.max(o.lostBufferS * 1000, 1.5 * this.frameGapMs);
+    // buffer, and a track seen in the last frame is still looked for in this one; a pause of the source is not. At
+    // the second frame the spacing is this one's.
+    const sinceLast = this.lastFrameMs === undefined ? 0 : now - this.lastFrameMs;
+    const keepMs = Math.max(o.lostBufferS * 1000, 1.5 * (this.frameGapMs || sinceLast));
+    // The tracker's first frame: its tracks are confirmed at once, as ByteTrack's (nothing came before them).
+    const firstFrame = o.confirmFirstFrame && this.lastFrameMs === undefined;
     if (this.lastFrameMs !== undefined && now > this.lastFrameMs) this.frameGapMs = now - this.lastFrameMs;
     this.lastFrameMs = Math.max(now, this.lastFrameMs ?? now);
     this.tracks = this.tracks.filter((t) => t.status === 'tentative' || now - t.seenAtMs <= keepMs);
@@ -169,7 +181,7 @@ export class ByteTracker {
     detTrack.forEach((t, i) => {
       if (!t) return;
       matched.add(t);
-      t.kf = correct(t.kf, dets[i].box, o.noise);
+      t.kf = correct(t.kf, dets[i].box, o.noise, frameWidth);
       t.lastBox = toArray(dets[i].box);
       t.seenAtMs = now;
       t.hits++;
@@ -201,7 +213,7 @@ export class ByteTracker {
       };
       kept.push(t);
       detTrack[i] = t;
-      if (o.minHits <= 1 && o.confirmS <= 0) confirmedNow.push(t);
+      if ((o.minHits <= 1 && o.confirmS <= 0) || firstFrame) confirmedNow.push(t);
     }
     for (const t of confirmedNow) {
       t.status = 'tracked';

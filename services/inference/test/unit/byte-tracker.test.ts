@@ -1,6 +1,7 @@
 import type { LabeledDetection } from '../../src/detection-types';
 import { ByteTracker, type TrackedDetection } from '../../src/tracking/byte-tracker';
 import { correct, initiate, predict, stateToBox } from '../../src/tracking/kalman';
+import { DEFAULT_TRACKER_OPTIONS } from '../../src/tracking/tracker-options';
 
 const box = (x: number, y: number, w = 40, h = 80) => ({ x1: x, y1: y, x2: x + w, y2: y + h });
 const person = (x: number, y: number, score = 0.9): LabeledDetection => ({
@@ -64,15 +65,16 @@ describe('ByteTracker', () => {
       out.push(...ids(t.update([person(134, 100)], 5 * 200)));
       return out;
     };
+    // Confirmed in its first frame (the tracker's first): an id in all six frames.
     const buffered = run(0.3);
-    expect(buffered).toHaveLength(4);
+    expect(buffered).toHaveLength(6);
     expect(new Set(buffered).size).toBe(1);
     // Without the buffer the stepped box is a new, tentative track: no id in that frame.
-    expect(run(0)).toHaveLength(3);
+    expect(run(0)).toHaveLength(5);
   });
 
   it('labels every detection of a frame: an id once its track is confirmed, none before', () => {
-    const t = new ByteTracker({ minHits: 3, confirmS: 0 });
+    const t = new ByteTracker({ minHits: 3, confirmS: 0, confirmFirstFrame: false });
     const still = person(100, 100);
     const lone = [1, 2].map((f) => t.label([still], f * 200));
     expect(lone).toEqual([[{ ...still }], [{ ...still }]]); // in the frame, no id yet
@@ -82,7 +84,7 @@ describe('ByteTracker', () => {
   });
 
   it('keeps one id per moving object, separates labels and outputs a track once confirmed', () => {
-    const t = new ByteTracker({ minHits: 2, confirmS: 0 });
+    const t = new ByteTracker({ minHits: 2, confirmS: 0, confirmFirstFrame: false });
     const frames: string[][] = [];
     for (let f = 0; f < 20; f++) {
       const out = t.update(
@@ -100,11 +102,20 @@ describe('ByteTracker', () => {
   it('confirms a new track by default after 3 frames spanning 0.2 s, at 30 and at 5 fps', () => {
     const firstOut = (fps: number) => {
       const t = new ByteTracker();
+      t.update([], -1000 / fps); // a frame before: the first frame's tracks are confirmed at once
       for (let i = 0; i < 20; i++) if (t.update([person(100, 100)], (i * 1000) / fps).length) return i;
       return -1;
     };
     expect(firstOut(30)).toBe(6); // 200 ms after the first detection
     expect(firstOut(5)).toBe(2); // the third frame
+  });
+
+  it('confirms the tracks of its first frame at once, and those of later frames after 3 frames', () => {
+    const t = new ByteTracker();
+    const first = ids(t.update([person(100, 100), person(400, 100)], 0));
+    expect(first).toEqual(['1', '2']);
+    // A person coming in later is tentative for 0.2 s.
+    expect(ids(t.update([person(100, 100), person(400, 100), person(700, 100)], 40))).toEqual(['1', '2']);
   });
 
   it('keeps a lost track for the buffer in seconds, the same at 5 and at 30 fps', () => {
@@ -126,7 +137,7 @@ describe('ByteTracker', () => {
   });
 
   it('drops a tentative track on its first miss and never reuses an id', () => {
-    const t = new ByteTracker({ minHits: 2, confirmS: 0 });
+    const t = new ByteTracker({ minHits: 2, confirmS: 0, confirmFirstFrame: false });
     t.update([person(0, 0)], 0);
     t.update([], 100);
     expect(t.update([person(0, 0)], 200)).toEqual([]); // tentative again
@@ -199,5 +210,28 @@ describe('ByteTracker', () => {
     // Without the bridge the gap outlasts the buffer: the person comes back under a new id.
     const unbridged = ByteTracker.restore(state);
     expect(walk(unbridged, 14, 4, 7 * 500 + 3500).flat()).not.toContain('1');
+  });
+});
+
+describe('the Kalman filter of a box at the frame side', () => {
+  const noise = DEFAULT_TRACKER_OPTIONS.noise;
+  /** A person coming in at the left side: the box the frame clips widens by 10 px a frame at 25 fps. */
+  const widthAfter = (frameWidth?: number) => {
+    let kf = initiate({ x1: 0, y1: 100, x2: 40, y2: 340 }, noise);
+    let w = 40;
+    for (let f = 1; f <= 8; f++) {
+      w += 10;
+      kf = predict(kf, 0.04, noise, false);
+      kf = correct(kf, { x1: 0, y1: 100, x2: w, y2: 340 }, noise, frameWidth);
+    }
+    const b = stateToBox(kf);
+    return { measured: w, filtered: b.x2 - b.x1 };
+  };
+
+  it('takes the width of a box at the side as measured, and lags it elsewhere', () => {
+    const atSide = widthAfter(640);
+    expect(Math.abs(atSide.filtered - atSide.measured)).toBeLessThan(3);
+    const unknown = widthAfter(undefined);
+    expect(unknown.filtered).toBeLessThan(unknown.measured - 20);
   });
 });
