@@ -14,9 +14,10 @@ import { DEFAULT_TRACKER_OPTIONS, type ByteTrackerOptions } from './tracker-opti
  *    widened by `bufferScale` (C-BIoU), which finds again a track that moved further than its prediction;
  * 5. (optional, `recoverIou` > 0) tracks still unmatched are matched to the high-score detections left
  *    by their last observed box (OC-SORT's observation-centric recovery);
- * 6. tentative tracks are matched to the high-score detections left; a tentative track that misses a
- *    frame is dropped; one seen in `minHits` frames in a row spanning `confirmS` seconds is confirmed;
- * 7. the high-score detections left start tentative tracks.
+ * 6. tentative tracks are matched to the detections left, high and low; a tentative track that misses a
+ *    frame is dropped; one seen in `minHits` frames in a row spanning `confirmS` seconds is confirmed, once one of
+ *    its detections has at least `newTrackScore` (weaker ones count in its frames but confirm nothing on their own);
+ * 7. the detections left start tentative tracks.
  * A track gets its id when confirmed (ids are never reused). `snapshot()` / `restore()`: the state as plain JSON.
  */
 export interface TrackedDetection extends LabeledDetection {
@@ -38,6 +39,11 @@ export interface TrackRecord {
   /** Media time (ms) of its first detection. */
   bornAtMs: number;
   hits: number;
+  /**
+   * A tentative track none of whose detections reached `newTrackScore` yet (absent: one did): it is not confirmed
+   * until one does.
+   */
+  weak?: boolean;
 }
 
 /** The whole state of a tracker, plain JSON (no NaN or Infinity): JSON.parse(JSON.stringify(s)) restores it. */
@@ -185,8 +191,9 @@ export class ByteTracker {
       t.lastBox = toArray(dets[i].box);
       t.seenAtMs = now;
       t.hits++;
+      if (t.weak && dets[i].score >= o.newTrackScore) delete t.weak;
       if (t.status === 'tentative') {
-        if (t.hits >= o.minHits && now - t.bornAtMs >= o.confirmS * 1000) confirmedNow.push(t);
+        if (!t.weak && t.hits >= o.minHits && now - t.bornAtMs >= o.confirmS * 1000) confirmedNow.push(t);
       } else t.status = 'tracked';
     });
     const kept: TrackRecord[] = [];
@@ -210,10 +217,11 @@ export class ByteTracker {
         seenAtMs: now,
         bornAtMs: now,
         hits: 1,
+        ...(d.score < o.newTrackScore && { weak: true }),
       };
       kept.push(t);
       detTrack[i] = t;
-      if ((o.minHits <= 1 && o.confirmS <= 0) || firstFrame) confirmedNow.push(t);
+      if (!t.weak && ((o.minHits <= 1 && o.confirmS <= 0) || firstFrame)) confirmedNow.push(t);
     }
     for (const t of confirmedNow) {
       t.status = 'tracked';
@@ -276,9 +284,11 @@ export class ByteTracker {
       const unmatched = first.tracks.filter((t) => t.status === 'lost' || second.tracks.includes(t));
       highLeft = match(unmatched, highLeft, (t) => toBox(t.lastBox), o.recoverIou, false).dets;
     }
+    // Tentative tracks, then new ones, from every detection left: a weak one (under newTrackScore) starts or continues
+    // a tentative track, which is confirmed only once a detection of it reaches newTrackScore.
     const tentative = tracks.filter((t) => t.status === 'tentative');
-    highLeft = match(tentative, highLeft, byPrediction, o.tentativeMatchIou, true).dets;
-    for (const i of highLeft) if (dets[i].score >= o.newTrackScore) born.push(i);
+    const left = [...highLeft, ...second.dets].sort((a, b) => a - b);
+    born.push(...match(tentative, left, byPrediction, o.tentativeMatchIou, true).dets);
   }
 }
 

@@ -6,7 +6,10 @@ export interface ByteTrackerOptions {
   highScore?: number;
   /** Detections from this score up to highScore are only associated to tracks seen in the last frame. */
   lowScore?: number;
-  /** Least score of a detection that starts a track. */
+  /**
+   * Least score of a detection that confirms a new track: any detection left starts or continues a tentative track,
+   * confirmed (minHits, confirmS) only once one of its detections has at least this score.
+   */
   newTrackScore?: number;
   /** Detections under this score are used for association only and never come out. */
   outputMinScore?: number;
@@ -39,7 +42,9 @@ export interface ByteTrackerOptions {
 /**
  * Tuned on MOT15 (bench/tracking.bench.js, docs/TRACKING.md), the same at every frame rate. The score bounds are
  * those of MOT15's public detections (all at 0.5 or more): the detector's weaker ones, which the service keeps down
- * to the stored threshold, continue tracks but start none (TUD-Campus end to end, test/e2e/tracking-ground-truth).
+ * to the stored threshold, continue tracks and count in a new track's frames, but confirm none on their own (TUD-Campus
+ * end to end, test/e2e/tracking-ground-truth; a car coming in first at 0.34, then at 0.57, 0.54, 0.78 is confirmed in
+ * its third frame, as before the bounds, in time for a line it reaches there: test/e2e/analytics).
  */
 export const DEFAULT_TRACKER_OPTIONS: Readonly<Required<Omit<ByteTrackerOptions, 'noise'>>> & {
   noise: Readonly<KalmanNoise>;

@@ -168,8 +168,24 @@ describe('ByteTracker', () => {
     const id = ids(t.update([person(0, 0, 0.9)], 0))[0];
     expect(t.update([person(2, 0, 0.3)], 100)).toEqual([]); // kept by the track, not output
     expect(ids(t.update([person(4, 0, 0.9)], 200))).toEqual([id]);
-    expect(t.update([person(400, 0, 0.3)], 300)).toEqual([]); // low: starts nothing
-    expect(t.size).toBe(1);
+    // Low: starts no confirmed track, however long it lasts (a tentative one, which only a detection of at least
+    // newTrackScore confirms).
+    for (let f = 3; f < 10; f++)
+      expect(ids(t.update([person(4, 0, 0.9), person(400, 0, 0.3)], f * 100))).toEqual([id]);
+  });
+
+  it('counts a weak first detection in a new track: confirmed 3 frames after it once a detection of it is strong', () => {
+    // At 5 fps a car coming in scores 0.34, then 0.57, 0.54, 0.78 (the parking-lot clip): its track is confirmed in
+    // the third frame, as when every detection started a track.
+    const t = new ByteTracker();
+    t.update([], -200); // not the tracker's first frame
+    const scores = [0.34, 0.57, 0.54, 0.78];
+    const out = scores.map((s, f) => ids(t.update([person(100 - 10 * f, 100, s)], f * 200)));
+    expect(out).toEqual([[], [], ['1'], ['1']]);
+    // Weak all along: never confirmed.
+    const weak = new ByteTracker();
+    weak.update([], -200);
+    for (let f = 0; f < 10; f++) expect(weak.update([person(100, 100, 0.45)], f * 200)).toEqual([]);
   });
 
   it('ignores detections with non-finite boxes or scores and survives a non-finite time', () => {
