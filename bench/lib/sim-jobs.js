@@ -107,7 +107,7 @@ function statementKind(sql) {
   if (s.startsWith('insert into replicas')) return 'beat (lease)';
   if (s.startsWith('select r.replica_id')) return 'beat (loads)';
   if (s.startsWith('update jobs j set checkpoint')) return 'beat (checkpoints)';
-  if (s.startsWith('update jobs set owner')) return 'take';
+  if (s.startsWith('with handed as') || s.startsWith('update jobs set owner')) return 'take';
   if (s.startsWith('insert into jobs')) return 'insert';
   if (s.startsWith('update "jobs" set "owner"')) return 'release';
   if (s.startsWith('update "jobs" set "status"')) return 'finish';

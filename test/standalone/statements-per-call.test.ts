@@ -46,7 +46,7 @@ const POLLS = [
 const CLOCKED = [
   /^insert into replicas /,
   /^select r\.replica_id, /,
-  /^with took as \( update jobs set owner = /,
+  /^with handed as \( select j\.job_id from jobs j /,
 ];
 const SWITCH = /^set search_path/;
 
