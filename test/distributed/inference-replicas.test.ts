@@ -4,7 +4,8 @@
  * (SIGTERM: its jobs are handed over) and started again, then one is killed (SIGKILL: its jobs are taken over once
  * its lease runs out). No task fails or is refunded, a file has every frame once with the detections of an
  * uninterrupted run, a live task's capture times go on with at most 5 s missing across a handover and 15 s across
- * the kill, and every task is charged once.
+ * the kill, and every task is charged once. Tasks refunds a task at its first lost job (`TASKS_JOB_RESTARTS` 0): the
+ * moves are not losses.
  */
 import { streamServer, streamUrls, type StreamServer } from '../helpers/stream-servers';
 import { frameContent, seqOf, type ResultFrame } from '../helpers/result-frames';
@@ -36,6 +37,8 @@ describeDistributed('inference replicas: video jobs outlive any of them', () => 
       replicas: { inference: 3 },
       env: {
         QUOTA_VIDEO_DAILY: '50',
+        // A job lost to tasks would be refunded at once: every task outlives all its moves, none of them counted.
+        TASKS_JOB_RESTARTS: '0',
         TASKS_MAX_ACTIVE: '20',
         INFERENCE_MAX_JOBS: '5',
         TASKS_POLL_INTERVAL_MS: '500',

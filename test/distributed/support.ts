@@ -111,13 +111,21 @@ export function client(stack: DistributedStack, base = stack.url, key = KEY) {
         await sleep(Number(res.headers.get('retry-after') ?? 1) * 1000);
       }
     },
-    /** Every frame of a task, paging to the end (the last page has an empty cursor). */
+    /**
+     * Every frame of a task, paging to the end (the last page has an empty cursor), as a client pages: a 429 of the
+     * key's rate (the polls before it share the key) is waited out for its Retry-After and the page read again.
+     */
     async allFrames(id: string, limit = 100): Promise<Frame[]> {
       const frames: Frame[] = [];
       let cursor = '';
-      for (let page = 0; page < 1000; page++) {
+      for (let page = 0, held = 0; page < 1000; page++) {
         const q = new URLSearchParams({ limit: String(limit), ...(cursor ? { cursor } : {}) });
         const r = await api('GET', `/v1/vision/tasks/${id}/results?${q}`);
+        if (r.status === 429 && held++ < 20) {
+          await sleep(Number(r.headers.get('retry-after') ?? 1) * 1000);
+          page--;
+          continue;
+        }
         expect(r.status).toBe(200);
         frames.push(...r.body.items);
         if (r.body.next_cursor === '') return frames;
