@@ -10,11 +10,11 @@
  * moves a track back across the segment and counts three, and a merge counts one. Nobody else enters the band.
  */
 import { execFileSync } from 'node:child_process';
-import { randomUUID } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { taskEvents } from '../helpers/places';
+import { uploadVideoTask } from '../helpers/uploads';
 import { MEDIA, startStack, type TestStack } from '../helpers/stack';
 import { until } from '../helpers/webhooks';
 
@@ -44,17 +44,7 @@ describe('a line crossed by two people walking close together', () => {
   const api = (method: string, p: string) => stack.api(method, p, { key: KEY });
 
   it('counts two, one crossing for each of two tracks', async () => {
-    const form = new FormData();
-    form.append('scene_code', 'person_vehicle');
-    form.append('lines', JSON.stringify([LINE]));
-    form.append('file', new Blob([readFileSync(clip)]), 'couple.mp4');
-    const created = await stack.api('POST', '/v1/vision/video-tasks', {
-      key: KEY,
-      headers: { 'idempotency-key': randomUUID() },
-      body: form,
-    });
-    expect(created.status).toBe(201);
-    const taskId = created.body.task_id as string;
+    const taskId = await uploadVideoTask(stack, KEY, clip, 'couple.mp4', { lines: JSON.stringify([LINE]) });
 
     // Every event, once the task ended and results evaluated its every frame.
     const { items } = await until(

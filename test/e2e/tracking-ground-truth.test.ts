@@ -10,11 +10,11 @@
  * The peers and scorers are installed as the tracking bench installs them (scripts/reference/install-trackers.sh).
  */
 import { execFileSync } from 'node:child_process';
-import { randomUUID } from 'node:crypto';
 import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { SHARED_DIR, startStack, type TestStack } from '../helpers/stack';
+import { uploadVideoTask } from '../helpers/uploads';
 import { until } from '../helpers/webhooks';
 
 const KEY = 'e2e-tracking-truth-0123456789';
@@ -103,17 +103,9 @@ describe('tracks on public ground truth (TUD-Campus)', () => {
     });
 
   it('scores its tracks and counts the line at least as ByteTrack on its own detections, never above the ground truth', async () => {
-    const form = new FormData();
-    form.append('scene_code', 'person_vehicle');
-    form.append('lines', JSON.stringify([LINE]));
-    form.append('file', new Blob([readFileSync(path.join(SEQ_DIR, `${SEQ}.mp4`))]), `${SEQ}.mp4`);
-    const created = await stack.api('POST', '/v1/vision/video-tasks', {
-      key: KEY,
-      headers: { 'idempotency-key': randomUUID() },
-      body: form,
+    const taskId = await uploadVideoTask(stack, KEY, path.join(SEQ_DIR, `${SEQ}.mp4`), `${SEQ}.mp4`, {
+      lines: JSON.stringify([LINE]),
     });
-    expect(created.status).toBe(201);
-    const taskId = created.body.task_id as string;
     const get = (p: string) => stack.api('GET', p, { key: KEY });
     await until(
       'the task to succeed',
