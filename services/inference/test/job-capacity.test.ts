@@ -10,6 +10,7 @@ import { DirectoryObjectStore, InProcessBus, createLogger, openDb, type Db } fro
 import { createInference, loadInferenceConfig, migrations, OWNERSHIP_SCHEMA } from '../src/index';
 import type { InferenceParts } from '../src/index';
 import { identityDir } from '../../../test/helpers/identity';
+import { until } from '../../../test/helpers/webhooks';
 import { MODELS_DIR, VIDEOS_DIR } from './support/helpers';
 
 jest.setTimeout(120_000);
@@ -50,16 +51,6 @@ const submit = (on: InferenceParts, id: string) =>
     source: { type: 'object', key: LONG },
     sample_fps: 1,
   });
-
-async function until<T>(what: string, probe: () => T | undefined | Promise<T | undefined>): Promise<T> {
-  const deadline = Date.now() + 30_000;
-  for (;;) {
-    const v = await probe();
-    if (v !== undefined) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
 
 beforeAll(async () => {
   dir = mkdtempSync(path.join(os.tmpdir(), 'job-capacity-'));
