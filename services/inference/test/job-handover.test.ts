@@ -24,6 +24,7 @@ import { FenceWalk } from '../../results/src/domain/job-fence';
 import { identityDir, signedAs } from '../../../test/helpers/identity';
 import { FrameCollector, MODELS_DIR, VIDEOS_DIR, type Msg } from './support/helpers';
 import { LiveHttpStream } from './support/live-http-stream';
+import { partitionable } from './support/partitionable-db';
 
 jest.setTimeout(240_000);
 
@@ -67,45 +68,8 @@ async function replica(n: number, env: Record<string, string> = {}, on: Db = db)
 const submit = (on: InferenceParts, id: string, key = CLIP) =>
   on.owned?.submit({ job_id: id, scene_code: 'person_vehicle', source: { type: 'object', key } });
 
-/** The shared store as one replica reaches it, until `cut()`: then every statement of that replica fails. */
-function partitionable(): { db: Db; cut(): void } {
-  let cut = false;
-  const refuse = () => new Error('the store is unreachable from this replica');
-  const knex = new Proxy(db.knex, {
-    apply: (target, self, args: unknown[]) => {
-      if (cut) throw refuse();
-      return Reflect.apply(target, self, args) as unknown;
-    },
-    get: (target, prop, receiver) => {
-      const v = Reflect.get(target, prop, receiver) as unknown;
-      if (prop !== 'raw' || typeof v !== 'function') return v;
-      return (...args: unknown[]) => (cut ? Promise.reject(refuse()) : Reflect.apply(v, target, args));
-    },
-  });
-  return {
-    db: { ...db, knex, check: () => db.check(), close: async () => undefined },
-    cut: () => (cut = true),
-  };
-}
-
 const framesOf = (task: string): Frame[] =>
   collector.messages(task).filter((m: Msg) => m.type === 'frame') as unknown as Frame[];
-
-const ownersOf = (task: string): number[] =>
-  (collector.byTask.get(task) ?? [])
-    .filter((m) => (m as { type: string }).type === 'owner')
-    .map((m) => (m as unknown as { epoch: number }).epoch);
-
-/** The frames results keeps: the messages walked in order through its fence, the first of each seq. */
-function kept(task: string): Map<number, Frame> {
-  const walk = new FenceWalk(new Map());
-  const out = new Map<number, Frame>();
-  for (const m of collector.messages(task) as unknown as (Frame & { type: string })[]) {
-    if (!walk.admit(task, m.epoch) || m.type !== 'frame') continue;
-    if (!out.has(m.seq)) out.set(m.seq, m);
-  }
-  return out;
-}
 
 const content = (f: Frame) => ({ seq: f.seq, t: f.frame_time_ms, objects: f.objects });
 
@@ -160,7 +124,7 @@ it('a planned stop hands a file job over at its next frame: every seq once, equa
   // No seq missing, none published twice (so none detected twice), nothing from frame 0 again.
   expect(frames.map((f) => f.seq)).toEqual(reference.map((f) => f.seq));
   expect(frames.map(content)).toEqual(reference.map(content));
-  expect(ownersOf('handed')).toEqual([1, 2]);
+  expect(collector.owners('handed')).toEqual([1, 2]);
   expect(new Set(frames.map((f) => f.epoch))).toEqual(new Set([1, 2]));
   expect((await b.owned?.get('handed'))?.status).toBe('succeeded');
   expect((await b.owned?.get('handed'))?.frames_published).toBe(reference.length);
@@ -175,7 +139,7 @@ it('a replica cut off from the store loses its job to another from its last chec
   await Promise.all(replicas.splice(0).map((r) => r.close()));
 
   const fast = { INFERENCE_LEASE_TTL_MS: '1000', INFERENCE_LEASE_BEAT_MS: '200' };
-  const link = partitionable();
+  const link = partitionable(db);
   const a = await replica(3, fast, link.db);
   const b = await replica(4, fast);
   await submit(a, 'taken', LONG);
@@ -190,8 +154,8 @@ it('a replica cut off from the store loses its job to another from its last chec
     );
   await collector.waitFor(() => ends().some((e) => e.epoch === 2), 240_000, "the new owner's end");
   expect(ends().find((e) => e.epoch === 2)?.status).toBe('succeeded');
-  expect(ownersOf('taken')).toContain(2);
-  const keptFrames = kept('taken');
+  expect(collector.owners('taken')).toContain(2);
+  const keptFrames = collector.kept('taken');
   expect([...keptFrames.keys()].sort((x, y) => x - y)).toEqual(longReference.map((f) => f.seq));
   expect([...keptFrames.values()].sort((x, y) => x.seq - y.seq).map(content)).toEqual(
     longReference.map(content),

@@ -11,6 +11,7 @@ import {
   type Subscription,
 } from '@vision/shared';
 import { createInference, loadInferenceConfig, type InferenceParts } from '../../src/index';
+import { FenceWalk } from '../../../results/src/domain/job-fence';
 import { identityDir } from '../../../../test/helpers/identity';
 
 export const SHARED_DIR = process.env.VISION_SHARED_DIR ?? path.resolve(__dirname, '../../../../../shared');
@@ -32,6 +33,8 @@ export interface FrameMsg {
   objects: Required<DetectedObject>[];
   lower_bound: number;
   grant?: string;
+  /** The epoch of the run that published it (a job taken from the lease store). */
+  epoch?: number;
 }
 export interface EndMsg {
   schema: 1;
@@ -43,6 +46,7 @@ export interface EndMsg {
   status: string;
   reason?: string;
   grant?: string;
+  epoch?: number;
 }
 export type Msg = FrameMsg | EndMsg;
 
@@ -77,6 +81,24 @@ export class FrameCollector {
 
   frames(task: string): FrameMsg[] {
     return this.messages(task).filter((m): m is FrameMsg => m.type === 'frame');
+  }
+
+  /** The epochs of a task's runs, in the order their owners announced them. */
+  owners(task: string): number[] {
+    return this.messages(task)
+      .filter((m) => (m as { type: string }).type === 'owner')
+      .map((m) => (m as unknown as { epoch: number }).epoch);
+  }
+
+  /** The frames results keeps of a task: its messages walked in order through the fence, the first of each seq. */
+  kept(task: string): Map<number, FrameMsg> {
+    const walk = new FenceWalk(new Map());
+    const out = new Map<number, FrameMsg>();
+    for (const m of this.messages(task)) {
+      if (!walk.admit(task, m.epoch) || m.type !== 'frame') continue;
+      if (!out.has(m.seq)) out.set(m.seq, m);
+    }
+    return out;
   }
 
   async waitFor(pred: () => boolean, timeoutMs: number, what: string): Promise<void> {
