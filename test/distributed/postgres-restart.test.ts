@@ -16,7 +16,10 @@ describeDistributed('fault: Postgres is restarted mid-run', () => {
   let stack: DistributedStack;
   let media: MediaServer;
   beforeAll(async () => {
-    stack = await startFaultStack({ env: { TASKS_POLL_INTERVAL_MS: '300' } });
+    // A lease shorter than the outage: the live job's replica fences it, and must run it again afterwards.
+    stack = await startFaultStack({
+      env: { TASKS_POLL_INTERVAL_MS: '300', INFERENCE_LEASE_TTL_MS: '3000', INFERENCE_LEASE_BEAT_MS: '1000' },
+    });
     media = await startMediaServer({ 'pedestrians.mov': clip('pedestrians_vtest_opencv_10s.mov') });
   }, 180_000);
   afterAll(async () => {
@@ -49,13 +52,25 @@ describeDistributed('fault: Postgres is restarted mid-run', () => {
       expect(r.status).toBe(503);
       expect(r.body.error.code).toBe('OP-SYS-UNAVAILABLE');
     }
-    await sleep(2000);
+    await sleep(4000);
     await stack.startServer('postgres');
+    const restarted = Date.now();
 
     // The same processes serve again once their pools reconnect.
     await waitFor(
       'the API to answer again',
       async () => ((await c.raw('GET', `/v1/vision/tasks/${id}`)).status === 200 ? true : undefined),
+      60_000,
+    );
+    // The live task, fenced during the outage, runs again: frames captured after it.
+    await waitFor(
+      'frames of the live task after the outage',
+      async () => {
+        const r = await c.api('GET', `/v1/vision/tasks/${id}/results?limit=500`);
+        return r.body.items.some((f: { frame_time_ms: number }) => f.frame_time_ms > restarted)
+          ? true
+          : undefined;
+      },
       60_000,
     );
     // The creation refused during the outage left nothing behind: its key starts a new task now.

@@ -1,6 +1,7 @@
 import type { Express } from 'express';
 import {
   AdmissionQueue,
+  ConfigError,
   closeServer,
   createBus,
   createLogger,
@@ -56,7 +57,14 @@ export { classifyAddress } from '@vision/shared';
 export type { RawDetection, PixelBox, RgbImage } from './detection-types';
 
 export function loadInferenceConfig(env: Record<string, string | undefined> = process.env): InferenceConfig {
-  return loadConfig(inferenceShape, env);
+  const cfg = loadConfig(inferenceShape, env);
+  // A replica fences its jobs once a beat is later than the lease less one beat: fewer than three beats to a lease
+  // would fence them at every late beat.
+  if (cfg.INFERENCE_LEASE_TTL_MS < 3 * cfg.INFERENCE_LEASE_BEAT_MS)
+    throw new ConfigError([
+      `INFERENCE_LEASE_TTL_MS: expected at least three times INFERENCE_LEASE_BEAT_MS (got ${cfg.INFERENCE_LEASE_TTL_MS} and ${cfg.INFERENCE_LEASE_BEAT_MS})`,
+    ]);
+  return cfg;
 }
 
 export interface InferenceParts {

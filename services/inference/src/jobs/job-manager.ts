@@ -139,6 +139,9 @@ export class JobManager implements LocalJobs {
     const warm = this.warmStarts.take(spec.jobId);
     const job = new Job(spec, input, this.runtime(spec), warm);
     if (keepFrames) job.ring.arm();
+    // A run of the same job still here is stale (the store gave the job out again): it publishes nothing more.
+    const stale = this.jobs.get(spec.jobId);
+    if (stale?.running && !stale.left) stale.fence(); // logged as it leaves: `how` fenced
     this.jobs.set(spec.jobId, job);
     this.forgetOldEnded();
     job.start();

@@ -2,14 +2,15 @@
  * This replica's part in running video jobs (docs/ARCHITECTURE.md, "Who runs a video job"). Every `beatMs` it
  * renews its lease, which holds every job it owns, writes their checkpoints and learns the other replicas' loads;
  * every `takeMs`, while it has room, it takes the jobs given to it and the orphans of replicas whose lease ran out.
- * A job it no longer owns (its lease ran out while it was paused or cut off) is fenced at once. A planned stop
+ * A job it no longer owns (its lease ran out while it was paused or cut off) is fenced at once; once the store
+ * answers again, each job fenced so that nobody took meanwhile is given back to it, to run on from there. A planned stop
  * hands every job over; a replica above its fair load hands its surplus to those below theirs.
  */
 import { performance } from 'node:perf_hooks';
-import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from '@vision/shared';
-import { handoverTarget, placeJob, receivers, surplusOf } from './domain/placement';
-import type { JobEnd, JobRecord, LeaseStore, LiveReplica, LocalJobs } from './port';
+import { handoverTarget, placeJob } from './domain/placement';
+import { Handovers } from './handovers';
+import type { JobCheckpoint, JobEnd, JobRecord, LeaseStore, LiveReplica, LocalJobs } from './port';
 
 export interface ReplicaOwnerOptions {
   store: LeaseStore;
@@ -41,8 +42,11 @@ export class ReplicaOwner {
   private readonly warming = new Map<string, NodeJS.Timeout>();
   /** Runs of jobs taken here that are starting (a file's source is found and probed first). */
   private readonly starting = new Set<Promise<void>>();
-  /** Handovers in progress (a live job keeps running here meanwhile), by job id. */
-  private readonly handing = new Map<string, Promise<void>>();
+  /**
+   * Jobs fenced here because our lease ran out, with the epoch and checkpoint they ran at: given back to this
+   * replica in the store at the next beat that reaches it, so that a job nobody else took runs again from there.
+   */
+  private readonly lapsed = new Map<string, { epoch: number; checkpoint: JobCheckpoint }>();
   /** Ends not yet written to the store (it was unreachable): written at the next beat. */
   private readonly ends = new Map<string, { epoch: number; end: JobEnd }>();
   private loads: LiveReplica[] = [];
@@ -55,7 +59,12 @@ export class ReplicaOwner {
   /** One beat or take at a time. */
   private turn: Promise<void> = Promise.resolve();
 
-  constructor(private readonly o: ReplicaOwnerOptions) {}
+  /** Handovers in progress: a planned stop's, and the surplus shed to replicas below their fair load. */
+  private readonly handovers: Handovers;
+
+  constructor(private readonly o: ReplicaOwnerOptions) {
+    this.handovers = new Handovers({ ...o, epochs: this.epochs });
+  }
 
   get replicaId(): string {
     return this.o.replicaId;
@@ -101,10 +110,31 @@ export class ReplicaOwner {
     await this.o.jobs.run(record, (end) => void this.ended(record.epoch, end));
   }
 
+  /** Whether a beat reached the store recently enough that our lease still holds (with a beat to spare). */
+  private leaseHolds(): boolean {
+    return performance.now() - this.lastBeat <= this.o.leaseTtlMs - this.o.beatMs;
+  }
+
   /** Our lease may have run out (no beat reached the store in time): the others may run our jobs already. */
   private checkLease(): void {
-    if (this.lastBeat > 0 && performance.now() - this.lastBeat > this.o.leaseTtlMs - this.o.beatMs)
-      for (const id of this.o.jobs.runningIds()) this.fence(id, 'lease not renewed in time');
+    if (this.lastBeat === 0 || this.leaseHolds()) return;
+    for (const id of this.o.jobs.runningIds()) {
+      const epoch = this.epochs.get(id);
+      const checkpoint = this.o.jobs.checkpoint(id);
+      if (epoch !== undefined && checkpoint) this.lapsed.set(id, { epoch, checkpoint });
+      this.fence(id, 'lease not renewed in time');
+    }
+  }
+
+  /**
+   * Gives the jobs fenced at a lapse back to this replica (untaken, with their checkpoint): the next take runs each
+   * again at a new epoch, unless another replica took it meanwhile (its epoch moved on, and nothing is written).
+   */
+  private async giveBackLapsed(): Promise<void> {
+    for (const [id, { epoch, checkpoint }] of this.lapsed) {
+      await this.o.store.release(id, this.o.replicaId, epoch, checkpoint, this.o.replicaId);
+      this.lapsed.delete(id);
+    }
   }
 
   private async beat(): Promise<void> {
@@ -117,6 +147,7 @@ export class ReplicaOwner {
     );
     this.lastBeat = started;
     this.beats++;
+    await this.giveBackLapsed();
     for (const [id, { epoch, end }] of this.ends) {
       await store.finish(id, this.o.replicaId, epoch, end);
       this.ends.delete(id);
@@ -130,16 +161,17 @@ export class ReplicaOwner {
       );
     const { lost, stop } = await store.saveCheckpoints(this.o.replicaId, saving);
     // A job released by its handover meanwhile has left already: no longer ours, and not fenced.
-    for (const id of lost) if (!this.handing.has(id)) this.fence(id, 'owned by another replica');
+    for (const id of lost) if (!this.handovers.has(id)) this.fence(id, 'owned by another replica');
     for (const id of stop) jobs.stop(id);
     // Not during a rollout: the draining replica's handovers fill the others, and a second decider would overfill one.
     if (this.o.rebalance && !this.draining && this.beats > 2 && !this.loads.some((l) => l.draining))
-      this.shed();
+      this.handovers.shed(this.loads);
     if (this.beats % 300 === 0) await store.forgetEnded(24 * 3600_000);
   }
 
   private async take(): Promise<void> {
-    if (this.draining) return;
+    // Not while our lease may have run out: the store would offer our own jobs back to us as orphans.
+    if (this.draining || !this.leaseHolds()) return;
     // Jobs taken and still starting count: their epoch is known before they run.
     const room = this.o.capacity - Math.max(this.o.jobs.runningIds().length, this.epochs.size);
     const { taken, offered } = await this.o.store.take(this.o.replicaId, room, this.o.givenMs);
@@ -195,74 +227,6 @@ export class ReplicaOwner {
   }
 
   /**
-   * Scale-out: hands this replica's surplus (live jobs first) to the replicas below their fair load. The beats go on
-   * meanwhile: a live job's handover waits for its receiver's stream.
-   */
-  private shed(): void {
-    const surplus = surplusOf(this.loads, this.o.replicaId) - this.handing.size;
-    if (surplus <= 0) return;
-    const to = receivers(this.loads, this.o.replicaId, surplus);
-    const live = (id: string) => Number(this.o.jobs.isLive(id));
-    const ids = this.o.jobs
-      .runningIds()
-      .filter((id) => !this.handing.has(id))
-      .sort((a, b) => live(b) - live(a))
-      .slice(0, to.length);
-    ids.forEach((id, i) => void this.track(id, to[i]));
-  }
-
-  /** Runs the handover of `id` to `to`, known in `handing` until it is done. */
-  private track(id: string, to: string | null): Promise<void> {
-    const p = this.handOver(id, to)
-      .catch((err: unknown) => this.o.logger.warn({ err, job_id: id }, 'job ownership: handover failed'))
-      .finally(() => this.handing.delete(id));
-    this.handing.set(id, p);
-    return p;
-  }
-
-  /**
-   * Hands one job over to `to` (or to nobody: the first replica with room takes it). A live job is offered first
-   * and runs here until `to` says its stream is up, or for `overlapMs` at most (make-before-break).
-   */
-  private async handOver(id: string, to: string | null): Promise<void> {
-    const epoch = this.epochs.get(id);
-    const since = performance.now();
-    const overlap =
-      epoch !== undefined && to && this.o.jobs.isLive(id) ? await this.overlap(id, epoch, to) : undefined;
-    const checkpoint = await this.o.jobs.handOver(id);
-    this.epochs.delete(id);
-    if (epoch === undefined || !checkpoint) return;
-    const given = await this.o.store.release(id, this.o.replicaId, epoch, checkpoint, to);
-    const waited = Math.round(performance.now() - since);
-    this.o.logger.info(
-      {
-        job_id: id,
-        to,
-        next_seq: checkpoint.nextSeq,
-        given,
-        ...(overlap && { successor: overlap, waited_ms: waited }),
-      },
-      'job handed over',
-    );
-  }
-
-  /**
-   * Offers a live job to `to` and waits until its stream is up (or the job is no longer ours to hand over); says how
-   * the wait ended: `up`, `late` (the overlap ran out first) or `gone`.
-   */
-  private async overlap(id: string, epoch: number, to: string): Promise<'up' | 'late' | 'gone'> {
-    if (!(await this.o.store.offer(id, this.o.replicaId, epoch, to))) return 'gone';
-    const until = performance.now() + this.o.overlapMs;
-    while (performance.now() < until && this.epochs.get(id) === epoch) {
-      await sleep(Math.min(this.o.takeMs, 200), undefined, { ref: false });
-      const [r] = await this.o.store.find([id]);
-      if (r?.status !== 'running' || r.owner !== this.o.replicaId || r.epoch !== epoch) return 'gone';
-      if (r.successorReady) return 'up';
-    }
-    return this.epochs.get(id) === epoch ? 'late' : 'gone';
-  }
-
-  /**
    * A planned stop (SIGTERM): no job is taken any more, every job is handed over (spread over the replicas with
    * room, or left to whoever starts next), then the replica leaves. The beats go on until then: a live job's handover
    * waits up to `overlapMs` for its receiver's stream, and a lease run out meanwhile would make it a takeover.
@@ -275,17 +239,17 @@ export class ReplicaOwner {
     await this.turn;
     await Promise.all(this.starting); // a job taken just before is handed over too
     const loads = this.loads.map((l) => ({ ...l }));
-    const handing = [...this.handing.values()];
+    const handing = this.handovers.inProgress();
     const plan = this.o.jobs
       .runningIds()
-      .filter((id) => !this.handing.has(id))
+      .filter((id) => !this.handovers.has(id))
       .map((id) => {
         const to = handoverTarget(loads, this.o.replicaId) ?? null;
         const r = loads.find((l) => l.replicaId === to);
         if (r) r.jobs++;
         return { id, to };
       });
-    await Promise.all([...handing, ...plan.map((p) => this.track(p.id, p.to))]);
+    await Promise.all([...handing, ...plan.map((p) => this.handovers.track(p.id, p.to))]);
     for (const t of this.timers) clearInterval(t);
     await this.turn;
     await this.o.store.leave(this.o.replicaId);
