@@ -8,12 +8,12 @@
  *
  *   node bench/scheduling.bench.js [--replicas 50] [--jobs 1000] [--capacity 25] [--lose 5] [--add 10]
  *                                  [--clients 10] [--database-url postgres://...] [--pool 20]
- *                                  [--beat-ms 2000] [--take-ms 1000] [--ttl-ms 10000] [--given-ms 3000]
+ *                                  [--beat-ms 2000] [--take-ms 1000] [--ttl-ms 8000] [--given-ms 3000]
  *                                  [--settle-timeout-s 120]
  *
  * --replicas ReplicaOwners run in this process, each with a store of its own over one shared knex pool (--pool
  * connections; a database of the bench's own, created on the server and dropped afterwards), with the service's
- * default timings (INFERENCE_LEASE_BEAT_MS 2000, INFERENCE_TAKE_INTERVAL_MS 1000, INFERENCE_LEASE_TTL_MS 10000,
+ * default timings (INFERENCE_LEASE_BEAT_MS 2000, INFERENCE_TAKE_INTERVAL_MS 1000, INFERENCE_LEASE_TTL_MS 8000,
  * given 3 x take as services/inference/src/index.ts sets it), started spread over one beat as replicas of a
  * deployment are. Then:
  * 1. place, once every replica has seen every other at a beat: --jobs submissions from --clients clients at once,
@@ -24,7 +24,7 @@
  * 2. store load: the statements of every replica over 10 beats once settled, a second per running job
  *    (target <= 1), by kind;
  * 3. crash: --lose replicas halted at once (no beat, no hand-over; their jobs keep "running" in them). Time until
- *    each of their jobs runs in a live replica (target <= 15 s; the lease, 10 s from the last beat, bounds it from below);
+ *    each of their jobs runs in a live replica (target <= 15 s; the lease, 8 s from the last beat, bounds it from below);
  * 4. scale-out: --add replicas start. Jobs moved (every start of a job in the phase) against the fewest moves that
  *    reach a spread <= 1 (target <= 1.2 x).
  * All along, every 100 ms: no job may run in two live replicas at once (double ownership: target 0). A job that
@@ -48,7 +48,7 @@ const CLIENTS = num('clients', 10);
 const POOL = num('pool', 20);
 const BEAT_MS = num('beat-ms', 2000);
 const TAKE_MS = num('take-ms', 500);
-const TTL_MS = num('ttl-ms', 10_000);
+const TTL_MS = num('ttl-ms', 8000);
 const GIVEN_MS = num('given-ms', Math.max(3000, 3 * TAKE_MS));
 const SAMPLE_MS = 100;
 /** Settled: no job started for this long (three beats: a rebalance looks at every beat). */

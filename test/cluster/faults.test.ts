@@ -270,7 +270,7 @@ test("a video task whose inference pod's container is killed mid-task is taken o
   // The container's process killed by the runtime (SIGKILL), as the kernel's OOM killer would: no handover.
   const statuses = (pod!.status as { containerStatuses: { containerID: string }[] }).containerStatuses;
   ctr(['tasks', 'kill', '--signal', 'SIGKILL', statuses[0].containerID.replace(/^containerd:\/\//, '')]);
-  // Once its lease runs out (INFERENCE_LEASE_TTL_MS, 10 s), another replica (the other pod, or this pod's container
+  // Once its lease runs out (INFERENCE_LEASE_TTL_MS, 8 s), another replica (the other pod, or this pod's container
   // started again, a replica of a new id) takes the job from its last checkpoint, at a higher epoch.
   const taken = await eventually(
     async () => {

@@ -19,7 +19,7 @@ export const inferenceShape = {
   /** Where the other replicas reach this one (its jobs' stills and pictures); default: this process's own port. */
   INFERENCE_REPLICA_URL: z.string().url('expected a URL').optional(),
   /** A replica that has not renewed its lease for this long loses its jobs to the others. */
-  INFERENCE_LEASE_TTL_MS: env.int(10_000, 1000, 600_000),
+  INFERENCE_LEASE_TTL_MS: env.int(8000, 1000, 600_000),
   /** How often a replica renews its lease and writes its jobs' checkpoints. */
   INFERENCE_LEASE_BEAT_MS: env.int(2000, 100, 60_000),
   /** How often a replica with room looks for jobs to take (given to it, or left by a replica that died). */

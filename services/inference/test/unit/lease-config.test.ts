@@ -9,7 +9,7 @@ describe('the lease settings', () => {
     expect(load).toThrow(/INFERENCE_LEASE_TTL_MS: expected at least three times INFERENCE_LEASE_BEAT_MS/);
   });
 
-  it('take a lease of three beats or more, and default to 10 s renewed every 2 s', () => {
+  it('take a lease of three beats or more, and default to 8 s renewed every 2 s', () => {
     expect(
       loadInferenceConfig({ INFERENCE_LEASE_TTL_MS: '6000', INFERENCE_LEASE_BEAT_MS: '2000' }),
     ).toMatchObject({
@@ -17,7 +17,7 @@ describe('the lease settings', () => {
       INFERENCE_LEASE_BEAT_MS: 2000,
     });
     expect(loadInferenceConfig({})).toMatchObject({
-      INFERENCE_LEASE_TTL_MS: 10_000,
+      INFERENCE_LEASE_TTL_MS: 8000,
       INFERENCE_LEASE_BEAT_MS: 2000,
     });
   });
