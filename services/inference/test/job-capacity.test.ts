@@ -3,25 +3,20 @@
  * room wherever it is submitted, `over_capacity` comes only once every live replica is full, and the capacity
  * that tasks shares between subjects is the sum over the live replicas, shrinking as one leaves.
  */
-import { createReadStream, mkdtempSync, rmSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
-import { DirectoryObjectStore, InProcessBus, createLogger, openDb, type Db } from '@vision/shared';
-import { createInference, loadInferenceConfig, migrations, OWNERSHIP_SCHEMA } from '../src/index';
+import { createLogger } from '@vision/shared';
+import { createInference, loadInferenceConfig } from '../src/index';
 import type { InferenceParts } from '../src/index';
 import { identityDir } from '../../../test/helpers/identity';
 import { until } from '../../../test/helpers/webhooks';
-import { MODELS_DIR, VIDEOS_DIR } from './support/helpers';
+import { MODELS_DIR } from './support/helpers';
+import { ownershipFixture, type OwnershipFixture } from './support/ownership-fixture';
 
 jest.setTimeout(120_000);
 
 const LONG = 'pedestrians_vtest_opencv.mp4';
 const logger = createLogger('inference', { level: 'silent' });
 
-let dir: string;
-let db: Db;
-let bus: InProcessBus;
-let store: DirectoryObjectStore;
+let f: OwnershipFixture;
 const replicas: InferenceParts[] = [];
 
 /** A replica of one job slot, beating every 200 ms. */
@@ -29,7 +24,7 @@ async function replica(n: number): Promise<InferenceParts> {
   const cfg = loadInferenceConfig({
     VISION_MODELS_DIR: MODELS_DIR,
     VISION_IDENTITY_DIR: identityDir(),
-    VISION_DATA_DIR: dir,
+    VISION_DATA_DIR: f.dir,
     LOG_LEVEL: 'silent',
     INFERENCE_MAX_JOBS: '1',
     INFERENCE_LEASE_TTL_MS: '3000',
@@ -37,7 +32,7 @@ async function replica(n: number): Promise<InferenceParts> {
     INFERENCE_TAKE_INTERVAL_MS: '200',
     INFERENCE_REBALANCE: 'false',
   });
-  const parts = await createInference({ cfg, bus, objectStore: store, logger, db });
+  const parts = await createInference({ cfg, bus: f.bus, objectStore: f.store, logger, db: f.db });
   await parts.owner?.start(`http://127.0.0.1:${20 + n}`);
   replicas.push(parts);
   return parts;
@@ -53,19 +48,12 @@ const submit = (on: InferenceParts, id: string) =>
   });
 
 beforeAll(async () => {
-  dir = mkdtempSync(path.join(os.tmpdir(), 'job-capacity-'));
-  bus = new InProcessBus({ logger });
-  store = new DirectoryObjectStore(path.join(dir, 'objects'));
-  await store.put(LONG, createReadStream(path.join(VIDEOS_DIR, LONG)));
-  const cfg = loadInferenceConfig({ VISION_DATA_DIR: dir, VISION_MODELS_DIR: MODELS_DIR });
-  db = await openDb(cfg, { schema: OWNERSHIP_SCHEMA, migrations, logger, memory: true });
+  f = await ownershipFixture('job-capacity-', logger, [LONG]);
 });
 
 afterAll(async () => {
   await Promise.all(replicas.splice(0).map((r) => r.close().catch(() => undefined)));
-  await bus?.close();
-  await db?.close();
-  rmSync(dir, { recursive: true, force: true });
+  await f?.close();
 });
 
 it('places a job on a replica with room, answers over_capacity only when all are full, and shares their sum', async () => {
