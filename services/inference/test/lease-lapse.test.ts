@@ -3,15 +3,13 @@
  * jobs at once; once the store answers again, a job nobody else took meanwhile runs again on it, once, from where it
  * was fenced: every seq is kept once, and a stop asked meanwhile reaches it.
  */
-import { createReadStream, mkdtempSync, rmSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
-import { DirectoryObjectStore, InProcessBus, createLogger, openDb, type Db } from '@vision/shared';
-import { createInference, loadInferenceConfig, migrations, OWNERSHIP_SCHEMA } from '../src/index';
+import { createLogger } from '@vision/shared';
+import { createInference, loadInferenceConfig } from '../src/index';
 import type { InferenceParts } from '../src/index';
 import { identityDir } from '../../../test/helpers/identity';
 import { until } from '../../../test/helpers/webhooks';
-import { FrameCollector, MODELS_DIR, VIDEOS_DIR } from './support/helpers';
+import { FrameCollector, MODELS_DIR } from './support/helpers';
+import { ownershipFixture, type OwnershipFixture } from './support/ownership-fixture';
 import { partitionable } from './support/partitionable-db';
 
 jest.setTimeout(120_000);
@@ -20,37 +18,27 @@ const LONG = 'pedestrians_vtest_opencv.mp4';
 const logger = createLogger('inference', { level: 'silent' });
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-let dir: string;
-let db: Db;
-let bus: InProcessBus;
-let store: DirectoryObjectStore;
+let f: OwnershipFixture;
 let collector: FrameCollector;
 let replica: InferenceParts | undefined;
 
 beforeAll(async () => {
-  dir = mkdtempSync(path.join(os.tmpdir(), 'lease-lapse-'));
-  bus = new InProcessBus({ logger });
-  store = new DirectoryObjectStore(path.join(dir, 'objects'));
-  await store.put(LONG, createReadStream(path.join(VIDEOS_DIR, LONG)));
-  const cfg = loadInferenceConfig({ VISION_DATA_DIR: dir, VISION_MODELS_DIR: MODELS_DIR });
-  db = await openDb(cfg, { schema: OWNERSHIP_SCHEMA, migrations, logger, memory: true });
-  collector = await FrameCollector.on(bus);
+  f = await ownershipFixture('lease-lapse-', logger, [LONG]);
+  collector = await FrameCollector.on(f.bus);
 });
 
 afterAll(async () => {
   await replica?.close().catch(() => undefined);
   await collector?.close();
-  await bus?.close();
-  await db?.close();
-  rmSync(dir, { recursive: true, force: true });
+  await f?.close();
 });
 
 it('runs a job fenced at a lapse again once the store answers: taken once, every seq kept once, its stop obeyed', async () => {
-  const link = partitionable(db);
+  const link = partitionable(f.db);
   const cfg = loadInferenceConfig({
     VISION_MODELS_DIR: MODELS_DIR,
     VISION_IDENTITY_DIR: identityDir(),
-    VISION_DATA_DIR: dir,
+    VISION_DATA_DIR: f.dir,
     LOG_LEVEL: 'silent',
     INFERENCE_MAX_JOBS: '1',
     INFERENCE_LEASE_TTL_MS: '1000',
@@ -58,7 +46,7 @@ it('runs a job fenced at a lapse again once the store answers: taken once, every
     INFERENCE_TAKE_INTERVAL_MS: '200',
     INFERENCE_REBALANCE: 'false',
   });
-  const a = await createInference({ cfg, bus, objectStore: store, logger, db: link.db });
+  const a = await createInference({ cfg, bus: f.bus, objectStore: f.store, logger, db: link.db });
   replica = a;
   await a.owner?.start('http://127.0.0.1:30');
   const job = { job_id: 'lapsed', scene_code: 'person_vehicle' as const, sample_fps: 2 };
@@ -83,7 +71,7 @@ it('runs a job fenced at a lapse again once the store answers: taken once, every
   await sleep(1500);
   expect(collector.owners('lapsed')).toEqual([1, 2]);
   expect(a.jobs.runningIds()).toEqual(['lapsed']);
-  const [record] = await db.knex('jobs').where({ job_id: 'lapsed' });
+  const [record] = await f.db.knex('jobs').where({ job_id: 'lapsed' });
   expect(Number((record as { epoch: number }).epoch)).toBe(2);
 
   // A stop asked of the store while nobody answers for the job here reaches its run.
