@@ -16,7 +16,8 @@ const RESET_MS = 3000;
 /**
  * What a loaded test machine may add to a bound (the call's own work, the hops, Retry-After's whole seconds): in
  * `npm test` this file runs beside the node's phase, the fuzzer and their servers starting, on two cores (a call
- * waited 5.25 s there). Below images' ceiling (IMAGES_DETECT_TIMEOUT_MS, 10 s): a call cut by it still fails.
+ * waited 5.25 s there). Below images' ceiling (IMAGES_DETECT_TIMEOUT_MS, 10 s): a call measured slow that waited its
+ * own timeout, not the hang bound, fails it.
  */
 const SLACK_MS = 3000;
 /** The breaker refuses this soon after the backend stops answering, on every replica (docs/OVERLOAD.md). */
@@ -29,15 +30,19 @@ const code = (r: ApiResponse): string | undefined => r.body?.error?.code;
  * Calls one at a time until the breaker refuses one; each call's wait, and when the refused call was sent (the breaker
  * was open by then; its own trip through a loaded machine is not the breaker's time).
  */
-async function untilRefused(call: Call, since: number) {
+async function untilRefused(who: string, call: Call, since: number) {
   const waited: number[] = [];
+  /** Each call's answer, for the failure message: `201`, `503 OP-TASK-UPSTREAM-DOWN`... */
+  const answers: string[] = [];
   for (let i = 0; i < 10; i++) {
     const t0 = Date.now();
     const r = await call();
     waited.push(Date.now() - t0);
-    if (code(r) === 'OP-TASK-BREAKER-OPEN') return { refused: r, openedAfter: t0 - since, waited };
+    answers.push([r.status, code(r) ?? r.body?.results?.[0]?.error_code].filter(Boolean).join(' '));
+    if (code(r) === 'OP-TASK-BREAKER-OPEN')
+      return { who, refused: r, openedAfter: t0 - since, waited, answers };
   }
-  return { refused: undefined, openedAfter: Number.POSITIVE_INFINITY, waited };
+  return { who, refused: undefined, openedAfter: Number.POSITIVE_INFINITY, waited, answers };
 }
 
 /**
@@ -132,19 +137,25 @@ describeProcesses('fault: inference stopped, calls one at a time on every replic
     let seen;
     try {
       seen = await Promise.all([
-        untilRefused(imageCallAt(0), since),
-        untilRefused(imageCallAt(1), since),
-        untilRefused(createTask, since),
+        untilRefused('images replica 0', imageCallAt(0), since),
+        untilRefused('images replica 1', imageCallAt(1), since),
+        untilRefused('tasks', createTask, since),
       ]);
     } finally {
       process.kill(pid, 'SIGCONT');
     }
-    for (const { refused, openedAfter, waited } of seen) {
+    // Named, with every call's wait and answer, so that a late one says where the time went.
+    const late = seen
+      .filter(
+        ({ openedAfter, waited }) =>
+          openedAfter > OPENS_WITHIN_MS || waited.some((ms) => ms > HANG_MS + SLACK_MS),
+      )
+      .map(({ refused, ...rest }) => ({ ...rest, refused: refused !== undefined }));
+    // Each refused within 6 s of the hang, and no call waited past the hang bound (whatever its own timeout).
+    expect(late).toEqual([]);
+    for (const { refused } of seen) {
       expect(refused?.body.error.details.reason).toBe('breaker_open');
       expect(Number(refused?.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
-      expect(openedAfter).toBeLessThanOrEqual(OPENS_WITHIN_MS);
-      // No call waited past the hang bound (a kind not measured yet times out there too).
-      for (const ms of waited) expect(ms).toBeLessThanOrEqual(HANG_MS + SLACK_MS);
     }
 
     // Each is served by the first call after a Retry-After no longer than the reset time: how long the calls

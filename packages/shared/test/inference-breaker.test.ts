@@ -1,6 +1,7 @@
 /**
  * The breaker around inference against a backend on loopback: a backend that answers nothing opens it within the
- * hang bound on a single call (a kind not measured yet times out there, not at the longest timeout), and calls
+ * hang bound on a single call (a kind not measured yet times out there, not at the longest timeout, and a call
+ * measured slow ends there too), and calls
  * that come while the half-open trial is in flight wait for it and are served once it closed the breaker.
  */
 import http from 'node:http';
@@ -71,5 +72,20 @@ describe('the breaker around inference', () => {
     const outcomes = await Promise.allSettled(calls);
     expect(outcomes.map((o) => o.status)).toEqual(['fulfilled', 'fulfilled', 'fulfilled']);
     expect(client.state()).toBe('closed');
+  });
+
+  it('ends a call measured slow when the backend goes silent, at the hang bound and not at its own timeout', async () => {
+    mode = 'late';
+    if (client.state() !== 'closed') client.breaker.close();
+    for (let i = 0; i < 5; i++) await client.scenes(identity);
+    // Measured at about 200 ms: its timeout is eight times that, well past the hang bound.
+    expect(client.timeoutMs('scenes')).toBeGreaterThanOrEqual(HANG_MS + 1000);
+    mode = 'silent';
+    const started = Date.now();
+    await expect(client.scenes(identity)).rejects.toMatchObject({ name: 'UnreachableError', timedOut: true });
+    const waited = Date.now() - started;
+    expect(waited).toBeGreaterThanOrEqual(HANG_MS - 50);
+    expect(waited).toBeLessThan(HANG_MS + 800);
+    expect(client.state()).toBe('open');
   });
 });

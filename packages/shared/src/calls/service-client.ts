@@ -18,6 +18,11 @@ export interface CallOptions {
   timeoutMs?: number;
   signal?: AbortSignal;
   /**
+   * Aborted when the caller judges the service hung (it answered nothing at all for the caller's hang bound): the
+   * call ends then as one that timed out (`timeout.hung` on its span), before its own timeout.
+   */
+  hung?: AbortSignal;
+  /**
    * The caller's deadline (epoch ms), sent on in DEADLINE_HEADER: the service called drops the work if it
    * cannot start it by then. It does not shorten this call's own timeout: a call cut short by a caller's
    * deadline is no failure of the service called (its breaker must not count it).
@@ -130,6 +135,7 @@ export class ServiceClient {
           const timedOut = err instanceof UnreachableError && err.timedOut;
           if (timedOut) {
             recordTimeout(span, timeoutMs, this.name);
+            if (opts.hung?.aborted) span.setAttribute('timeout.hung', true);
             metrics.upstreamTimeouts.inc({ upstream: this.name });
           } else {
             span.setAttribute('error.type', err instanceof Error ? err.name : 'Error');
@@ -150,7 +156,9 @@ export class ServiceClient {
   }
 
   private async send<T>(path: string, opts: CallOptions, timeoutMs: number): Promise<CallResult<T>> {
-    const timeout = AbortSignal.timeout(timeoutMs);
+    const timeout = opts.hung
+      ? AbortSignal.any([AbortSignal.timeout(timeoutMs), opts.hung])
+      : AbortSignal.timeout(timeoutMs);
     const signal = opts.signal ? AbortSignal.any([timeout, opts.signal]) : timeout;
     const answer = this.local?.(path, opts, signal);
     if (answer) return this.answeredHere<T>(answer, signal, timeout);

@@ -5,7 +5,7 @@
  * (docs/OVERLOAD.md, "The breaker around inference"). opossum's own window is time-based (a backend
  * called less often than its window never opens it) and knows no slow calls: its opening rule is off.
  * - A backend that answers nothing for `hangMs` while a call waits opens the breaker then, without
- *   waiting for the call's timeout or for more failures.
+ *   waiting for the call's timeout or for more failures, and that call ends then, timed out.
  * - Half-open, the first call is the trial; a call that comes while the trial is in flight waits for its
  *   outcome (sent once the trial closed the breaker, refused once it opened it again) instead of being
  *   refused beside a trial that succeeds.
@@ -121,15 +121,19 @@ export class InferenceBreaker {
         'breaker.slow_ms': this.policy.slowMs(kind),
       };
       const mark = this.policy.mark();
-      // The backend silent for hangMs while this call waits: hung, whatever the call's own timeout.
-      const watch = setTimeout(() => this.openIfSilent(mark, kind), this.policy.hangMs());
+      // The backend silent for hangMs while this call waits: hung, whatever the call's own timeout. The breaker
+      // opens, and the call ends then too: its caller waits no longer than the callers it refuses from now on.
+      const hung = new AbortController();
+      const watch = setTimeout(() => {
+        if (this.openIfSilent(mark, kind)) hung.abort();
+      }, this.policy.hangMs());
       watch.unref();
       let r: CallResult;
       try {
-        r = await client.call(path, { ...opts, timeoutMs, attributes });
+        r = await client.call(path, { ...opts, timeoutMs, attributes, hung: hung.signal });
       } catch (err) {
         clearTimeout(watch);
-        if (err instanceof UnreachableError && err.timedOut && byDeadline) {
+        if (err instanceof UnreachableError && err.timedOut && byDeadline && !hung.signal.aborted) {
           this.settle(kind, 'ignored', waited());
           throw new DeadlineCut(waited());
         }
@@ -213,8 +217,10 @@ export class InferenceBreaker {
   }
 
   /** Opens the breaker when the backend answered nothing since `mark` (taken when a call of `kind` started). */
-  private openIfSilent(mark: number, kind: string): void {
-    if (this.policy.silentSince(mark)) this.open(`no answer for ${this.policy.hangMs()} ms`, kind);
+  private openIfSilent(mark: number, kind: string): boolean {
+    if (!this.policy.silentSince(mark)) return false;
+    this.open(`no answer for ${this.policy.hangMs()} ms`, kind);
+    return true;
   }
 
   private open(why: string, kind: string): void {
