@@ -96,18 +96,26 @@ export async function startMediaServer(
   };
 }
 
-/** Polls `fn` until it returns a value that is not undefined, or fails after `timeoutMs`. */
+/**
+ * Polls `fn` until it returns a value that is not undefined, or fails after `timeoutMs`. With VISION_TEST_WAITS=1
+ * each wait prints how long it took to stderr (`[wait] 12.3 s: <what>`): where a slow test's time goes.
+ */
 export async function waitFor<T>(
   what: string,
   fn: () => Promise<T | undefined>,
   timeoutMs = 60_000,
 ): Promise<T> {
-  const until = Date.now() + timeoutMs;
+  const started = Date.now();
+  const until = started + timeoutMs;
   let last: unknown;
   while (Date.now() < until) {
     try {
       const v = await fn();
-      if (v !== undefined) return v;
+      if (v !== undefined) {
+        if (process.env.VISION_TEST_WAITS === '1')
+          process.stderr.write(`[wait] ${((Date.now() - started) / 1000).toFixed(1)} s: ${what}\n`);
+        return v;
+      }
     } catch (err) {
       last = err;
     }
