@@ -100,6 +100,44 @@ describe('quota leases (HTTP, PGlite)', () => {
     expect([ended.status, ended.body.error.details.reason]).toEqual([400, 'lease_ended']);
   });
 
+  it('a lease the day has no room for recalls the other leases: their window ends, and their units come back as they close', async () => {
+    await start({ image: 10 });
+    // One holder (an images replica) took most of the day; the other's lease spent what it got.
+    expect((await lease('alice', 'held', 1, 10)).body.units).toBe(5);
+    expect((await lease('alice', 'mine', 1, 10)).body.units).toBe(3);
+    expect((await spend('alice', 'held', [['h-1', 1]])).body.usable_until).toBe('2026-03-09T04:00:10.000Z');
+    await spend('alice', 'mine', [
+      ['m-1', 1],
+      ['m-2', 1],
+      ['m-3', 1],
+    ]);
+    // 2 free, 4 held by the other lease: a lease of 3 more is refused, and the other lease is recalled.
+    const refused = await lease('alice', 'mine', 6, 6);
+    expect(refused.status).toBe(429);
+    expect(refused.body.error.details).toMatchObject({ limit: 10, used: 4, held: 4, recalled: 4 });
+    // Its holder learns it at its next report: the window ended now, and what it reserved before is still paid.
+    const next = await spend('alice', 'held', [['h-2', 1]]);
+    expect(next.body).toMatchObject({
+      usable_until: '2026-03-09T04:00:00.000Z',
+      spends: [{ outcome: 'charged' }],
+    });
+    // It can no longer grow; once closed, its 3 unspent units go to the lease that waited for them.
+    const grow = await lease('alice', 'held', 6, 6);
+    expect([grow.status, grow.body.error.details.reason]).toEqual([400, 'lease_ended']);
+    expect((await close('alice', 'held')).status).toBe(200);
+    expect((await lease('alice', 'mine', 6, 6)).body.units).toBe(6);
+    expect(await images('alice')).toMatchObject({ used: 5, held: 3, remaining: 2 });
+    // With no unit held elsewhere, a refusal recalls nothing.
+    await spend('alice', 'mine', [
+      ['m-4', 1],
+      ['m-5', 1],
+      ['m-6', 1],
+    ]);
+    const spentDay = await lease('alice', 'new', 3, 3);
+    expect(spentDay.status).toBe(429);
+    expect(spentDay.body.error.details).not.toHaveProperty('recalled');
+  });
+
   it('concurrent leases and spends of three holders fill the day to its limit and never past it', async () => {
     await start({ image: 10 });
     const holders = ['a', 'b', 'c'];

@@ -13,6 +13,13 @@ export interface LeaseAnswer {
 /** One call's spend as quota recorded it (docs/INTERNAL.md, quota, leases): the one definition is shared with quota. */
 export type { SpendOutcome };
 
+/** Quota's answer to a spend report: each call's outcome, and the lease's window as quota has it now. */
+export interface SpendAnswer {
+  outcomes: Map<string, SpendOutcome>;
+  /** Epoch ms; earlier than the holder's copy once quota recalled the lease. */
+  usableUntil?: number;
+}
+
 export interface LeaseRequest {
   minUnits: number;
   maxUnits: number;
@@ -73,16 +80,20 @@ export class QuotaLeaseClient {
     identity: Identity,
     leaseId: string,
     spends: ReadonlyArray<{ charge_id: string; units: number }>,
-  ): Promise<Map<string, SpendOutcome>> {
-    const res = await this.client.call<{ spends?: Array<{ charge_id: string; outcome: SpendOutcome }> }>(
-      `/internal/v1/leases/${encodeURIComponent(leaseId)}/spends`,
-      { identity, json: { spends } },
-    );
+  ): Promise<SpendAnswer> {
+    const res = await this.client.call<{
+      spends?: Array<{ charge_id: string; outcome: SpendOutcome }>;
+      usable_until?: string;
+    }>(`/internal/v1/leases/${encodeURIComponent(leaseId)}/spends`, { identity, json: { spends } });
     if (res.status !== 200 || !Array.isArray(res.body.spends))
       throw new ApiError('OP-SYS-UNAVAILABLE', `quota answered ${res.status} to a spend report`, {
         upstream_status: res.status,
       });
-    return new Map(res.body.spends.map((s) => [s.charge_id, s.outcome]));
+    const until = res.body.usable_until === undefined ? NaN : Date.parse(res.body.usable_until);
+    return {
+      outcomes: new Map(res.body.spends.map((s) => [s.charge_id, s.outcome])),
+      ...(Number.isFinite(until) && { usableUntil: until }),
+    };
   }
 
   async close(identity: Identity, leaseId: string): Promise<void> {
@@ -97,6 +108,22 @@ export function isLeaseEnded(err: unknown): boolean {
   return (
     err instanceof ApiError && (err.details as { reason?: string } | undefined)?.reason === 'lease_ended'
   );
+}
+
+/**
+ * Units quota recalled from the subject's other leases when it refused this one (429 `details.recalled`): they
+ * return to the day as those leases close, so the lease may be asked for again shortly. 0 for any other error.
+ */
+export function recalledUnits(err: unknown): number {
+  if (!(err instanceof ApiError) || err.code !== 'OP-QUOTA-DAILY-EXHAUSTED') return 0;
+  const n = (err.details as { recalled?: unknown } | undefined)?.recalled;
+  return typeof n === 'number' && n > 0 ? n : 0;
+}
+
+/** The caller's 429: quota's, without what only concerns the leases' holders. */
+export function withoutRecall(err: ApiError): ApiError {
+  const { recalled: _recalled, ...details } = err.details ?? {};
+  return new ApiError(err.code, err.message, details, err.headers);
 }
 
 export function isQuotaExhausted(err: unknown): boolean {

@@ -95,9 +95,35 @@ export class LeaseBook {
     this.current.set(subject, g.leaseId);
   }
 
+  /**
+   * A call asks quota to grow the lease: it is held as a reservation would hold it (never closed meanwhile, however
+   * long quota takes), until `unpin`.
+   */
+  pin(leaseId: string): void {
+    const lease = this.leases.get(leaseId);
+    if (lease) lease.inFlight += 1;
+  }
+
+  /** The grow `pin` held the lease for has been answered. */
+  unpin(leaseId: string, now: number): void {
+    const lease = this.leases.get(leaseId);
+    if (!lease) return;
+    lease.inFlight -= 1;
+    lease.lastUsed = now;
+  }
+
   /** Quota says the lease can no longer grow (past its window, closed or expired): calls take a new one. */
   ended(subject: string, leaseId: string): void {
     if (this.current.get(subject) === leaseId) this.retire(subject);
+  }
+
+  /**
+   * Quota's window of the lease now (a spend report's answer): a lease quota recalled for another holder ends here,
+   * so calls take a new one and it closes once its calls are reported.
+   */
+  window(leaseId: string, usableUntil: number): void {
+    const lease = this.leases.get(leaseId);
+    if (lease) lease.usableUntil = Math.min(lease.usableUntil, usableUntil);
   }
 
   /** A call that reserved `reserved` units ends having spent `spent` (0 when it was refused or failed). */
@@ -127,6 +153,17 @@ export class LeaseBook {
       out.push({ subject: lease.subject, leaseId: lease.leaseId });
     }
     return out;
+  }
+
+  /** Whether `units` more fit the lease now: a call waiting to grow it may reserve there after all. */
+  fits(leaseId: string, units: number): boolean {
+    const lease = this.leases.get(leaseId);
+    return lease !== undefined && lease.units - lease.committed >= units;
+  }
+
+  /** Whether the book still holds the lease (not closed). */
+  has(leaseId: string): boolean {
+    return this.leases.has(leaseId);
   }
 
   /** Leases the book holds now, current or ending. */

@@ -8,7 +8,14 @@
 import { randomUUID } from 'node:crypto';
 import type { Clock, Identity, Logger } from '@vision/shared';
 import { ApiError, metrics, UnreachableError } from '@vision/shared';
-import { isLeaseEnded, type QuotaLeaseClient, type SpendOutcome } from '../clients/quota-client';
+import {
+  isLeaseEnded,
+  type QuotaLeaseClient,
+  recalledUnits,
+  type SpendAnswer,
+  type SpendOutcome,
+  withoutRecall,
+} from '../clients/quota-client';
 import { LeaseBook } from '../domain/lease-book';
 import type { SpentCall } from '../domain/call';
 
@@ -39,6 +46,11 @@ export interface QuotaLeaseSettings {
   ttlMs: number;
   /** Period of the report loop. */
   flushMs: number;
+  /**
+   * How long a call waits for units quota recalled from the subject's other leases (another replica's) when the
+   * day had none free for it: those leases close once their holders' calls are reported, or once idle.
+   */
+  recallWaitMs: number;
 }
 
 export interface QuotaLeaseDeps {
@@ -64,9 +76,15 @@ export class QuotaLeases {
     this.book = new LeaseBook(d.settings.chunk, d.settings.idleMs);
   }
 
-  /** Reserves `units` for a call; throws 429 OP-QUOTA-DAILY-EXHAUSTED or 503 as a hold would. */
+  /**
+   * Reserves `units` for a call; throws 429 OP-QUOTA-DAILY-EXHAUSTED or 503 as a hold would. When the day has no
+   * units free but other leases of the subject hold some, quota recalls them and the call asks again as they come
+   * back, for `recallWaitMs` at most (never past its deadline): every unit of the day is spent, whichever replica
+   * holds it.
+   */
   async reserve(identity: Identity, units: number, deadline?: number): Promise<Reservation> {
     const { subject } = identity;
+    const waitUntil = Math.min(Date.now() + this.d.settings.recallWaitMs, deadline ?? Infinity);
     let asked: string | undefined;
     for (;;) {
       const take = this.book.take(subject, units, this.now(), asked);
@@ -76,13 +94,43 @@ export class QuotaLeases {
         await pending.catch(() => undefined);
         continue;
       }
-      const ask = this.ask(identity, take.need, deadline);
+      const ask = this.askWhileRecalled(identity, take.need, units, waitUntil, deadline);
       this.asking.set(subject, ask);
       try {
         asked = await ask;
       } finally {
         this.asking.delete(subject);
       }
+    }
+  }
+
+  /**
+   * ask, again every report period while quota recalls units from other leases, until `waitUntil`; a lease being
+   * grown that has room for the call's `units` again meanwhile (calls on it spent less) is reserved from instead.
+   */
+  private async askWhileRecalled(
+    identity: Identity,
+    need: { leaseId?: string; minUnits: number; maxUnits: number },
+    units: number,
+    waitUntil: number,
+    deadline?: number,
+  ): Promise<string | undefined> {
+    // A lease being grown is held meanwhile, as a reservation holds it: not closed while quota answers.
+    if (need.leaseId !== undefined) this.book.pin(need.leaseId);
+    try {
+      for (;;) {
+        try {
+          return await this.ask(identity, need, deadline);
+        } catch (err) {
+          const pause = Math.min(this.d.settings.flushMs, 250);
+          if (recalledUnits(err) === 0) throw err;
+          if (Date.now() + pause >= waitUntil) throw withoutRecall(err as ApiError);
+          await new Promise((r) => setTimeout(r, pause));
+          if (need.leaseId !== undefined && this.book.fits(need.leaseId, units)) return need.leaseId;
+        }
+      }
+    } finally {
+      if (need.leaseId !== undefined) this.book.unpin(need.leaseId, this.now());
     }
   }
 
@@ -100,6 +148,8 @@ export class QuotaLeases {
         { minUnits: need.minUnits, maxUnits: need.maxUnits, windowMs, ttlMs },
         deadline,
       );
+      // Closed here meanwhile (its close may have reached quota after the grow): the next try takes a new one.
+      if (need.leaseId !== undefined && !this.book.has(need.leaseId)) return undefined;
       this.identities.set(a.lease_id, identity);
       this.book.granted(
         identity.subject,
@@ -134,7 +184,7 @@ export class QuotaLeases {
 
   /** Reports one spend now and waits for quota's answer (a call found `settling`, its owner gone). */
   async reportNow(spend: Spend): Promise<SpendOutcome> {
-    const outcomes = await this.d.client.spend(spend.identity, spend.leaseId, [
+    const { outcomes } = await this.d.client.spend(spend.identity, spend.leaseId, [
       { charge_id: spend.chargeId, units: spend.units },
     ]);
     const outcome = outcomes.get(spend.chargeId);
@@ -158,9 +208,9 @@ export class QuotaLeases {
   }
 
   private async report(leaseId: string, spends: Spend[]): Promise<void> {
-    let outcomes: Map<string, SpendOutcome>;
+    let answer: SpendAnswer;
     try {
-      outcomes = await this.d.client.spend(
+      answer = await this.d.client.spend(
         spends[0].identity,
         leaseId,
         spends.map((s) => ({ charge_id: s.chargeId, units: s.units })),
@@ -180,6 +230,8 @@ export class QuotaLeases {
       );
       return;
     }
+    const { outcomes, usableUntil } = answer;
+    if (usableUntil !== undefined) this.book.window(leaseId, usableUntil);
     for (const s of spends) {
       const outcome = outcomes.get(s.chargeId);
       if (!outcome) continue;

@@ -47,6 +47,23 @@ describe('the lease book of one replica', () => {
     expect(book.closable(1200)).toEqual([{ subject: 'alice', leaseId: 'l1' }]);
   });
 
+  it('a lease quota recalled takes no more calls and closes once its calls are reported', () => {
+    const book = new LeaseBook(4, 60_000);
+    book.granted('alice', { leaseId: 'l1', units: 5, usableUntil: 60_000 }, 0);
+    book.take('alice', 1, 100);
+    // A spend report's answer: quota ended its window at 150 for another replica's call.
+    book.window('l1', 150);
+    expect(book.take('alice', 1, 200)).toEqual({ need: { minUnits: 1, maxUnits: 5 } });
+    expect(book.closable(200)).toEqual([]);
+    book.release('l1', 1, 1, 200);
+    book.reported('l1', 1);
+    expect(book.closable(210)).toEqual([{ subject: 'alice', leaseId: 'l1' }]);
+    // A later window never lengthens it.
+    book.granted('alice', { leaseId: 'l2', units: 5, usableUntil: 60_000 }, 300);
+    book.window('l2', 90_000);
+    expect(book.closable(59_999)).toEqual([]);
+  });
+
   it('the call that asked for a lease reserves from it even when quota answered after its window', () => {
     const book = new LeaseBook(4, 60_000);
     book.granted('alice', { leaseId: 'slow', units: 5, usableUntil: 1000 }, 1500);
@@ -95,12 +112,12 @@ describe('quota leases of one replica (a fake quota)', () => {
           spends: ReadonlyArray<{ charge_id: string; units: number }>,
         ) => {
           if (down) throw new ApiError('OP-SYS-UNAVAILABLE', 'down');
-          const out = new Map<string, SpendOutcome>();
+          const outcomes = new Map<string, SpendOutcome>();
           for (const s of spends) {
-            out.set(s.charge_id, charged.has(s.charge_id) ? 'replayed' : 'charged');
+            outcomes.set(s.charge_id, charged.has(s.charge_id) ? 'replayed' : 'charged');
             charged.set(s.charge_id, s.units);
           }
-          return out;
+          return { outcomes };
         },
         close: async (_i: unknown, id: string) => {
           leases.delete(id);
@@ -121,7 +138,14 @@ describe('quota leases of one replica (a fake quota)', () => {
       client: q.client,
       clock: new FakeClock('2026-03-09T04:00:00Z'),
       logger: createLogger('lease-test', { level: 'silent' }),
-      settings: { chunk: 8, windowMs: 10_000, idleMs: 1000, ttlMs: 60_000, flushMs: 3_600_000 },
+      settings: {
+        chunk: 8,
+        windowMs: 10_000,
+        idleMs: 1000,
+        ttlMs: 60_000,
+        flushMs: 3_600_000,
+        recallWaitMs: 0,
+      },
       onRecorded: async (s: Spend, o: SpendOutcome) => {
         recorded.push([s.chargeId, o]);
       },

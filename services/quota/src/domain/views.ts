@@ -61,5 +61,7 @@ export interface LeaseView extends RateFigures {
 export interface SpendView {
   lease_id: string;
   day: Day;
+  /** The lease's window now: earlier than the holder's copy once the lease was recalled. */
+  usable_until: string;
   spends: Array<{ charge_id: string; units: number; outcome: SpendOutcome }>;
 }

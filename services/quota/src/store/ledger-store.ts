@@ -1,8 +1,9 @@
-import { DEFAULT_OUTBOX_TABLE, type Knex, TOPICS, metrics, outboxRow } from '@vision/shared';
+import { type Knex, metrics } from '@vision/shared';
 import type { Day } from '../domain/day';
-import type { QuotaEvent, QuotaEventType } from '../domain/events';
+import type { QuotaEvent } from '../domain/events';
 import type { Kind } from '../domain/ledger';
 import type { ChargeRow, HoldRow } from './ledger-rows';
+import { countEvent, eventRow } from './event-rows';
 
 type Trx = Knex.Transaction;
 
@@ -205,6 +206,25 @@ export class LedgerQueries {
     await this.q('holds').where({ subject, hold_id: leaseId }).increment('units', units);
   }
 
+  /**
+   * Recalls the subject's other live leases of the day that still hold unspent units: their window ends at `now`,
+   * so their holders take no more from them and close them once their calls are reported. Returns the units those
+   * leases still hold (recalled now or before): what comes back to the day as they close.
+   */
+  async recallLeases(subject: string, kind: Kind, day: Day, exceptId: string, now: Date): Promise<number> {
+    const others = () =>
+      this.q('holds')
+        .where({ subject, kind, day, status: 'held' })
+        .whereNotNull('usable_until')
+        .andWhere('expires_at', '>', now)
+        .andWhereRaw('units > spent_units')
+        .andWhereNot('hold_id', exceptId);
+    await others().andWhere('usable_until', '>', now).update({ usable_until: now });
+    const row = (await others().select(this.q.raw('sum(units - spent_units) as held')).first()) as
+      { held: string | number | null } | undefined;
+    return Number(row?.held ?? 0);
+  }
+
   /** Closes a lease: what it spent stays charged, the rest is released. */
   async closeLease(subject: string, leaseId: string, at: Date): Promise<void> {
     await this.q('holds')
@@ -249,23 +269,6 @@ export class LedgerQueries {
   async appendEvent(event: QuotaEvent, at: Date): Promise<void> {
     await this.q('outbox').insert(eventRow(event, at));
     this.afterCommit.push(() => countEvent(event.type, event.kind, event.units));
-  }
-}
-
-/** The outbox row of a quota event, keyed by subject. */
-const eventRow = (event: QuotaEvent, at: Date) =>
-  outboxRow(DEFAULT_OUTBOX_TABLE, TOPICS.quotaEvents, event.subject, event, at);
-
-/** vision_quota_* for one committed ledger event. */
-function countEvent(type: QuotaEventType, kind: Kind, units: number): void {
-  if (type === 'charged') metrics.quotaCharges.inc({ kind }, units);
-  else if (type === 'refunded') metrics.quotaRefunds.inc({ kind }, units);
-  else if (type === 'held') metrics.quotaHolds.inc({ kind, outcome: 'placed' });
-  else if (type === 'exhausted') return;
-  else {
-    // A settled hold charges the units that succeeded; the rest is released.
-    metrics.quotaHolds.inc({ kind, outcome: 'settled' });
-    if (units > 0) metrics.quotaCharges.inc({ kind }, units);
   }
 }
 

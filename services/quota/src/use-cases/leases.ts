@@ -4,11 +4,12 @@
  * counter first and the lease row second (the order of ./charges.ts), so leases, charges and holds of one
  * day are serialised and the day is never pushed past its limit.
  */
-import { invalidRequest, metrics, notFound } from '@vision/shared';
+import { ApiError, invalidRequest, metrics, notFound } from '@vision/shared';
 import { dayOf } from '../domain/day';
 import { fillsTheDay } from '../domain/events';
 import { decideSpend, leaseGrant, usableUntil } from '../domain/lease';
-import { fits, holdIsActive, type Kind } from '../domain/ledger';
+import { exhausted } from '../domain/exhausted';
+import { fits, holdIsActive, type Kind, type Usage } from '../domain/ledger';
 import type { LeaseView, SpendView } from '../domain/views';
 import { type HoldRow, isTombstone, type LedgerQueries } from '../store/ledger-store';
 import {
@@ -42,8 +43,10 @@ async function leaseRow(q: LedgerQueries, subject: string, leaseId: string, lock
 
 /**
  * Takes a lease of at least `minUnits` (at most `maxUnits`, see leaseGrant), or grows a live one to that;
- * a lease that has them already is answered as it is. 429 when the day cannot give `minUnits`; 400
- * `lease_ended` when the lease is past its window, closed or expired (the holder takes a new one).
+ * a lease that has them already is answered as it is. 429 when the day cannot give `minUnits`: when the
+ * subject's other leases hold unspent units, they are recalled (their window ends now; their holders close them
+ * once their calls are reported) and the 429 says how many (`details.recalled`), so the asker may ask again
+ * shortly. 400 `lease_ended` when the lease is past its window, closed or expired (the holder takes a new one).
  */
 export async function lease(
   ctx: LedgerContext,
@@ -56,7 +59,12 @@ export async function lease(
   if (known && (known.usable_until === null || known.kind !== r.kind))
     throw invalidRequest('lease_id was already used for a hold or another kind', 'lease_id_conflict');
   const day = known?.day ?? dayOf(start);
-  const created = await ctx.store.transaction(async (q) => {
+  /** A lease the day has no room for: the subject's other leases are recalled (committed), then it is refused. */
+  const refuse = async (q: LedgerQueries, usage: Usage, now: Date): Promise<ApiError> => {
+    const recalled = await q.recallLeases(subject, r.kind, day, leaseId, now);
+    return recalled > 0 ? exhausted(r.kind, usage, now, { recalled }) : refuseExhausted(r.kind, usage, now);
+  };
+  const created = await ctx.store.transaction(async (q): Promise<boolean | ApiError> => {
     const used = await q.lockCounter(subject, r.kind, day);
     const now = ctx.clock.now();
     const row = await q.findHold(subject, leaseId, true);
@@ -67,7 +75,7 @@ export async function lease(
     };
     if (!row) {
       const units = leaseGrant(usage, r.minUnits, r.maxUnits);
-      if (units === undefined) throw refuseExhausted(r.kind, usage, now);
+      if (units === undefined) return refuse(q, usage, now);
       await q.insertLease({
         subject,
         hold_id: leaseId,
@@ -89,11 +97,12 @@ export async function lease(
       throw invalidRequest('The lease has ended; take a new one', 'lease_ended', { lease_id: leaseId });
     if (row.units >= r.minUnits) return false;
     const extra = leaseGrant(usage, r.minUnits - row.units, r.maxUnits - row.units);
-    if (extra === undefined) throw refuseExhausted(r.kind, usage, now);
+    if (extra === undefined) return refuse(q, usage, now);
     await q.growLease(subject, leaseId, extra);
     await q.appendEvent(newEvent('held', subject, r.kind, extra, day, now), now);
     return false;
   });
+  if (created instanceof ApiError) throw created;
   const row = await leaseRow(ctx.store.read, subject, leaseId);
   return { created, lease: await leaseView(ctx, subject, row) };
 }
@@ -182,7 +191,13 @@ export async function spend(
       used += s.units;
       out.push({ ...s, outcome: 'charged' });
     }
-    return { lease_id: leaseId, day: row.day, spends: out };
+    // Its window as it is now: a lease recalled since the holder took it ends here (the holder stops using it).
+    return {
+      lease_id: leaseId,
+      day: row.day,
+      usable_until: toDate(row.usable_until ?? row.expires_at).toISOString(),
+      spends: out,
+    };
   });
 }
 
