@@ -122,8 +122,12 @@ export function createImages(deps: ImagesPartsDeps): ImagesParts {
       idleMs: cfg.IMAGES_QUOTA_LEASE_IDLE_MS,
       ttlMs: cfg.IMAGES_QUOTA_LEASE_WINDOW_MS + cfg.IMAGES_QUOTA_LEASE_GRACE_MS,
       flushMs: cfg.IMAGES_QUOTA_REPORT_MS,
-      // A recalled lease closes at its holder's first report after its calls in flight end, or once idle.
-      recallWaitMs: cfg.IMAGES_QUOTA_LEASE_IDLE_MS + 2 * cfg.IMAGES_QUOTA_REPORT_MS + 2000,
+      // A recalled lease closes at its holder's first report after its calls in flight end, or once idle; a call
+      // waits for that, but never longer than half a lease window (a holder that reports seldom keeps its units).
+      recallWaitMs: Math.min(
+        cfg.IMAGES_QUOTA_LEASE_IDLE_MS + 2 * cfg.IMAGES_QUOTA_REPORT_MS + 2000,
+        cfg.IMAGES_QUOTA_LEASE_WINDOW_MS / 2,
+      ),
     },
     onRecorded: (spend, outcome) => detections.spendRecorded(spend.call, outcome),
   });
