@@ -6,6 +6,7 @@
  * dies leaves nothing unreported: another one finishes the report (finishSettling).
  */
 import { randomUUID } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Clock, Identity, Logger } from '@vision/shared';
 import { ApiError, metrics, UnreachableError } from '@vision/shared';
 import {
@@ -16,7 +17,7 @@ import {
   type SpendOutcome,
   withoutRecall,
 } from '../clients/quota-client';
-import { LeaseBook } from '../domain/lease-book';
+import { LeaseBook, type LeaseNeed } from '../domain/lease-book';
 import type { SpentCall } from '../domain/call';
 
 /** Units a call reserved from a lease. */
@@ -110,7 +111,7 @@ export class QuotaLeases {
    */
   private async askWhileRecalled(
     identity: Identity,
-    need: { leaseId?: string; minUnits: number; maxUnits: number },
+    need: LeaseNeed,
     units: number,
     waitUntil: number,
     deadline?: number,
@@ -125,7 +126,7 @@ export class QuotaLeases {
           const pause = Math.min(this.d.settings.flushMs, 250);
           if (recalledUnits(err) === 0) throw err;
           if (Date.now() + pause >= waitUntil) throw withoutRecall(err as ApiError);
-          await new Promise((r) => setTimeout(r, pause));
+          await sleep(pause);
           if (need.leaseId !== undefined && this.book.fits(need.leaseId, units)) return need.leaseId;
         }
       }
@@ -134,11 +135,7 @@ export class QuotaLeases {
     }
   }
 
-  private async ask(
-    identity: Identity,
-    need: { leaseId?: string; minUnits: number; maxUnits: number },
-    deadline?: number,
-  ): Promise<string | undefined> {
+  private async ask(identity: Identity, need: LeaseNeed, deadline?: number): Promise<string | undefined> {
     const { windowMs, ttlMs } = this.d.settings;
     const leaseId = need.leaseId ?? `lease-${randomUUID()}`;
     try {
