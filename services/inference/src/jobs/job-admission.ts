@@ -8,7 +8,7 @@ import type { SceneCatalogue } from '../catalogue/catalogue';
 import { checkStreamHost, parseStreamUrl, type Resolver } from '../net/stream-url';
 import type { JobRecord } from '../ownership/port';
 import type { DecoderCheck } from './decoder-preflight';
-import type { JobRequest } from './job-request';
+import { MAX_FIRST_SEQ, type JobRequest } from './job-request';
 import type { InputKind, JobSpec, ResolvedInput } from './job-types';
 
 export type Prepared = { ok: true; input: ResolvedInput } | { ok: false; reason: string };
@@ -83,18 +83,20 @@ export function specOf(req: JobRequest, defaultSampleFps: number, epoch: number)
 /**
  * The spec of a job's run from its record in the lease store (ownership/): at its epoch, from its checkpoint when an
  * earlier owner left one. A live job taken over from an owner that died goes past the seqs that owner may have
- * published after its last checkpoint (one a frame interval until now, and one more); a file's frames after the
- * checkpoint are decoded again with the same seqs (the same frames); a handover's checkpoint is exact.
+ * published after its last checkpoint (one a frame interval from the checkpoint's time until `now`, and one more);
+ * a file's frames after the checkpoint are decoded again with the same seqs (the same frames); a handover's
+ * checkpoint is exact. A checkpoint without a time (none is written now) skips nothing, and no skip passes the
+ * last first seq a request may carry (the seq column is a 32-bit integer).
  */
-export function runSpec(record: JobRecord, defaultSampleFps: number): JobSpec {
+export function runSpec(record: JobRecord, defaultSampleFps: number, now = Date.now()): JobSpec {
   const req = record.request;
   const resume = record.checkpoint;
   const spec: JobSpec = { ...specOf(req, defaultSampleFps, record.epoch), ...(resume && { resume }) };
   if (!resume) return spec;
   const since =
-    resume.final || req.source.type !== 'stream' || resume.lastTimeMs === undefined
+    resume.final || req.source.type !== 'stream' || !resume.lastTimeMs
       ? 0
-      : Math.max(0, Math.ceil(((Date.now() - resume.lastTimeMs) * spec.sampleFps) / 1000)) + 1;
-  spec.firstSeq = resume.nextSeq + since;
+      : Math.max(0, Math.ceil(((now - resume.lastTimeMs) * spec.sampleFps) / 1000)) + 1;
+  spec.firstSeq = Math.min(resume.nextSeq + since, Math.max(resume.nextSeq, MAX_FIRST_SEQ));
   return spec;
 }

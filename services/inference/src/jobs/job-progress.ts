@@ -13,7 +13,11 @@ export class JobProgress {
   seq = 0;
   /** A file's later frames are found again in the upload from it (frame-redecode.ts). */
   firstFrame?: FirstFrame;
-  /** A live frame's time is never before the last one's (across owners too). */
+  /**
+   * A live frame's time is never before the last one's (across owners too). Before this run's first frame: the
+   * earlier owner's last, or when there was none this run's start, so that a checkpoint taken before any frame still
+   * bounds the seqs its owner may publish after it (job-admission.ts runSpec).
+   */
   lastLiveTimeMs: number;
   /** The latest checkpoint taken with the tracker's state after its last frame. */
   private saved?: JobCheckpoint;
@@ -24,7 +28,7 @@ export class JobProgress {
   ) {
     this.view = runningView(spec);
     this.firstFrame = spec.resume?.firstFrame;
-    this.lastLiveTimeMs = spec.resume?.lastTimeMs ?? 0;
+    this.lastLiveTimeMs = spec.resume?.lastTimeMs ?? Date.now();
     this.saved = spec.resume;
   }
 

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { MAX_JOB_GRANT_LENGTH } from '@vision/shared';
 
 /** Frame seqs are Postgres `integer`s in results: a first seq leaves room for 2^28 frames below 2^31. */
-const MAX_FIRST_SEQ = 2 ** 31 - 2 ** 28;
+export const MAX_FIRST_SEQ = 2 ** 31 - 2 ** 28;
 
 export const jobRequestSchema = z
   .object({

@@ -23,7 +23,15 @@ const objectSchema = z.object({
 });
 
 const taskId = z.string().min(1).max(200);
-const seq = z.number().int().min(0).max(Number.MAX_SAFE_INTEGER);
+/**
+ * A frame's seq, and a count of frames: Postgres `integer`s (result_frames.seq). A message past that range is one
+ * results cannot use (skipped, as any other), never a batch that fails forever and holds up its partition.
+ */
+const seq = z
+  .number()
+  .int()
+  .min(0)
+  .max(2 ** 31 - 1);
 
 export const frameMessageSchema = z.object({
   schema: z.literal(1),

@@ -152,6 +152,10 @@ describe('frames', () => {
 
   it('classifies invalid messages instead of throwing', () => {
     expect(parseFramesTopicMessage({ ...msg, seq: -1 }).kind).toBe('invalid');
+    // Past the seq column's range: skipped, not a batch whose insert fails at every delivery.
+    expect(parseFramesTopicMessage({ ...msg, seq: 2 ** 31 - 1 }).kind).toBe('frame');
+    expect(parseFramesTopicMessage({ ...msg, seq: 2 ** 31 }).kind).toBe('invalid');
+    expect(parseFramesTopicMessage({ ...msg, seq: 8_980_499_428 }).kind).toBe('invalid');
     expect(parseFramesTopicMessage({ type: 'other' }).kind).toBe('invalid');
     expect(parseFramesTopicMessage(null).kind).toBe('invalid');
     expect(
