@@ -26,20 +26,22 @@ keepClearOfQuotaDayTurn();
 
 /**
  * How many of the task's stored frames have a seq of at least `from` (the seq is the frame id's last part). It
- * reads every page once, a second apart, and counts 0 while the key is held to its rate (429).
+ * reads the pages a second apart until one is short (it caught up with a running task: a live job's frames keep
+ * coming, so a page is never empty for long) or the last, and counts 0 while the key is held to its rate (429).
  */
 async function framesFromSeq(c: ReturnType<typeof client>, id: string, from: number): Promise<number> {
+  const limit = 500;
   let n = 0;
   let cursor = '';
   for (let page = 0; page < 50; page++) {
-    const q = new URLSearchParams({ limit: '500', ...(cursor ? { cursor } : {}) });
+    const q = new URLSearchParams({ limit: String(limit), ...(cursor ? { cursor } : {}) });
     const r = await c.api('GET', `/v1/vision/tasks/${id}/results?${q}`);
     if (r.status === 429) return 0;
     expect(r.status).toBe(200);
     const items = r.body.items as { frame_id: string }[];
     n += items.filter((f) => Number(f.frame_id.split(':').pop()) >= from).length;
     cursor = r.body.next_cursor as string;
-    if (!cursor || items.length === 0) break;
+    if (!cursor || items.length < limit) break;
     await sleep(1000);
   }
   await sleep(1000);
