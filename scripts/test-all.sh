@@ -5,10 +5,10 @@
 #   the services as child processes) and its containers file with the services as containers of the image
 #   (VISION_DEPLOYMENT_RUNTIME=container; with that variable set, every fault file runs so), then the chart rendered
 #   and installed on a kwok cluster, and beside them: the public API fuzzed (scripts/fuzz/schemathesis.sh), the alert
-#   rules checked by promtool, and one chain: the chart on a real node and the user's journey through its route
-#   (scripts/test-cluster.sh, on a second set of servers; the node's fault files by hand), the distributed suite's
-#   transport files, and its Kafka files again on the current Kafka (scripts/test-kafka-current.sh), both on a third
-#   set of servers; each once the binaries the set-up builds in the background are there. The end-to-end files run
+#   rules checked by promtool, and one chain: the distributed suite's transport files and its Kafka files again on
+#   the current Kafka (scripts/test-kafka-current.sh), both on a third set of servers, then the chart on a real node
+#   and the user's journey through its route (scripts/test-cluster.sh, on a second set of servers; the node's fault
+#   files by hand); each once the binaries the set-up builds in the background are there. The end-to-end files run
 #   against the distributed deployment by hand (scripts/test-distributed.sh test/e2e; docs/TESTING.md, "How long it
 #   takes").
 # At the end, or on a failure, it prints each phase's time (and the share of the cores busy meanwhile), the 20
@@ -92,20 +92,21 @@ phase "jest, standalone" env VISION_CHART_TESTS_APART=1 npx jest
 # stack server), the alert rules (promtool of the Prometheus that compose ships), and one chain of runs, one after
 # the other, so that at most one run of deployments goes on beside the fault files' (two cores: three at once starved
 # them past their bounds). A build they wait for runs at the lowest priority. Their output is printed when all have
-# ended. The chain: the chart's pods on a real node (kubelet, containerd, runc), on the second set of the stack's
-# servers (VISION_STACK_SET=node), which no distributed test touches; the distributed suite's transport files on a
-# third set (VISION_STACK_SET=kafka: ports 200 above, its own servers and guard); then the Kafka files again on the
-# current broker, on that third set.
+# ended. The chain: the distributed suite's transport files on a third set of the stack's servers
+# (VISION_STACK_SET=kafka: ports 200 above, its own servers and guard); the Kafka files again on the current broker,
+# on that third set; then the chart's pods on a real node (kubelet, containerd, runc), on the second set
+# (VISION_STACK_SET=node), which no distributed test touches. The node comes last: its binaries are the last build of
+# the set-up's background chain, so on a fresh machine the other two run while they compile, not after.
 # The node's fault, job and side-by-side files (test/cluster/faults, video-jobs, side-by-side: rollouts of every
 # Deployment, two releases) run by hand, `bash scripts/test-cluster.sh`: beside the fault files they took two cores for
 # 35 minutes, and the run past 90 (docs/TESTING.md, "How long it takes").
 chain() {
-  phase "the chart on a real node, beside the distributed suite" \
-    bash scripts/test-cluster.sh test/cluster/chart-on-node.test.ts test/cluster/journey.test.ts || return
   phase "distributed suite: transport files, on a third set of servers" \
     env VISION_STACK_SET=kafka bash scripts/test-distributed.sh test/transport || return
   phase "distributed Kafka files on Kafka 4.1, beside the distributed suite" \
-    env VISION_STACK_SET=kafka bash scripts/test-kafka-current.sh
+    env VISION_STACK_SET=kafka bash scripts/test-kafka-current.sh || return
+  phase "the chart on a real node, beside the distributed suite" \
+    bash scripts/test-cluster.sh test/cluster/chart-on-node.test.ts test/cluster/journey.test.ts
 }
 beside phase "fuzz (schemathesis), beside the distributed suite" bash scripts/fuzz/schemathesis.sh
 beside phase "alert rules (promtool), beside the distributed suite" bash -c 'nice -n 19 bash scripts/stack/install.sh prometheus &&
